@@ -1,0 +1,1 @@
+"""ctxsim's private modules: no compatibility promised."""

@@ -1,0 +1,192 @@
+"""Reading YAML for ctxsim: PyYAML's safe loader, keeping the line of every mapping, key, value and item.
+
+Scenario errors must name ``file:line`` and the key path, which plain ``yaml.safe_load`` cannot: its dicts and
+lists forget where they came from. :class:`LineLoader` builds :class:`Map`/:class:`Seq` that remember, and
+:class:`Reader` validates shapes and types against them, raising one ``ctxsim: file:line: key: ...`` error.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection
+from typing import Any
+
+import yaml
+
+__all__ = ["LineLoader", "Map", "Positioned", "Reader", "Seq", "describe", "join_path"]
+
+
+# --- a safe loader that remembers lines -------------------------------------------------------------------------
+
+
+class Map(dict):  # type: ignore[type-arg]
+    """A YAML mapping with the line of itself, of each key and of each value."""
+
+    line: int
+    key_lines: dict[Any, int]
+    value_lines: dict[Any, int]
+    duplicate: tuple[Any, int] | None
+
+
+class Seq(list):  # type: ignore[type-arg]
+    """A YAML sequence with the line of itself and of each item."""
+
+    line: int
+    item_lines: list[int]
+
+
+class Positioned(Exception):
+    """An error found while constructing, before the key path is known."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class LineLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that records lines, and refuses aliases (so every value has one place in the file)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise Positioned(event.start_mark.line + 1, "anchors and aliases are not supported in scenarios")
+        return super().compose_node(parent, index)
+
+
+def _construct_map(loader: LineLoader, node: yaml.MappingNode) -> Any:
+    data = Map()
+    data.line = node.start_mark.line + 1
+    data.key_lines, data.value_lines, data.duplicate = {}, {}, None
+    yield data
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            hash(key)
+        except TypeError:
+            raise Positioned(line, "a mapping key must be a plain value") from None
+        if key in data:
+            if data.duplicate is None:
+                data.duplicate = (key, line)
+            continue
+        data[key] = loader.construct_object(value_node, deep=True)
+        data.key_lines[key] = line
+        data.value_lines[key] = value_node.start_mark.line + 1
+
+
+def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
+    data = Seq()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [item.start_mark.line + 1 for item in node.value]
+    yield data
+    data.extend(loader.construct_object(item, deep=True) for item in node.value)
+
+
+LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+# --- validation -------------------------------------------------------------------------------------------------
+
+
+def describe(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return repr(value)
+    return repr(value) if isinstance(value, (int, float)) else type(value).__name__
+
+
+class Reader:
+    """Validates one document; knows the file name for messages."""
+
+    def __init__(self, file: str, error: Callable[..., Exception]) -> None:
+        self.file = file
+        self.make_error = error
+        """Makes the exception: ``error(message, file=, line=, key=)``."""
+
+    def error(self, line: int, path: str, message: str) -> Exception:
+        where = f"{self.file}:{line}: " + (f"{path}: " if path else "")
+        return self.make_error(f"ctxsim: {where}{message}", file=self.file, line=line, key=path)
+
+    # shapes ------------------------------------------------------------------------------------------------------
+
+    def mapping(self, value: Any, line: int, path: str, allowed: Collection[str], *,
+                required: Collection[str] = (), empty_ok: bool = False) -> Map:
+        """``value`` as a mapping with only ``allowed`` keys and every ``required`` one."""
+        if value is None and empty_ok:
+            value = Map()
+            value.line, value.key_lines, value.value_lines, value.duplicate = line, {}, {}, None
+        if not isinstance(value, Map):
+            raise self.error(line, path, f"expected a mapping, got {describe(value)}")
+        if value.duplicate is not None:
+            key, key_line = value.duplicate
+            raise self.error(key_line, join_path(path, key), "duplicate key")
+        for key in value:
+            if key not in allowed:
+                hint = difflib.get_close_matches(str(key), list(allowed), n=1)
+                suggestion = f"did you mean {hint[0]!r}? " if hint else ""
+                raise self.error(value.key_lines[key], join_path(path, key),
+                                 f"unknown key ({suggestion}expected one of: {', '.join(allowed)})")
+        for key in required:
+            if key not in value:
+                raise self.error(value.line, join_path(path, key), "required key is missing")
+        return value
+
+    def sequence(self, value: Any, line: int, path: str, *, non_empty: bool = False) -> Seq:
+        if not isinstance(value, Seq):
+            raise self.error(line, path, f"expected a list, got {describe(value)}")
+        if non_empty and not value:
+            raise self.error(line, path, "expected a non-empty list")
+        return value
+
+    # fields -------------------------------------------------------------------------------------------------------
+
+    def get(self, m: Map, key: str, path: str, check: Callable[[Any, int, str], Any], default: Any = None) -> Any:
+        """``m[key]`` through ``check(value, line, path)``, or ``default`` when absent."""
+        if key not in m:
+            return default
+        return check(m[key], m.value_lines[key], join_path(path, key))
+
+    def string(self, value: Any, line: int, path: str) -> str:
+        if not isinstance(value, str):
+            raise self.error(line, path, f"expected a string, got {describe(value)}")
+        return value
+
+    def boolean(self, value: Any, line: int, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(line, path, f"expected true or false, got {describe(value)}")
+        return value
+
+    def integer(self, value: Any, line: int, path: str, *, minimum: int | None = 0,
+                maximum: int | None = None) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum):
+            kind = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
+                minimum, f"an integer >= {minimum}")
+            raise self.error(line, path, f"expected {kind}, got {describe(value)}")
+        if maximum is not None and value > maximum:
+            raise self.error(line, path, f"expected at most {maximum:,}, got {value:,}")
+        return value
+
+    def count(self, value: Any, line: int, path: str) -> int:
+        return self.integer(value, line, path)
+
+    def positive(self, value: Any, line: int, path: str) -> int:
+        return self.integer(value, line, path, minimum=1)
+
+    def choice(self, options: tuple[str, ...]) -> Callable[[Any, int, str], str]:
+        def check(value: Any, line: int, path: str) -> str:
+            if not isinstance(value, str) or value not in options:
+                raise self.error(line, path, f"expected one of {', '.join(options)}, got {describe(value)}")
+            return value
+        return check
+
+
+def join_path(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)

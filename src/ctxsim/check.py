@@ -1,0 +1,368 @@
+"""The oracle: run a tracker over a session through the real SDK and compare it with the truth.
+
+A tracker is anything with ``observe(message)`` and ``context_tokens() -> int | None`` (None: unknown). The
+session is rendered by :mod:`ctxsim.wire`, played by :class:`~ctxsim.sdk.FakeTransport` and read with the real
+``ClaudeSDKClient``; every message the SDK yields goes to the tracker, and at every observation point (after
+each main-chain call, subagent call, compaction, reset and result) its estimate is compared with the truth.
+
+The truth at a point is a band, ``prompt .. prompt + output``: a tracker may report what ``/context`` shows or
+what the next request will carry. The error is how far the estimate falls outside the band; it passes within
+``tolerance`` tokens. Where the truth is not knowable from the stream, an unknown (None) estimate passes.
+A tracker (or adapter) with a ``judged_at`` set of observation kinds (``call``, ``subagent``, ``compaction``,
+``reset``, ``result``) is compared at those points only.
+
+Adapters let other shapes of tracker run: :class:`RawDicts` (fed the raw stream-json dicts),
+:class:`ResultsOnly` (fed only ``ResultMessage``\\ s) and :class:`FromRatio` (a tracker that returns a ratio).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+from claude_agent_sdk._internal.message_parser import parse_message
+
+from .sdk import FakeTransport
+from .wire import Frame, Observation, Script
+from .world import Session
+
+__all__ = [
+    "FromRatio",
+    "Point",
+    "RawDicts",
+    "Report",
+    "ResultsOnly",
+    "Tracker",
+    "TrackingError",
+    "arun_tracker",
+    "assert_tracks",
+    "run_tracker",
+    "run_tracker_parsed",
+    "tracker_name",
+]
+
+# Frames the SDK's reader keeps to itself and never yields as messages.
+_NOT_YIELDED = frozenset({"control_response", "control_request", "control_cancel_request", "transcript_mirror"})
+
+
+@runtime_checkable
+class Tracker(Protocol):
+    """What ctxsim can check: it sees SDK messages and says how full the main context is."""
+
+    def observe(self, message: Any) -> None: ...
+
+    def context_tokens(self) -> int | None: ...
+
+
+def tracker_name(tracker: object) -> str:
+    """How reports name a tracker: its ``name`` attribute, else its class name."""
+    name = getattr(tracker, "name", None)
+    return name if isinstance(name, str) and name else type(tracker).__name__
+
+
+# --- adapters ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RawDicts:
+    """Runs a tracker that reads the raw stream-json dicts (the lines the CLI writes) instead of messages.
+
+    The SDK still runs: for each message it yields, the tracker gets the line that message was parsed from.
+    """
+
+    tracker: Any
+    """The wrapped tracker; its ``observe`` takes a dict."""
+
+    @property
+    def name(self) -> str:
+        return tracker_name(self.tracker)
+
+    def observe_frame(self, message: Any, raw: dict[str, Any]) -> None:
+        self.tracker.observe(raw)
+
+    def observe(self, message: Any) -> None:  # pragma: no cover - the oracle calls observe_frame
+        raise TypeError("ctxsim: RawDicts needs the raw line; run it through ctxsim.check")
+
+    def context_tokens(self) -> int | None:
+        return self.tracker.context_tokens()
+
+
+@dataclass
+class ResultsOnly:
+    """Runs a tracker that only ever sees ``ResultMessage``\\ s, as many orchestrators wire theirs.
+
+    Such a tracker can only be read once a query has ended, so it is judged at result points only.
+    """
+
+    tracker: Any
+    feed: Callable[[Any, ResultMessage], None] | None = None
+    """How to hand a result to the tracker; default ``tracker.observe(result)``."""
+    judged_at: frozenset[str] = frozenset({"result"})
+    """The observation kinds this tracker is compared at."""
+
+    @property
+    def name(self) -> str:
+        return tracker_name(self.tracker)
+
+    def observe(self, message: Any) -> None:
+        if isinstance(message, ResultMessage):
+            (self.feed or type(self.tracker).observe)(self.tracker, message)
+
+    def context_tokens(self) -> int | None:
+        return self.tracker.context_tokens()
+
+
+@dataclass
+class FromRatio:
+    """Runs a tracker that reports a pressure ratio (0..1+) rather than tokens: tokens = ratio x ``window``."""
+
+    tracker: Any
+    window: int
+    ratio: Callable[[Any], float | None] = field(default=lambda t: t.pressure_ratio())
+    """How to read the ratio off the tracker."""
+
+    @property
+    def name(self) -> str:
+        return tracker_name(self.tracker)
+
+    def observe(self, message: Any) -> None:
+        self.tracker.observe(message)
+
+    def context_tokens(self) -> int | None:
+        value = self.ratio(self.tracker)
+        return None if value is None else round(value * self.window)
+
+
+# --- the report -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """The tracker against the truth at one observation point."""
+
+    observation: Observation
+    estimate: int | None
+    tolerance: int
+
+    @property
+    def low(self) -> int:
+        """The low end of the truth band: the prompt."""
+        return self.observation.truth.prompt
+
+    @property
+    def high(self) -> int:
+        """The high end of the truth band: prompt + output."""
+        return self.observation.truth.next_request
+
+    @property
+    def error(self) -> int | None:
+        """Tokens the estimate lies above (+) or below (-) the truth band; None for an unknown estimate."""
+        if self.estimate is None:
+            return None
+        if self.estimate > self.high:
+            return self.estimate - self.high
+        if self.estimate < self.low:
+            return self.estimate - self.low
+        return 0
+
+    @property
+    def ok(self) -> bool:
+        """Within tolerance, or unknown where the truth cannot be known."""
+        error = self.error
+        if error is None:
+            return not self.observation.truth.knowable
+        return abs(error) <= self.tolerance
+
+
+@dataclass
+class Report:
+    """A tracker's run over a session: every point, and whatever went wrong."""
+
+    tracker: str
+    session: Session
+    tolerance: int
+    points: list[Point] = field(default_factory=list)
+    messages: int = 0
+    """Messages the SDK yielded and the tracker saw."""
+    crash: str | None = None
+    """A ``ctxsim:`` line naming the exception the tracker raised and the message it raised on, if any."""
+
+    @property
+    def failures(self) -> list[Point]:
+        """The points outside tolerance."""
+        return [p for p in self.points if not p.ok]
+
+    @property
+    def ok(self) -> bool:
+        """True when the tracker did not raise and every point is within tolerance."""
+        return self.crash is None and not self.failures
+
+    def table(self, *, only_failures: bool = False) -> str:
+        """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure)."""
+        window = self.session.window
+        rows = [("", "#", "point", "truth", "estimate", "error")]
+        for p in self.points:
+            if only_failures and p.ok:
+                continue
+            truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
+            if not p.observation.truth.knowable:
+                truth += " (not knowable)"
+            estimate = "unknown" if p.estimate is None else f"{p.estimate:,}"
+            if p.error is None:
+                error = "ok" if p.ok else "unknown"
+            elif p.error == 0:
+                error = "ok"
+            else:
+                error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
+            rows.append((">" if not p.ok else "", str(p.observation.index), p.observation.label, truth,
+                         estimate, error))
+        widths = [max(len(r[i]) for r in rows) for i in range(6)]
+        align = ("<", ">", "<", ">", ">", ">")
+        return "\n".join(
+            "  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths)).rstrip() for row in rows)
+
+    def summary(self) -> str:
+        """One line: which tracker, which session, how many points failed."""
+        name = self.session.name or self.session.session_id
+        if self.crash:
+            return self.crash
+        bad = len(self.failures)
+        verdict = "tracks" if not bad else f"is off on {bad} of {len(self.points)} points of"
+        return (f"ctxsim: {self.tracker} {verdict} session {name!r} "
+                f"(tolerance ±{self.tolerance:,} tokens, window {self.session.window:,})")
+
+    def __str__(self) -> str:
+        return f"{self.summary()}\n{self.table()}"
+
+
+class TrackingError(AssertionError):
+    """A tracker did not track a session: the message is the report's readable table."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+# --- running ----------------------------------------------------------------------------------------------------
+
+
+def _yielded(script: Script) -> list[Frame]:
+    """The frames of ``script`` the SDK will yield as messages, in order (its reader drops the others)."""
+    out = []
+    for frame in script.frames:
+        data = frame.data
+        if not isinstance(data, dict) or data.get("type") in _NOT_YIELDED:
+            continue
+        try:
+            if parse_message(data) is None:
+                continue
+        except Exception:
+            pass  # the SDK raises on it too; the run stops there
+        out.append(frame)
+    return out
+
+
+class _Probe:
+    """Feeds one tracker and records its estimate at each observation point."""
+
+    def __init__(self, tracker: Any, report: Report) -> None:
+        self.tracker = tracker
+        self.report = report
+        self.raw = hasattr(tracker, "observe_frame")
+        self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
+        self.seen: set[int] = set()
+
+    def feed(self, message: Any, frame: Frame) -> bool:
+        report = self.report
+        report.messages += 1
+        try:
+            if self.raw:
+                self.tracker.observe_frame(message, frame.data)
+            else:
+                self.tracker.observe(message)
+            observation = frame.observation
+            if observation is not None and observation.index not in self.seen and (
+                    self.judged_at is None or observation.kind in self.judged_at):
+                self.seen.add(observation.index)
+                report.points.append(Point(observation, self.tracker.context_tokens(), report.tolerance))
+        except Exception as exc:
+            where = frame.observation.label if frame.observation else ""
+            kind = type(message).__name__
+            ident = getattr(message, "message_id", None) or getattr(message, "subtype", None) or ""
+            report.crash = (f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} on message "
+                            f"#{report.messages} ({kind} {ident}{', ' + where if where else ''})")
+            return False
+        return True
+
+
+async def arun_tracker(
+    tracker: Any,
+    session: Session,
+    *,
+    tolerance: int = 0,
+    include_partial_messages: bool = False,
+    scripts: Sequence[Script] | None = None,
+) -> Report:
+    """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
+
+    ``scripts`` plays frames already rendered (and perhaps transformed) instead of rendering ``session``.
+    A tracker that raises stops the run; the report says where.
+    """
+    transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
+    report = Report(tracker_name(tracker), session, tolerance)
+    probe = _Probe(tracker, report)
+    async with ClaudeSDKClient(transport=transport) as client:
+        for script in transport.scripts:
+            expected = _yielded(script)
+            await client.query(script.prompt)
+            if not expected:
+                continue
+            index = 0
+            async for message in client.receive_messages():
+                if not probe.feed(message, expected[index]):
+                    return report
+                index += 1
+                if index == len(expected):
+                    break
+    return report
+
+
+def run_tracker(tracker: Any, session: Session, *, backend: str = "asyncio", **options: Any) -> Report:
+    """:func:`arun_tracker` from synchronous code, on ``backend`` (``asyncio`` or ``trio``)."""
+    return anyio.run(partial(arun_tracker, tracker, session, **options), backend=backend)
+
+
+def run_tracker_parsed(tracker: Any, session: Session, scripts: Sequence[Script], *,
+                       tolerance: int = 0) -> Report:
+    """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
+
+    For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
+    the SDK would not yield is skipped as the client skips it.
+    """
+    report = Report(tracker_name(tracker), session, tolerance)
+    probe = _Probe(tracker, report)
+    for script in scripts:
+        for frame in script.frames:
+            data = frame.data
+            if data.get("type") in _NOT_YIELDED:
+                continue
+            message = parse_message(data)
+            if message is not None and not probe.feed(message, frame):
+                return report
+    return report
+
+
+def assert_tracks(tracker: Any, session: Session, *, tolerance: int = 0, **options: Any) -> Report:
+    """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
+
+    Returns the report when it does. ``options`` go to :func:`run_tracker` (``include_partial_messages``,
+    ``scripts``, ``backend``).
+    """
+    report = run_tracker(tracker, session, tolerance=tolerance, **options)
+    if not report.ok:
+        raise TrackingError(report)
+    return report

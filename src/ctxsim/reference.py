@@ -1,0 +1,232 @@
+"""The reference implementation: a context tracker that is right on every fact the simulation reproduces.
+
+:class:`ContextTracker` reads ``claude_agent_sdk`` messages and answers how many tokens the main conversation
+holds, the way Claude Code's own ``/context`` does: the latest main-chain API call's
+``input + cache_creation + cache_read`` (plus that call's output once it is known), never a sum over calls.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ConversationResetMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+)
+
+__all__ = ["ContextTracker", "prompt_tokens", "token_count"]
+
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model name Claude Code puts on the assistant messages it makes up for API errors and interrupts."""
+
+
+def token_count(value: Any) -> int | None:
+    """``value`` as a token count, or None when it is not one (None, negative, NaN, non-numeric, a bool).
+
+    Whole floats and numeric strings count (``"12"`` and ``12.0`` are 12); anything else is treated as absent.
+    """
+    if type(value) is int:  # the common case first (a bool is not one)
+        return value if value >= 0 else None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float):
+        return int(value) if math.isfinite(value) and value >= 0 else None
+    if isinstance(value, str):
+        try:
+            return token_count(float(value.strip()))
+        except ValueError:
+            return None
+    return None
+
+
+def prompt_tokens(usage: Any) -> int | None:
+    """The prompt size an API ``usage`` dict reports: ``input + cache_creation + cache_read``.
+
+    Follows the API's own rules: the three fields are disjoint; when ``iterations`` lists several inference
+    iterations, the last ``message`` iteration is the one that occupies the context; a zero or missing
+    ``cache_creation_input_tokens`` falls back to the nested ``cache_creation`` TTL breakdown. Fields that are
+    missing or garbage count as absent; None means the usage says nothing usable (all absent, or all zero as
+    on synthetic error messages).
+    """
+    if not isinstance(usage, dict):
+        return None
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list):
+        messages = [it for it in iterations if isinstance(it, dict) and it.get("type", "message") == "message"]
+        if messages:
+            usage = messages[-1]
+    uncached, created, read = (usage.get("input_tokens"), usage.get("cache_creation_input_tokens"),
+                               usage.get("cache_read_input_tokens"))
+    if (type(uncached) is int and type(created) is int and type(read) is int
+            and uncached >= 0 and created > 0 and read >= 0):
+        return uncached + created + read  # well-formed usage: what the general path below would return
+    uncached = token_count(usage.get("input_tokens"))
+    read = token_count(usage.get("cache_read_input_tokens"))
+    created = token_count(usage.get("cache_creation_input_tokens"))
+    if not created:
+        nested = usage.get("cache_creation")
+        if isinstance(nested, dict):
+            parts = [token_count(v) for v in nested.values()]
+            if any(p is not None for p in parts):
+                created = sum(p for p in parts if p is not None) or created
+    known = [v for v in (uncached, created, read) if v is not None]
+    if not known or sum(known) == 0:
+        return None
+    return sum(known)
+
+
+def _window_for(model: str | None) -> int | None:
+    if model and "[1m]" in model:
+        return 1_000_000
+    return None
+
+
+class ContextTracker:
+    """The main conversation's context size, from the messages of the real SDK.
+
+    Guarantees, each the answer to a failure seen in the wild:
+
+    - **A snapshot, not a sum**: the latest main-chain call's prompt; ``ResultMessage.usage`` (a per-query
+      roll-up of spend) and ``model_usage`` (cumulative, subagents included) never move it.
+    - **Deduplicated by message id**: the per-block messages of one call count once; a message id seen
+      before that is not the latest call (a replay, a resume copy) changes nothing.
+    - **Main chain only**: messages with ``parent_tool_use_id`` (subagents) and synthetic error messages
+      (``model="<synthetic>"``, all-zero usage) are skipped.
+    - **Output only when known**: the per-block ``output_tokens`` is a placeholder and is ignored; the final
+      count from a ``message_delta`` stream event is added (assigned, never summed) when partial messages are on.
+    - **Compaction**: a ``compact_boundary`` sets the context to its post-compaction size, or to unknown (None)
+      when the boundary does not carry one, until the next main-chain call.
+    - **Missing or garbage usage** never raises: a message without a usable usage leaves the estimate as it was.
+    - **New conversation** (``/clear``, a new session id in ``system/init``): the estimate is unknown again.
+    """
+
+    def __init__(self, *, window: int | None = None, include_output: bool = True) -> None:
+        self.fixed_window = window
+        """A window given by the caller; otherwise read from the results' ``model_usage``."""
+        self.include_output = include_output
+        """Add the latest call's final output when a stream event reported it (what the next request carries)."""
+        self._seen: set[str] = set()
+        self._latest: str | None = None
+        self._prompt: int | None = None
+        self._output: int | None = None
+        self._model: str | None = None
+        self._session_id: str | None = None
+        self._window: int | None = None
+
+    # the tracker contract ----------------------------------------------------------------------------------------
+
+    def observe(self, message: object) -> None:
+        """Take one message from the SDK stream into account."""
+        if isinstance(message, AssistantMessage):
+            if message.parent_tool_use_id is None and message.model != SYNTHETIC_MODEL:
+                self._call(message.message_id, message.usage, message.model)
+        elif isinstance(message, StreamEvent):
+            if message.parent_tool_use_id is None and isinstance(message.event, dict):
+                self._stream_event(message.event)
+        elif isinstance(message, SystemMessage):
+            self._system(message.subtype, message.data if isinstance(message.data, dict) else {})
+        elif isinstance(message, ResultMessage):
+            self._result(message)
+        elif isinstance(message, ConversationResetMessage):
+            self._forget()
+
+    def context_tokens(self) -> int | None:
+        """Tokens in the main context now, or None while unknown."""
+        if self._prompt is None:
+            return None
+        if self.include_output and self._output is not None:
+            return self._prompt + self._output
+        return self._prompt
+
+    def reset(self) -> None:
+        """Forget everything, as for a brand-new session."""
+        self.__init__(window=self.fixed_window, include_output=self.include_output)  # type: ignore[misc]
+
+    # extras ------------------------------------------------------------------------------------------------------
+
+    def window(self) -> int | None:
+        """The context window: given, else reported by the results, else implied by a ``[1m]`` model name."""
+        return self.fixed_window or self._window or _window_for(self._model)
+
+    def pressure(self) -> float | None:
+        """``context_tokens() / window()``, or None while either is unknown."""
+        tokens, window = self.context_tokens(), self.window()
+        if tokens is None or not window:
+            return None
+        return tokens / window
+
+    # internals ---------------------------------------------------------------------------------------------------
+
+    def _forget(self) -> None:
+        self._latest = None
+        self._prompt = None
+        self._output = None
+
+    def _call(self, message_id: Any, usage: Any, model: Any) -> None:
+        prompt = prompt_tokens(usage)
+        if prompt is None:
+            return
+        key = message_id if isinstance(message_id, str) and message_id else None
+        if key is not None and key != self._latest:
+            if key in self._seen:
+                return  # a replay of an earlier call
+            self._seen.add(key)
+            self._output = None
+        elif key is None and prompt != self._prompt:
+            self._output = None  # no id: a different prompt can only be a new call
+        self._latest = key
+        self._prompt = prompt
+        if isinstance(model, str):
+            self._model = model
+
+    def _stream_event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            if isinstance(message, dict):
+                self._call(message.get("id"), message.get("usage"), message.get("model"))
+        elif kind == "message_delta":
+            usage = event.get("usage")
+            if not isinstance(usage, dict):
+                return
+            output = token_count(usage.get("output_tokens"))
+            if output is not None and self._prompt is not None:
+                self._output = output  # cumulative: assign, never add
+            if any(usage.get(k) is not None for k in ("input_tokens", "cache_read_input_tokens",
+                                                      "cache_creation_input_tokens")):
+                prompt = prompt_tokens(usage)
+                if prompt is not None and self._prompt is not None:
+                    self._prompt = prompt
+
+    def _system(self, subtype: str, data: dict[str, Any]) -> None:
+        if subtype == "compact_boundary":
+            meta = data.get("compact_metadata") or data.get("compactMetadata") or {}
+            post = None
+            if isinstance(meta, dict):
+                post = token_count(meta.get("post_tokens", meta.get("postTokens")))
+            self._latest, self._output = None, None
+            self._prompt = post
+        elif subtype == "init":
+            session_id = data.get("session_id")
+            if isinstance(session_id, str) and session_id:
+                if self._session_id is not None and session_id != self._session_id:
+                    self._forget()
+                self._session_id = session_id
+
+    def _result(self, message: ResultMessage) -> None:
+        usage_by_model = message.model_usage
+        if not isinstance(usage_by_model, dict):
+            return
+        entry = usage_by_model.get(self._model) if self._model else None
+        if not isinstance(entry, dict) and len(usage_by_model) == 1:
+            entry = next(iter(usage_by_model.values()))
+        if isinstance(entry, dict):
+            window = token_count(entry.get("contextWindow"))
+            if window:
+                self._window = window

@@ -1,0 +1,251 @@
+"""A ``claude_agent_sdk`` :class:`Transport` that plays a simulated session, so the real SDK runs on top.
+
+:class:`FakeTransport` stands where the Claude Code subprocess would: the SDK's own ``query()``,
+``ClaudeSDKClient``, control protocol and message parser run unchanged on it. It answers the control requests
+(``initialize``, ``get_context_usage`` from the truth, ``interrupt``, ``set_model``, ...), plays one scripted
+turn per user message the SDK writes, and ends its stream once the SDK has closed input and every turn asked
+for has been played. It never touches the network or spawns a process, and works under asyncio and trio.
+
+:func:`patch_sdk` makes code that builds its own ``ClaudeSDKClient(options)`` or calls ``query()`` without a
+transport get a :class:`FakeTransport` instead of the CLI subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions, Transport
+
+from .wire import Frame, Script, context_usage_response, render
+from .world import Session, Truth
+
+__all__ = ["FakeTransport", "SdkPatch", "patch_sdk"]
+
+
+class FakeTransport(Transport):
+    """Plays ``session`` (or pre-rendered ``scripts`` of it) to the real SDK, one script per user message.
+
+    ``include_partial_messages`` and ``forward_subagent_text`` choose the rendering, as the CLI options of the
+    same names do. Pass ``scripts`` to play frames that were transformed after rendering (faults, replays);
+    ``session`` still supplies the window and baseline for ``get_context_usage``.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        scripts: Sequence[Script] | None = None,
+        include_partial_messages: bool = False,
+        forward_subagent_text: bool = False,
+    ) -> None:
+        self.session = session
+        self.scripts: list[Script] = list(scripts) if scripts is not None else render(
+            session, include_partial_messages=include_partial_messages,
+            forward_subagent_text=forward_subagent_text)
+        self.model = session.model
+        """The model in force (``set_model`` changes it)."""
+        self.truth: Truth | None = None
+        """The true context as of the last frame handed to the SDK."""
+        self.written: list[dict[str, Any]] = []
+        """Every message the SDK wrote, control requests included, in order."""
+        self.prompts: list[Any] = []
+        """The content of every user message the SDK sent."""
+        self.control_requests: list[str] = []
+        """The subtypes of the control requests answered, in order."""
+        self._turns: deque[Script] = deque()
+        self._replies: deque[dict[str, Any]] = deque()
+        self._wakeup = anyio.Event()
+        self._connected = False
+        self._input_ended = False
+        self._closed = False
+        self._interrupted = False
+        self._next_script = 0
+
+    # Transport ---------------------------------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        self._connected = True
+
+    def is_ready(self) -> bool:
+        return self._connected and not self._closed
+
+    async def write(self, data: str) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError("ctxsim: FakeTransport.write() after close()")
+        for line in data.splitlines():
+            if line.strip():
+                self._receive(json.loads(line))
+        self._wakeup.set()
+
+    async def end_input(self) -> None:
+        self._input_ended = True
+        self._wakeup.set()
+
+    async def close(self) -> None:
+        # Nothing here awaits: the close() contract (bounded, never blocking) holds trivially.
+        self._closed = True
+        self._wakeup.set()
+
+    async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
+        replies, turns = self._replies, self._turns
+        while not self._closed:
+            if replies:
+                yield replies.popleft()
+                continue
+            if turns:
+                async for data in self._play(turns.popleft()):
+                    yield data
+                continue
+            if self._input_ended:
+                return
+            await self._wakeup.wait()
+            self._wakeup = anyio.Event()
+
+    # playing -----------------------------------------------------------------------------------------------------
+
+    async def _play(self, script: Script) -> AsyncIterator[dict[str, Any]]:
+        self._interrupted = False
+        replies = self._replies
+        frames = script.frames
+        for frame in frames:
+            while replies:
+                yield replies.popleft()
+            if self._closed:
+                return
+            if self._interrupted and frame.data.get("type") != "result":
+                continue
+            if frame.observation is not None:
+                self.truth = frame.observation.truth
+            if self._interrupted:
+                yield {**frame.data, "terminal_reason": "aborted_streaming"}
+            else:
+                yield frame.data
+
+    def _receive(self, message: dict[str, Any]) -> None:
+        self.written.append(message)
+        kind = message.get("type")
+        if kind == "control_request":
+            self._replies.append(self._answer(message.get("request_id", ""), message.get("request") or {}))
+        elif kind == "user":
+            self.prompts.append((message.get("message") or {}).get("content"))
+            if self._next_script >= len(self.scripts):
+                name = self.session.name or self.session.session_id
+                raise RuntimeError(
+                    f"ctxsim: FakeTransport got user message #{self._next_script + 1} but session {name!r} "
+                    f"scripts only {len(self.scripts)} queries")
+            self._turns.append(self.scripts[self._next_script])
+            self._next_script += 1
+
+    def _answer(self, request_id: str, request: dict[str, Any]) -> dict[str, Any]:
+        subtype = request.get("subtype")
+        self.control_requests.append(str(subtype))
+        body: dict[str, Any]
+        if subtype == "initialize":
+            body = {
+                "commands": [{"name": n, "description": "", "argumentHint": ""}
+                             for n in ("compact", "context", "clear", "cost")],
+                "output_style": "default",
+                "available_output_styles": ["default"],
+                "models": [{"value": self.model, "displayName": self.model, "description": ""}],
+                "account": {},
+            }
+        elif subtype == "get_context_usage":
+            body = context_usage_response(self.session, self.truth, model=self.model)
+        elif subtype == "interrupt":
+            self._interrupted = True
+            body = {}
+        elif subtype == "set_model":
+            self.model = request.get("model") or self.session.model
+            body = {}
+        elif subtype in ("set_permission_mode", "end_session"):
+            body = {}
+        elif subtype == "mcp_status":
+            body = {"mcpServers": []}
+        else:
+            return {"type": "control_response", "response": {
+                "subtype": "error", "request_id": request_id,
+                "error": f"ctxsim: FakeTransport does not answer control request {subtype!r}"}}
+        return {"type": "control_response",
+                "response": {"subtype": "success", "request_id": request_id, "response": body}}
+
+
+# --- patching code that builds its own client -------------------------------------------------------------------
+
+TransportFactory = Callable[[ClaudeAgentOptions], FakeTransport]
+
+
+@dataclass
+class SdkPatch:
+    """What :func:`patch_sdk` hands back: every transport it made, in order."""
+
+    transports: list[FakeTransport] = field(default_factory=list)
+
+    @property
+    def last(self) -> FakeTransport:
+        """The most recently made transport."""
+        if not self.transports:
+            raise LookupError("ctxsim: no ClaudeSDKClient or query() has connected under patch_sdk() yet")
+        return self.transports[-1]
+
+
+def _factory_for(target: Session | Sequence[Session] | TransportFactory) -> TransportFactory:
+    if callable(target) and not isinstance(target, Session):
+        return target
+    sessions = [target] if isinstance(target, Session) else list(target)
+    if not sessions:
+        raise ValueError("ctxsim: patch_sdk() needs at least one session")
+    count = 0
+
+    def make(options: ClaudeAgentOptions) -> FakeTransport:
+        nonlocal count
+        if count >= len(sessions) and len(sessions) > 1:
+            raise RuntimeError(f"ctxsim: connection #{count + 1} under patch_sdk() but only {len(sessions)} "
+                               f"sessions were given")
+        session = sessions[min(count, len(sessions) - 1)]
+        if count and len(sessions) == 1:
+            session = replace(session)  # the same session replayed: a new client starts it again
+        count += 1
+        return FakeTransport(session, include_partial_messages=options.include_partial_messages,
+                             forward_subagent_text=options.forward_subagent_text)
+
+    return make
+
+
+@contextmanager
+def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterator[SdkPatch]:
+    """Within the block, every SDK client that would start the CLI gets a :class:`FakeTransport` instead.
+
+    ``target`` is the session every connection plays, a list of sessions played by successive connections
+    (a restart loop's sessions), or a factory ``options -> FakeTransport``. The partial-messages and
+    subagent-text options of each client choose its rendering.
+    """
+    from claude_agent_sdk._internal import client as internal_client
+    from claude_agent_sdk._internal.transport import subprocess_cli
+
+    make = _factory_for(target)
+    made = SdkPatch()
+
+    def fake_subprocess_transport(prompt: Any = None, options: ClaudeAgentOptions | None = None,
+                                  **_: Any) -> FakeTransport:
+        transport = make(options or ClaudeAgentOptions())
+        made.transports.append(transport)
+        return transport
+
+    saved = (internal_client.SubprocessCLITransport, subprocess_cli.SubprocessCLITransport)
+    internal_client.SubprocessCLITransport = fake_subprocess_transport  # type: ignore[assignment,misc]
+    subprocess_cli.SubprocessCLITransport = fake_subprocess_transport  # type: ignore[assignment,misc]
+    try:
+        yield made
+    finally:
+        internal_client.SubprocessCLITransport, subprocess_cli.SubprocessCLITransport = saved  # type: ignore[misc]
+
+
+def frames_of(scripts: Sequence[Script]) -> list[Frame]:
+    """Every frame of ``scripts``, in order."""
+    return [f for s in scripts for f in s.frames]

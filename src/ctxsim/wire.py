@@ -1,0 +1,395 @@
+"""Claude Code's wire format: a :class:`~ctxsim.world.Session` rendered as the CLI's stream-json.
+
+:func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
+writes on stdout for it, in order. The rendering reproduces what the real CLI 2.1.330 does (``shared/captures``):
+
+1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
+   ``usage`` (each message its own dict, as the CLI parses each line separately);
+2. that ``usage.output_tokens`` is the stale ``message_start`` placeholder, never the final count;
+3. with partial messages on, ``stream_event`` frames (``message_start`` ... ``message_delta`` with the final
+   output count, ``message_stop``) around the assistant messages;
+4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
+5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction;
+6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
+   ``modelUsage`` is cumulative over the session, subagents included, with ``contextWindow``.
+
+Frames that close an observation point carry an :class:`Observation` with the truth from that frame on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    Session,
+    Step,
+    SubagentStart,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    Truth,
+)
+
+__all__ = [
+    "CLAUDE_CODE_VERSION",
+    "Frame",
+    "Observation",
+    "Script",
+    "context_usage_response",
+    "render",
+]
+
+CLAUDE_CODE_VERSION = "2.1.330"
+"""The CLI version whose output this module reproduces."""
+
+PLACEHOLDER_OUTPUT_TOKENS = 1
+"""The ``output_tokens`` the CLI copies from ``message_start`` into every per-block assistant message."""
+
+# USD per million tokens: input, output, cache write (5 min), cache read.
+_PRICES: dict[str, tuple[float, float, float, float]] = {
+    "opus": (5.0, 25.0, 6.25, 0.50),
+    "sonnet": (3.0, 15.0, 3.75, 0.30),
+    "haiku": (1.0, 5.0, 1.25, 0.10),
+}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A point of the session where a tracker is compared with the truth."""
+
+    index: int
+    """1-based position among the session's observation points."""
+    label: str
+    """Where in the session this is, e.g. ``q1 call 2`` or ``q2 result``."""
+    kind: str
+    """What closed it: ``call``, ``subagent``, ``compaction``, ``reset`` or ``result``."""
+    truth: Truth
+    """The true context from this frame on."""
+    window: int
+    """The context window in force."""
+
+
+@dataclass
+class Frame:
+    """One line the CLI writes: a stream-json dict, and the observation it closes, if any."""
+
+    data: dict[str, Any]
+    observation: Observation | None = None
+
+
+@dataclass
+class Script:
+    """Everything the CLI writes in answer to one user query, ending with its ``result``."""
+
+    query_index: int
+    prompt: str
+    frames: list[Frame] = field(default_factory=list)
+
+    def dicts(self) -> list[dict[str, Any]]:
+        """The raw stream-json dicts, in order."""
+        return [f.data for f in self.frames]
+
+
+def _price(model: str) -> tuple[float, float, float, float]:
+    for family, price in _PRICES.items():
+        if family in model:
+            return price
+    return _PRICES["sonnet"]
+
+
+def _cost(model: str, call: Call) -> float:
+    p_in, p_out, p_write, p_read = _price(model)
+    return (call.input_tokens * p_in + call.output_tokens * p_out
+            + call.cache_creation_input_tokens * p_write + call.cache_read_input_tokens * p_read) / 1e6
+
+
+def _assistant_usage(call: Call) -> dict[str, int]:
+    return {
+        "input_tokens": call.input_tokens,
+        "cache_creation_input_tokens": call.cache_creation_input_tokens,
+        "cache_read_input_tokens": call.cache_read_input_tokens,
+        "output_tokens": PLACEHOLDER_OUTPUT_TOKENS,
+    }
+
+
+def _block_dict(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+def _empty_block(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    if isinstance(block, Text):
+        return {"type": "text", "text": ""}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+
+
+def _delta(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking_delta", "thinking": block.text}
+    if isinstance(block, Text):
+        return {"type": "text_delta", "text": block.text}
+    return {"type": "input_json_delta", "partial_json": json.dumps(block.input)}
+
+
+class _Renderer:
+    """Renders one session; holds the running state the CLI keeps (session id, cumulative model usage)."""
+
+    def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
+                 cwd: str) -> None:
+        self.session = session
+        self.partial = include_partial_messages
+        self.forward_subagent_text = forward_subagent_text
+        self.cwd = cwd
+        self.rng = random.Random(f"ctxsim.wire:{session.seed}:{session.session_id}")
+        self.session_id = session.session_id
+        self.model_usage: dict[str, dict[str, Any]] = {}
+        self.total_cost = 0.0
+        self.truth: Truth | None = None
+        self.observations = 0
+        # Frame uuids: a seeded random uuid4 whose last 48 bits count the frames (unique within the session,
+        # one format per frame instead of a random draw).
+        prefix = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))[:24]
+        self.uuids = (f"{prefix}{n:012x}" for n in itertools.count(1))
+
+    def uuid(self) -> str:
+        return next(self.uuids)
+
+    def observe(self, frame: Frame, label: str, kind: str) -> None:
+        if self.truth is None:
+            return
+        self.observations += 1
+        frame.observation = Observation(self.observations, label, kind, self.truth, self.session.window)
+
+    # frames ----------------------------------------------------------------------------------------------------
+
+    def system(self, subtype: str, **fields: Any) -> Frame:
+        return Frame({"type": "system", "subtype": subtype, **fields, "session_id": self.session_id,
+                      "uuid": self.uuid()})
+
+    def init(self, model: str) -> Frame:
+        return Frame({
+            "type": "system", "subtype": "init", "cwd": self.cwd, "session_id": self.session_id,
+            "tools": ["Task", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"],
+            "mcp_servers": [], "model": model, "permissionMode": "bypassPermissions",
+            "slash_commands": ["compact", "context", "clear", "cost", "init", "review"],
+            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": CLAUDE_CODE_VERSION,
+            "output_style": "default", "agents": ["general-purpose", "Explore", "Plan"], "skills": [],
+            "plugins": [], "uuid": self.uuid(),
+        })
+
+    def stream_event(self, event: dict[str, Any], parent: str | None) -> Frame:
+        return Frame({"type": "stream_event", "uuid": self.uuid(), "session_id": self.session_id, "event": event,
+                      "parent_tool_use_id": parent})
+
+    def assistant(self, call: Call, block: Thinking | Text | ToolUse, usage: dict[str, int]) -> Frame:
+        data: dict[str, Any] = {
+            "type": "assistant",
+            "message": {
+                "id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                "content": [_block_dict(block)], "stop_reason": None, "stop_sequence": None,
+                "usage": usage.copy(),
+            },
+            "parent_tool_use_id": call.parent_tool_use_id,
+            "session_id": self.session_id,
+            "uuid": next(self.uuids),
+        }
+        if call.request_id is not None:
+            data["request_id"] = call.request_id
+        return Frame(data)
+
+    def call_frames(self, call: Call, label: str, kind: str) -> list[Frame]:
+        main = call.is_main
+        shown = [b for b in call.blocks
+                 if main or self.forward_subagent_text or isinstance(b, ToolUse)]
+        frames: list[Frame] = []
+        usage = _assistant_usage(call)
+        streaming = self.partial and main
+        if streaming:
+            frames.append(self.system("status", status="requesting"))
+            frames.append(self.stream_event({"type": "message_start", "message": {
+                "id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                "content": [], "stop_reason": None, "stop_sequence": None, "usage": _assistant_usage(call)}},
+                call.parent_tool_use_id))
+        for index, block in enumerate(shown):
+            if isinstance(block, Thinking) and main:
+                estimate = math.ceil(len(block.text) / 4)
+                frames.append(self.system("thinking_tokens", estimated_tokens=estimate,
+                                          estimated_tokens_delta=estimate))
+            if streaming:
+                frames.append(self.stream_event({"type": "content_block_start", "index": index,
+                                                 "content_block": _empty_block(block)}, None))
+                frames.append(self.stream_event({"type": "content_block_delta", "index": index,
+                                                 "delta": _delta(block)}, None))
+            frames.append(self.assistant(call, block, usage))
+            if streaming:
+                frames.append(self.stream_event({"type": "content_block_stop", "index": index}, None))
+        if streaming:
+            frames.append(self.stream_event({"type": "message_delta",
+                                             "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
+                                             "usage": {"output_tokens": call.output_tokens}}, None))
+            frames.append(self.stream_event({"type": "message_stop"}, None))
+        if frames:
+            self.observe(frames[-1], label, kind)
+        return frames
+
+    def tool_result(self, result: ToolResult) -> Frame:
+        return Frame({
+            "type": "user",
+            "message": {"role": "user", "content": [{
+                "tool_use_id": result.tool_use_id, "type": "tool_result", "content": result.content,
+                "is_error": result.is_error}]},
+            "parent_tool_use_id": result.parent_tool_use_id,
+            "session_id": self.session_id,
+            "uuid": self.uuid(),
+            "tool_use_result": {"stdout": result.content, "stderr": "", "interrupted": False,
+                                "isImage": False},
+        })
+
+    def add_model_usage(self, call: Call) -> None:
+        entry = self.model_usage.setdefault(call.model, {
+            "inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window,
+            "maxOutputTokens": self.session.max_output_tokens,
+        })
+        cost = _cost(call.model, call)
+        entry["inputTokens"] += call.input_tokens
+        entry["outputTokens"] += call.output_tokens
+        entry["cacheReadInputTokens"] += call.cache_read_input_tokens
+        entry["cacheCreationInputTokens"] += call.cache_creation_input_tokens
+        entry["costUSD"] += cost
+        self.total_cost += cost
+
+    def result(self, calls: list[Call], turns: int, label: str) -> Frame:
+        usage = {
+            "input_tokens": sum(c.input_tokens for c in calls),
+            "cache_creation_input_tokens": sum(c.cache_creation_input_tokens for c in calls),
+            "cache_read_input_tokens": sum(c.cache_read_input_tokens for c in calls),
+            "output_tokens": sum(c.output_tokens for c in calls),
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": "standard",
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        }
+        last = calls[-1] if calls else None
+        text = next((b.text for b in reversed(last.blocks) if isinstance(b, Text)), "") if last else ""
+        frame = Frame({
+            "type": "result", "subtype": "success", "is_error": False,
+            "duration_ms": 120 * max(turns, 1), "duration_api_ms": 100 * max(turns, 1),
+            "num_turns": turns, "result": text, "stop_reason": last.stop_reason if last else None,
+            "session_id": self.session_id, "total_cost_usd": self.total_cost, "usage": usage,
+            "modelUsage": {m: dict(u) for m, u in self.model_usage.items()},
+            "permission_denials": [], "uuid": self.uuid(), "terminal_reason": "completed",
+        })
+        self.observe(frame, label, "result")
+        return frame
+
+    # steps -----------------------------------------------------------------------------------------------------
+
+    def script(self, query_index: int) -> Script:
+        query = self.session.queries[query_index]
+        q = f"q{query_index + 1}"
+        script = Script(query_index, query.prompt)
+        frames = script.frames
+        main_calls: list[Call] = []
+        turns = 0
+        frames.append(self.init(self.session.model))
+        sub_counts: dict[str, int] = {}
+        for step in query.steps:
+            frames.extend(self.step(step, q, main_calls, sub_counts))
+            if isinstance(step, Call):
+                turns += 1
+            elif isinstance(step, ConversationReset):
+                main_calls.clear()
+        frames.append(self.result(main_calls, turns, f"{q} result"))
+        return script
+
+    def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> Iterator[Frame]:
+        self.truth = self.session.truth_after(step, self.truth)
+        if isinstance(step, Call):
+            self.add_model_usage(step)
+            if step.is_main:
+                main_calls.append(step)
+                label, kind = f"{q} call {len(main_calls)}", "call"
+            else:
+                n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
+                label, kind = f"{q} subagent call {n}", "subagent"
+            yield from self.call_frames(step, label, kind)
+            if not step.is_main:
+                yield self.system("task_progress", task_id=step.parent_tool_use_id,
+                                  tool_use_id=step.parent_tool_use_id, description="Running subagent",
+                                  usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
+                                         "duration_ms": 100 * n})
+        elif isinstance(step, ToolResult):
+            yield self.tool_result(step)
+        elif isinstance(step, SubagentStart):
+            yield self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
+                              description=step.description, task_type="local_agent", prompt=step.prompt,
+                              subagent_type="general-purpose", is_backgrounded=False)
+        elif isinstance(step, Compaction):
+            frame = self.system("compact_boundary", compact_metadata={
+                "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
+            self.observe(frame, f"{q} compaction", "compaction")
+            yield frame
+        elif isinstance(step, ConversationReset):
+            frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
+                           "uuid": self.uuid(), "session_id": self.session_id})
+            self.session_id = step.new_session_id
+            self.model_usage.clear()
+            self.total_cost = 0.0
+            self.observe(frame, f"{q} reset", "reset")
+            yield frame
+
+
+def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,
+           cwd: str = "/home/dev/project") -> list[Script]:
+    """Render ``session`` as the stream-json the CLI writes: one :class:`Script` per query.
+
+    Deterministic: the same session renders to the same frames, uuids included.
+    """
+    renderer = _Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    return [renderer.script(i) for i in range(len(session.queries))]
+
+
+def context_usage_response(session: Session, truth: Truth | None, *, model: str | None = None) -> dict[str, Any]:
+    """What the CLI answers to ``get_context_usage`` when the true context is ``truth``.
+
+    ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI; before the
+    first call it is the system baseline.
+    """
+    total = truth.prompt if truth is not None else session.baseline
+    window = session.window
+    skills = session.baseline // 8
+    return {
+        "categories": [
+            {"name": "System tools", "tokens": session.baseline - skills, "color": "inactive"},
+            {"name": "Skills", "tokens": skills, "color": "warning"},
+            {"name": "Messages", "tokens": max(0, total - session.baseline), "color": "purple"},
+            {"name": "Free space", "tokens": max(0, window - total), "color": "promptBorder"},
+        ],
+        "totalTokens": total,
+        "maxTokens": window,
+        "rawMaxTokens": window,
+        "percentage": round(100 * total / window),
+        "model": model or session.model,
+        "isAutoCompactEnabled": True,
+        "autoCompactThreshold": session.auto_compact_threshold,
+        "memoryFiles": [],
+        "mcpTools": [],
+        "agents": [],
+        "gridRows": [],
+    }

@@ -1,0 +1,545 @@
+"""The ground truth: agent sessions whose true context size is known at every point.
+
+A :class:`Session` is what really happened in one Claude Code session: the user's queries and, inside each, the
+API calls of the main chain and of subagents, the tool results, compactions and conversation resets, in order.
+Every :class:`Call` carries its true prompt split into uncached input, cache creation and cache read (disjoint,
+as the Messages API reports them), its final output tokens and its content blocks.
+
+The truth a tracker is judged against is :class:`Truth`: after a main-chain call *k* the context is
+``prompt_k`` (what ``/context`` shows), and the next request will carry ``prompt_k + output_k``; subagent calls
+never change it; a compaction sets it to the post-compaction size.
+
+Sessions are plain frozen data. Build them by hand, with :class:`SessionBuilder` (which derives realistic cache
+splits and ids deterministically from a seed), or from a scenario file.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Call",
+    "Compaction",
+    "ConversationReset",
+    "Query",
+    "Session",
+    "SessionBuilder",
+    "Step",
+    "SubagentStart",
+    "Text",
+    "Thinking",
+    "ToolResult",
+    "ToolUse",
+    "Truth",
+    "auto_compact_threshold",
+]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""The model the captures in ``shared/captures`` were recorded with (a 200k window)."""
+
+CHARS_PER_TOKEN = 4
+"""How many characters of generated content stand for one token (the usual English-text ratio)."""
+
+
+def auto_compact_threshold(window: int, max_output_tokens: int) -> int:
+    """Claude Code's autocompact trigger: ``window - min(max_output, 20k) - 13k`` (167,000 for 200k/32k)."""
+    return window - min(max_output_tokens, 20_000) - 13_000
+
+
+# --- content blocks -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Thinking:
+    """A thinking block of an assistant response."""
+
+    text: str
+    signature: str = "sig"
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text block of an assistant response."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """A tool call requested by an assistant response; its result arrives as a :class:`ToolResult` step."""
+
+    id: str
+    name: str
+    input: dict[str, object]
+
+
+Block = Union[Thinking, Text, ToolUse]
+
+
+# --- steps ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One API call: the true usage the Messages API reported for it, and what it answered."""
+
+    input_tokens: int
+    """Uncached input: the tokens after the last cache breakpoint."""
+    cache_creation_input_tokens: int
+    """Tokens written to the prompt cache by this call."""
+    cache_read_input_tokens: int
+    """Tokens read from the prompt cache by this call."""
+    output_tokens: int
+    """The final output count (``message_delta``), not the ``message_start`` placeholder."""
+    blocks: tuple[Block, ...]
+    """Content blocks, in order; Claude Code emits one assistant message per block."""
+    message_id: str
+    """The API's ``message.id``, shared by every per-block message of this call."""
+    model: str = DEFAULT_MODEL
+    request_id: str | None = None
+    """The API request id, or None where the gateway sent none."""
+    parent_tool_use_id: str | None = None
+    """None for the main chain; for a subagent call, the id of the ``Agent`` tool use that started it."""
+
+    @property
+    def prompt(self) -> int:
+        """The whole prompt of this call: input + cache creation + cache read."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def is_main(self) -> bool:
+        """True for a main-chain call, False for a subagent's."""
+        return self.parent_tool_use_id is None
+
+    @property
+    def stop_reason(self) -> str:
+        """``tool_use`` when the call asked for a tool, else ``end_turn``."""
+        return "tool_use" if any(isinstance(b, ToolUse) for b in self.blocks) else "end_turn"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's result, delivered to the model as a user message (it grows the next prompt by ``tokens``)."""
+
+    tool_use_id: str
+    content: str
+    tokens: int
+    is_error: bool = False
+    parent_tool_use_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SubagentStart:
+    """A subagent (``Agent``/``Task`` tool) starting; its calls carry ``parent_tool_use_id=tool_use_id``."""
+
+    tool_use_id: str
+    task_id: str
+    description: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """Claude Code compacted the conversation: the context shrinks from ``pre_tokens`` to ``post_tokens``."""
+
+    pre_tokens: int
+    post_tokens: int
+    trigger: Literal["auto", "manual"] = "auto"
+
+
+@dataclass(frozen=True)
+class ConversationReset:
+    """``/clear`` or another reset: a new session id, and the context is back to the system baseline."""
+
+    new_session_id: str
+
+
+Step = Union[Call, ToolResult, SubagentStart, Compaction, ConversationReset]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One user query (one ``client.query()``), answered by its steps and closed by one result."""
+
+    prompt: str
+    steps: tuple[Step, ...]
+
+    @property
+    def main_calls(self) -> tuple[Call, ...]:
+        """The main-chain calls of this query, in order."""
+        return tuple(s for s in self.steps if isinstance(s, Call) and s.is_main)
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The true main-chain context at one point of a session."""
+
+    prompt: int
+    """Tokens in the context as the last main-chain request saw it (or the post-compaction size)."""
+    output: int
+    """The output of that last call, which the next request will also carry (0 after a compaction)."""
+    knowable: bool = True
+    """False where no stream could tell the value (a conversation reset before its first call)."""
+
+    @property
+    def next_request(self) -> int:
+        """What the next request carries before any new input: ``prompt + output``."""
+        return self.prompt + self.output
+
+
+@dataclass(frozen=True)
+class Session:
+    """One Claude Code session, as it really happened."""
+
+    session_id: str
+    queries: tuple[Query, ...]
+    model: str = DEFAULT_MODEL
+    window: int = 200_000
+    """The model's context window (200k, or 1M with the ``[1m]`` variants)."""
+    baseline: int = 12_000
+    """The system prompt, tools and memory every request of a fresh conversation starts with."""
+    max_output_tokens: int = 32_000
+    seed: int = 0
+    name: str = ""
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """Every call, main chain and subagents, in order."""
+        return tuple(s for q in self.queries for s in q.steps if isinstance(s, Call))
+
+    @property
+    def main_calls(self) -> tuple[Call, ...]:
+        """Every main-chain call, in order."""
+        return tuple(c for c in self.calls if c.is_main)
+
+    @property
+    def auto_compact_threshold(self) -> int:
+        """Where Claude Code would autocompact this session's window."""
+        return auto_compact_threshold(self.window, self.max_output_tokens)
+
+    def truth_after(self, step: Step, current: Truth | None) -> Truth | None:
+        """The truth once ``step`` has happened, given the truth before it."""
+        if isinstance(step, Call):
+            return Truth(step.prompt, step.output_tokens) if step.is_main else current
+        if isinstance(step, Compaction):
+            return Truth(step.post_tokens, 0)
+        if isinstance(step, ConversationReset):
+            return Truth(self.baseline, 0, knowable=False)
+        return current
+
+    def timeline(self) -> list[tuple[int, Step, Truth | None]]:
+        """``(query index, step, truth after the step)`` for every step, in order."""
+        out: list[tuple[int, Step, Truth | None]] = []
+        truth: Truth | None = None
+        for qi, q in enumerate(self.queries):
+            for step in q.steps:
+                truth = self.truth_after(step, truth)
+                out.append((qi, step, truth))
+        return out
+
+    @property
+    def final_truth(self) -> Truth | None:
+        """The truth at the end of the session."""
+        timeline = self.timeline()
+        return timeline[-1][2] if timeline else None
+
+
+# --- building sessions ----------------------------------------------------------------------------------------
+
+_WORDS = (
+    "def return import self value result config error check token cache window stream message usage call "
+    "assert test session tracker context prompt output input file line path read write json yaml parse build "
+    "class async await item list dict none true false index count total limit buffer state event handler"
+).split()
+
+_TOOLS = (
+    ("Bash", lambda rng: {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "description": "run tests"}),
+    ("Read", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py"}),
+    ("Grep", lambda rng: {"pattern": rng.choice(_WORDS), "path": "src"}),
+    ("Edit", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py", "old_string": "a",
+                          "new_string": "b"}),
+)
+
+
+_CORPUS = " ".join(random.Random("ctxsim.world.corpus").choices(_WORDS, k=16_384)) + " "
+"""Deterministic code-like text that :func:`filler_text` slices from (about 100k characters)."""
+
+
+def filler_text(rng: random.Random, tokens: int) -> str:
+    """Deterministic code-like text of about ``tokens`` tokens (``CHARS_PER_TOKEN`` characters each).
+
+    A slice of a fixed corpus at an offset drawn from ``rng``: one draw however long the text.
+    """
+    target = max(0, tokens) * CHARS_PER_TOKEN
+    if target == 0:
+        return ""
+    corpus = _CORPUS
+    start = rng.randrange(len(corpus))
+    end = start + target
+    if end <= len(corpus):
+        return corpus[start:end]
+    return (corpus * (end // len(corpus) + 1))[start:end]
+
+
+@dataclass
+class _Chain:
+    """Per-chain cache state while building: what the next call will find in the prompt cache."""
+
+    cached_prefix: int = 0
+    last_prompt: int | None = None
+    last_output: int = 0
+    pending_growth: int = 0
+    expired: bool = False
+    keep_prefix: int = 0
+
+
+@dataclass
+class SessionBuilder:
+    """Builds a :class:`Session` step by step, deriving what a real session would show.
+
+    Cache splits follow what real transcripts show (``shared/real-recordings``): each call reads from cache what
+    the previous call of its chain read or wrote (``cr[n+1] = cr[n] + cc[n]``), writes the rest except a small
+    uncached tail, and a cache expiry moves the whole read into creation. Ids, uuids and filler content come from
+    ``seed``: the same calls with the same seed build the same session.
+    """
+
+    seed: int = 0
+    model: str = DEFAULT_MODEL
+    window: int = 200_000
+    baseline: int = 12_000
+    max_output_tokens: int = 32_000
+    name: str = ""
+    session_id: str | None = None
+    uncached_tail: int = 3
+    """Uncached ``input_tokens`` of a derived call (real sessions show 1 to 10)."""
+    _rng: random.Random = field(init=False, repr=False)
+    _queries: list[Query] = field(init=False, repr=False, default_factory=list)
+    _steps: list[Step] | None = field(init=False, repr=False, default=None)
+    _prompt: str = field(init=False, repr=False, default="")
+    _chains: dict[str | None, _Chain] = field(init=False, repr=False, default_factory=dict)
+    _subagent: str | None = field(init=False, repr=False, default=None)
+    _ids: int = field(init=False, repr=False, default=0)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        if self.session_id is None:
+            self.session_id = self.new_uuid()
+
+    # ids -------------------------------------------------------------------------------------------------------
+
+    def new_uuid(self) -> str:
+        """A uuid4 drawn from this builder's seed."""
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def _new_id(self, prefix: str) -> str:
+        self._ids += 1
+        return f"{prefix}_{self._rng.getrandbits(64):016x}{self._ids:04d}"
+
+    # structure -------------------------------------------------------------------------------------------------
+
+    def query(self, prompt: str = "Continue with the task.", *, prompt_tokens: int | None = None) -> SessionBuilder:
+        """Start a new user query; its text grows the next main-chain prompt by ``prompt_tokens``."""
+        self._close_query()
+        self._steps = []
+        self._prompt = prompt
+        tokens = prompt_tokens if prompt_tokens is not None else max(1, len(prompt) // CHARS_PER_TOKEN)
+        self._chain(None).pending_growth += tokens
+        return self
+
+    def _close_query(self) -> None:
+        if self._steps is not None:
+            self._queries.append(Query(self._prompt, tuple(self._steps)))
+            self._steps = None
+
+    def _current_steps(self) -> list[Step]:
+        if self._steps is None:
+            self.query()
+        assert self._steps is not None
+        return self._steps
+
+    def _chain(self, key: str | None) -> _Chain:
+        if key not in self._chains:
+            self._chains[key] = _Chain()
+        return self._chains[key]
+
+    def add(self, step: Step) -> SessionBuilder:
+        """Append a step exactly as given (no derivation)."""
+        self._current_steps().append(step)
+        return self
+
+    # calls -----------------------------------------------------------------------------------------------------
+
+    def call(
+        self,
+        *,
+        input: int | None = None,
+        cache_creation: int | None = None,
+        cache_read: int | None = None,
+        prompt: int | None = None,
+        output: int = 120,
+        blocks: tuple[str, ...] | None = None,
+        results: tuple[int, ...] | list[int] = (),
+        model: str | None = None,
+        message_id: str | None = None,
+        request_id: str | None | Literal[False] = None,
+    ) -> SessionBuilder:
+        """Add an API call to the current chain (the main chain, or the open subagent).
+
+        Give all of ``input``/``cache_creation``/``cache_read`` to state the usage exactly; otherwise the prompt
+        is ``prompt`` or, by default, the previous prompt plus its output plus everything added since, split as a
+        real cache would split it. ``results`` adds one tool use per entry whose result carries that many tokens.
+        ``blocks`` names the block kinds (``thinking``, ``text``, ``tool_use``); ``request_id=False`` omits it.
+        """
+        parent = self._subagent
+        chain = self._chain(parent)
+        explicit = (input, cache_creation, cache_read)
+        if all(v is not None for v in explicit):
+            usage = (int(input), int(cache_creation), int(cache_read))  # type: ignore[arg-type]
+        elif any(v is not None for v in explicit):
+            raise ValueError("ctxsim: give all of input, cache_creation and cache_read, or none of them")
+        else:
+            usage = self._derive_split(chain, prompt)
+        kinds = tuple(blocks) if blocks is not None else ("text",) + ("tool_use",) * len(results)
+        n_tools = kinds.count("tool_use")
+        if results and len(results) != n_tools:
+            raise ValueError(f"ctxsim: {len(results)} results for {n_tools} tool_use blocks")
+        result_tokens = list(results) if results else [200] * n_tools
+        built: list[Block] = []
+        tool_uses: list[ToolUse] = []
+        for kind in kinds:
+            if kind == "thinking":
+                built.append(Thinking(filler_text(self._rng, 12)))
+            elif kind == "text":
+                built.append(Text(filler_text(self._rng, 10)))
+            elif kind == "tool_use":
+                name, make_input = self._rng.choice(_TOOLS)
+                tool = ToolUse(self._new_id("toolu"), name, make_input(self._rng))
+                built.append(tool)
+                tool_uses.append(tool)
+            else:
+                raise ValueError(f"ctxsim: unknown block kind {kind!r} (thinking, text or tool_use)")
+        rid: str | None
+        if request_id is False:
+            rid = None
+        else:
+            rid = request_id if request_id is not None else self._new_id("req")
+        made = Call(
+            input_tokens=usage[0],
+            cache_creation_input_tokens=usage[1],
+            cache_read_input_tokens=usage[2],
+            output_tokens=output,
+            blocks=tuple(built),
+            message_id=message_id or self._new_id("msg"),
+            model=model or self.model,
+            request_id=rid,
+            parent_tool_use_id=parent,
+        )
+        steps = self._current_steps()
+        steps.append(made)
+        chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
+        chain.last_prompt = made.prompt
+        chain.last_output = output
+        chain.pending_growth = 0
+        chain.expired = False
+        for tool, tokens in zip(tool_uses, result_tokens):
+            steps.append(ToolResult(tool.id, filler_text(self._rng, tokens), tokens, parent_tool_use_id=parent))
+            chain.pending_growth += tokens
+        return self
+
+    def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
+        if prompt is None:
+            base = self.baseline if chain.last_prompt is None else chain.last_prompt + chain.last_output
+            prompt = base + chain.pending_growth
+        tail = min(self.uncached_tail, prompt)
+        if chain.expired:
+            cached = chain.keep_prefix
+        elif chain.last_prompt is None:
+            cached = self.baseline  # the system prefix is shared across sessions and usually cached
+        else:
+            cached = chain.cached_prefix
+        cached = max(0, min(cached, prompt - tail))
+        return tail, prompt - tail - cached, cached
+
+    # events ----------------------------------------------------------------------------------------------------
+
+    def expire_cache(self, *, keep_prefix: int = 0) -> SessionBuilder:
+        """The prompt cache expired (TTL, resume, microcompaction): the next call re-creates what it read.
+
+        ``keep_prefix`` keeps that many tokens readable (real misses fall to 0 or to the shared system prefix).
+        """
+        chain = self._chain(self._subagent)
+        chain.expired = True
+        chain.keep_prefix = keep_prefix
+        return self
+
+    def compact(self, post_tokens: int, *, pre_tokens: int | None = None,
+                trigger: Literal["auto", "manual"] = "auto") -> SessionBuilder:
+        """Compact the main chain to ``post_tokens`` (``pre_tokens`` defaults to the current context)."""
+        chain = self._chain(None)
+        if pre_tokens is None:
+            last = (chain.last_prompt or self.baseline) + chain.last_output
+            pre_tokens = last + chain.pending_growth
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger))
+        chain.last_prompt, chain.last_output, chain.pending_growth = post_tokens, 0, 0
+        chain.expired, chain.keep_prefix = True, min(self.baseline, post_tokens)
+        return self
+
+    def reset(self) -> SessionBuilder:
+        """``/clear``: a new session id; the main context starts again from the baseline."""
+        new_id = self.new_uuid()
+        self._current_steps().append(ConversationReset(new_id))
+        self._chains[None] = _Chain()
+        return self
+
+    def start_subagent(self, description: str = "explore the code", *, prompt_tokens: int = 400,
+                       output: int = 150) -> SessionBuilder:
+        """Add a main call that starts a subagent; following :meth:`call`\\ s run in it until :meth:`end_subagent`."""
+        if self._subagent is not None:
+            raise ValueError("ctxsim: a subagent is already open; call end_subagent() first")
+        self.call(output=output, blocks=("text",))
+        steps = self._current_steps()
+        call = steps[-1]
+        assert isinstance(call, Call)
+        prompt = filler_text(self._rng, prompt_tokens)
+        agent = ToolUse(self._new_id("toolu"), "Agent",
+                        {"description": description, "prompt": prompt, "subagent_type": "general-purpose"})
+        steps[-1] = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
+                         call.output_tokens, call.blocks[:-1] + (agent,) if call.blocks else (agent,),
+                         call.message_id, call.model, call.request_id, None)
+        steps.append(SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt))
+        self._subagent = agent.id
+        sub = self._chain(agent.id)
+        sub.pending_growth = prompt_tokens
+        sub.last_prompt = None
+        return self
+
+    def end_subagent(self, *, result_tokens: int = 600) -> SessionBuilder:
+        """Close the open subagent: its final answer reaches the main chain as the Agent tool's result."""
+        if self._subagent is None:
+            raise ValueError("ctxsim: no subagent is open")
+        parent = self._subagent
+        self._subagent = None
+        self._current_steps().append(ToolResult(parent, filler_text(self._rng, result_tokens), result_tokens))
+        self._chain(None).pending_growth += result_tokens
+        return self
+
+    def build(self) -> Session:
+        """The finished session."""
+        if self._subagent is not None:
+            self.end_subagent()
+        self._close_query()
+        assert self.session_id is not None
+        return Session(
+            session_id=self.session_id,
+            queries=tuple(self._queries),
+            model=self.model,
+            window=self.window,
+            baseline=self.baseline,
+            max_output_tokens=self.max_output_tokens,
+            seed=self.seed,
+            name=self.name,
+        )

@@ -1,0 +1,139 @@
+"""The oracle: truth bands, readable failure tables, crashes, adapters, and the catalogue's seed trackers."""
+
+from __future__ import annotations
+
+import pytest
+from claude_agent_sdk import AssistantMessage
+
+from ctxsim.check import FromRatio, RawDicts, ResultsOnly, TrackingError, assert_tracks, run_tracker
+from ctxsim.reference import ContextTracker
+from ctxsim.trackers import CATALOGUE, make
+from ctxsim.world import SessionBuilder
+
+
+def compaction_session():
+    # trackers.md B16: (3, 2000, 148000), compacted 150,000 -> 20,000
+    b = SessionBuilder(seed=1, name="b16")
+    b.query("work").call(input=3, cache_creation=2000, cache_read=148_000, output=200)
+    b.compact(20_000, pre_tokens=150_000).query("more").call()
+    return b.build()
+
+
+class KeepsMaximum:
+    """A deliberately broken tracker: the largest prompt ever seen (stale after compaction)."""
+
+    def __init__(self) -> None:
+        self.top = 0
+
+    def observe(self, message: object) -> None:
+        if isinstance(message, AssistantMessage) and message.usage:
+            u = message.usage
+            self.top = max(self.top, u["input_tokens"] + u["cache_creation_input_tokens"]
+                           + u["cache_read_input_tokens"])
+
+    def context_tokens(self) -> int:
+        return self.top
+
+
+def test_broken_tracker_fails_with_a_table_a_person_can_read() -> None:
+    session = compaction_session()
+    with pytest.raises(TrackingError) as caught:
+        assert_tracks(KeepsMaximum(), session)
+    text = str(caught.value)
+    lines = text.splitlines()
+    assert lines[0] == ("ctxsim: KeepsMaximum is off on 4 of 5 points of session 'b16' "
+                        "(tolerance ±0 tokens, window 200,000)")
+    assert lines[1].split() == ["#", "point", "truth", "estimate", "error"]
+    compaction_row = next(line for line in lines if "compaction" in line)
+    assert compaction_row.startswith(">")
+    assert "20,000" in compaction_row and "150,003" in compaction_row and "+130,003 (+65.0%)" in compaction_row
+    assert caught.value.report.failures[0].observation.label == "q1 compaction"
+
+
+def test_truth_band_and_tolerance() -> None:
+    session = compaction_session()
+    call = session.main_calls[0]
+    report = assert_tracks(ContextTracker(), session, include_partial_messages=True)
+    first = report.points[0]
+    assert (first.low, first.high) == (call.prompt, call.prompt + call.output_tokens)
+    assert first.estimate == call.prompt + call.output_tokens  # the reference adds the known output
+    # 3 tokens short of the band passes with a tolerance of 3, not 2
+    class Short(ContextTracker):
+        def context_tokens(self):
+            value = super().context_tokens()
+            return None if value is None else value - 3
+    assert run_tracker(Short(), session, tolerance=3).ok
+    assert not run_tracker(Short(), session, tolerance=2).ok
+
+
+def test_a_tracker_that_raises_is_named_with_the_message_index() -> None:
+    class Explodes(ContextTracker):
+        def observe(self, message):
+            if isinstance(message, AssistantMessage) and message.message_id:
+                raise ValueError("bad usage")
+            super().observe(message)
+
+    report = run_tracker(Explodes(), compaction_session())
+    assert not report.ok
+    assert report.crash is not None
+    assert report.crash.startswith("ctxsim: tracker Explodes raised ValueError: bad usage on message #2 "
+                                   "(AssistantMessage msg_")
+    assert report.crash.endswith(", q1 call 1)")
+
+
+def test_unknown_estimate_fails_where_the_truth_is_knowable_and_passes_after_a_reset() -> None:
+    class Silent:
+        def observe(self, message): pass
+        def context_tokens(self): return None
+
+    b = SessionBuilder(seed=4, name="reset")
+    b.query("a").call().reset()
+    report = run_tracker(Silent(), b.build())
+    # the call (knowable), the reset and the result after it (the new conversation has no call yet)
+    assert [p.ok for p in report.points] == [False, True, True]
+    assert "unknown" in report.table()
+
+
+def test_adapters_feed_raw_dicts_results_and_ratios() -> None:
+    session = compaction_session()
+
+    class RawReference:
+        def __init__(self): self.last = None
+        def observe(self, data: dict):
+            assert isinstance(data, dict)
+            if data["type"] == "assistant" and data["parent_tool_use_id"] is None:
+                u = data["message"]["usage"]
+                self.last = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+            if data.get("subtype") == "compact_boundary":
+                self.last = data["compact_metadata"]["post_tokens"]
+        def context_tokens(self): return self.last
+
+    assert run_tracker(RawDicts(RawReference()), session).ok
+
+    class ResultCounter:
+        def __init__(self): self.results = 0
+        def take(self, message): self.results += 1
+        def context_tokens(self): return self.results
+
+    counter = ResultCounter()
+    run_tracker(ResultsOnly(counter, feed=ResultCounter.take), session)
+    assert counter.results == len(session.queries)
+
+    class Ratio(ContextTracker):
+        def pressure_ratio(self):
+            value = self.context_tokens()
+            return None if value is None else value / 200_000
+
+    assert run_tracker(FromRatio(Ratio(), 200_000), session).ok
+
+
+def test_every_catalogued_seed_tracker_is_caught_and_the_reference_is_not() -> None:
+    b = SessionBuilder(seed=8, name="everything")
+    b.query("a").call(blocks=("thinking", "text", "tool_use"), results=[4000]).call(results=[30_000])
+    b.start_subagent().call(results=[60_000]).call(results=[20_000]).end_subagent()
+    b.call().expire_cache().call().compact(25_000).query("b").call()
+    session = b.build()
+    outcomes = {name: run_tracker(make(name), session, tolerance=1000).ok for name in CATALOGUE}
+    assert outcomes == {name: name == "reference" for name in CATALOGUE}
+    with pytest.raises(KeyError, match="ctxsim: no tracker 'nope' in the catalogue"):
+        make("nope")

@@ -1,0 +1,89 @@
+"""The world's derivations and the wire's rendering: determinism and the facts trackers rely on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxsim.wire import PLACEHOLDER_OUTPUT_TOKENS, render
+from ctxsim.world import Call, Compaction, SessionBuilder, Truth
+
+
+def build(seed: int = 5):
+    b = SessionBuilder(seed=seed, baseline=20_000)
+    b.query("go", prompt_tokens=500).call(results=[1500, 500], output=300).call(output=80)
+    b.expire_cache(keep_prefix=20_000).call().start_subagent().call(results=[9000]).call().end_subagent()
+    b.compact(15_000).call()
+    return b.build()
+
+
+def test_same_seed_same_bytes_and_different_seed_differs() -> None:
+    dump = lambda s, partial: json.dumps([sc.dicts() for sc in render(s, include_partial_messages=partial)])
+    for partial in (False, True):
+        assert dump(build(5), partial) == dump(build(5), partial)
+    assert dump(build(5), False) != dump(build(6), False)
+
+
+def test_cache_split_follows_real_sessions() -> None:
+    session = build()
+    main = session.main_calls
+    first, second, third = main[0], main[1], main[2]
+    assert first.prompt == 20_000 + 500  # the baseline plus the user's prompt
+    assert (first.input_tokens, first.cache_creation_input_tokens, first.cache_read_input_tokens) == (3, 497, 20_000)
+    # real transcripts: cr[n+1] == cr[n] + cc[n]; the prompt grows by output + tool results
+    assert second.cache_read_input_tokens == first.cache_read_input_tokens + first.cache_creation_input_tokens
+    assert second.prompt == first.prompt + 300 + 1500 + 500
+    # a cache expiry moves everything but the kept prefix from cache read to cache creation, total unchanged
+    assert third.cache_read_input_tokens == 20_000
+    assert third.prompt == second.prompt + 80
+    assert third.input_tokens == 3
+
+
+def test_subagent_calls_do_not_move_the_truth_and_compaction_does() -> None:
+    session = build()
+    truths = [(step, truth) for _, step, truth in session.timeline()]
+    first_sub = next(i for i, (s, _) in enumerate(truths) if isinstance(s, Call) and not s.is_main)
+    agent_call = session.main_calls[3]  # the main call whose Agent tool use started the subagent
+    assert truths[first_sub][1] == truths[first_sub - 1][1] == Truth(agent_call.prompt, agent_call.output_tokens)
+    compaction = next(t for s, t in truths if isinstance(s, Compaction))
+    assert compaction == Truth(15_000, 0)
+
+
+def test_rendering_reproduces_the_per_block_facts() -> None:
+    session = build()
+    frames = [f.data for s in render(session) for f in s.frames]
+    assistants = [f for f in frames if f["type"] == "assistant"]
+    first_call = session.main_calls[0]
+    mine = [f for f in assistants if f["message"]["id"] == first_call.message_id]
+    assert len(mine) == len(first_call.blocks) == 3
+    assert all(f["message"]["usage"] == mine[0]["message"]["usage"] for f in mine)
+    assert len({id(f["message"]["usage"]) for f in mine}) == 3  # separate dicts, as parsed lines are
+    assert all(f["message"]["usage"]["output_tokens"] == PLACEHOLDER_OUTPUT_TOKENS for f in assistants)
+    results = [f for f in frames if f["type"] == "result"]
+    assert len(results) == 1
+    usage = results[0]["usage"]
+    assert usage["cache_read_input_tokens"] == sum(c.cache_read_input_tokens for c in session.main_calls)
+    assert usage["output_tokens"] == sum(c.output_tokens for c in session.main_calls)
+    model_usage = results[0]["modelUsage"][session.model]
+    assert model_usage["inputTokens"] == sum(c.input_tokens for c in session.calls)  # subagents included
+    assert model_usage["contextWindow"] == 200_000
+    subagent = [f for f in assistants if f["parent_tool_use_id"] is not None]
+    assert subagent and all(f["message"]["content"][0]["type"] == "tool_use" for f in subagent)
+    boundary = [f for f in frames if f.get("subtype") == "compact_boundary"]
+    assert boundary[0]["compact_metadata"]["post_tokens"] == 15_000
+
+
+def test_partial_messages_carry_the_final_output_in_message_delta() -> None:
+    session = build()
+    frames = [f.data for s in render(session, include_partial_messages=True) for f in s.frames]
+    deltas = [f["event"]["usage"]["output_tokens"] for f in frames
+              if f["type"] == "stream_event" and f["event"]["type"] == "message_delta"]
+    assert deltas == [c.output_tokens for c in session.main_calls]
+
+
+def test_builder_rejects_half_stated_usage() -> None:
+    with pytest.raises(ValueError, match="ctxsim: give all of"):
+        SessionBuilder().call(input=3, cache_read=10)
+    with pytest.raises(ValueError, match="ctxsim: 2 results for 1 tool_use"):
+        SessionBuilder().call(blocks=("tool_use",), results=[1, 2])
