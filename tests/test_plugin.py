@@ -210,3 +210,32 @@ def test_importing_the_plugin_is_cheap() -> None:
             "'anyio'} & set(sys.modules); print(sorted(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_fake_claude_fixture_patches_clients_for_one_test(project: pytest.Pytester) -> None:
+    project.makepyfile(test_agent='''
+        import anyio
+        from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+        from claude_agent_sdk._internal.transport import subprocess_cli
+        from ctxsim import SessionBuilder
+
+        SESSION = SessionBuilder(seed=1).query("do it").call(prompt=40_000).build()
+
+        def my_agent():
+            async def main():
+                async with ClaudeSDKClient() as client:
+                    await client.query("do the task")
+                    kinds = [type(m) async for m in client.receive_response()]
+                    return kinds, (await client.get_context_usage())["totalTokens"]
+            return anyio.run(main)
+
+        def test_agent(fake_claude):
+            fake = fake_claude(SESSION)
+            kinds, total = my_agent()
+            assert kinds[-1] is ResultMessage and total == 40_000
+            assert fake.last.prompts == ["do the task"]
+
+        def test_restored_after():
+            assert subprocess_cli.SubprocessCLITransport.__name__ == "SubprocessCLITransport"
+    ''')
+    project.runpytest().assert_outcomes(passed=2)

@@ -225,3 +225,28 @@ def _bug(tracker: str) -> str:
 
     entry = CATALOGUE.get(tracker)
     return getattr(entry, "bug", "") if entry is not None else ""
+
+
+# --- fixtures --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_claude() -> Iterator[Any]:
+    """Run code that builds its own SDK clients against simulated sessions, for this test only.
+
+    Call it with a session (every connection plays it), a list of sessions (successive connections play them
+    in turn) or a factory ``options -> FakeTransport``; it returns the :class:`~ctxsim.sdk.SdkPatch` that
+    records every transport made. Every ``ClaudeSDKClient(options)`` and ``query()`` without a transport gets a
+    :class:`~ctxsim.sdk.FakeTransport` until the test ends::
+
+        def test_agent(fake_claude):
+            fake = fake_claude(session)
+            run_my_agent()
+            assert fake.last.prompts == ["do the task"]
+    """
+    from contextlib import ExitStack
+
+    from .sdk import patch_sdk
+
+    with ExitStack() as stack:
+        yield lambda target: stack.enter_context(patch_sdk(target))

@@ -80,7 +80,7 @@ class Observation:
     """The context window in force."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Frame:
     """One line the CLI writes: a stream-json dict, and the observation it closes, if any."""
 

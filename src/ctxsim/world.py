@@ -53,7 +53,7 @@ def auto_compact_threshold(window: int, max_output_tokens: int) -> int:
 # --- content blocks -------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Thinking:
     """A thinking block of an assistant response."""
 
@@ -61,14 +61,14 @@ class Thinking:
     signature: str = "sig"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Text:
     """A text block of an assistant response."""
 
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolUse:
     """A tool call requested by an assistant response; its result arrives as a :class:`ToolResult` step."""
 
@@ -83,7 +83,7 @@ Block = Union[Thinking, Text, ToolUse]
 # --- steps ----------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """One API call: the true usage the Messages API reported for it, and what it answered."""
 
@@ -121,7 +121,7 @@ class Call:
         return "tool_use" if any(isinstance(b, ToolUse) for b in self.blocks) else "end_turn"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool's result, delivered to the model as a user message (it grows the next prompt by ``tokens``)."""
 
