@@ -1,4 +1,4 @@
-"""The reference implementation: a context tracker that is right on every fact the simulation reproduces.
+"""The reference context tracker: right on every fact the simulation reproduces.
 
 :class:`ContextTracker` reads ``claude_agent_sdk`` messages and answers how many tokens the main conversation
 holds, the way Claude Code's own ``/context`` does: the latest main-chain API call's
