@@ -67,6 +67,15 @@ def test_replayed_earlier_message_changes_nothing() -> None:
     assert t.context_tokens() == 52_003
 
 
+def test_an_id_reused_for_a_different_call_counts() -> None:
+    # some gateways reuse message ids across distinct calls (trackers.md 0.4): a different prompt is a new call
+    t = ContextTracker()
+    t.observe(assistant("m1", usage(3, 1000, 50_000)))
+    t.observe(assistant("m2", usage(3, 1000, 51_000)))
+    t.observe(assistant("m1", usage(3, 900, 52_000)))
+    assert t.context_tokens() == 52_903
+
+
 def test_cache_read_drop_keeps_the_total() -> None:
     # trackers.md B14: before cr 172,301 cc 1,344; after the cache expired cr 0 cc 174,210
     t = ContextTracker()

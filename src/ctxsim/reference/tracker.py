@@ -95,7 +95,8 @@ class ContextTracker:
     - **A snapshot, not a sum**: the latest main-chain call's prompt; ``ResultMessage.usage`` (a per-query
       roll-up of spend) and ``model_usage`` (cumulative, subagents included) never move it.
     - **Deduplicated by message id**: the per-block messages of one call count once; a message id seen
-      before that is not the latest call (a replay, a resume copy) changes nothing.
+      before with the same prompt, that is not the latest call (a replay, a resume copy), changes nothing. An id
+      seen before with a *different* prompt is a distinct call (proxies reuse ids) and counts.
     - **Main chain only**: messages with ``parent_tool_use_id`` (subagents) and synthetic error messages
       (``model="<synthetic>"``, all-zero usage) are skipped.
     - **Output only when known**: the per-block ``output_tokens`` is a placeholder and is ignored; the final
@@ -111,7 +112,7 @@ class ContextTracker:
         """A window given by the caller; otherwise read from the results' ``model_usage``."""
         self.include_output = include_output
         """Add the latest call's final output when a stream event reported it (what the next request carries)."""
-        self._seen: set[str] = set()
+        self._seen: dict[str, int] = {}
         self._latest: str | None = None
         self._prompt: int | None = None
         self._output: int | None = None
@@ -174,12 +175,14 @@ class ContextTracker:
             return
         key = message_id if isinstance(message_id, str) and message_id else None
         if key is not None and key != self._latest:
-            if key in self._seen:
+            if self._seen.get(key) == prompt:
                 return  # a replay of an earlier call
-            self._seen.add(key)
+            self._seen[key] = prompt
             self._output = None
         elif key is None and prompt != self._prompt:
             self._output = None  # no id: a different prompt can only be a new call
+        if key is not None:
+            self._seen[key] = prompt
         self._latest = key
         self._prompt = prompt
         if isinstance(model, str):

@@ -1,12 +1,4 @@
-"""A catalogue of context trackers: the reference, and faithful reproductions of trackers with known bugs.
-
-Each entry reproduces a formula exactly as its design wrote it (the five designs in ``shared/seeds``), wired
-the way that design wires it (fed ``ResultMessage``\\ s only, raw stream-json dicts, or every message), and says
-which bug it carries. ctxsim must catch every one of them; the scenarios in ``scenarios/`` name the entry each
-reported bug is reproduced by.
-
->>> tracker = make("arbiter-msgid")   # a fresh tracker, ready for ctxsim.check.run_tracker
-"""
+"""The five seed designs' trackers, reproduced exactly as each design wrote and wired them (``shared/seeds``)."""
 
 from __future__ import annotations
 
@@ -16,17 +8,14 @@ from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
-from .check import RawDicts, ResultsOnly
-from .reference import ContextTracker
+from ..check import ResultsOnly
 
 __all__ = [
-    "CATALOGUE",
     "ArbiterTracker",
     "ContextEstimator",
-    "Entry",
     "MalaContextUsage",
     "NonAdditiveContextManager",
-    "make",
+    "mala",
 ]
 
 DEFAULT_CONTEXT_LIMIT = 200_000
@@ -92,7 +81,8 @@ class MalaContextUsage:
         return None if self.tracking_disabled else round(self.pressure_ratio() * DEFAULT_CONTEXT_LIMIT)
 
 
-def _mala(**kwargs: Any) -> Callable[[], ResultsOnly]:
+def mala(**kwargs: Any) -> Callable[[], ResultsOnly]:
+    """A factory of mala trackers wired as mala wires them: fed ``ResultMessage``\\ s only."""
     return lambda: ResultsOnly(MalaContextUsage(**kwargs), feed=MalaContextUsage.on_result)
 
 
@@ -220,62 +210,3 @@ class NonAdditiveContextManager:
 
     def context_tokens(self) -> int | None:
         return self.prompt_tokens if self.prompt_tokens > 0 else self.total_chars // 4
-
-
-# --- the catalogue ----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One catalogued tracker."""
-
-    name: str
-    factory: Callable[[], Any]
-    """Makes a fresh tracker, ready for :func:`ctxsim.check.run_tracker`."""
-    bug: str
-    """What it gets wrong, in one line (empty for the reference)."""
-    source: str
-    """Where its formula comes from."""
-
-
-CATALOGUE: dict[str, Entry] = {e.name: e for e in (
-    Entry("reference", ContextTracker, "",
-          "ctxsim.reference.ContextTracker: latest main-chain call's in+cc+cr, deduped by message id"),
-    Entry("mala-overwrite", _mala(name="mala-overwrite"),
-          "overwrites with each ResultMessage.usage (a per-query sum of spend) and leaves out cache reads, "
-          "so the gauge shows the last turn's uncached tail: near 0% while the context fills",
-          "seed 003 (mala, 'Context Exhaustion Handling'), Task 2: context_usage.input_tokens = usage.input_tokens"),
-    Entry("mala-cache-read-pressure", _mala(name="mala-cache-read-pressure", include_cache_read=True),
-          "reads pressure from ResultMessage.usage with cache reads summed over the query's calls: "
-          "719% reported when the context was ~3%",
-          "seed 000 (mala, 'Context Pressure Tracking Fix'), the behaviour it set out to fix"),
-    Entry("mala-accumulate", _mala(name="mala-accumulate", accumulate=True),
-          "sums input+output over results as if they were per-turn deltas and drops cache reads: "
-          "counts spend, not occupancy, and misses the cached prefix",
-          "seed 000 (mala), add_turn() and pressure_ratio() after the fix"),
-    Entry("arbiter-msgid", lambda: RawDicts(ArbiterTracker(name="arbiter-msgid")),
-          "max(cache_read)+sum(input)+sum(output) over every assistant message: keeps the pre-compaction "
-          "maximum, takes subagent cache reads as the main context, ignores cache creation",
-          "seed 001 (Arbiter handoff, 'Context Tracking Implementation'), deduped by message.id"),
-    Entry("arbiter-uuid", lambda: RawDicts(ArbiterTracker(dedupe_by="uuid", name="arbiter-uuid")),
-          "the Arbiter formula deduped by uuid: every content block of a call is counted again (2-3x)",
-          "seed 001, the 'WRONG - overcounts by 2-3x' variant of Key Gotcha 1"),
-    Entry("debussy-chars", ContextEstimator,
-          "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
-          "and cache, and counts subagents' tool results",
-          "seed 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')"),
-    Entry("nonadditive-prompt", NonAdditiveContextManager,
-          "takes input_tokens as the whole context (Ollama's prompt_tokens semantics): on the Anthropic "
-          "shape that is the uncached tail, ~0%",
-          "seed 004 (ContextManager, 'non-additive prompt_tokens' pattern)"),
-)}
-"""Every catalogued tracker by name."""
-
-
-def make(name: str) -> Any:
-    """A fresh tracker of the catalogue entry ``name``."""
-    try:
-        return CATALOGUE[name].factory()
-    except KeyError:
-        known = ", ".join(sorted(CATALOGUE))
-        raise KeyError(f"ctxsim: no tracker {name!r} in the catalogue (known: {known})") from None
