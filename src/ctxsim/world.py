@@ -366,6 +366,11 @@ class SessionBuilder:
             self._chains[key] = _Chain()
         return self._chains[key]
 
+    @property
+    def pending(self) -> tuple[Step, ...]:
+        """The steps of the query being built, so far (for building a session step by step)."""
+        return tuple(self._steps or ())
+
     def add(self, step: Step) -> SessionBuilder:
         """Append a step exactly as given (no derivation)."""
         self._current_steps().append(step)

@@ -112,13 +112,7 @@ class ContextTracker:
         """A window given by the caller; otherwise read from the results' ``model_usage``."""
         self.include_output = include_output
         """Add the latest call's final output when a stream event reported it (what the next request carries)."""
-        self._seen: dict[str, int] = {}
-        self._latest: str | None = None
-        self._prompt: int | None = None
-        self._output: int | None = None
-        self._model: str | None = None
-        self._session_id: str | None = None
-        self._window: int | None = None
+        self.reset()
 
     # the tracker contract ----------------------------------------------------------------------------------------
 
@@ -147,7 +141,13 @@ class ContextTracker:
 
     def reset(self) -> None:
         """Forget everything, as for a brand-new session."""
-        self.__init__(window=self.fixed_window, include_output=self.include_output)  # type: ignore[misc]
+        self._seen: dict[str, int] = {}
+        self._latest: str | None = None
+        self._prompt: int | None = None
+        self._output: int | None = None
+        self._model: str | None = None
+        self._session_id: str | None = None
+        self._window: int | None = None
 
     # extras ------------------------------------------------------------------------------------------------------
 

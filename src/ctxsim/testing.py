@@ -1,0 +1,209 @@
+"""Conformance checks for context trackers: numbered contracts with plain asserts, no pytest needed.
+
+Each :class:`Contract` isolates one fact of Claude Code's stream (or one fault seen in the wild) in the smallest
+session that shows it, and checks a tracker against the truth there through the real SDK client
+(:func:`ctxsim.check.arun_tracker`). :func:`run_tracker_conformance` asserts them all, the way
+``claude_agent_sdk.testing.run_session_store_conformance`` does for session stores::
+
+    from ctxsim.testing import run_tracker_conformance
+
+    def test_my_tracker_conforms():
+        run_tracker_conformance(MyTracker, skip={"conversation-reset"})
+
+:func:`check_tracker_conformance` returns every contract's report instead of stopping at the first failure.
+:func:`tracker_state_machine` gives a Hypothesis ``RuleBasedStateMachine`` that drives a tracker event by event
+(emit call, duplicate, drop cache read, strip usage, compact, subagent, restart) and checks it after each.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import anyio
+
+from ._internal.tracker_machine import tracker_state_machine
+from .check import Report, arun_tracker
+from .wire import Script, render
+from .world import Session, SessionBuilder
+
+__all__ = [
+    "CONTRACTS",
+    "Contract",
+    "ConformanceResult",
+    "check_tracker_conformance",
+    "run_tracker_conformance",
+    "tracker_state_machine",
+]
+
+ScriptsMaker = Callable[[Session], list[Script]]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """One checked fact: a minimal session, how it is delivered, and what a tracker must get right on it."""
+
+    number: int
+    name: str
+    """A short stable name, used to skip it or to list the contracts a tracker breaks."""
+    fact: str
+    """The fact, in one sentence."""
+    session: Callable[[], Session]
+    """Builds the session (deterministically)."""
+    scripts: ScriptsMaker | None = None
+    """Renders (and perhaps faults) the session; default: :func:`ctxsim.wire.render`."""
+    partial: bool = False
+    """Render with partial messages (``stream_event`` frames)."""
+    tolerance: int = 0
+    optional: bool = False
+    """May be skipped by name: it checks a behaviour some trackers leave to their caller by design."""
+
+
+@dataclass
+class ConformanceResult:
+    """Every contract's report for one tracker factory."""
+
+    reports: dict[str, Report] = field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> list[str]:
+        """The names of the contracts the tracker failed, in contract order."""
+        return [name for name, report in self.reports.items() if not report.ok]
+
+
+def _builder(name: str, **kwargs: Any) -> SessionBuilder:
+    return SessionBuilder(seed=0, name=name, **kwargs)
+
+
+def _single_call() -> Session:
+    return _builder("single-call").query("go").call(input=3, cache_creation=1_500, cache_read=40_000,
+                                                     output=200).build()
+
+
+def _blocks(request_ids: bool) -> Callable[[], Session]:
+    def build() -> Session:
+        kw: dict[str, Any] = {} if request_ids else {"request_id": False}
+        b = _builder("blocks" if request_ids else "blocks-without-request-ids")
+        return b.query("go").call(input=3, cache_creation=6_728, cache_read=16_945, output=159,
+                                  blocks=("thinking", "text", "tool_use", "tool_use"), results=[500, 300],
+                                  **kw).build()
+    return build
+
+
+def _latest_not_sum() -> Session:
+    b = _builder("latest-not-sum").query("go")
+    b.call(input=3, cache_creation=6_728, cache_read=16_945, output=7, results=[500])
+    b.call(input=1, cache_creation=553, cache_read=23_673, output=38, results=[300])
+    return b.call(output=120).build()
+
+
+def _queries() -> Session:
+    b = _builder("several-queries")
+    for q in range(3):
+        b.query(f"query {q}").call(results=[2_000]).call(results=[1_000]).call()
+    return b.build()
+
+
+def _subagent() -> Session:
+    b = _builder("subagent", baseline=30_000).query("go").call(results=[500])
+    b.start_subagent("explore").call(results=[30_000], blocks=("tool_use",))
+    b.call(results=[30_000], blocks=("tool_use",)).call(blocks=("tool_use",), results=[100])
+    return b.end_subagent(result_tokens=800).call().build()
+
+
+def _cache_expiry() -> Session:
+    b = _builder("cache-expiry").query("go").call(input=6, cache_creation=1_344, cache_read=172_301)
+    return b.query("after an idle hour").call(input=6, cache_creation=174_210, cache_read=0).build()
+
+
+def _compaction() -> Session:
+    b = _builder("compaction").query("go").call(input=3, cache_creation=2_000, cache_read=148_000, output=300)
+    return b.compact(20_000, pre_tokens=150_300).query("more").call(results=[1_000]).call().build()
+
+
+def _reset() -> Session:
+    b = _builder("conversation-reset").query("go").call(input=3, cache_creation=900, cache_read=120_000)
+    return b.reset().query("after /clear").call().build()
+
+
+def _partial_output() -> Session:
+    return _builder("partial-output").query("go").call(results=[3_000], output=4_000).call(output=2_500).build()
+
+
+CONTRACTS: tuple[Contract, ...] = (
+    Contract(1, "single-call", "a call's prompt is input + cache creation + cache read", _single_call),
+    Contract(2, "per-block-dedupe",
+             "the per-block messages of one call (same message id, same usage) count once", _blocks(True)),
+    Contract(3, "missing-request-id", "per-block messages without a request id still count once", _blocks(False)),
+    Contract(4, "latest-not-sum", "the context is the latest main call's prompt, not a sum over calls",
+             _latest_not_sum),
+    Contract(5, "result-is-spend",
+             "a ResultMessage's usage sums the query's calls: spend, not the context", _queries),
+    Contract(6, "subagent-ignored", "subagent calls (parent_tool_use_id) never move the main context", _subagent),
+    Contract(7, "cache-expiry",
+             "a cache expiry moves tokens from cache read to cache creation; the context stays", _cache_expiry),
+    Contract(8, "compaction", "a compact_boundary sets the context to its post-compaction size", _compaction),
+    Contract(9, "conversation-reset", "after /clear the old context no longer counts", _reset, optional=True),
+    Contract(10, "partial-messages", "with partial messages the stream carries extra stream_event frames; "
+             "the context is unchanged by them", _partial_output, partial=True),
+)
+"""The contracts, in order."""
+
+
+def _contracts(skip: Collection[str], only: Collection[str] | None,
+               extra: tuple[Contract, ...]) -> tuple[list[Contract], tuple[str, ...]]:
+    contracts = list(CONTRACTS) + list(extra)
+    names = {c.name for c in contracts}
+    unknown = sorted((set(skip) | set(only or ())) - names)
+    assert not unknown, f"ctxsim: unknown contracts {unknown}; known: {sorted(names)}"
+    not_optional = sorted(name for name in skip if not next(c for c in contracts if c.name == name).optional)
+    assert not not_optional, f"ctxsim: contracts {not_optional} are not optional and cannot be skipped"
+    chosen = [c for c in contracts if c.name not in skip and (only is None or c.name in only)]
+    return chosen, tuple(sorted(skip))
+
+
+async def _make(factory: Callable[[], Any]) -> Any:
+    tracker = factory()
+    if inspect.isawaitable(tracker):
+        tracker = await tracker
+    return tracker
+
+
+async def _acheck(factory: Callable[[], Any], contracts: list[Contract]) -> dict[str, Report]:
+    reports: dict[str, Report] = {}
+    for contract in contracts:
+        session = contract.session()
+        scripts = contract.scripts(session) if contract.scripts else None
+        reports[contract.name] = await arun_tracker(
+            await _make(factory), session, tolerance=contract.tolerance,
+            include_partial_messages=contract.partial, scripts=scripts)
+    return reports
+
+
+def check_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collection[str] = (),
+                              only: Collection[str] | None = None, backend: str = "asyncio",
+                              extra: tuple[Contract, ...] = ()) -> ConformanceResult:
+    """Run every contract (but ``skip``, or only ``only``) on fresh trackers from ``make_tracker``.
+
+    ``make_tracker`` is called once per contract and may be sync or async (return an awaitable). Unknown
+    contract names, and skipping a contract that is not optional, are errors.
+    """
+    contracts, skipped = _contracts(skip, only, extra)
+    reports = anyio.run(partial(_acheck, make_tracker, contracts), backend=backend)
+    return ConformanceResult(reports, skipped)
+
+
+def run_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collection[str] = (),
+                            only: Collection[str] | None = None, backend: str = "asyncio") -> ConformanceResult:
+    """Assert that trackers from ``make_tracker`` meet every contract; the first failure says which and why."""
+    result = check_tracker_conformance(make_tracker, skip=skip, only=only, backend=backend)
+    by_name: Mapping[str, Contract] = {c.name: c for c in CONTRACTS}
+    for name, report in result.reports.items():
+        contract = by_name.get(name)
+        assert report.ok, (f"ctxsim: contract {contract.number if contract else '?'} ({name}) failed: "
+                           f"{contract.fact if contract else ''}\n{report}")
+    return result
