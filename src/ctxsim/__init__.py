@@ -19,6 +19,14 @@ _EXPORTS = {
     "FakeTransport": "sdk",
     "patch_sdk": "sdk",
     "ContextTracker": "reference",
+    "PressurePolicy": "reference",
+    "build_continuation_prompt": "reference",
+    "extract_checkpoint": "reference",
+    "run_with_restarts": "reference",
+    "FakeAgent": "agent",
+    "Task": "agent",
+    "check_restart_loop": "loops",
+    "run_loop": "loops",
     "Report": "check",
     "TrackingError": "check",
     "assert_tracks": "check",
@@ -27,22 +35,38 @@ _EXPORTS = {
 
 __all__ = [
     "ContextTracker",
+    "FakeAgent",
     "FakeTransport",
+    "PressurePolicy",
     "Report",
     "Session",
     "SessionBuilder",
+    "Task",
     "TrackingError",
     "Truth",
     "__version__",
     "assert_tracks",
+    "build_continuation_prompt",
+    "check_restart_loop",
+    "extract_checkpoint",
     "patch_sdk",
     "render",
+    "run_loop",
     "run_tracker",
+    "run_with_restarts",
 ]
 
 if TYPE_CHECKING:
+    from .agent import FakeAgent, Task
     from .check import Report, TrackingError, assert_tracks, run_tracker
-    from .reference import ContextTracker
+    from .loops import check_restart_loop, run_loop
+    from .reference import (
+        ContextTracker,
+        PressurePolicy,
+        build_continuation_prompt,
+        extract_checkpoint,
+        run_with_restarts,
+    )
     from .sdk import FakeTransport, patch_sdk
     from .wire import render
     from .world import Session, SessionBuilder, Truth

@@ -4,7 +4,9 @@
 ``ClaudeSDKClient``, control protocol and message parser run unchanged on it. It answers the control requests
 (``initialize``, ``get_context_usage`` from the truth, ``interrupt``, ``set_model``, ...), plays one scripted
 turn per user message the SDK writes, and ends its stream once the SDK has closed input and every turn asked
-for has been played. It never touches the network or spawns a process, and works under asyncio and trio.
+for has been played. Instead of a fixed list of scripts it can ask a *responder* for each turn's script, given the
+user message the SDK wrote, so that a reactive fake agent (:mod:`ctxsim.agent`) decides what to answer. It never
+touches the network or spawns a process, and works under asyncio and trio.
 
 :func:`patch_sdk` makes code that builds its own ``ClaudeSDKClient(options)`` or calls ``query()`` without a
 transport get a :class:`FakeTransport` instead of the CLI subprocess.
@@ -25,7 +27,10 @@ from claude_agent_sdk import ClaudeAgentOptions, Transport
 from .wire import Frame, Script, context_usage_response, render
 from .world import Session, Truth
 
-__all__ = ["FakeTransport", "SdkPatch", "patch_sdk"]
+__all__ = ["FakeTransport", "Responder", "SdkPatch", "patch_sdk"]
+
+Responder = Callable[[dict[str, Any]], Script]
+"""Decides one turn: the user message the SDK wrote (a stream-json dict) -> the script that answers it."""
 
 
 class FakeTransport(Transport):
@@ -33,7 +38,9 @@ class FakeTransport(Transport):
 
     ``include_partial_messages`` and ``forward_subagent_text`` choose the rendering, as the CLI options of the
     same names do. Pass ``scripts`` to play frames that were transformed after rendering (faults, replays);
-    ``session`` still supplies the window and baseline for ``get_context_usage``.
+    ``session`` still supplies the window and baseline for ``get_context_usage``. Pass ``responder`` to decide each
+    turn when its user message arrives: it is called with the message dict the SDK wrote and returns the turn's
+    script (an exception it raises surfaces from the SDK call that wrote the message).
     """
 
     def __init__(
@@ -43,11 +50,19 @@ class FakeTransport(Transport):
         scripts: Sequence[Script] | None = None,
         include_partial_messages: bool = False,
         forward_subagent_text: bool = False,
+        responder: Responder | None = None,
     ) -> None:
         self.session = session
-        self.scripts: list[Script] = list(scripts) if scripts is not None else render(
-            session, include_partial_messages=include_partial_messages,
-            forward_subagent_text=forward_subagent_text)
+        self.responder = responder
+        """Makes each turn's script from its user message; None plays ``scripts`` in order."""
+        self.scripts: list[Script]
+        if scripts is not None:
+            self.scripts = list(scripts)
+        elif responder is not None:
+            self.scripts = []
+        else:
+            self.scripts = render(session, include_partial_messages=include_partial_messages,
+                                  forward_subagent_text=forward_subagent_text)
         self.model = session.model
         """The model in force (``set_model`` changes it)."""
         self.truth: Truth | None = None
@@ -134,6 +149,9 @@ class FakeTransport(Transport):
             self._replies.append(self._answer(message.get("request_id", ""), message.get("request") or {}))
         elif kind == "user":
             self.prompts.append((message.get("message") or {}).get("content"))
+            if self.responder is not None:
+                self._turns.append(self.responder(message))
+                return
             if self._next_script >= len(self.scripts):
                 name = self.session.name or self.session.session_id
                 raise RuntimeError(

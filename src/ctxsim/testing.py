@@ -27,7 +27,7 @@ import anyio
 
 from ._internal.tracker_machine import tracker_state_machine
 from .check import Report, arun_tracker
-from .wire import Script, render
+from .wire import Script
 from .world import Session, SessionBuilder
 
 __all__ = [

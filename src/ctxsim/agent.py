@@ -1,0 +1,488 @@
+"""A reactive fake agent: it works through a task behind :class:`~ctxsim.sdk.FakeTransport`, across restarts.
+
+:class:`FakeAgent` answers every prompt a restart loop sends through the real ``ClaudeSDKClient`` the way a
+model working on a :class:`Task` of N steps would, and builds each answer with :mod:`ctxsim.world` so that the
+true context is known at every point and the wire is what Claude Code writes:
+
+- **Work turns** (the task prompt, a continuation prompt, any other prompt): it performs the next
+  ``steps_per_turn`` steps of its queue, each one tool call whose result adds the step's ``tokens`` to the
+  context, then ends the turn with a text reply (``TASK COMPLETE`` once its queue is empty).
+- **Checkpoint requests** (a prompt that mentions "checkpoint"): a checkpoint in seed 003's format listing the
+  completed and remaining steps, well formed or degraded as the plan says (:data:`DEGRADATIONS`).
+- **Continuation prompts** ("previous session" / "CONTINUING FROM PREVIOUS SESSION"): it resumes from what the
+  prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
+  under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model with
+  no state cannot know what was done). So a degraded checkpoint leads to redone or skipped steps, measurably.
+- **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
+  ``Prompt is too long`` assistant message and an error result, and the context does not change.
+
+Every connection is a session with its own id (``options.resume`` / ``continue_conversation`` continue an
+earlier one, as the CLI does). The agent records every step it performs (:class:`StepRecord`) and every turn of
+every connection (:class:`ConnectionRecord`), with the true context each turn reached::
+
+    agent = FakeAgent(Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
+    with patch_sdk(agent.transport):        # every ClaudeSDKClient(options) now talks to the agent
+        anyio.run(my_restart_loop, agent.task.prompt)
+    assert agent.counts() == {step: 1 for step in agent.task.ids}
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Literal
+
+from claude_agent_sdk import ClaudeAgentOptions
+
+from ._internal.agent_turns import (
+    NO_WORK_REPLY,
+    PROMPT_TOO_LONG,
+    Planned,
+    Renderings,
+    checkpoint_reply,
+    mark_stopped,
+    parse_sections,
+    prompt_text,
+    reject_as_too_long,
+    with_content,
+)
+from .reference.restart import DONE_MARKER
+from .sdk import FakeTransport
+from .wire import Script
+from .world import DEFAULT_MODEL, Query, Session, SessionBuilder, Truth
+
+__all__ = [
+    "DEGRADATIONS",
+    "LOSSLESS",
+    "AgentBoundError",
+    "ConnectionRecord",
+    "Degradation",
+    "FakeAgent",
+    "StepRecord",
+    "Task",
+    "TaskStep",
+    "TurnRecord",
+]
+
+Degradation = Literal["well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
+                      "unclosed", "empty_block", "tag_case", "refusal", "truncated", "prompt_too_long"]
+
+DEGRADATIONS: dict[str, str] = {
+    "well_formed": "one <checkpoint> block: nothing lost",
+    "fenced_xml": "the block inside a ```xml fence: nothing lost",
+    "fenced_markdown": "the block inside a ```markdown fence: nothing lost",
+    "fenced_bare": "the block inside a bare ``` fence: nothing lost",
+    "no_tags": "the sections without tags, after a line of prose: nothing lost (whole-reply fallback)",
+    "several_blocks": "a stale draft block (last step still remaining), then the corrected block: nothing lost "
+                      "if the last block is taken, one step redone if the first is",
+    "unclosed": "the block without its closing tag: nothing lost",
+    "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
+    "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
+    "refusal": "a refusal, no state: every completed step is redone",
+    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): the steps "
+                 "after the cut, len(done) - len(done) // 2 of them, are redone",
+    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state, every completed step redone",
+}
+"""Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
+
+LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
+                      "unclosed", "tag_case"})
+"""The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
+
+_CONTINUATION = re.compile(r"previous session", re.IGNORECASE)
+_CHECKPOINT = re.compile(r"checkpoint", re.IGNORECASE)
+
+
+class AgentBoundError(RuntimeError):
+    """The loop under test went past a bound the agent enforces (prompts or connections): it does not terminate."""
+
+
+# --- the task -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskStep:
+    """One step of a task: a tool call whose result adds ``tokens`` to the context."""
+
+    id: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task of N steps, and the sizes that make its context grow by known amounts.
+
+    A work turn of one step grows the context by ``prompt + 2 x output_tokens + step.tokens``: the prompt, the
+    call that asks for the tool, the tool's result and the reply that closes the turn. After n one-step turns of
+    a fresh session the last call's prompt is ``baseline + n x prompt + (2n - 1) x output_tokens + the n steps'
+    tokens``.
+    """
+
+    steps: tuple[TaskStep, ...]
+    name: str = "task"
+    window: int = 200_000
+    baseline: int = 12_000
+    """System prompt and tools: the context of a fresh session before its first prompt."""
+    prompt_tokens: int | None = None
+    """Context each user prompt takes; None: its length / 4."""
+    output_tokens: int = 100
+    """Output of each work call (the tool call, the closing reply)."""
+    steps_per_turn: int = 1
+    max_output_tokens: int = 32_000
+    model: str = DEFAULT_MODEL
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        ids = [s.id for s in self.steps]
+        if not ids:
+            raise ValueError(f"ctxsim: Task {self.name!r} has no steps")
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"ctxsim: Task {self.name!r} repeats step ids: "
+                             f"{sorted(i for i, n in Counter(ids).items() if n > 1)}")
+        if any(not re.fullmatch(r"[\w.-]+", i) for i in ids):
+            raise ValueError(f"ctxsim: Task {self.name!r}: step ids are words ([A-Za-z0-9_.-]), got {ids!r}")
+        if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
+            raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
+                             f"steps_per_turn >= 1")
+
+    @classmethod
+    def uniform(cls, n: int, tokens: int, **settings: Any) -> Task:
+        """``n`` steps ``s01``, ``s02``, ... each adding ``tokens``; ``settings`` are the other fields."""
+        width = max(2, len(str(n)))
+        return cls(tuple(TaskStep(f"s{i:0{width}d}", tokens) for i in range(1, n + 1)), **settings)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The step ids, in order."""
+        return tuple(s.id for s in self.steps)
+
+    @property
+    def prompt(self) -> str:
+        """The prompt that starts the task."""
+        return (f"Work through task {self.name!r}: {len(self.steps)} steps, in this order: "
+                f"{', '.join(self.ids)}. Do each step exactly once. Reply {DONE_MARKER} when every step is done.")
+
+    def tokens_of(self, prompt: str) -> int:
+        """The context a user prompt takes."""
+        return self.prompt_tokens if self.prompt_tokens is not None else max(1, len(prompt) // 4)
+
+
+# --- records --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step performed: which, on which connection and session, in which turn."""
+
+    step: str
+    connection: int
+    session_id: str
+    turn: int
+
+
+TurnKind = Literal["task", "continuation", "continue", "checkpoint"]
+
+
+@dataclass
+class TurnRecord:
+    """One prompt the agent answered, and what it did."""
+
+    index: int
+    """1-based position among the connection's turns."""
+    kind: TurnKind
+    prompt: str
+    steps: list[str] = field(default_factory=list)
+    """The steps performed in this turn."""
+    peak_prompt: int = 0
+    """The largest true prompt of this turn's main calls (for a rejected request: the size it would have had)."""
+    peak_next: int = 0
+    """The largest ``prompt + output`` of this turn's main calls."""
+    rejected: bool = False
+    """A request of this turn was rejected as prompt too long."""
+    reply: str = ""
+    """The turn's final text."""
+    degradation: str | None = None
+    """For a checkpoint turn, how the checkpoint was written."""
+    message_session_id: str | None = None
+    """The ``session_id`` field the SDK put on the user message."""
+
+
+@dataclass
+class ConnectionRecord:
+    """One client connection: the session it played and every turn of it."""
+
+    index: int
+    """1-based, in connection order."""
+    session_id: str
+    resumed: str | None
+    """The session this connection continued (``options.resume`` / ``continue_conversation``), else None."""
+    turns: list[TurnRecord] = field(default_factory=list)
+
+    @property
+    def work_turns(self) -> list[TurnRecord]:
+        """Every turn but checkpoint requests."""
+        return [t for t in self.turns if t.kind != "checkpoint"]
+
+    @property
+    def checkpoint_turns(self) -> list[TurnRecord]:
+        """The checkpoint requests answered on this connection."""
+        return [t for t in self.turns if t.kind == "checkpoint"]
+
+
+# --- the agent ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Conversation:
+    """One session's world and the agent's state in it."""
+
+    builder: SessionBuilder
+    session: Session
+    queries: list[Query] = field(default_factory=list)
+    done: list[str] = field(default_factory=list)
+    """Steps the agent knows are complete (told by a continuation prompt, or done here)."""
+    queue: list[str] = field(default_factory=list)
+    context: int = 0
+    """``prompt + output`` of the last call (the baseline before the first)."""
+    pending: int = 0
+    """Tokens added since the last call (prompts, tool results)."""
+    truth: Truth | None = None
+    turns: int = 0
+    renderings: Renderings = field(default_factory=Renderings)
+
+
+class FakeAgent:
+    """The reactive fake agent (module docstring). Use :meth:`transport` as a ``patch_sdk`` factory.
+
+    ``checkpoints`` plans how checkpoint requests are answered: one degradation for all, a sequence (the n-th
+    request gets the n-th entry, later ones ``well_formed``) or a mapping from request number (1-based) to
+    degradation. ``max_prompts`` and ``max_connections`` bound a loop that does not terminate: past them the
+    agent raises :class:`AgentBoundError` into the SDK call.
+    """
+
+    def __init__(self, task: Task, *, checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
+                 max_prompts: int | None = None, max_connections: int | None = None) -> None:
+        self.task = task
+        self.plan = checkpoints
+        for name in self.degradations:
+            if name not in DEGRADATIONS:
+                raise ValueError(f"ctxsim: FakeAgent: unknown checkpoint degradation {name!r} "
+                                 f"(known: {', '.join(DEGRADATIONS)})")
+        self.max_prompts = max_prompts if max_prompts is not None else 4 * len(task.steps) + 40
+        self.max_connections = max_connections
+        self.steps: list[StepRecord] = []
+        """Every step performed, in order."""
+        self.connections: list[ConnectionRecord] = []
+        """Every connection, in order."""
+        self.bound_errors: list[str] = []
+        """Every bound the loop went past (kept even if the loop swallowed the error)."""
+        self._conversations: dict[str, _Conversation] = {}
+        self._prompts = 0
+        self._checkpoints = 0
+        self._tokens = {s.id: s.tokens for s in task.steps}
+        self._step_ids = re.compile(r"(?<![\w.-])(" + "|".join(
+            re.escape(i) for i in sorted(task.ids, key=len, reverse=True)) + r")(?![\w-])")
+
+    @property
+    def degradations(self) -> list[str]:
+        """Every degradation the plan names."""
+        plan = self.plan
+        return [plan] if isinstance(plan, str) else list(plan.values() if isinstance(plan, Mapping) else plan)
+
+    @property
+    def lossless(self) -> bool:
+        """Every checkpoint the plan writes loses nothing: a correct loop must do every step exactly once."""
+        return all(name in LOSSLESS for name in self.degradations)
+
+    # results ---------------------------------------------------------------------------------------------------
+
+    def counts(self) -> Counter[str]:
+        """How many times each step was performed (every task step present, 0 if never)."""
+        counts: Counter[str] = Counter({i: 0 for i in self.task.ids})
+        counts.update(r.step for r in self.steps)
+        return counts
+
+    @property
+    def redone(self) -> int:
+        """Performances beyond the first, over all steps."""
+        return sum(n - 1 for n in self.counts().values() if n > 1)
+
+    @property
+    def skipped(self) -> list[str]:
+        """Steps never performed."""
+        return [i for i, n in self.counts().items() if n == 0]
+
+    @property
+    def finished(self) -> bool:
+        """The agent said the task is complete."""
+        return any(t.reply.startswith(DONE_MARKER) for c in self.connections for t in c.turns)
+
+    def _bound(self, message: str) -> None:
+        self.bound_errors.append(message)
+        raise AgentBoundError(message)
+
+    # connections -----------------------------------------------------------------------------------------------
+
+    def transport(self, options: ClaudeAgentOptions | None = None) -> FakeTransport:
+        """A transport for one client connection (the ``patch_sdk`` factory signature)."""
+        options = options or ClaudeAgentOptions()
+        index = len(self.connections) + 1
+        if self.max_connections is not None and index > self.max_connections:
+            self._bound(f"ctxsim: FakeAgent: connection #{index} exceeds the bound of {self.max_connections} "
+                        f"connections: the loop does not terminate")
+        resumed: str | None = None
+        if options.resume:
+            resumed = options.resume
+            if resumed not in self._conversations:
+                raise RuntimeError(f"ctxsim: FakeAgent: options.resume names session {resumed!r}, which this "
+                                   f"agent never started")
+        elif options.continue_conversation and self.connections:
+            resumed = self.connections[-1].session_id
+        conversation = self._conversations[resumed] if resumed else self._new_conversation()
+        record = ConnectionRecord(index, conversation.session.session_id, resumed)
+        self.connections.append(record)
+        transport = FakeTransport(conversation.session, responder=partial(
+            self._respond, conversation, record, options.include_partial_messages))
+        transport.truth = conversation.truth
+        return transport
+
+    def _new_conversation(self) -> _Conversation:
+        task, n = self.task, len(self._conversations) + 1
+        rng = random.Random(f"ctxsim.agent:{task.seed}:{task.name}:{n}")
+        session_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        builder = SessionBuilder(seed=task.seed * 10_007 + n, model=task.model, window=task.window,
+                                 baseline=task.baseline, max_output_tokens=task.max_output_tokens,
+                                 name=f"{task.name} session {n}", session_id=session_id)
+        conversation = _Conversation(builder, builder.build(), context=task.baseline)
+        self._conversations[session_id] = conversation
+        return conversation
+
+    # turns -----------------------------------------------------------------------------------------------------
+
+    def _respond(self, conversation: _Conversation, record: ConnectionRecord, partial_messages: bool,
+                 message: dict[str, Any]) -> Script:
+        self._prompts += 1
+        if self._prompts > self.max_prompts:
+            self._bound(f"ctxsim: FakeAgent: prompt #{self._prompts} exceeds the bound of {self.max_prompts} "
+                        f"prompts: the loop does not terminate")
+        prompt = prompt_text((message.get("message") or {}).get("content"))
+        turn = TurnRecord(len(record.turns) + 1, self._classify(prompt, conversation), prompt,
+                          message_session_id=message.get("session_id"))
+        record.turns.append(turn)
+        conversation.turns += 1
+        conversation.builder.query(prompt, prompt_tokens=self.task.tokens_of(prompt))
+        conversation.pending += self.task.tokens_of(prompt)
+        if turn.kind == "checkpoint":
+            planned, stop_reason = self._checkpoint(conversation, turn)
+        else:
+            if turn.kind != "continue":
+                self._resume(conversation, prompt, turn.kind)
+            planned, stop_reason = self._work(conversation), None
+        return self._play(conversation, record, turn, planned, stop_reason, partial_messages)
+
+    def _classify(self, prompt: str, conversation: _Conversation) -> TurnKind:
+        if _CONTINUATION.search(prompt):
+            return "continuation"
+        if _CHECKPOINT.search(prompt):
+            return "checkpoint"
+        return "task" if conversation.turns == 0 else "continue"
+
+    def _ids_in(self, text: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for match in self._step_ids.finditer(text):
+            seen.setdefault(match.group(1))
+        return list(seen)
+
+    def _resume(self, conversation: _Conversation, prompt: str, kind: TurnKind) -> None:
+        """Set the queue from a task or continuation prompt (rules in the module docstring)."""
+        order = {i: n for n, i in enumerate(self.task.ids)}
+        if kind == "task":
+            listed = self._ids_in(prompt)
+            conversation.queue = listed or list(self.task.ids)
+            conversation.done = []
+            return
+        sections = parse_sections(prompt)
+        done = [i for name, body in sections.items() if name in ("completed work", "do not redo")
+                for i in self._ids_in(body)]
+        conversation.done = sorted(set(done), key=order.__getitem__)
+        if "remaining tasks" in sections:
+            conversation.queue = self._ids_in(sections["remaining tasks"])
+        elif done:
+            conversation.queue = [i for i in self.task.ids if i not in set(done)]
+        else:
+            conversation.queue, conversation.done = list(self.task.ids), []
+
+    def _work(self, conversation: _Conversation) -> list[Planned]:
+        count = self.task.steps_per_turn
+        planned = [Planned(step=i) for i in conversation.queue[:count]]
+        left = len(conversation.queue) - len(planned)
+        names = ", ".join(p.step or "" for p in planned)
+        if left == 0:
+            text = f"{DONE_MARKER}: every step is done."
+        else:
+            text = f"Done {names}. Next: {conversation.queue[len(planned)]} ({left} steps left)."
+        return [*planned, Planned(text=text)]
+
+    def _checkpoint(self, conversation: _Conversation, turn: TurnRecord) -> tuple[list[Planned], str | None]:
+        self._checkpoints += 1
+        plan = self.plan
+        if isinstance(plan, str):
+            degradation = plan
+        elif isinstance(plan, Mapping):
+            degradation = plan.get(self._checkpoints, "well_formed")
+        else:
+            degradation = plan[self._checkpoints - 1] if self._checkpoints <= len(plan) else "well_formed"
+        turn.degradation = degradation
+        if degradation == "prompt_too_long":
+            return [Planned(text=PROMPT_TOO_LONG)], "reject"
+        if conversation.turns == 1:  # this request is the session's first prompt: nothing to checkpoint
+            turn.degradation = "no_work"
+            return [Planned(text=NO_WORK_REPLY)], None
+        reply = checkpoint_reply(self.task.name, len(self.task.steps), degradation, conversation.done,
+                                 conversation.queue)
+        return [Planned(text=reply)], "max_tokens" if degradation == "truncated" else None
+
+    # rendering -------------------------------------------------------------------------------------------------
+
+    def _play(self, conversation: _Conversation, record: ConnectionRecord, turn: TurnRecord,
+              planned: list[Planned], stop_reason: str | None, partial_messages: bool) -> Script:
+        task, builder = self.task, conversation.builder
+        made: list[Planned] = []
+        for call in planned:
+            request = conversation.context + conversation.pending
+            if stop_reason == "reject" or request > task.window:
+                turn.rejected = True
+                turn.peak_prompt = max(turn.peak_prompt, request)
+                turn.peak_next = max(turn.peak_next, request)
+                break
+            output = task.output_tokens if call.step or turn.kind != "checkpoint" else max(1, len(call.text) // 4)
+            step_tokens = self._tokens[call.step] if call.step else None
+            if call.step:
+                builder.call(prompt=request, output=output, blocks=("tool_use",), results=(step_tokens,))
+                conversation.queue.remove(call.step)
+                conversation.done.append(call.step)
+                turn.steps.append(call.step)
+                self.steps.append(StepRecord(call.step, record.index, record.session_id, turn.index))
+            else:
+                builder.call(prompt=request, output=output, blocks=("text",))
+                turn.reply = call.text
+            conversation.context, conversation.pending = request + output, step_tokens or 0
+            conversation.truth = Truth(request, output)
+            turn.peak_prompt, turn.peak_next = max(turn.peak_prompt, request), max(turn.peak_next, request + output)
+            made.append(call)
+        built = builder.build()
+        query = with_content(built.queries[-1], made)
+        conversation.queries.append(query)
+        conversation.session = replace(built, queries=tuple(conversation.queries))
+        script = conversation.renderings.last(conversation.session, partial_messages)
+        if turn.rejected:
+            turn.reply = PROMPT_TOO_LONG
+            reject_as_too_long(script, conversation.session, len(conversation.queries))
+        elif stop_reason == "max_tokens":
+            mark_stopped(script, "max_tokens")
+        return script

@@ -1,0 +1,427 @@
+"""Checks for a restart loop — yours or the reference — driven against the fake agent through the real SDK.
+
+A restart loop is a callable (sync or async) taking a :class:`LoopRig`: the task prompt, the SDK options to build
+clients with, and factories for the tracker, lifecycle and policy it may use. :func:`run_loop` runs it with every
+``ClaudeSDKClient`` it builds talking to a :class:`~ctxsim.agent.FakeAgent` (``patch_sdk``), then judges what
+happened against the world's truth; :func:`check_restart_loop` raises :class:`LoopCheckError` listing every broken
+invariant, each line starting ``ctxsim:`` and naming it:
+
+================ ================================================================================================
+invariant        what it means
+================ ================================================================================================
+steps-once       every task step done exactly once (asserted when every checkpoint is lossless; otherwise
+                 :attr:`LoopReport.redone` and :attr:`LoopReport.skipped` say what the degradations cost)
+new-session      each restart starts a new session, with a new session id (no ``resume`` of the old one)
+tracker-reset    a tracker made by :meth:`LoopRig.make_tracker` never carries one session's state into the next
+restart-count    one restart per true threshold crossing (from the world's truth, not from the loop), none
+                 without one, and a ``continuation_count`` the loop returns agrees
+checkpoint       at each restart the checkpoint is requested once, on the old session, and its own usage triggers
+                 no further restart
+termination      the loop ends, within its bound of ``max_restarts`` restarts
+fresh-lifecycle  each session runs under a fresh lifecycle (no "cannot start from state X")
+================ ================================================================================================
+
+    def my_loop(rig: LoopRig) -> int:
+        return anyio.run(partial(my_agent.run, rig.prompt, options=rig.options, make_tracker=rig.make_tracker))
+
+    check_restart_loop(my_loop, Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
+
+The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loop_catalogue`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from claude_agent_sdk import ClaudeAgentOptions
+
+from .agent import ConnectionRecord, FakeAgent, Task, TurnRecord
+from .loop_rig import LifecycleProbe, LoopRig, TrackerProbe
+from .reference.policy import PressurePolicy
+from .reference.restart import DONE_MARKER
+from .reference.tracker import ContextTracker
+from .sdk import patch_sdk
+
+__all__ = [
+    "INVARIANTS",
+    "LifecycleProbe",
+    "LoopCheckError",
+    "LoopReport",
+    "LoopRig",
+    "LoopSetup",
+    "TrackerProbe",
+    "Violation",
+    "arun_loop",
+    "check_restart_loop",
+    "fake_agent",
+    "run_loop",
+]
+
+INVARIANTS: dict[str, str] = {
+    "steps-once": "every task step is done exactly once",
+    "new-session": "each restart starts a new session with a new session id",
+    "tracker-reset": "tracker state is reset for each session",
+    "restart-count": "one restart per true threshold crossing, and none without one",
+    "checkpoint": "the checkpoint is requested once per restart, on the old session, and its own usage "
+                  "triggers no restart",
+    "termination": "the loop ends, within its bound on restarts",
+    "fresh-lifecycle": "each session runs under a fresh lifecycle",
+}
+"""Every invariant the checks judge, by name."""
+
+_CANNOT_START = re.compile(r"cannot start from state", re.IGNORECASE)
+
+
+# --- the report -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant."""
+
+    invariant: str
+    detail: str
+
+    def line(self, loop: str) -> str:
+        """``ctxsim: <loop> broke invariant '<name>' (<what it means>): <detail>``."""
+        return f"ctxsim: {loop} broke invariant {self.invariant!r} ({INVARIANTS[self.invariant]}): {self.detail}"
+
+
+@dataclass
+class LoopReport:
+    """What a loop did with the fake agent, judged against the truth."""
+
+    name: str
+    agent: FakeAgent
+    rig: LoopRig
+    threshold: int
+    """The restart threshold in tokens the crossings were computed against."""
+    returned: Any = None
+    error: BaseException | None = None
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> list[ConnectionRecord]:
+        """The connections that did work (answered a prompt other than a checkpoint request)."""
+        return [c for c in self.agent.connections if c.work_turns]
+
+    @property
+    def restarts(self) -> int:
+        """New working sessions after the first."""
+        return max(0, len(self.sessions) - 1)
+
+    @property
+    def crossings(self) -> int:
+        """Sessions whose truth crossed the threshold with work left to do: the restarts a loop owes."""
+        return sum(1 for c in self.sessions if _crossing(c, self.threshold, self.grace) is not None)
+
+    @property
+    def grace(self) -> int:
+        """Work turns a loop may send after a crossing: one (the wind-down) for a graduated policy."""
+        return 1 if self.rig.policy.wind_down else 0
+
+    @property
+    def redone(self) -> int:
+        """Step performances beyond the first."""
+        return self.agent.redone
+
+    @property
+    def skipped(self) -> list[str]:
+        """Steps never performed."""
+        return self.agent.skipped
+
+    @property
+    def broken(self) -> set[str]:
+        """The names of the broken invariants."""
+        return {v.invariant for v in self.violations}
+
+    @property
+    def ok(self) -> bool:
+        """No invariant broken."""
+        return not self.violations
+
+    def __str__(self) -> str:
+        if self.ok:
+            return (f"ctxsim: {self.name} kept every invariant: {len(self.agent.task.steps)} steps, "
+                    f"{self.restarts} restarts for {self.crossings} threshold crossings")
+        return "\n".join(v.line(self.name) for v in self.violations)
+
+
+class LoopCheckError(AssertionError):
+    """A restart loop broke invariants: the message lists them, one ``ctxsim:`` line each."""
+
+    def __init__(self, report: LoopReport) -> None:
+        super().__init__(str(report))
+        self.report = report
+
+
+# --- judging ------------------------------------------------------------------------------------------------------
+
+
+def _crosses(turn: TurnRecord, threshold: int) -> bool:
+    return turn.rejected or turn.peak_prompt >= threshold
+
+
+def _crossing(connection: ConnectionRecord, threshold: int, grace: int) -> int | None:
+    """The index (among work turns) of the first turn whose truth reached the threshold, unless the task was
+    done within that turn or the ``grace`` turns after it (a wind-down): a crossing that owes a restart."""
+    turns = connection.work_turns
+    for n, turn in enumerate(turns):
+        if _crosses(turn, threshold):
+            finished = any(t.reply.startswith(DONE_MARKER) for t in turns[n:n + grace + 1])
+            return None if finished else n
+    return None
+
+
+def _percent(tokens: int, report: LoopReport) -> str:
+    effective = report.rig.policy.effective_window(report.agent.task.window)
+    return f"{tokens:,} tokens, {100 * tokens / effective:.0f}% of the effective window"
+
+
+def _judge_restarts(report: LoopReport) -> list[Violation]:
+    out: list[Violation] = []
+    sessions, threshold, grace = report.sessions, report.threshold, report.grace
+    for k, connection in enumerate(sessions, 1):
+        crossing = _crossing(connection, threshold, grace)
+        peak = max((t.peak_next for t in connection.work_turns), default=0)
+        restarted = k < len(sessions)
+        if restarted and crossing is None and peak < threshold:
+            out.append(Violation("restart-count", f"session {k} (connection {connection.index}) was restarted "
+                                 f"without crossing the threshold of {threshold:,} tokens: its context peaked at "
+                                 f"{_percent(peak, report)}"))
+        if crossing is not None:
+            late = len(connection.work_turns) - 1 - crossing - grace
+            if late > 0:
+                out.append(Violation("restart-count", f"session {k} crossed the threshold in work turn "
+                                     f"{crossing + 1} but the loop sent {late} more work turn(s) before acting"))
+            elif not restarted and report.error is None:
+                out.append(Violation("restart-count", f"session {k} crossed the threshold and the loop ended "
+                                     f"without restarting"))
+    if out:
+        out.insert(0, Violation("restart-count", f"{report.restarts} restart(s) for {report.crossings} true "
+                                f"threshold crossing(s) (threshold {threshold:,} tokens)"))
+    count = getattr(report.returned, "continuation_count", report.returned)
+    if type(count) is int and count != report.restarts:
+        out.append(Violation("restart-count", f"the loop reports continuation_count={count} but started "
+                             f"{report.restarts} new session(s) for {report.crossings} true crossing(s)"))
+    return out
+
+
+def _listed(items: Sequence[str], limit: int = 4) -> str:
+    shown = "; ".join(items[:limit])
+    return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _judge_sessions(report: LoopReport) -> list[Violation]:
+    resumed, reused = [], []
+    seen: set[str] = set()
+    for connection in report.agent.connections:
+        if connection.resumed is not None:
+            resumed.append(f"connection {connection.index} resumed {connection.resumed!r}")
+        elif connection.session_id in seen:
+            reused.append(f"connection {connection.index} reused {connection.session_id!r}")
+        seen.add(connection.session_id)
+    out = []
+    if resumed:
+        out.append(Violation("new-session", f"{len(resumed)} connection(s) continued an old session "
+                             f"(options.resume / continue_conversation) instead of starting a new one "
+                             f"({_listed(resumed)}): clear the session id before restarting"))
+    if reused:
+        out.append(Violation("new-session", f"session ids were reused ({_listed(reused)})"))
+    return out
+
+
+def _judge_checkpoints(report: LoopReport) -> list[Violation]:
+    fresh, repeated, worked_on, missing = [], [], [], []
+    for connection in report.agent.connections:
+        asked = connection.checkpoint_turns
+        if asked and connection.turns[0].kind == "checkpoint":
+            carried = connection.turns[0].message_session_id
+            note = f" with query(session_id={carried!r})" if carried and carried != "default" else ""
+            fresh.append(f"connection {connection.index}{note}")
+        if len(asked) > 1:
+            repeated.append(f"connection {connection.index} got {len(asked)}")
+        if asked and connection.turns[-1].kind != "checkpoint":
+            worked_on.append(f"connection {connection.index}")
+    for k, connection in enumerate(report.sessions[:-1], 1):
+        if not connection.checkpoint_turns:
+            missing.append(f"session {k} (connection {connection.index})")
+    out = []
+    if fresh:
+        out.append(Violation("checkpoint", f"the checkpoint was requested on a new, empty session "
+                             f"({_listed(fresh)}), which has nothing to checkpoint and resumes nothing: ask the "
+                             f"old session, on the same client, before it closes"))
+    if missing:
+        out.append(Violation("checkpoint", f"restarted without a checkpoint request on the old session: "
+                             f"{_listed(missing)}"))
+    if repeated:
+        out.append(Violation("checkpoint", f"several checkpoint requests on one session ({_listed(repeated)}): "
+                             f"the checkpoint turn's own usage triggered another restart"))
+    if worked_on:
+        out.append(Violation("checkpoint", f"work went on after the checkpoint request ({_listed(worked_on)})"))
+    return out
+
+
+def _judge_trackers(report: LoopReport) -> list[Violation]:
+    out = []
+    for probe in report.rig.trackers:
+        for old, new, tokens in probe.carried:
+            held = "unknown" if tokens is None else f"{tokens:,} tokens"
+            out.append(Violation("tracker-reset", f"tracker #{probe.index} went on from session {old!r} into "
+                                 f"session {new!r} without reset() (it held {held}): make a new tracker or "
+                                 f"reset it for each session"))
+    return out
+
+
+def _judge_end(report: LoopReport) -> list[Violation]:
+    out: list[Violation] = []
+    error, bound = report.error, report.rig.max_restarts
+    if report.rig.lifecycle_errors or (error is not None and _CANNOT_START.search(str(error))):
+        detail = "; ".join(report.rig.lifecycle_errors) or f"{type(error).__name__}: {error}"
+        out.append(Violation("fresh-lifecycle", f"a finished lifecycle was started again ({detail}): make a "
+                             f"new lifecycle for each session"))
+    if report.restarts > bound:
+        out.append(Violation("termination", f"the loop made {report.restarts} restarts, past its bound of "
+                             f"max_restarts={bound}"))
+    if report.agent.bound_errors:
+        out.append(Violation("termination", report.agent.bound_errors[0].removeprefix("ctxsim: ")))
+    elif isinstance(error, TimeoutError):
+        out.append(Violation("termination", "the loop hung (it did not return before the hang guard)"))
+    elif error is not None and not out and not report.agent.finished and report.restarts < bound:
+        out.append(Violation("termination", f"the loop raised {type(error).__name__}: {error} before the task "
+                             f"was done and before its bound of max_restarts={bound}"))
+    return out
+
+
+def _judge_steps(report: LoopReport) -> list[Violation]:
+    counts = report.agent.counts()
+    again = {s: n for s, n in counts.items() if n > 1}
+    never = [s for s, n in counts.items() if n == 0]
+    if not again and not never:
+        return []
+    parts = []
+    if again:
+        parts.append(f"redone {sum(n - 1 for n in again.values())} time(s): "
+                     + ", ".join(f"{s} x{n}" for s, n in again.items()))
+    if never:
+        parts.append(f"never done: {', '.join(never)}")
+    return [Violation("steps-once", "; ".join(parts))]
+
+
+def _judge(report: LoopReport, *, lossless: bool) -> None:
+    report.violations = [
+        *(_judge_steps(report) if lossless else []),
+        *_judge_sessions(report),
+        *_judge_trackers(report),
+        *_judge_restarts(report),
+        *_judge_checkpoints(report),
+        *_judge_end(report),
+    ]
+
+
+# --- running ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoopSetup:
+    """How :func:`run_loop` sets up a run: the keywords it takes besides ``backend``."""
+
+    checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed"
+    """How the agent answers checkpoint requests (:data:`ctxsim.agent.DEGRADATIONS`; see :class:`FakeAgent`)."""
+    policy: PressurePolicy | None = None
+    """The setting the loop is told to use and true crossings are computed from (default: restart at 90% of
+    the task's window)."""
+    max_restarts: int = 10
+    """The loop's bound on restarts."""
+    tracker_factory: Callable[[], Any] = ContextTracker
+    """What :meth:`LoopRig.make_tracker` wraps."""
+    include_partial_messages: bool = False
+    """Set on :attr:`LoopRig.options`."""
+    hang_timeout: float | None = 60.0
+    """Seconds after which an async loop counts as hung (a guard, not a speed check)."""
+    name: str | None = None
+    """How messages name the loop (default: its ``__name__``)."""
+
+    def prepare(self, loop: Callable[[LoopRig], Any], task: Task) -> LoopReport:
+        """An agent and a rig for one run, in an empty report."""
+        settings = self.policy or PressurePolicy(window=task.window)
+        agent = FakeAgent(task, checkpoints=self.checkpoints, max_connections=2 * (self.max_restarts + 1) + 2)
+        rig = LoopRig(task, settings, ClaudeAgentOptions(include_partial_messages=self.include_partial_messages),
+                      self.max_restarts, self.tracker_factory)
+        label = self.name or getattr(loop, "__name__", None) or type(loop).__name__
+        return LoopReport(label, agent, rig, settings.threshold_tokens(window=task.window))
+
+    def finish(self, report: LoopReport) -> LoopReport:
+        """Judge the run."""
+        _judge(report, lossless=report.agent.lossless)
+        return report
+
+
+async def _await(outcome: Any, hang_timeout: float | None) -> Any:
+    with anyio.fail_after(hang_timeout):
+        return await outcome
+
+
+async def arun_loop(loop: Callable[[LoopRig], Any], task: Task, **setup: Any) -> LoopReport:
+    """:func:`run_loop` from async code, for an async ``loop`` (a sync one would block the event loop).
+
+    ``setup`` are the fields of :class:`LoopSetup`.
+    """
+    options = LoopSetup(**setup)
+    report = options.prepare(loop, task)
+    with patch_sdk(report.agent.transport):
+        try:
+            outcome = loop(report.rig)
+            report.returned = await _await(outcome, options.hang_timeout) if inspect.isawaitable(outcome) else outcome
+        except Exception as error:  # the loop's failure is part of the verdict
+            report.error = error
+    return options.finish(report)
+
+
+def run_loop(loop: Callable[[LoopRig], Any], task: Task, *, backend: str = "asyncio", **setup: Any) -> LoopReport:
+    """Run ``loop`` against a fake agent working on ``task`` and judge what it did.
+
+    ``loop(rig)`` may be synchronous, or return an awaitable (an ``async def``), which runs on ``backend``.
+    ``setup`` are the fields of :class:`LoopSetup`: ``checkpoints`` (the agent's checkpoint replies),
+    ``policy`` (the setting the loop is told to use, from which true crossings are computed), ``max_restarts``,
+    ``tracker_factory``, ``include_partial_messages``, ``hang_timeout``, ``name``. The loop's own exception is
+    caught and judged, never raised. The report's ``violations`` list every broken invariant.
+    """
+    options = LoopSetup(**setup)
+    report = options.prepare(loop, task)
+    with patch_sdk(report.agent.transport):
+        try:
+            outcome = loop(report.rig)
+            if inspect.isawaitable(outcome):
+                outcome = anyio.run(_await, outcome, options.hang_timeout, backend=backend)
+            report.returned = outcome
+        except Exception as error:  # the loop's failure is part of the verdict
+            report.error = error
+    return options.finish(report)
+
+
+def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, **options: Any) -> LoopReport:
+    """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant) unless the
+    loop kept every invariant. Returns the report when it did."""
+    report = run_loop(loop, task, **options)
+    if not report.ok:
+        raise LoopCheckError(report)
+    return report
+
+
+@contextmanager
+def fake_agent(task: Task, **options: Any) -> Iterator[FakeAgent]:
+    """Within the block, every ``ClaudeSDKClient`` / ``query()`` talks to a :class:`FakeAgent` working on ``task``.
+
+    ``options`` go to :class:`FakeAgent` (``checkpoints``, ``max_prompts``, ``max_connections``). For tests that
+    drive a loop by hand and look at ``agent.steps`` / ``agent.connections`` themselves.
+    """
+    agent = FakeAgent(task, **options)
+    with patch_sdk(agent.transport):
+        yield agent
