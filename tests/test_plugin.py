@@ -213,7 +213,7 @@ def test_importing_the_plugin_is_cheap() -> None:
 
 
 def test_fake_claude_fixture_patches_clients_for_one_test(project: pytest.Pytester) -> None:
-    project.makepyfile(test_agent='''
+    project.makepyfile(test_user_agent='''
         import anyio
         from claude_agent_sdk import ClaudeSDKClient, ResultMessage
         from claude_agent_sdk._internal.transport import subprocess_cli
