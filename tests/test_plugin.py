@@ -191,17 +191,35 @@ def test_items_are_ordered_marked_and_located(project: pytest.Pytester) -> None:
 def test_shipped_scenarios_hold(project: pytest.Pytester) -> None:
     shutil.copytree(SCENARIOS, project.path / "scenarios")
     result = project.runpytest("--ctx-scenarios", "-q")
-    result.assert_outcomes(passed=15)
+    items = 0
+    for path in SCENARIOS.glob("*.yaml"):  # reference (or reference-loop) + each tracker or loop the file names
+        sc = ctxsim.scenario.load_scenario(path)
+        items += 1 + len(sc.must_fail) + len(sc.must_pass) + len(sc.loop_expect.must_fail + sc.loop_expect.must_pass)
+    result.assert_outcomes(passed=items)
+
+
+REWRITTEN = """
+from _pytest.assertion.rewrite import AssertionRewritingHook
+import ctxsim.check, ctxsim.testing
+
+
+def test_helper_modules_are_assertion_rewritten():
+    assert isinstance(ctxsim.check.__loader__, AssertionRewritingHook)
+    assert isinstance(ctxsim.testing.__loader__, AssertionRewritingHook)
+"""
 
 
 def test_xdist_collects_the_same_items_on_every_worker(project: pytest.Pytester) -> None:
     for name in ("c", "a", "b", "d"):
         scenario(project, f"scenarios/{name}.yaml", GOOD)
     scenario(project, "scenarios/e.yaml", BAD)
+    project.makepyfile(mytrackers=MY_TRACKERS, test_ctxsim_rewritten=REWRITTEN)
     # hypothesis' and faker's plugins have nothing to do with this and cost seconds per worker
-    result = project.runpytest_subprocess("-n", "2", "--ctx-scenarios", "-p", "no:cacheprovider",
+    result = project.runpytest_subprocess("-n", "2", "--ctx-scenarios=scenarios", "scenarios",
+                                          "test_ctxsim_rewritten.py",
+                                          "--ctx-tracker=mytrackers:MyTracker", "-p", "no:cacheprovider",
                                           "-p", "no:hypothesispytest", "-p", "no:faker")
-    result.assert_outcomes(passed=8, failed=1)
+    result.assert_outcomes(passed=13, failed=1)
     assert "Different tests were collected" not in result.stdout.str()
 
 
@@ -212,30 +230,213 @@ def test_importing_the_plugin_is_cheap() -> None:
     assert out.strip() == "[]"
 
 
-def test_fake_claude_fixture_patches_clients_for_one_test(project: pytest.Pytester) -> None:
-    project.makepyfile(test_user_agent='''
-        import anyio
-        from claude_agent_sdk import ClaudeSDKClient, ResultMessage
-        from claude_agent_sdk._internal.transport import subprocess_cli
-        from ctxsim import SessionBuilder
+# --- the tracker under test: --ctx-tracker ----------------------------------------------------------------------
 
-        SESSION = SessionBuilder(seed=1).query("do it").call(prompt=40_000).build()
+MY_TRACKERS = '''
+from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage
 
-        def my_agent():
-            async def main():
-                async with ClaudeSDKClient() as client:
-                    await client.query("do the task")
-                    kinds = [type(m) async for m in client.receive_response()]
-                    return kinds, (await client.get_context_usage())["totalTokens"]
-            return anyio.run(main)
 
-        def test_agent(fake_claude):
-            fake = fake_claude(SESSION)
-            kinds, total = my_agent()
-            assert kinds[-1] is ResultMessage and total == 40_000
-            assert fake.last.prompts == ["do the task"]
+class MyTracker:
+    """A user's tracker: the latest main-chain call's in + cc + cr, a compaction's post size."""
 
-        def test_restored_after():
-            assert subprocess_cli.SubprocessCLITransport.__name__ == "SubprocessCLITransport"
-    ''')
-    project.runpytest().assert_outcomes(passed=2)
+    def __init__(self):
+        self.tokens = None
+
+    def observe(self, message):
+        if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None and message.usage:
+            u = message.usage
+            self.tokens = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            self.tokens = message.data["compact_metadata"]["post_tokens"]
+
+    def context_tokens(self):
+        return self.tokens
+
+
+class Summing(MyTracker):
+    """Adds every message's usage up: counts the content blocks of one call again and again."""
+
+    def observe(self, message):
+        if isinstance(message, AssistantMessage) and message.usage:
+            u = message.usage
+            self.tokens = (self.tokens or 0) + u["input_tokens"] + u["cache_read_input_tokens"]
+
+
+class Lagging(MyTracker):
+    """The right number, 5,000 tokens low: within a loose tolerance, yet it never sees 90%."""
+
+    def context_tokens(self):
+        return None if self.tokens is None else self.tokens - 5000
+
+
+def make_broken():
+    raise RuntimeError("no config")
+
+
+NOT_CALLABLE = 3
+'''
+
+COMPACTION = """\
+name: compaction
+source: "unit test: a compaction"
+queries:
+  - steps:
+      - call: {in: 3, cc: 2000, cr: 148000, out: 300}
+  - steps:
+      - compact: {post: 20000}
+      - call: {}
+expect:
+  tolerance: 2000
+  fail: [arbiter-msgid]
+"""
+
+
+@pytest.fixture
+def tracked(project: pytest.Pytester) -> pytest.Pytester:
+    """A project with its own tracker module at the root and two scenarios."""
+    project.makepyfile(mytrackers=MY_TRACKERS)
+    scenario(project, "scenarios/a_good.yaml", GOOD)
+    scenario(project, "scenarios/b_compaction.yaml", COMPACTION)
+    return project
+
+
+def test_ctx_tracker_adds_an_item_per_scenario_named_after_the_tracker(tracked: pytest.Pytester) -> None:
+    result = tracked.runpytest("--ctx-scenarios", "--ctx-tracker=mytrackers:MyTracker", "-v")
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines([
+        "ctxsim tracker under test: MyTracker (mytrackers:MyTracker)",
+        "scenarios/a_good.yaml::reference PASSED*",
+        "scenarios/a_good.yaml::mala-overwrite PASSED*",
+        "scenarios/a_good.yaml::MyTracker PASSED*",
+        "scenarios/b_compaction.yaml::reference PASSED*",
+        "scenarios/b_compaction.yaml::arbiter-msgid PASSED*",
+        "scenarios/b_compaction.yaml::MyTracker PASSED*",
+    ])
+
+
+def test_a_buggy_tracker_under_test_fails_with_the_timeline(tracked: pytest.Pytester) -> None:
+    result = tracked.runpytest("--ctx-scenarios", "--ctx-tracker=mytrackers:Summing")
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines([
+        "*_ scenario compaction: Summing _*",
+        # no expect.ctx_tracker: the line of expect
+        "scenarios/b_compaction.yaml:9: Summing must track scenario 'compaction' (expect.ctx_tracker: pass, "
+        "--ctx-tracker=mytrackers:Summing), but does not",
+        # it adds the next call's input + cache read (3 + the 12,000 cached baseline) to the pre-compaction 148,003
+        ">*4  q2 call 1*20,000..20,120*160,006*",
+        "first failing point: *",
+    ])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_what_the_scenario_expects_of_the_tracker_under_test(tracked: pytest.Pytester) -> None:
+    scenario(tracked, "scenarios/a_good.yaml", GOOD + "  ctx_tracker: fail\n")
+    scenario(tracked, "scenarios/b_compaction.yaml", COMPACTION + "  ctx_tracker: skip\n")
+    result = tracked.runpytest("--ctx-scenarios", "--ctx-tracker=mytrackers:Summing", "-rs")
+    result.assert_outcomes(passed=5, skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED*expect.ctx_tracker: skip (line 12)"])
+
+
+def test_the_threshold_column_shows_where_the_tracker_should_have_fired(tracked: pytest.Pytester) -> None:
+    scenario(tracked, "scenarios/b_compaction.yaml",
+             COMPACTION.replace("tolerance: 2000", "tolerance: 6000\n  threshold: {at: 0.75, fires: [q1 call 1]}"))
+    result = tracked.runpytest("--ctx-scenarios=scenarios/b_compaction.yaml", "--ctx-tracker=mytrackers:Lagging")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines([
+        "scenarios/b_compaction.yaml:9: Lagging must track scenario 'compaction' *, but does not",
+        "ctxsim: Lagging tracks session 'compaction' (tolerance ±6,000 tokens, window 200,000)",
+        "*#  point*truth*estimate*error  threshold",
+        "*1  q1 call 1*150,003..150,303*145,003*-5,000 (-2.5%)  75% truth crosses; tracker does not fire",
+        "threshold 75% (150,000 tokens): the truth crosses at q1 call 1; the tracker does not fire",
+    ])
+
+
+def test_the_ini_names_trackers_too_and_a_catalogued_name_is_not_run_twice(tracked: pytest.Pytester) -> None:
+    tracked.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+                    "ctx_tracker =\n    mytrackers:MyTracker\n    mala-overwrite\n")
+    items, _ = tracked.inline_genitems("--ctx-scenarios")
+    assert [i.nodeid.split("::")[1] for i in items] == [
+        "reference", "mala-overwrite", "MyTracker", "reference", "arbiter-msgid", "MyTracker", "mala-overwrite"]
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("mytrackers", "'mytrackers' is not in the catalogue; give a catalogued name (*) or module:factory"),
+    ("arbiter-msgd", "'arbiter-msgd' is not in the catalogue (did you mean 'arbiter-msgid'?)*"),
+    ("nomodule:Tracker", "cannot import 'nomodule': ModuleNotFoundError: No module named 'nomodule'"),
+    ("mytrackers:Nope", "module 'mytrackers' has no 'Nope'"),
+    ("mytrackers:NOT_CALLABLE", "mytrackers:NOT_CALLABLE is a int, not a class or function that makes a tracker"),
+    ("mytrackers:make_broken", "mytrackers:make_broken() raised RuntimeError: no config (the factory is called "
+                               "without arguments)"),
+    ("mytrackers:AssistantMessage", "mytrackers:AssistantMessage() raised TypeError:*"),
+    ("mytrackers:", "'mytrackers:' is not module:factory (e.g. mypackage.tracking:MyTracker)"),
+])
+def test_a_bad_tracker_spec_is_a_usage_error(tracked: pytest.Pytester, spec: str, message: str) -> None:
+    result = tracked.runpytest("--ctx-scenarios", f"--ctx-tracker={spec}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: ctxsim: --ctx-tracker={spec}: {message}"])
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_a_factory_that_makes_no_tracker_is_a_usage_error(tracked: pytest.Pytester) -> None:
+    result = tracked.runpytest("--ctx-tracker=collections:OrderedDict")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ctxsim: --ctx-tracker=collections:OrderedDict: collections:OrderedDict() "
+                                 "made a OrderedDict, which has no observe or context_tokens(): *"])
+
+
+def test_backends(project: pytest.Pytester) -> None:
+    scenario(project, "scenarios/good.yaml", GOOD)
+    project.runpytest("--ctx-scenarios", "--ctx-backend=inprocess").assert_outcomes(passed=2)
+    result = project.runpytest("--ctx-scenarios", "--ctx-backend=live")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ctxsim: --ctx-backend=live: the live backend * is not available yet *"])
+    result = project.runpytest("--ctx-backend=remote")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--ctx-backend: invalid choice: 'remote' (choose from 'inprocess', 'live')"])
+    project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_backend = remote\n")
+    result = project.runpytest("--ctx-scenarios")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ctxsim: ctx_backend: unknown backend 'remote' (choose from inprocess, live)"])
+
+
+# --- malformed files and recorded streams -----------------------------------------------------------------------
+
+MALFORMED = Path(__file__).resolve().parent / "malformed"
+
+
+def test_every_malformed_file_is_one_clear_error_and_the_rest_still_run(project: pytest.Pytester) -> None:
+    shutil.copytree(MALFORMED, project.path / "scenarios")
+    scenario(project, "scenarios/zz_good.yaml", GOOD)
+    files = sorted(MALFORMED.glob("*.yaml"))
+    result = project.runpytest("--ctx-scenarios")
+    result.assert_outcomes(passed=2, failed=len(files))
+    out = result.stdout.lines
+    assert not [line for line in out if "Traceback" in line or "Interrupted" in line]
+    for path in files:
+        expected = f"ctxsim: scenarios/{path.name}:{path.read_text().splitlines()[0].removeprefix('# error: ')}"
+        start = next(i for i, line in enumerate(out) if f" malformed scenario {path.name} " in line)
+        end = next(i for i in range(start + 1, len(out)) if out[i].startswith(("___", "===")))
+        section = [line for line in out[start + 1:end] if line.strip()]
+        assert len(section) == 1 and section[0].startswith(expected), (path.name, section)
+
+
+TRANSCRIPT = """\
+{"type": "user", "isSidechain": false, "parentUuid": null, "sessionId": "s", "uuid": "u1", "message": {"role": "user", "content": "go"}}
+{"type": "assistant", "isSidechain": false, "parentUuid": "u1", "sessionId": "s", "uuid": "a1", "requestId": "r1", "message": {"id": "m1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 148000, "output_tokens": 10}}}
+{"type": "system", "subtype": "compact_boundary", "isSidechain": false, "parentUuid": null, "sessionId": "s", "uuid": "c1", "compactMetadata": {"trigger": "auto", "preTokens": 150013, "postTokens": 20000}}
+{"type": "assistant", "isSidechain": false, "parentUuid": "c1", "sessionId": "s", "uuid": "a2", "requestId": "r2", "message": {"id": "m2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}], "usage": {"input_tokens": 3, "cache_creation_input_tokens": 8000, "cache_read_input_tokens": 12000, "output_tokens": 10}}}
+"""  # noqa: E501
+
+
+def test_a_recorded_transcript_runs_and_failures_point_into_the_recording(project: pytest.Pytester) -> None:
+    scenario(project, "scenarios/recordings/session.jsonl", TRANSCRIPT)
+    scenario(project, "scenarios/recorded.yaml",
+             "source: a transcript\nstream: recordings/session.jsonl\nexpect:\n  pass: [arbiter-msgid]\n")
+    result = project.runpytest("--ctx-scenarios", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "scenarios/recorded.yaml::reference PASSED*",
+        "scenarios/recorded.yaml:4: arbiter-msgid must track scenario 'recorded' (expect.pass), but does not",
+        ">*2  q1 compaction*20,000*148,013*",
+        "first failing point: q1 call 1 (scenarios/recordings/session.jsonl:2)",
+    ])

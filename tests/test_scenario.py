@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from ctxsim.scenario import ScenarioError, load_scenario, parse_scenario
-from ctxsim.world import Call, Compaction, ConversationReset, SubagentStart, Text, Thinking, ToolResult, ToolUse
+from ctxsim.world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    SubagentStart,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 
@@ -122,10 +131,12 @@ def test_the_documented_example_is_a_valid_scenario() -> None:
     import ctxsim.scenario
 
     doc = ctxsim.scenario.__doc__ or ""
-    example = doc.split("Example::\n\n", 1)[1].split("\n\nKeys", 1)[0]
+    example = doc.split("Example::\n\n", 1)[1].split("\n\nA recorded session", 1)[0]
     sc = parse_scenario(textwrap.dedent(example), file="example.yaml")
     assert sc.name == "seed000-cache-read-719" and len(sc.session.main_calls) == 3 + 240 + 1
     assert sc.must_fail == ("mala-cache-read-pressure",) and sc.must_pass == ("arbiter-msgid",)
+    # 10% is 20,000 tokens: call 1 (20,503) crosses; the 240 repeats (6,013) re-arm it; the compaction to 20,000
+    assert sc.thresholds[0].fires == ("q1 call 1", "q1 compaction")
 
 
 def test_name_defaults_to_the_file_stem_and_expect_to_reference_only(tmp_path: Path) -> None:
@@ -242,30 +253,34 @@ def test_malformed_scenarios_say_file_line_and_key(tmp_path: Path, text: str, ex
 
 
 def test_nested_repeats_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ctxsim.scenario.MAX_CALLS", 5)
+    monkeypatch.setattr("ctxsim._internal.steps.MAX_CALLS", 5)
     text = Q + "      - repeat:\n          times: 3\n          steps:\n            - repeat: {times: 3, call: {}}\n"
     with pytest.raises(ScenarioError, match=r"^ctxsim: x\.yaml:6: queries\[0\]\.steps\[0\]\.repeat\.steps\[0\]"
                                             r"\.repeat\.call: more than 5 calls in one scenario$"):
         parse_scenario(text, file="x.yaml")
 
 
-def test_a_file_that_is_not_text_is_an_error_without_a_line(tmp_path: Path) -> None:
+def test_a_file_that_is_not_text_names_the_line_of_the_first_bad_byte(tmp_path: Path) -> None:
     path = tmp_path / "bin.yaml"
-    path.write_bytes(b"\xff\xfe\x00queries")
-    with pytest.raises(ScenarioError, match=r"^ctxsim: bin\.yaml: cannot read the scenario: "):
+    path.write_bytes(b"queries:\n  - \xff\xfe\x00queries")
+    with pytest.raises(ScenarioError, match=r"^ctxsim: bin\.yaml:2: cannot read the scenario: not UTF-8 text "
+                                            r"\(invalid start byte at byte 13\)$"):
         load_scenario(path, display="bin.yaml")
     with pytest.raises(ScenarioError, match=r"^ctxsim: nope\.yaml: cannot read the scenario: No such file"):
         load_scenario(tmp_path / "nope.yaml", display="nope.yaml")
 
 
-def test_shipped_scenarios_load_and_name_catalogued_trackers() -> None:
+def test_shipped_scenarios_load_and_name_catalogued_trackers_or_loops() -> None:
     files = sorted(SCENARIOS.glob("*.yaml"))
-    assert [f.stem for f in files] == [
-        "cache-expiry-drop", "compaction", "seed000-cache-read-719", "seed000-overwrite-not-accumulate",
-        "seed001-uuid-dedupe", "subagent-read-as-main"]
+    stems = {f.stem for f in files}
+    assert {"compaction", "seed000-cache-read-719", "seed003-threshold-90", "multi-restart-40-steps"} <= stems
     for f in files:
         sc = load_scenario(f)
-        assert sc.name == f.stem and sc.source and sc.description and sc.must_fail and sc.expect_reference
+        assert sc.name == f.stem and sc.source and sc.description and sc.expect_reference
+        if sc.task is None:
+            assert sc.must_fail
+        else:
+            assert sc.loop_expect.restarts is not None and sc.loop_expect.steps is not None
 
 
 def test_seed000_scenario_is_719_percent_in_the_result_and_3_percent_in_truth() -> None:

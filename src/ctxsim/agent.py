@@ -388,7 +388,7 @@ class FakeAgent:
     def _classify(self, prompt: str, conversation: _Conversation) -> TurnKind:
         if _CONTINUATION.search(prompt):
             return "continuation"
-        if _CHECKPOINT.search(prompt):
+        if _CHECKPOINT.search(prompt) and prompt != self.task.prompt:  # a task may be named "checkpoint-..."
             return "checkpoint"
         return "task" if conversation.turns == 0 else "continue"
 

@@ -17,7 +17,7 @@ Adapters let other shapes of tracker run: :class:`RawDicts` (fed the raw stream-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
@@ -201,12 +201,19 @@ class Report:
         """True when the tracker did not raise and every point is within tolerance."""
         return self.crash is None and not self.failures
 
-    def table(self, *, only_failures: bool = False) -> str:
-        """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure)."""
+    def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,
+              notes_title: str = "threshold") -> str:
+        """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure).
+
+        ``notes`` adds a column (titled ``notes_title``) with a note per observation index, e.g. where a
+        threshold fires; with ``only_failures``, rows with a note are shown too.
+        """
         window = self.session.window
-        rows = [("", "#", "point", "truth", "estimate", "error")]
+        header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ())
+        rows = [header]
         for p in self.points:
-            if only_failures and p.ok:
+            note = notes.get(p.observation.index, "") if notes is not None else ""
+            if only_failures and p.ok and not note:
                 continue
             truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
             if not p.observation.truth.knowable:
@@ -218,10 +225,10 @@ class Report:
                 error = "ok"
             else:
                 error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
-            rows.append((">" if not p.ok else "", str(p.observation.index), p.observation.label, truth,
-                         estimate, error))
-        widths = [max(len(r[i]) for r in rows) for i in range(6)]
-        align = ("<", ">", "<", ">", ">", ">")
+            row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
+            rows.append(row + ((note,) if notes is not None else ()))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+        align = ("<", ">", "<", ">", ">", ">", "<")
         return "\n".join(
             "  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths)).rstrip() for row in rows)
 

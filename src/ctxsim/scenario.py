@@ -1,10 +1,14 @@
 """The YAML scenario format: a session whose true context is known, and what trackers must do on it.
 
-A scenario file describes one Claude Code session compactly (one line per API call) and the expected outcome:
-the reference tracker tracks it, and the named trackers of :mod:`ctxsim.trackers` fail on it. It is read with
-PyYAML's *safe* loader only (no tags, no anchors or aliases, no duplicate keys), validated strictly, and built
-into a :class:`ctxsim.world.Session` with :class:`~ctxsim.world.SessionBuilder`. Every error is a
-:class:`ScenarioError` whose message reads ``ctxsim: <file>:<line>: <key path>: <what is wrong>``, e.g.
+A scenario file describes one Claude Code session compactly (one line per API call) or names a recorded stream,
+and says what is expected: the reference tracker tracks it, the named trackers of :mod:`ctxsim.trackers` fail on
+it, a pressure threshold fires where the truth crosses it. Or it describes a *task* that the reactive fake agent
+(:mod:`ctxsim.agent`) works through under a restart loop, and says how many restarts the reference loop makes,
+which checkpoint fallback it takes at each, what happens to the steps, and which catalogued buggy loops
+(:mod:`ctxsim.loop_catalogue`) the loop checks must catch (:mod:`ctxsim.task_run` runs it). It is read with PyYAML's *safe* loader only (no tags,
+no anchors or aliases, no duplicate keys), validated strictly against :mod:`ctxsim.schema`, and built into a
+:class:`ctxsim.world.Session` with :class:`~ctxsim.world.SessionBuilder`. Every error is a :class:`ScenarioError`
+whose message reads ``ctxsim: <file>:<line>: <key path>: <what is wrong>``, e.g.
 ``ctxsim: scenarios/x.yaml:14: queries[0].steps[2].call.cr: expected a non-negative integer, got -5``.
 
 Example::
@@ -30,60 +34,40 @@ Example::
       reference: pass
       fail: [mala-cache-read-pressure]
       pass: [arbiter-msgid]
+      threshold: {at: 0.1, fires: [q1 call 1, q1 compaction]}   # 20,000 tokens: crossed twice
 
-Keys (integers are token counts unless said otherwise; YAML allows ``172_301``):
+A recorded session instead of ``queries``::
 
-Top level
-    ``name`` (string, default: the file's stem), ``source`` (string: the public report or seed the numbers come
-    from), ``description`` (string), ``world``, ``stream``, ``queries`` (required), ``expect``.
-``world`` (all optional)
-    ``model`` (default ``claude-sonnet-4-5``), ``window`` (context window, default 200,000, > 0), ``baseline``
-    (system prompt + tools a fresh conversation starts with, default 12,000), ``max_output`` (max output tokens,
-    default 32,000, > 0), ``seed`` (any integer, default 0: ids, uuids and filler text derive from it).
-``stream`` (optional)
-    ``partial`` (bool, default false): render with ``include_partial_messages`` (``stream_event`` frames).
-``queries`` (a non-empty list; each item one ``client.query()``, closed by one ``ResultMessage``)
-    ``prompt`` (string, default ``Continue with the task.``), ``prompt_tokens`` (tokens the prompt adds to the
-    next derived call; default about ``len(prompt) / 4``), ``steps`` (a list, may be empty).
-A step is a mapping with exactly one of these keys:
-    ``call``
-        one API call of the current chain (the main chain, or the subagent being described). ``in``/``cc``/``cr``
-        (uncached input, cache creation, cache read) state the usage exactly: give all three or none. Without
-        them the prompt is ``prompt`` if given, else the previous prompt plus its output plus everything added
-        since; either way it is split as a real prompt cache would split it. ``out`` (final output tokens,
-        default 120); ``blocks`` (list of ``thinking``, ``text``, ``tool_use``; default ``text`` plus one
-        ``tool_use`` per result); ``results`` (tokens of each tool result, one per ``tool_use`` block);
-        ``model`` (string); ``id`` (the message id, string); ``request_id`` (string, or ``false`` for none).
-        ``{}`` is a call derived entirely from growth. A prompt is 1 token up to the window, and a cache read
-        no larger than the window.
-    ``repeat``
-        ``times`` (1..10,000) and either ``call`` (one call mapping) or ``steps`` (a list of steps). A scenario
-        builds at most 20,000 calls in all.
-    ``expire_cache``
-        the prompt cache expired (TTL, resume, microcompaction): the next call re-creates what it read.
-        ``keep_prefix`` (tokens still readable, default 0). An empty value or ``{}`` is fine.
-    ``compact``
-        Claude Code compacted the main chain: ``post`` (required, tokens after), ``pre`` (tokens before, default
-        the current context), ``trigger`` (``auto`` or ``manual``, default ``auto``).
-    ``subagent``
-        a main call starts a subagent (``Agent`` tool), its ``calls`` (a non-empty list of call mappings) run in
-        its own context, and its answer reaches the main chain. ``description`` (string), ``prompt_tokens`` (the
-        subagent's task prompt, default 400), ``out`` (output of the main call that starts it, default 150),
-        ``calls`` (required), ``result`` (tokens of the answer the main chain gets, default 600). Claude Code
-        forwards only the tool uses of a subagent's calls, so a subagent call without a ``tool_use`` block
-        reaches no tracker (and has no observation point).
-    ``reset``
-        ``/clear``: a new session id, the main context starts again from the baseline. Empty value or ``{}``.
-``expect`` (optional)
-    ``tolerance`` (tokens a tracker may be off at any point, default 0); ``reference`` (``pass``, the default,
-    or ``fail``); ``fail`` (catalogued trackers, :mod:`ctxsim.trackers`, that must fail on the scenario);
-    ``pass`` (catalogued trackers that must track it). A tracker may appear in only one list, and
-    ``reference`` in neither (use ``expect.reference``).
+    name: compaction-in-the-wild
+    stream: recordings/session.jsonl     # relative to this file; stream-json or a Claude Code transcript
+    world: {window: 200000}
+    expect:
+      fail: [arbiter-msgid]
+
+A task for a restart loop instead (every number under ``expect`` worked out by hand from the sizes: after n
+one-step turns the context is 12,000 + 200n + 100(2n - 1) + 16,000n, first over 90% of 200,000 at n = 11)::
+
+    name: twenty-steps
+    world: {window: 200000, baseline: 12000}
+    task:
+      steps: 20                          # or a list: [16000, {times: 9, tokens: 16000}, {id: last, tokens: 500}]
+      tokens_per_step: 16000
+      prompt_tokens: 200
+      output_tokens: 100
+      policy: {threshold: 0.9}           # or {zones: {mask: 0.7, wind_down: 0.9}}, and reserve: TOKENS
+      checkpoints: [truncated]           # the first checkpoint cut off, later ones well formed
+    expect:
+      restarts: 2
+      checkpoint: [truncated, block]
+      steps: {done_once: 14, redone: 6, skipped: 0, per_session: [11, 11, 4]}
+      loop:
+        fail: [keep-tracker, restart-on-checkpoint]
+        pass: [seed003]
+
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -92,21 +76,28 @@ from typing import Any
 
 import yaml
 
-from ._internal.yaml_lines import LineLoader, Positioned, Reader, describe, join_path
-from .world import Session, SessionBuilder
+from . import schema
+from ._internal.expectations import (
+    Expectations,
+    LoopExpectations,
+    ThresholdSpec,
+    read_expect,
+)
+from ._internal.faultspec import FaultSpec, read_faults
+from ._internal.faultspec import apply as apply_faults
+from ._internal.recording import FORMATS, Recording, RecordingError, read_recording
+from ._internal.steps import StepBuilder
+from ._internal.task_spec import TaskSpec, check_task_expectations, read_task
+from ._internal.thresholds import crossings
+from ._internal.yaml_lines import Map, Positioned, Reader, describe
+from ._internal.yaml_lines import load as load_yaml
+from .wire import Observation, Script, render
+from .world import Query, Session, SessionBuilder
 
-__all__ = ["Scenario", "ScenarioError", "load_scenario", "parse_scenario"]
+__doc__ = (__doc__ or "") + schema.reference()
 
-MAX_REPEAT = 10_000
-"""The largest ``repeat.times``."""
-MAX_CALLS = 20_000
-"""The most calls a scenario may build (nested repeats multiply)."""
-
-_BLOCK_KINDS = ("thinking", "text", "tool_use")
-_STEP_KINDS = ("call", "repeat", "expire_cache", "compact", "subagent", "reset")
-_CALL_KEYS = ("in", "cc", "cr", "prompt", "out", "blocks", "results", "model", "id", "request_id")
-_TOP_KEYS = ("name", "source", "description", "world", "stream", "queries", "expect")
-_WORLD_KEYS = ("model", "window", "baseline", "max_output", "seed")
+__all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "TaskSpec", "ThresholdSpec", "load_scenario",
+           "parse_scenario"]
 
 
 class ScenarioError(ValueError):
@@ -138,199 +129,56 @@ class Scenario:
     must_pass: tuple[str, ...] = ()
     """Catalogued trackers that must track the session, in file order."""
     lines: Mapping[str, int] = field(default_factory=dict)
-    """The 1-based line of each top-level section present (``name``, ``queries``, ``expect``...), of
-    ``expect.reference``/``expect.tolerance`` when given, and of each expected tracker as ``tracker:<name>``."""
+    """The 1-based line of each top-level section present (``name``, ``queries``, ``expect``...), of each
+    ``expect.<key>`` given, and of each expected tracker as ``tracker:<name>``."""
     points: Mapping[str, int] = field(default_factory=dict)
-    """The line of the step behind each observation point, by the point's label (``q1 call 2``, ``q2 result``)."""
+    """The line behind each observation point, by the point's label (``q1 call 2``, ``q2 result``): of the
+    scenario file, or of the recording for a recorded stream."""
+    ctx_tracker: str = "pass"
+    """What the tracker under test (``--ctx-tracker``) must do: ``pass``, ``fail`` or ``skip``."""
+    thresholds: tuple[ThresholdSpec, ...] = ()
+    faults: tuple[FaultSpec, ...] = ()
+    recording: Recording | None = field(default=None, compare=False, repr=False)
+    """The recorded stream played instead of a rendered session, if any."""
+    task: TaskSpec | None = None
+    """The task a restart loop works through, for a task scenario (whose ``session`` is then only the world:
+    no queries, no observation points)."""
+    loop_expect: LoopExpectations = field(default_factory=LoopExpectations)
+    """What a task scenario expects of restart loops."""
 
     def line_of(self, tracker: str) -> int:
-        """The line that states what ``tracker`` (or ``reference``) must do: its entry, else ``expect``, else 1."""
+        """The line that states what ``tracker`` (or ``reference``) must do: its entry, else ``expect``, else 1.
+
+        For a task scenario, ``tracker`` may name a catalogued loop (or ``reference-loop``)."""
         lines = self.lines
-        if tracker == "reference":
-            return lines.get("expect.reference") or lines.get("expect") or lines.get("queries") or 1
-        return lines.get(f"tracker:{tracker}") or lines.get("expect") or 1
+        if tracker in ("reference", "reference-loop"):
+            return lines.get("expect.reference") or lines.get("expect") or lines.get("queries") or lines.get(
+                "task") or 1
+        return lines.get(f"tracker:{tracker}") or lines.get(f"loop:{tracker}") or lines.get("expect") or 1
 
+    def where(self, label: str) -> tuple[Path, int] | None:
+        """The file and line behind the observation point ``label``, when known."""
+        line = self.points.get(label)
+        if line is None:
+            return None
+        return (self.recording.path if self.recording is not None else self.path), line
 
-# --- building ---------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Labels:
-    """Mirrors how :mod:`ctxsim.wire` labels observation points, to map each back to a line of the file."""
-
-    points: dict[str, int] = field(default_factory=dict)
-    query: int = 0
-    main: int = 0
-    sub: int = 0
-    call_lines: list[tuple[int, str]] = field(default_factory=list)
-    """``(line, key path)`` of every call built, in session order, for checks after building."""
-
-    def mark(self, label: str, line: int) -> None:
-        self.points.setdefault(f"q{self.query} {label}", line)
-
-
-class _Builder:
-    """Turns a validated document into a session, step by step."""
-
-    def __init__(self, reader: Reader, builder: SessionBuilder, window: int) -> None:
-        self.r = reader
-        self.b = builder
-        self.window = window
-        self.labels = _Labels()
-
-    def query(self, item: Any, line: int, path: str) -> None:
-        r = self.r
-        q = r.mapping(item, line, path, ("prompt", "prompt_tokens", "steps"))
-        prompt = r.get(q, "prompt", path, r.string, "Continue with the task.")
-        tokens = r.get(q, "prompt_tokens", path, r.count)
-        steps = r.get(q, "steps", path, lambda v, ln, p: r.sequence(v, ln, p), None)
-        self.b.query(prompt, prompt_tokens=tokens)
-        self.labels.query += 1
-        self.labels.main = self.labels.sub = 0
-        for i, step in enumerate(steps or ()):
-            self.step(step, steps.item_lines[i], f"{path}.steps[{i}]")
-        self.labels.mark("result", q.line)
-
-    def step(self, item: Any, line: int, path: str) -> None:
-        r = self.r
-        kinds = _STEP_KINDS
-        s = r.mapping(item, line, path, kinds)
-        if len(s) != 1:
-            what = "an empty mapping" if not s else f"{len(s)} keys ({', '.join(map(str, s))})"
-            raise r.error(s.line, path, f"a step has exactly one of {', '.join(kinds)}; got {what}")
-        (kind,) = s
-        value, vline, vpath = s[kind], s.value_lines[kind], join_path(path, kind)
-        getattr(self, f"step_{kind}")(value, vline, vpath, at=s.line)
-
-    def step_call(self, value: Any, line: int, path: str, *, at: int, sub: bool = False) -> None:
-        """One call; ``at`` is the line of the step (or list item) that holds it."""
-        r = self.r
-        c = r.mapping(value, line, path, _CALL_KEYS, empty_ok=True)
-        split = {k: r.get(c, k, path, r.count) for k in ("in", "cc", "cr")}
-        given = [k for k, v in split.items() if v is not None]
-        if given and len(given) != 3:
-            missing = [k for k in ("in", "cc", "cr") if k not in given]
-            raise r.error(c.line, join_path(path, missing[0]),
-                          "give all of in, cc and cr (the exact usage) or none of them")
-        prompt = r.get(c, "prompt", path, r.count)
-        if given and prompt is not None:
-            raise r.error(c.key_lines["prompt"], join_path(path, "prompt"),
-                          "give either prompt or in/cc/cr, not both")
-        if split["cr"] is not None and split["cr"] > self.window:
-            raise r.error(c.value_lines["cr"], join_path(path, "cr"),
-                          f"cache read of {split['cr']:,} tokens is larger than the window ({self.window:,})")
-        total = sum(split.values()) if given else None  # type: ignore[arg-type]
-        if total is not None and not 0 < total <= self.window:
-            raise r.error(c.line, path, f"a prompt of {total:,} tokens (in + cc + cr): an API call's prompt is "
-                                        f"1 to {self.window:,} tokens (the window)")
-        if prompt is not None and not 0 < prompt <= self.window:
-            raise r.error(c.value_lines["prompt"], join_path(path, "prompt"),
-                          f"a prompt of {prompt:,} tokens: an API call's prompt is 1 to {self.window:,} tokens "
-                          f"(the window)")
-        if len(self.labels.call_lines) >= MAX_CALLS:
-            raise r.error(at, path, f"more than {MAX_CALLS:,} calls in one scenario")
-        out = r.get(c, "out", path, r.count, 120)
-        blocks = r.get(c, "blocks", path, self.blocks)
-        results = r.get(c, "results", path, self.results, ())
-        if blocks is not None and results and len(results) != blocks.count("tool_use"):
-            raise r.error(c.value_lines["results"], join_path(path, "results"),
-                          f"{len(results)} results for {blocks.count('tool_use')} tool_use blocks")
-        model = r.get(c, "model", path, r.string)
-        message_id = r.get(c, "id", path, r.string)
-        request_id = r.get(c, "request_id", path, self.request_id)
-        try:
-            self.b.call(input=split["in"], cache_creation=split["cc"], cache_read=split["cr"], prompt=prompt,
-                        output=out, blocks=blocks, results=results, model=model, message_id=message_id,
-                        request_id=request_id)
-        except ValueError as exc:
-            raise r.error(at, path, str(exc).removeprefix("ctxsim: ")) from None
-        self.labels.call_lines.append((at, path))
-        if sub:
-            self.labels.sub += 1
-            self.labels.mark(f"subagent call {self.labels.sub}", at)
+    def scripts(self) -> list[Script]:
+        """The stream to play, fresh for each run: the session rendered (or the recording), faults applied."""
+        if self.recording is not None:
+            scripts = self.recording.scripts(self.session.window)
         else:
-            self.labels.main += 1
-            self.labels.mark(f"call {self.labels.main}", at)
+            scripts = render(self.session, include_partial_messages=self.partial)
+        if self.faults:
+            scripts = apply_faults(scripts, self.faults, self.session.seed)
+        return scripts
 
-    def blocks(self, value: Any, line: int, path: str) -> tuple[str, ...]:
-        r = self.r
-        seq = r.sequence(value, line, path, non_empty=True)
-        for i, kind in enumerate(seq):
-            r.choice(_BLOCK_KINDS)(kind, seq.item_lines[i], f"{path}[{i}]")
-        return tuple(seq)
+    def observations(self) -> list[Observation]:
+        """Every observation point of :meth:`scripts`, in order."""
+        return [f.observation for s in self.scripts() for f in s.frames if f.observation is not None]
 
-    def results(self, value: Any, line: int, path: str) -> tuple[int, ...]:
-        r = self.r
-        seq = r.sequence(value, line, path)
-        return tuple(r.count(v, seq.item_lines[i], f"{path}[{i}]") for i, v in enumerate(seq))
 
-    def request_id(self, value: Any, line: int, path: str) -> str | bool:
-        if value is False or isinstance(value, str):
-            return value
-        raise self.r.error(line, path, f"expected a string or false, got {describe(value)}")
-
-    def step_repeat(self, value: Any, line: int, path: str, *, at: int) -> None:
-        r = self.r
-        m = r.mapping(value, line, path, ("times", "call", "steps"), required=("times",))
-        times = r.get(m, "times", path, lambda v, ln, p: r.integer(v, ln, p, minimum=1, maximum=MAX_REPEAT))
-        if ("call" in m) == ("steps" in m):
-            raise r.error(m.line, path, "give either call or steps")
-        if "call" in m:
-            for _ in range(times):
-                self.step_call(m["call"], m.value_lines["call"], join_path(path, "call"), at=at)
-            return
-        steps = r.sequence(m["steps"], m.value_lines["steps"], join_path(path, "steps"), non_empty=True)
-        for _ in range(times):
-            for i, step in enumerate(steps):
-                self.step(step, steps.item_lines[i], f"{path}.steps[{i}]")
-
-    def step_expire_cache(self, value: Any, line: int, path: str, *, at: int) -> None:
-        r = self.r
-        m = r.mapping(value, line, path, ("keep_prefix",), empty_ok=True)
-        self.b.expire_cache(keep_prefix=r.get(m, "keep_prefix", path, r.count, 0))
-
-    def step_compact(self, value: Any, line: int, path: str, *, at: int) -> None:
-        r = self.r
-        m = r.mapping(value, line, path, ("post", "pre", "trigger"), required=("post",))
-        post = r.get(m, "post", path, r.count)
-        if post > self.window:
-            raise r.error(m.value_lines["post"], join_path(path, "post"),
-                          f"{post:,} tokens after compaction exceed the window ({self.window:,})")
-        pre = r.get(m, "pre", path, r.count)
-        trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
-        self.b.compact(post, pre_tokens=pre, trigger=trigger)
-        self.labels.mark("compaction", at)
-
-    def step_subagent(self, value: Any, line: int, path: str, *, at: int) -> None:
-        r = self.r
-        m = r.mapping(value, line, path, ("description", "prompt_tokens", "out", "calls", "result"),
-                      required=("calls",))
-        description = r.get(m, "description", path, r.string, "explore the code")
-        prompt_tokens = r.get(m, "prompt_tokens", path, r.count, 400)
-        out = r.get(m, "out", path, r.count, 150)
-        calls = r.sequence(m["calls"], m.value_lines["calls"], join_path(path, "calls"), non_empty=True)
-        result = r.get(m, "result", path, r.count, 600)
-        self.b.start_subagent(description, prompt_tokens=prompt_tokens, output=out)
-        self.labels.call_lines.append((at, path))
-        self.labels.main += 1
-        self.labels.mark(f"call {self.labels.main}", at)
-        self.labels.sub = 0
-        for i, call in enumerate(calls):
-            self.step_call(call, calls.item_lines[i], f"{path}.calls[{i}]", at=calls.item_lines[i], sub=True)
-        self.b.end_subagent(result_tokens=result)
-
-    def step_reset(self, value: Any, line: int, path: str, *, at: int) -> None:
-        self.r.mapping(value, line, path, (), empty_ok=True)
-        self.b.reset()
-        self.labels.main = 0
-        self.labels.mark("reset", at)
-
-    def check_windows(self, session: Session) -> None:
-        """Derived prompts are known only once built: none may exceed the window."""
-        for call, (line, path) in zip(session.calls, self.labels.call_lines):
-            if call.prompt > self.window:
-                raise self.r.error(line, path, f"this call's prompt grows to {call.prompt:,} tokens, more than "
-                                               f"the window ({self.window:,})")
+# --- loading ----------------------------------------------------------------------------------------------------
 
 
 def _known_trackers() -> Collection[str]:
@@ -339,15 +187,15 @@ def _known_trackers() -> Collection[str]:
     return CATALOGUE
 
 
-def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = None,
-                   trackers: Collection[str] | None = None) -> Scenario:
-    """Read a scenario from YAML ``text``; ``file`` names it in errors.
+def _known_loops() -> dict[str, str]:
+    from .loop_catalogue import CATALOGUE
 
-    ``trackers`` are the names ``expect.fail``/``expect.pass`` may use (default: :data:`ctxsim.trackers.CATALOGUE`).
-    """
-    reader = Reader(file, ScenarioError)
+    return {name: entry.invariant for name, entry in CATALOGUE.items()}
+
+
+def _read_yaml(reader: Reader, text: str) -> Any:
     try:
-        doc = yaml.load(text, Loader=LineLoader)  # noqa: S506 - a SafeLoader subclass
+        return load_yaml(text)
     except Positioned as exc:
         raise reader.error(exc.line, "", str(exc)) from None
     except yaml.MarkedYAMLError as exc:
@@ -359,18 +207,9 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
         raise reader.error(1, "", f"not valid YAML: {exc}") from None
     except RecursionError:
         raise reader.error(1, "", "nested too deeply") from None
-    if doc is None:
-        raise reader.error(1, "", "the file is empty (a scenario is a mapping with at least queries)")
-    top = reader.mapping(doc, 1, "", _TOP_KEYS, required=("queries",))
-    r = reader
-    lines = {key: top.key_lines[key] for key in top}
 
-    stem = path.stem if path is not None else "scenario"
-    name = r.get(top, "name", "", r.string, stem)
-    source = r.get(top, "source", "", r.string, "")
-    description = r.get(top, "description", "", r.string, "")
 
-    world = r.mapping(top.get("world"), top.value_lines.get("world", 1), "world", _WORLD_KEYS, empty_ok=True)
+def _builder(r: Reader, world: Map, name: str) -> SessionBuilder:
     window = r.get(world, "window", "world", r.positive, 200_000)
     builder = SessionBuilder(
         seed=r.get(world, "seed", "world", lambda v, ln, p: r.integer(v, ln, p, minimum=None), 0),
@@ -387,58 +226,157 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
         raise r.error(world.value_lines["window"], "world.window",
                       f"a window of {window:,} tokens is smaller than the default baseline "
                       f"({builder.baseline:,}); give world.baseline too")
+    return builder
 
-    stream = r.mapping(top.get("stream"), top.value_lines.get("stream", 1), "stream", ("partial",),
-                       empty_ok=True)
+
+def _stream(r: Reader, top: Map) -> Map:
+    """``stream`` as a mapping (``stream: FILE`` is ``{file: FILE}``)."""
+    value, line = top.get("stream"), top.value_lines.get("stream", 1)
+    if isinstance(value, str):
+        m = Map({"file": value})
+        m.line, m.key_lines, m.value_lines, m.duplicate = line, {"file": line}, {"file": line}, None
+        return m
+    if value is not None and not isinstance(value, Map):
+        raise r.error(line, "stream", f"expected a file name (a recorded stream) or a mapping, got {describe(value)}")
+    stream = r.mapping(value, line, "stream", schema.keys("stream"), empty_ok=True)
+    if "file" in stream and "partial" in stream:
+        raise r.error(stream.key_lines["partial"], "stream.partial", "partial applies to a rendered session, not "
+                                                                     "to a recorded stream (stream.file)")
+    return stream
+
+
+def _recorded(r: Reader, stream: Map, top: Map, base: Path | None, display_base: str) -> Recording:
+    if "queries" in top:
+        raise r.error(top.key_lines["queries"], "queries", "give either queries or a recorded stream "
+                                                           "(stream.file), not both")
+    rel = r.get(stream, "file", "stream", r.string)
+    fmt = r.get(stream, "format", "stream", r.choice(FORMATS), "auto")
+    line = stream.value_lines["file"]
+    if base is None:
+        raise r.error(line, "stream.file", "a recorded stream needs a scenario file to be relative to")
+    path = base / rel
+    shown = os.path.join(display_base, rel) if display_base else rel
+    if not path.is_file():
+        raise r.error(line, "stream.file", f"no such file: {shown} (relative to the scenario's directory)")
+    try:
+        return read_recording(path, fmt)
+    except RecordingError as exc:
+        at = f"{shown}:{exc.line}: " if exc.line else f"{shown}: "
+        raise r.error(line, "stream.file", f"{at}{exc}") from None
+    except OSError as exc:
+        raise r.error(line, "stream.file", f"{shown}: cannot read it: {exc.strerror or exc}") from None
+
+
+def _check_fires(r: Reader, scenario: Scenario) -> None:
+    """Each ``fires`` list must be where the truth does cross: the file says what it means."""
+    observations = scenario.observations()
+    labels = [o.label for o in observations]
+    values = [o.truth.prompt if o.truth.knowable else None for o in observations]
+    for spec in scenario.thresholds:
+        if spec.fires is None:
+            continue
+        limit = spec.at * scenario.session.window
+        actual = tuple(labels[i] for i in crossings(values, limit))
+        path = "expect.threshold.fires"
+        for label in spec.fires:
+            if label not in labels:
+                shown = f"{labels[0]} .. {labels[-1]}" if labels else "none"
+                raise r.error(spec.fires_line, path, f"no observation point {label!r} in this session (points: "
+                                                     f"{shown})")
+        if tuple(spec.fires) != actual:
+            said = ", ".join(spec.fires) or "nowhere"
+            truth = ", ".join(actual) or "nowhere"
+            raise r.error(spec.fires_line, path, f"the truth crosses {spec.at:.0%} of the window "
+                                                 f"({limit:,.0f} tokens) at {truth}, not at {said}")
+
+
+def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = None,
+                   trackers: Collection[str] | None = None, world: Mapping[str, Any] | None = None,
+                   display_dir: str | None = None, name: str | None = None) -> Scenario:
+    """Read a scenario from YAML ``text``; ``file`` names it in errors, ``name`` when the text gives none
+    (default: ``path``'s stem).
+
+    ``trackers`` are the names ``expect.fail``/``expect.pass`` may use (default: :data:`ctxsim.trackers.CATALOGUE`).
+    ``world`` gives defaults for the ``world`` keys the text leaves out. A recorded stream is looked up relative
+    to ``path``'s directory and named in errors relative to ``display_dir`` (default: ``file``'s directory).
+    """
+    r = Reader(file, ScenarioError)
+    doc = _read_yaml(r, text)
+    if doc is None:
+        raise r.error(1, "", "the file is empty (a scenario is a mapping with queries, a recorded stream or a task)")
+    top = r.mapping(doc, getattr(doc, "line", 1), "", schema.keys(""))
+    lines = {key: top.key_lines[key] for key in top}
+
+    default = name or (path.stem if path is not None else "scenario")
+    name = r.get(top, "name", "", r.string, default)
+    source = r.get(top, "source", "", r.string, "")
+    description = r.get(top, "description", "", r.string, "")
+    world_map = r.mapping(top.get("world"), top.value_lines.get("world", 1), "world", schema.keys("world"),
+                          empty_ok=True)
+    for key, value in (world or {}).items():
+        if key not in world_map:
+            world_map[key] = value
+            world_map.value_lines[key] = world_map.line
+    builder = _builder(r, world_map, name)
+    stream = _stream(r, top)
     partial = r.get(stream, "partial", "stream", r.boolean, False)
 
-    queries = r.sequence(top["queries"], top.value_lines["queries"], "queries", non_empty=True)
-    build = _Builder(reader, builder, window)
-    for i, item in enumerate(queries):
-        build.query(item, queries.item_lines[i], f"queries[{i}]")
-    session = builder.build()
-    build.check_windows(session)
+    recording = None
+    task: TaskSpec | None = None
+    points: dict[str, int] = {}
+    if "task" in top:
+        for other in ("queries", "faults"):
+            if other in top:
+                raise r.error(top.key_lines[other], other, "give either queries or a task, not both"
+                              if other == "queries" else "faults apply to a simulated or recorded session, "
+                                                         "not to a task")
+        if "file" in stream:
+            raise r.error(stream.key_lines["file"], "stream.file", "give either a recorded stream or a task, "
+                                                                   "not both")
+        world_settings = {"window": builder.window, "baseline": builder.baseline, "model": builder.model,
+                          "seed": builder.seed, "max_output": builder.max_output_tokens}
+        task = read_task(r, top["task"], top.value_lines["task"], world_settings, name=name, partial=partial)
+        session = builder.build()  # the world only: the task's sessions are played by the fake agent
+    elif "file" in stream:
+        base = path.parent if path is not None else None
+        shown_dir = display_dir if display_dir is not None else os.path.dirname(file)
+        recording = _recorded(r, stream, top, base, shown_dir)
+        session = Session(session_id=recording.session_id or name, queries=tuple(
+            Query(p, ()) for p in recording.prompts), model=recording.model or builder.model,
+            window=builder.window, baseline=builder.baseline, max_output_tokens=builder.max_output_tokens,
+            seed=builder.seed, name=name)
+        recording.scripts(builder.window)  # labels the points
+        points = recording.points
+    else:
+        if "queries" not in top:
+            raise r.error(top.line, "queries", "required key is missing (or give a recorded stream: stream.file); "
+                                               "a task scenario gives a task instead")
+        queries = r.sequence(top["queries"], top.value_lines["queries"], "queries", non_empty=True)
+        build = StepBuilder(r, builder, builder.window)
+        for i, item in enumerate(queries):
+            build.query(item, queries.item_lines[i], f"queries[{i}]")
+        session = builder.build()
+        build.check_windows(session)
+        points = dict(build.labels.points)
 
-    expect = r.mapping(top.get("expect"), top.value_lines.get("expect", 1), "expect",
-                       ("tolerance", "reference", "fail", "pass"), empty_ok=True)
-    tolerance = r.get(expect, "tolerance", "expect", r.count, 0)
-    reference = r.get(expect, "reference", "expect", r.choice(("pass", "fail")), "pass")
-    for key in ("tolerance", "reference"):
-        if key in expect:
-            lines[f"expect.{key}"] = expect.key_lines[key]
+    faults = read_faults(r, top["faults"], top.value_lines["faults"]) if "faults" in top else ()
     known = _known_trackers() if trackers is None else trackers
-    lists: dict[str, tuple[str, ...]] = {}
-    seen: dict[str, str] = {}
-    for key in ("fail", "pass"):
-        if key not in expect:
-            lists[key] = ()
-            continue
-        path_ = f"expect.{key}"
-        seq = r.sequence(expect[key], expect.value_lines[key], path_)
-        names = []
-        for i, item in enumerate(seq):
-            where = (seq.item_lines[i], f"{path_}[{i}]")
-            tracker = r.string(item, *where)
-            if tracker == "reference":
-                raise r.error(*where, "use expect.reference for the reference tracker")
-            if tracker in seen:
-                raise r.error(*where, f"{tracker!r} is already listed in expect.{seen[tracker]}")
-            if tracker not in known:
-                hint = difflib.get_close_matches(tracker, list(known), n=1)
-                suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-                raise r.error(*where, f"no tracker {tracker!r} in the catalogue{suggestion}; known: "
-                                      f"{', '.join(sorted(known))}")
-            seen[tracker] = key
-            names.append(tracker)
-            lines[f"tracker:{tracker}"] = seq.item_lines[i]
-        lists[key] = tuple(names)
-
-    return Scenario(
+    expect: Expectations = read_expect(r, top.get("expect"), top.value_lines.get("expect", 1), known,
+                                       task=task is not None, loops=_known_loops() if task is not None else None)
+    if task is not None:
+        check_task_expectations(r, task, expect.loop)
+    lines.update(expect.lines)
+    lines.update(expect.loop.lines)
+    scenario = Scenario(
         name=name, source=source, description=description, session=session,
-        path=path if path is not None else Path(file), partial=partial, tolerance=tolerance,
-        expect_reference=reference == "pass", must_fail=lists["fail"], must_pass=lists["pass"],
-        lines=lines, points=dict(build.labels.points),
+        path=path if path is not None else Path(file), partial=partial, tolerance=expect.tolerance,
+        expect_reference=expect.reference, must_fail=expect.must_fail, must_pass=expect.must_pass,
+        lines=lines, points=points, ctx_tracker=expect.ctx_tracker, thresholds=expect.thresholds,
+        faults=faults, recording=recording, task=task, loop_expect=expect.loop,
     )
+    if any(t.fires is not None for t in scenario.thresholds):
+        _check_fires(r, scenario)
+    return scenario
 
 
 def _display(path: Path) -> str:
@@ -451,13 +389,18 @@ def _display(path: Path) -> str:
 
 
 def load_scenario(path: str | os.PathLike[str], *, display: str | None = None,
-                  trackers: Collection[str] | None = None) -> Scenario:
+                  trackers: Collection[str] | None = None, world: Mapping[str, Any] | None = None) -> Scenario:
     """Load and validate the scenario file at ``path``; errors name it as ``display`` (default: a short path)."""
     p = Path(path)
     file = display if display is not None else _display(p)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ScenarioError(f"ctxsim: {file}: cannot read the scenario: {reason}", file=file) from None
-    return parse_scenario(text, file=file, path=p, trackers=trackers)
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ScenarioError(f"ctxsim: {file}: cannot read the scenario: {exc.strerror or exc}", file=file) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ScenarioError(f"ctxsim: {file}:{line}: cannot read the scenario: not UTF-8 text ({exc.reason} at "
+                            f"byte {exc.start})", file=file, line=line) from None
+    return parse_scenario(text, file=file, path=p, trackers=trackers, world=world)

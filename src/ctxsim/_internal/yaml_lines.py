@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineLoader", "Map", "Positioned", "Reader", "Seq", "describe", "join_path"]
+__all__ = ["LineLoader", "Map", "Positioned", "Reader", "Seq", "describe", "join_path", "load"]
 
 
 # --- a safe loader that remembers lines -------------------------------------------------------------------------
@@ -84,6 +84,59 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+def _libyaml_loader() -> Any:
+    """libyaml's parser with the same constructors (several times faster on valid files), or None without it."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        return None
+
+    class CLineLoader(yaml.CSafeLoader):
+        pass
+
+    CLineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+    CLineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+    return CLineLoader
+
+
+_CLineLoader = _libyaml_loader()
+
+
+def _shares_nodes(root: yaml.Node) -> bool:
+    """True when a node appears twice in the tree: an alias, which libyaml resolves silently."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return False
+
+
+def load(text: str) -> Any:
+    """The document in ``text``, its mappings and sequences as :class:`Map`/:class:`Seq`.
+
+    Valid documents are read with libyaml when PyYAML has it. Anything else (a syntax error, a tag, an alias)
+    is read again by :class:`LineLoader`, whose errors and positions are the ones reported, so a file gives the
+    same error with or without libyaml. Raises what :class:`LineLoader` raises.
+    """
+    if _CLineLoader is not None:
+        loader = _CLineLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            if not _shares_nodes(node):
+                return loader.construct_document(node)
+        except Exception:  # noqa: S110, BLE001 - the pure-Python loader below names the problem
+            pass
+        finally:
+            loader.dispose()
+    return yaml.load(text, Loader=LineLoader)  # a SafeLoader subclass
 
 
 # --- validation -------------------------------------------------------------------------------------------------

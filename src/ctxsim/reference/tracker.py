@@ -20,6 +20,9 @@ from claude_agent_sdk import (
 
 __all__ = ["ContextTracker", "prompt_tokens", "token_count"]
 
+MAX_OUTPUT_TOKENS = 1_000_000
+"""No model writes more than this in one response; a larger output count is garbage, not a count."""
+
 SYNTHETIC_MODEL = "<synthetic>"
 """The model name Claude Code puts on the assistant messages it makes up for API errors and interrupts."""
 
@@ -95,8 +98,8 @@ class ContextTracker:
     - **A snapshot, not a sum**: the latest main-chain call's prompt; ``ResultMessage.usage`` (a per-query
       roll-up of spend) and ``model_usage`` (cumulative, subagents included) never move it.
     - **Deduplicated by message id**: the per-block messages of one call count once; a message id seen
-      before with the same prompt, that is not the latest call (a replay, a resume copy), changes nothing. An id
-      seen before with a *different* prompt is a distinct call (proxies reuse ids) and counts.
+      before with the same prompt (a replay, a resume copy) changes nothing. An id seen before with a *different*
+      prompt is a distinct call (proxies reuse ids) and counts.
     - **Main chain only**: messages with ``parent_tool_use_id`` (subagents) and synthetic error messages
       (``model="<synthetic>"``, all-zero usage) are skipped.
     - **Output only when known**: the per-block ``output_tokens`` is a placeholder and is ignored; the final
@@ -141,7 +144,7 @@ class ContextTracker:
 
     def reset(self) -> None:
         """Forget everything, as for a brand-new session."""
-        self._seen: dict[str, int] = {}
+        self._seen: set[tuple[str, int]] = set()
         self._latest: str | None = None
         self._prompt: int | None = None
         self._output: int | None = None
@@ -174,15 +177,14 @@ class ContextTracker:
         if prompt is None:
             return
         key = message_id if isinstance(message_id, str) and message_id else None
-        if key is not None and key != self._latest:
-            if self._seen.get(key) == prompt:
-                return  # a replay of an earlier call
-            self._seen[key] = prompt
-            self._output = None
-        elif key is None and prompt != self._prompt:
-            self._output = None  # no id: a different prompt can only be a new call
         if key is not None:
-            self._seen[key] = prompt
+            if (key, prompt) in self._seen:
+                if key != self._latest or prompt != self._prompt:
+                    return  # a replay of an earlier call
+            else:
+                self._seen.add((key, prompt))
+        if key != self._latest or prompt != self._prompt:
+            self._output = None  # a new call: its output is not known yet
         self._latest = key
         self._prompt = prompt
         if isinstance(model, str):
@@ -199,7 +201,7 @@ class ContextTracker:
             if not isinstance(usage, dict):
                 return
             output = token_count(usage.get("output_tokens"))
-            if output is not None and self._prompt is not None:
+            if output is not None and output <= MAX_OUTPUT_TOKENS and self._prompt is not None:
                 self._output = output  # cumulative: assign, never add
             if any(usage.get(k) is not None for k in ("input_tokens", "cache_read_input_tokens",
                                                       "cache_creation_input_tokens")):

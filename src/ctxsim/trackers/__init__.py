@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..check import RawDicts, ResultsOnly
+from ..check import FromRatio, RawDicts, ResultsOnly
 from ..reference import ContextTracker
 from .seeds import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
-from .survey import LatestUsage, ResultUsage, SummedUsage
+from .survey import DEFAULT_WINDOW, AutocompactGauge, LatestUsage, ResultUsage, SummedUsage
 
 __all__ = ["CATALOGUE", "Entry", "make"]
 
@@ -121,6 +121,26 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("accumulated-cache-read-capped", _summed("accumulated-cache-read-capped", fields=("cr",), cap=200_000),
           "cache reads accumulated over calls and clamped to the window: always '200k/200k'",
           "B27: openclaw#13815, openclaw#51721 ('757.3k / 200k' vs 46k)"),
+    Entry("every-row-totals", _summed("every-row-totals", dedupe="none"),
+          "a running total over every assistant row, streaming partials and per-block copies included: each "
+          "call counts once per row (2.5x), and the total is spend, not occupancy",
+          "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
+          "androidZzT/cc-statistics#3 (input +58%)"),
+    Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
+          "a running total over rows with a truthy stop_reason (plus the last partial of an unfinished call): "
+          "per-block rows that each carry the final stop_reason all count (1.84-2.5x)",
+          "B3: sirmalloc/ccstatusline#549, #462 (requestCount 114 -> 61), PR #595; the #278 policy"),
+    Entry("pegged-reported-window", _latest("pegged-reported-window", peg_at_reported_window=True),
+          "the latest call's in+cc+cr pegged at 100% of the window the latest result reports: a 1M session "
+          "reported as 200k reads 200k from there on",
+          "B20: anthropics/claude-code#76751 (context_window_size 200000 on a 1M session, pegs at 100%), #73399, "
+          "Claude Code 2.1.208 changelog"),
+    Entry("autocompact-denominator",
+          lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
+          "the latest call's in+cc+cr divided by the autocompact threshold (window - 20k - 13k), not by the window: "
+          "reads 1.2x the context, so two gauges of one session disagree",
+          "B22: anthropics/claude-code#18944, #21651, #18241; Gitlawb/openclaude#746 (percentLeft against the "
+          "autocompact threshold)"),
 )}
 """Every catalogued tracker by name."""
 

@@ -1,0 +1,315 @@
+"""Recorded streams as scenarios: stream-json or a Claude Code transcript, played to the SDK, truth derived.
+
+A recording is read once (:func:`read_recording`): every JSON line is checked, a transcript is converted to the
+stream-json frames the CLI would have written (:func:`transcript_frame`), and every frame is parsed by the SDK's own
+parser so a bad line is an error naming its line, not a crash mid-run. :meth:`Recording.scripts` then builds
+fresh :class:`~ctxsim.wire.Script`\\ s for each run, with :class:`~ctxsim.wire.Observation`\\ s whose truth is
+*derived* from the recording by the reference semantics (``shared/research/trackers.md`` section 1.6):
+
+- after each main-chain call (not a sidechain, no ``parent_tool_use_id``, not ``<synthetic>``, a usable usage;
+  the lines of one message id are one call, a message id seen before is a replay): that call's
+  ``input + cache_creation + cache_read`` (:func:`ctxsim.reference.prompt_tokens`) up to that plus its final
+  output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report);
+- after a ``compact_boundary`` with a post-compaction size: that size; without one the truth is unknown, and no
+  point is checked until the next main-chain call; after a ``conversation_reset``, unknown likewise;
+- at a subagent call and at a result: the main truth as it stands (when known).
+
+The point of a call sits on the last frame of the call (its last per-block message, or a stream event after it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..wire import Frame, Observation, Script
+from ..world import Truth
+
+__all__ = ["Recording", "RecordingError", "read_recording", "transcript_frame"]
+
+FORMATS = ("auto", "stream-json", "transcript")
+_DROPPED = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
+"""stream-json line types that belong to the control protocol, not to the recorded session."""
+_AGENT_TOOLS = frozenset({"Task", "Agent"})
+_SYNTHETIC = "<synthetic>"
+
+
+class RecordingError(ValueError):
+    """A recording that cannot be played; ``line`` is the 1-based line of the recording at fault (0: none)."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass
+class Recording:
+    """A recorded session: stream-json frames (converted from a transcript if need be), one list per query."""
+
+    path: Path
+    format: str
+    """``stream-json`` or ``transcript``."""
+    queries: list[list[tuple[int, dict[str, Any]]]] = field(default_factory=list)
+    """Per query, ``(line in the recording, stream-json dict)`` of every frame, in order."""
+    prompts: list[str] = field(default_factory=list)
+    model: str | None = None
+    """The model of the first main-chain call."""
+    session_id: str = ""
+    points: dict[str, int] = field(default_factory=dict)
+    """The recording's line behind each observation point, by label (set by :meth:`scripts`)."""
+
+    def scripts(self, window: int) -> list[Script]:
+        """Fresh scripts of the recording (each run may change them), with the derived truth at every point."""
+        scripts = [Script(i, prompt, [Frame(copy.deepcopy(d)) for _, d in frames])
+                   for i, (prompt, frames) in enumerate(zip(self.prompts, self.queries))]
+        self.points = _Deriver(window).run(scripts, [[line for line, _ in q] for q in self.queries])
+        return scripts
+
+    @property
+    def main_calls(self) -> int:
+        """How many main-chain calls with usage the recording holds."""
+        return sum(1 for q in self.queries for _, d in q if _main_prompt(d) is not None)
+
+
+# --- reading ----------------------------------------------------------------------------------------------------
+
+
+def read_recording(path: Path, fmt: str = "auto") -> Recording:
+    """Read and check the recording at ``path``; raises :class:`RecordingError` on the first bad line."""
+    from claude_agent_sdk._internal.message_parser import parse_message
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordingError(0, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    lines: list[tuple[int, dict[str, Any]]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise RecordingError(number, f"not a JSON line ({exc})") from None
+        if not isinstance(data, dict):
+            raise RecordingError(number, f"a line is a JSON object, got {type(data).__name__}")
+        lines.append((number, data))
+    if fmt == "auto":
+        fmt = "transcript" if any("isSidechain" in d or "parentUuid" in d for _, d in lines) else "stream-json"
+    recording = Recording(path, fmt)
+    frames = _from_transcript(lines) if fmt == "transcript" else [
+        (n, d) for n, d in lines if d.get("type") not in _DROPPED]
+    for number, data in frames:
+        try:
+            parse_message(data)
+        except Exception as exc:  # the SDK's MessageParseError, or worse on odd shapes
+            raise RecordingError(number, f"the SDK cannot parse this line: {exc}") from None
+    _split(recording, frames)
+    if not recording.main_calls:
+        raise RecordingError(0, "no main-chain call with usage: nothing to check against (a subagent's own "
+                                "transcript has only sidechain calls)")
+    return recording
+
+
+def _split(recording: Recording, frames: list[tuple[int, dict[str, Any]]]) -> None:
+    """Queries: a stream-json query ends with its ``result``; a transcript is one query."""
+    current: list[tuple[int, dict[str, Any]]] = []
+    for number, data in frames:
+        current.append((number, data))
+        if recording.model is None and _main_prompt(data) is not None:
+            recording.model = data["message"].get("model")
+        if not recording.session_id and isinstance(data.get("session_id"), str):
+            recording.session_id = data["session_id"]
+        if data.get("type") == "result" and recording.format == "stream-json":
+            recording.queries.append(current)
+            current = []
+    if current or not recording.queries:
+        recording.queries.append(current)
+    recording.prompts = [f"(recorded query {i + 1})" for i in range(len(recording.queries))]
+
+
+# --- transcripts ------------------------------------------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def transcript_frame(line: dict[str, Any], parent: str | None) -> dict[str, Any] | None:
+    """The stream-json frame the CLI writes for one transcript line, or None for lines it does not stream.
+
+    ``parent`` is the ``parent_tool_use_id`` to give a sidechain line (transcripts record only
+    ``isSidechain``).
+    """
+    kind = line.get("type")
+    common = {"session_id": line.get("sessionId", ""), "uuid": line.get("uuid", "")}
+    if kind in ("assistant", "user"):
+        message = line.get("message")
+        frame = {"type": kind, "message": message, "parent_tool_use_id": parent, **common}
+        if kind == "assistant" and isinstance(line.get("requestId"), str):
+            frame["request_id"] = line["requestId"]
+        if kind == "user" and isinstance(line.get("toolUseResult"), dict):
+            frame["tool_use_result"] = line["toolUseResult"]
+        return frame
+    if kind == "system" and line.get("subtype") == "compact_boundary" and not line.get("isSidechain"):
+        meta = line.get("compactMetadata") or line.get("compact_metadata") or {}
+        snake = {_snake(k): v for k, v in meta.items()} if isinstance(meta, dict) else {}
+        return {"type": "system", "subtype": "compact_boundary", "compact_metadata": snake, **common}
+    return None
+
+
+def _from_transcript(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """Transcript lines as stream-json frames. A sidechain line's parent is the main chain's open ``Task``/
+    ``Agent`` tool use (1.0.x transcripts write subagents inline), else ``sidechain:<agentId>``."""
+    open_agents: list[str] = []
+    out = []
+    for number, line in lines:
+        side = line.get("isSidechain") is True
+        parent = None
+        if side:
+            parent = open_agents[-1] if open_agents else f"sidechain:{line.get('agentId') or 'unknown'}"
+        frame = transcript_frame(line, parent)
+        if frame is None:
+            continue
+        if not isinstance(frame.get("message", {}), dict):
+            raise RecordingError(number, f"a {frame['type']} line without a message object")
+        content = frame.get("message", {}).get("content")
+        if not side and isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and block.get("name") in _AGENT_TOOLS:
+                    open_agents.append(str(block.get("id")))
+                elif block.get("type") == "tool_result" and block.get("tool_use_id") in open_agents:
+                    open_agents.remove(block["tool_use_id"])
+        out.append((number, frame))
+    return out
+
+
+# --- the derived truth ------------------------------------------------------------------------------------------
+
+
+def _main_prompt(data: dict[str, Any]) -> int | None:
+    """The prompt of a main-chain assistant frame with a usable usage, else None."""
+    from ..reference import prompt_tokens
+
+    if data.get("type") != "assistant" or data.get("parent_tool_use_id") is not None:
+        return None
+    message = data.get("message")
+    if not isinstance(message, dict) or message.get("model") == _SYNTHETIC:
+        return None
+    return prompt_tokens(message.get("usage"))
+
+
+def _output(usage: Any) -> int:
+    value = usage.get("output_tokens") if isinstance(usage, dict) else None
+    return value if type(value) is int and value >= 0 else 0
+
+
+class _Deriver:
+    """Walks the frames once, keeping the reference's state, and puts an observation on each point's frame."""
+
+    def __init__(self, window: int) -> None:
+        self.window = window
+        self.index = 0
+
+    def run(self, scripts: list[Script], lines: list[list[int]]) -> dict[str, int]:
+        outputs = self._final_outputs(scripts)
+        points: dict[str, int] = {}
+        truth: Truth | None = None
+        seen: set[str] = set()
+        current: str | None = None
+        for script, numbers in zip(scripts, lines):
+            q = f"q{script.query_index + 1}"
+            main = 0
+            subs: dict[str, int] = {}
+            # The open call: (index of its last frame so far, label, kind, group key).
+            pending: tuple[int, str, str, tuple[Any, ...]] | None = None
+            frames = script.frames
+            for i, frame in enumerate(frames):
+                data = frame.data
+                kind = data.get("type")
+                prompt = _main_prompt(data)
+                if prompt is not None:
+                    ident = data["message"].get("id")
+                    key = ident if isinstance(ident, str) and ident else None
+                    if key is not None and key != current and key in seen:
+                        continue  # a replay of an earlier call changes nothing
+                    group = ("main", key if key is not None else prompt)
+                    if pending is None or pending[3] != group:
+                        self._close(frames, numbers, pending, truth, points)
+                        if key is None or key != current:
+                            main += 1
+                        pending = (i, f"{q} call {main}", "call", group)
+                    if key is not None:
+                        seen.add(key)
+                    current = key
+                    truth = Truth(prompt, max(outputs.get(key or "", 0), _output(data["message"].get("usage"))))
+                    pending = (i, *pending[1:])
+                elif kind == "stream_event" and data.get("parent_tool_use_id") is None and pending is not None:
+                    pending = (i, *pending[1:])
+                elif kind == "assistant" and data.get("parent_tool_use_id") is not None:
+                    message = data.get("message") or {}
+                    parent = str(data["parent_tool_use_id"])
+                    group = ("subagent", parent, message.get("id") if isinstance(message, dict) else None)
+                    if pending is None or pending[3] != group:
+                        self._close(frames, numbers, pending, truth, points)
+                        subs[parent] = subs.get(parent, 0) + 1
+                        pending = (i, f"{q} subagent call {subs[parent]}", "subagent", group)
+                    pending = (i, *pending[1:])
+                else:
+                    self._close(frames, numbers, pending, truth, points)
+                    pending = None
+                    if kind == "system" and data.get("subtype") == "compact_boundary":
+                        meta = data.get("compact_metadata")
+                        post = meta.get("post_tokens") if isinstance(meta, dict) else None
+                        truth = Truth(post, 0) if type(post) is int and post >= 0 else None
+                        current = None
+                        self._point(frame, f"{q} compaction", "compaction", truth, points, numbers[i])
+                    elif kind == "conversation_reset":
+                        truth, current = None, None
+                    elif kind == "result":
+                        self._point(frame, f"{q} result", "result", truth, points, numbers[i])
+            self._close(frames, numbers, pending, truth, points)
+        return points
+
+    def _close(self, frames: list[Frame], numbers: list[int], pending: tuple[Any, ...] | None, truth: Truth | None,
+               points: dict[str, int]) -> None:
+        """Put the open call's point on its last frame."""
+        if pending is not None:
+            index, label, kind, _ = pending
+            self._point(frames[index], label, kind, truth, points, numbers[index])
+
+    def _point(self, frame: Frame, label: str, kind: str, truth: Truth | None, points: dict[str, int],
+               line: int) -> None:
+        if truth is None or frame.observation is not None:
+            return
+        self.index += 1
+        frame.observation = Observation(self.index, label, kind, truth, self.window)
+        points.setdefault(label, line)
+
+    @staticmethod
+    def _final_outputs(scripts: list[Script]) -> dict[str, int]:
+        """The final output of each main-chain message id: a ``message_delta`` count, else the largest seen."""
+        largest: dict[str, int] = {}
+        final: dict[str, int] = {}
+        current: str | None = None
+        for script in scripts:
+            for frame in script.frames:
+                data = frame.data
+                if data.get("type") == "assistant" and data.get("parent_tool_use_id") is None:
+                    message = data.get("message") or {}
+                    ident = message.get("id") if isinstance(message, dict) else None
+                    if isinstance(ident, str):
+                        current = ident
+                        largest[ident] = max(largest.get(ident, 0), _output(message.get("usage")))
+                elif data.get("type") == "stream_event" and data.get("parent_tool_use_id") is None:
+                    event = data.get("event") or {}
+                    if event.get("type") == "message_start" and isinstance(event.get("message"), dict):
+                        current = event["message"].get("id")
+                    elif event.get("type") == "message_delta" and current:
+                        final[current] = _output(event.get("usage"))
+        return {**largest, **final}

@@ -1,0 +1,88 @@
+"""Naming a tracker on a command line: a catalogue name (``arbiter-msgid``) or ``module:factory``.
+
+Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
+(a tracker class, or any callable without arguments) is called once to check that it makes a tracker
+(``observe`` and ``context_tokens``), and every use calls it again for a fresh one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["TrackerSpec", "TrackerSpecError", "resolve"]
+
+
+class TrackerSpecError(ValueError):
+    """A tracker spec that names nothing usable; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class TrackerSpec:
+    """A resolved tracker: how it was given, what reports call it, and how to make a fresh one."""
+
+    spec: str
+    name: str
+    factory: Callable[[], Any]
+    catalogued: bool = False
+    """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
+
+
+def _import(module: str, search: Sequence[str]) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module
+        if not (module == missing or module.startswith(missing + ".")) or not search:
+            raise
+    added = [p for p in search if p not in sys.path]
+    sys.path[:0] = added  # the project's own modules, as `python -m pytest` from its root would find them
+    importlib.invalidate_caches()
+    return importlib.import_module(module)
+
+
+def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
+    """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
+    as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
+    from ..check import tracker_name
+
+    spec = spec.strip()
+    if ":" not in spec:
+        from ..trackers import CATALOGUE
+
+        if spec in CATALOGUE:
+            return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)
+        hint = difflib.get_close_matches(spec, list(CATALOGUE), n=1)
+        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+        raise TrackerSpecError(f"{spec!r} is not in the catalogue{suggestion}; give a catalogued name "
+                               f"({', '.join(sorted(CATALOGUE))}) or module:factory")
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr or not all(p.isidentifier() for p in module_name.split(".") + attr.split(".")):
+        raise TrackerSpecError(f"{spec!r} is not module:factory (e.g. mypackage.tracking:MyTracker)")
+    try:
+        module = _import(module_name, search)
+    except Exception as exc:
+        raise TrackerSpecError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    factory: Any = module
+    for part in attr.split("."):
+        try:
+            factory = getattr(factory, part)
+        except AttributeError:
+            raise TrackerSpecError(f"module {module_name!r} has no {attr!r}") from None
+    if not callable(factory):
+        raise TrackerSpecError(f"{spec} is a {type(factory).__name__}, not a class or function that makes a "
+                               f"tracker")
+    try:
+        tracker = factory()
+    except Exception as exc:
+        raise TrackerSpecError(f"{spec}() raised {type(exc).__name__}: {exc} (the factory is called without "
+                               f"arguments)") from None
+    missing = [m for m in ("observe", "context_tokens") if not callable(getattr(tracker, m, None))]
+    if missing:
+        raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
+                               f"tracker has observe(message) and context_tokens()")
+    return TrackerSpec(spec, tracker_name(tracker), factory)

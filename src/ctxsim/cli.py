@@ -1,0 +1,319 @@
+"""The ``ctxsim`` command: run a scenario and look at it, write and check scenario files.
+
+::
+
+    ctxsim run SCENARIO [--tracker NAME|module:factory ...] [--plot out.png|out.svg] [--all]
+
+``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
+``--tracker``, too), then each catalogued loop the scenario names, and prints each one's verdict, summary and
+loop timeline (turns, context, zones, checkpoints, restarts, steps).
+    ctxsim scenario new NAME [--dir DIR] [--force]
+    ctxsim scenario check FILE ...
+    ctxsim scenario keys
+
+Subcommands are registered in one place, :data:`COMMANDS`: a new one (``ctxsim fuzz``) is one more
+:class:`Command` there. Exit status: 0 when every expectation holds, 1 when one does not, 2 for a usage or input
+error, which is printed as one ``ctxsim:`` line without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .report import ScenarioRun
+    from .scenario import Scenario
+
+__all__ = ["COMMANDS", "Command", "CommandError", "main"]
+
+
+class CommandError(Exception):
+    """A usage or input error: the message (a ``ctxsim:`` line) is printed, the exit status is 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one line of help, how to declare its arguments and what it does."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
+
+
+# --- ctxsim run -------------------------------------------------------------------------------------------------
+
+
+def _configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", type=Path, help="the scenario file (YAML)")
+    parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
+                        help="a catalogued tracker or your own (module:factory); repeatable. Default: the "
+                             "trackers the scenario names. The reference always runs.")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="write a plot of truth, estimates and "
+                                                                  "thresholds (.png or .svg; needs matplotlib)")
+    parser.add_argument("--all", action="store_true", help="show every point of long timelines (and, for a task "
+                                                           "scenario, the timeline of every catalogued loop)")
+
+
+def _load(path: Path) -> Scenario:
+    from .scenario import ScenarioError, load_scenario
+
+    try:
+        return load_scenario(path)
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _trackers(scenario: Scenario, specs: Sequence[str]) -> list[tuple[str, Callable[[], Any], str]]:
+    """``(name, factory, expectation)`` for each tracker to run: ``pass``, ``fail`` or ``none``."""
+    from ._internal.tracker_spec import TrackerSpecError, resolve
+    from .trackers import CATALOGUE
+
+    chosen: list[tuple[str, Callable[[], Any], str]] = [
+        ("reference", CATALOGUE["reference"].factory, "pass" if scenario.expect_reference else "fail")]
+    listed = {**{t: "fail" for t in scenario.must_fail}, **{t: "pass" for t in scenario.must_pass}}
+    if not specs:
+        return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
+    for spec in specs:
+        try:
+            resolved = resolve(spec, search=[str(Path.cwd())])
+        except TrackerSpecError as exc:
+            raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+        if resolved.name == "reference":
+            continue
+        expected = listed.get(resolved.name) if resolved.catalogued else None
+        if expected is None:
+            expected = {"pass": "pass", "fail": "fail"}.get(scenario.ctx_tracker, "none")
+        chosen.append((resolved.name, resolved.factory, expected))
+    return chosen
+
+
+def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
+    does = "tracks it" if run.ok else "fails on it"
+    if expected == "none":
+        return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
+    met = run.ok == (expected == "pass")
+    want = "track it" if expected == "pass" else "fail on it"
+    return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
+
+
+def _run_task(args: argparse.Namespace, scenario: Scenario) -> int:
+    """``ctxsim run`` on a task scenario: each restart loop's verdict, summary and timeline."""
+    from .task_run import REFERENCE_LOOP, describe_task, run_task
+
+    if args.plot is not None:
+        raise CommandError(f"ctxsim: --plot: scenario {args.scenario} is a task scenario: it has a loop timeline, "
+                           f"not a tracker timeline to plot (run without --plot)")
+    expect = scenario.loop_expect
+    runs: list[tuple[str, dict[str, Any], str]] = [(REFERENCE_LOOP, {}, "meet")]
+    runs += [(loop, {"loop": loop}, "caught") for loop in expect.must_fail]
+    runs += [(loop, {"loop": loop}, "kept") for loop in expect.must_pass]
+    for name, factory, expected in _trackers(scenario, args.tracker)[1:] if args.tracker else ():
+        wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
+        runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": factory, "tracker": name}, wanted))
+    print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
+    if scenario.source:
+        print(f"source: {scenario.source}")
+    all_met = True
+    for title, options, expected in runs:
+        run = run_task(scenario, **options)
+        met, does = run.verdict(expected)
+        all_met &= met
+        print(f"\n== {title}: {does}: {'OK' if met else 'NOT AS EXPECTED'}")
+        if expected in ("meet", "miss"):
+            for problem in run.problems():
+                print(f"{args.scenario}:{problem.line}: {problem.message}")
+        if not run.report.ok:
+            print(run.report)
+        print(run.summary())
+        if expected not in ("caught", "kept") or args.all:
+            print(run.timeline(full=args.all))
+    print(f"\n{_count(len(runs), 'loop run')}: " + ("every expectation met" if all_met else
+                                                    "some expectations NOT met"))
+    return 0 if all_met else 1
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .report import MANY_POINTS, run_scenario
+
+    scenario = _load(args.scenario)
+    if scenario.task is not None:
+        return _run_task(args, scenario)
+    if args.plot is not None:
+        from .plot import FORMATS, PlotUnavailable, require_pyplot
+
+        if args.plot.suffix.lower() not in FORMATS:
+            raise CommandError(f"ctxsim: --plot {args.plot}: use a .png or .svg file name")
+        try:
+            require_pyplot()
+        except PlotUnavailable as exc:
+            raise CommandError(f"{exc} (or run without --plot)") from None
+    trackers = _trackers(scenario, args.tracker)
+    session = scenario.session
+    print(f"scenario {scenario.name} ({args.scenario}): window {session.window:,}, tolerance "
+          f"±{scenario.tolerance:,} tokens" + (f", recorded stream {scenario.recording.path}"
+                                               if scenario.recording is not None else ""))
+    if scenario.source:
+        print(f"source: {scenario.source}")
+    runs, all_met = [], True
+    for name, factory, expected in trackers:
+        run = run_scenario(scenario, factory(), name=name)
+        runs.append(run)
+        met, verdict = _verdict(run, expected)
+        all_met &= met
+        print(f"\n== {name}: {verdict}")
+        print(run.report.summary())
+        many = len(run.report.points) > MANY_POINTS and not args.all
+        print(run.table(only_failures=many))
+        if many:
+            print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
+        for problem in run.problems():
+            print(problem)
+        if run.report.failures:
+            first = run.report.failures[0].observation.label
+            where = scenario.where(first)
+            print(f"first failing point: {first}" + (f" ({where[0]}:{where[1]})" if where else ""))
+    if args.plot is not None:
+        from .plot import plot_runs
+
+        print(f"\nplot written to {plot_runs(runs, args.plot)}")
+    print(f"\n{len(runs)} trackers: " + ("every expectation met" if all_met else "some expectations NOT met"))
+    return 0 if all_met else 1
+
+
+# --- ctxsim scenario ... ----------------------------------------------------------------------------------------
+
+TEMPLATE = '''\
+# {name}: a ctxsim scenario. Run it:  pytest --ctx-scenarios={path}   or   ctxsim run {path}
+# Every key is listed by `ctxsim scenario keys`. Numbers are tokens; YAML allows 172_301.
+name: {name}
+# Where the numbers come from: the issue, report or log you are reproducing.
+source: "TODO: the report this reproduces"
+# What the tracker shows, and what the truth is, in a sentence or two.
+description: >-
+  The context is compacted from ~150k to 20k tokens. A tracker that keeps the largest cache read it has
+  seen still shows ~74% afterwards.
+world:
+  model: claude-sonnet-4-5
+  window: 200000      # the context window
+  baseline: 12000     # system prompt + tools at the start of a conversation
+  seed: 0             # ids, uuids and filler text derive from it
+queries:
+  # One item per client.query(); each ends with one ResultMessage.
+  - prompt: "Refactor the parser"
+    steps:
+      # An API call with its exact usage: uncached input, cache creation, cache read; and its output.
+      - call: {{in: 3, cc: 2000, cr: 148000, out: 300}}
+      # A call derived from growth: the previous prompt + its output + this tool result (2,500 tokens).
+      - call: {{results: [2500], out: 90}}
+  - prompt: "Continue"
+    steps:
+      # Claude Code compacted the conversation down to 20,000 tokens.
+      - compact: {{post: 20000}}
+      - call: {{}}
+      # Other steps: repeat, expire_cache, subagent, reset.
+expect:
+  tolerance: 2000          # tokens a tracker may be off at any point
+  reference: pass          # the reference tracker tracks this session
+  fail: [arbiter-msgid]    # catalogued trackers that must fail on it (`ctxsim run` lists what they do)
+  ctx_tracker: pass        # what your tracker (pytest --ctx-tracker=module:factory) must do
+  # 70% of the window (140,000 tokens): the truth crosses at the first call, and not again after compaction.
+  threshold: {{at: 0.7, fires: [q1 call 1]}}
+'''
+
+
+def _configure_scenario(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    new = sub.add_parser("new", help="write a commented scenario template that loads and passes")
+    new.add_argument("name", help="the scenario's name (letters, digits, '.', '_', '-'); the file is NAME.yaml")
+    new.add_argument("--dir", type=Path, default=None,
+                     help="where to write it (default: ./scenarios if it exists, else .)")
+    new.add_argument("--force", action="store_true", help="overwrite an existing file")
+    check = sub.add_parser("check", help="load scenario files and report every error")
+    check.add_argument("files", nargs="+", type=Path)
+    sub.add_parser("keys", help="print every key of the scenario format")
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    if args.action == "keys":
+        from .schema import reference
+
+        print(reference(), end="")
+        return 0
+    if args.action == "check":
+        from .scenario import ScenarioError, load_scenario
+
+        bad = 0
+        for file in args.files:
+            try:
+                scenario = load_scenario(file)
+            except ScenarioError as exc:
+                print(exc, file=sys.stderr)
+                bad += 1
+                continue
+            if scenario.task is not None:
+                print(f"{file}: ok ({scenario.name}: a task of {len(scenario.task.task.steps)} steps)")
+            else:
+                print(f"{file}: ok ({scenario.name}: {len(scenario.observations())} points)")
+        return 1 if bad else 0
+    name = args.name
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+        raise CommandError(f"ctxsim: scenario new: {name!r} is not a usable name (letters, digits, '.', '_', '-')")
+    directory = args.dir if args.dir is not None else (Path("scenarios") if Path("scenarios").is_dir() else Path())
+    path = directory / f"{name.removesuffix('.yaml')}.yaml"
+    if path.exists() and not args.force:
+        raise CommandError(f"ctxsim: scenario new: {path} exists (--force overwrites it)")
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(TEMPLATE.format(name=path.stem, path=path), encoding="utf-8")
+    print(f"wrote {path}: edit it, then run  ctxsim run {path}")
+    return 0
+
+
+# --- the command ------------------------------------------------------------------------------------------------
+
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
+    Command("scenario", "write a scenario template, check scenario files, list the format's keys",
+            _configure_scenario, _scenario),
+)
+"""Every subcommand, in the order ``ctxsim --help`` lists them."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="ctxsim", description="Check context-window trackers of Claude Agent "
+                                                                "SDK agents against a simulated ground truth.")
+    parser.add_argument("--version", action="version", version=f"ctxsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.configure(sub.add_parser(command.name, help=command.help, description=command.help))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    args = _parser().parse_args(argv)
+    command = next(c for c in COMMANDS if c.name == args.command)
+    try:
+        return command.run(args)
+    except CommandError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `ctxsim run ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""A tracker's run over a scenario, as people read it: the timeline, where thresholds fire, and the verdict.
+
+:func:`run_scenario` plays a :class:`~ctxsim.scenario.Scenario` (rendered or recorded, faults applied) through
+the real ``ClaudeSDKClient`` with :func:`ctxsim.check.run_tracker`, and compares the tracker's threshold firings
+with the truth's (``expect.threshold``). A :class:`ScenarioRun` prints as the timeline table with a threshold
+column; :func:`explain` is the text a failing scenario shows (``pytest --ctx-scenarios``, ``ctxsim run``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ._internal.thresholds import Match, crossings, match_firings
+from .check import Report, arun_tracker, run_tracker
+from .scenario import Scenario
+
+T = TypeVar("T")
+
+__all__ = ["ScenarioRun", "ThresholdResult", "explain", "percent", "run_scenario"]
+
+MANY_POINTS = 60
+"""Timelines with more points than this show only the rows that matter unless asked for all."""
+
+
+def percent(ratio: float) -> str:
+    """``0.9`` as ``90%``, ``0.835`` as ``83.5%``."""
+    return f"{ratio * 100:g}%"
+
+
+@dataclass(frozen=True)
+class ThresholdResult:
+    """Where one threshold fires for a tracker and for the truth, at the points the tracker is judged at."""
+
+    at: float
+    limit: float
+    """The threshold in tokens: ``at`` x window."""
+    report: Report
+    match: Match
+
+    @property
+    def ok(self) -> bool:
+        """True when the tracker fires once for each crossing of the truth, where the truth allows."""
+        return self.match.ok
+
+    def _label(self, i: int) -> str:
+        return self.report.points[i].observation.label
+
+    def _index(self, i: int) -> int:
+        return self.report.points[i].observation.index
+
+    def notes(self) -> dict[int, str]:
+        """A note for the table at each point involved, by observation index."""
+        pct = percent(self.at)
+        out: dict[int, str] = {}
+        for firing in self.match.firings:
+            t, f = firing.truth, firing.tracker
+            if t is not None and t == f:
+                out[self._index(t)] = f"{pct} fires"
+            elif t is None and f is not None:
+                out[self._index(f)] = f"{pct} fires; truth does not cross"
+            elif f is None and t is not None:
+                out[self._index(t)] = f"{pct} truth crosses; tracker does not fire"
+            elif t is not None and f is not None:
+                verdict = "within the band" if firing.ok else ("too early" if f < t else "too late")
+                out[self._index(f)] = f"{pct} fires ({verdict}: truth crosses at #{self._index(t)})"
+                out[self._index(t)] = f"{pct} truth crosses (tracker fired at #{self._index(f)})"
+        return out
+
+    def problems(self) -> list[str]:
+        """One sentence per wrong firing."""
+        head = f"threshold {percent(self.at)} ({self.limit:,.0f} tokens)"
+        out = []
+        for firing in self.match.firings:
+            if firing.ok:
+                continue
+            t, f = firing.truth, firing.tracker
+            if f is None and t is not None:
+                out.append(f"{head}: the truth crosses at {self._label(t)}; the tracker does not fire")
+            elif t is None and f is not None:
+                out.append(f"{head}: the tracker fires at {self._label(f)}; the truth does not cross there")
+            elif t is not None and f is not None:
+                when = "early" if f < t else "late"
+                out.append(f"{head}: the tracker fires at {self._label(f)}, too {when}: the truth crosses at "
+                           f"{self._label(t)}")
+        return out
+
+
+@dataclass(frozen=True)
+class ScenarioRun:
+    """One tracker over one scenario: the oracle's report and every threshold's firings."""
+
+    scenario: Scenario
+    report: Report
+    thresholds: tuple[ThresholdResult, ...] = ()
+
+    @property
+    def tracker(self) -> str:
+        return self.report.tracker
+
+    @property
+    def ok(self) -> bool:
+        """True when the tracker tracks the session within tolerance and fires every threshold right."""
+        return self.report.ok and all(t.ok for t in self.thresholds)
+
+    def notes(self) -> dict[int, str]:
+        """The threshold column, by observation index."""
+        out: dict[int, str] = {}
+        for result in self.thresholds:
+            for index, note in result.notes().items():
+                out[index] = f"{out[index]}; {note}" if index in out else note
+        return out
+
+    def table(self, *, only_failures: bool = False) -> str:
+        """The timeline: point, truth band, estimate, error, and a threshold column when thresholds are set."""
+        return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None)
+
+    def problems(self) -> list[str]:
+        """Every wrong threshold firing, one sentence each."""
+        return [p for t in self.thresholds for p in t.problems()]
+
+
+def _thresholds(scenario: Scenario, report: Report) -> tuple[ThresholdResult, ...]:
+    points = report.points
+    tolerance = report.tolerance
+    truth = [p.low if p.observation.truth.knowable else None for p in points]
+    low = [None if v is None else v - tolerance for v in truth]
+    high = [p.high + tolerance if p.observation.truth.knowable else None for p in points]
+    estimates = [p.estimate for p in points]
+    out = []
+    for spec in scenario.thresholds:
+        limit = spec.at * scenario.session.window
+        match = match_firings(crossings(truth, limit), crossings(estimates, limit), low, high, limit)
+        out.append(ThresholdResult(spec.at, limit, report, match))
+    return tuple(out)
+
+
+class _ThreadLoop(threading.local):
+    loop: asyncio.AbstractEventLoop | None = None
+
+
+_LOOP = _ThreadLoop()
+
+
+def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion on this thread's reused asyncio loop, then cancel whatever it left running.
+
+    A fresh loop per run (``asyncio.run``) costs about as much as playing a short scenario through the client.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        coro.close()
+        raise RuntimeError("ctxsim: run_scenario() called inside a running event loop; await "
+                           "ctxsim.check.arun_tracker instead")
+    loop = _LOOP.loop
+    if loop is None or loop.is_closed():
+        loop = _LOOP.loop = asyncio.new_event_loop()
+        atexit.register(loop.close)
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        left = asyncio.all_tasks(loop)
+        for task in left:
+            task.cancel()
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+
+
+def run_scenario(scenario: Scenario, tracker: Any, *, name: str | None = None,
+                 backend: str = "asyncio") -> ScenarioRun:
+    """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
+
+    ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
+    ``backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``.
+    """
+    if scenario.task is not None:
+        raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
+                         f"with ctxsim.task_run.run_task")
+    options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts()}
+    if backend == "asyncio":
+        report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
+    else:
+        report = run_tracker(tracker, scenario.session, backend=backend, **options)
+    if name is not None:
+        report.tracker = name
+    return ScenarioRun(scenario, report, _thresholds(scenario, report))
+
+
+def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
+            shown: Callable[[Path], str] = str) -> str:
+    """What a reader needs when ``run`` did not do what was expected: ``head`` (the broken expectation), with
+    ``verbosity`` > 0 the scenario's source and the tracker's known ``bug``, then the summary, the timeline (only
+    the rows that matter past :data:`MANY_POINTS` points unless ``verbosity`` >= 2), wrong threshold firings and
+    the file and line of the first failing point (``shown`` formats paths)."""
+    scenario, report = run.scenario, run.report
+    lines = [head]
+    if verbosity > 0:
+        lines += [f"source: {scenario.source}"] if scenario.source else []
+        lines += [f"description: {scenario.description}"] if scenario.description else []
+        lines += [f"tracker {run.tracker}: {bug}"] if bug else []
+    lines.append(report.summary())
+    problems = run.problems()
+    if report.points:
+        many = len(report.points) > MANY_POINTS and verbosity < 2
+        only_failures = bool(report.failures or problems) and many
+        if report.failures or problems or not many:
+            lines.append(run.table(only_failures=only_failures))
+        if only_failures:
+            lines.append(f"({len(report.failures)} of {len(report.points)} points off; -vv shows all)")
+        elif many:
+            lines.append(f"({len(report.points)} points, all within tolerance; -vv shows them)")
+    lines += problems
+    if report.failures:
+        first = report.failures[0].observation.label
+        where = scenario.where(first)
+        lines.append(f"first failing point: {first}" + (f" ({shown(where[0])}:{where[1]})" if where else ""))
+    return "\n".join(lines)

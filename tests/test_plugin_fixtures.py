@@ -1,0 +1,191 @@
+"""The plugin's fixtures: ``fake_claude``, ``ctx_session``, ``ctx_tracker`` and the ``ctx`` marker, from sync tests
+and from async ones under pytest-asyncio (strict mode) and anyio."""
+
+from __future__ import annotations
+
+import hypothesis  # noqa: F401 - kept across pytester's in-process runs (see test_plugin.py)
+import pytest
+
+import ctxsim.check
+import ctxsim.scenario  # noqa: F401
+
+MY_TRACKERS = """
+from ctxsim.reference import ContextTracker
+
+
+class MyTracker(ContextTracker):
+    pass
+
+
+class Summing(ContextTracker):
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A project with an ini (quiet about pytest-asyncio's loop scope) and a tracker module at its root."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(mytrackers=MY_TRACKERS)
+    return pytester
+
+
+def test_fake_claude_fixture_patches_clients_for_one_test(project: pytest.Pytester) -> None:
+    project.makepyfile(test_user_agent='''
+        import anyio
+        from claude_agent_sdk import ClaudeSDKClient, ResultMessage
+        from claude_agent_sdk._internal.transport import subprocess_cli
+        from ctxsim import SessionBuilder
+
+        SESSION = SessionBuilder(seed=1).query("do it").call(prompt=40_000).build()
+
+        def my_agent():
+            async def main():
+                async with ClaudeSDKClient() as client:
+                    await client.query("do the task")
+                    kinds = [type(m) async for m in client.receive_response()]
+                    return kinds, (await client.get_context_usage())["totalTokens"]
+            return anyio.run(main)
+
+        def test_agent(fake_claude):
+            fake = fake_claude(SESSION)
+            kinds, total = my_agent()
+            assert kinds[-1] is ResultMessage and total == 40_000
+            assert fake.last.prompts == ["do the task"]
+
+        def test_restored_after():
+            assert subprocess_cli.SubprocessCLITransport.__name__ == "SubprocessCLITransport"
+    ''')
+    project.runpytest().assert_outcomes(passed=2)
+
+
+FIXTURE_TESTS = '''
+import pytest
+from claude_agent_sdk import ClaudeSDKClient
+from ctxsim.world import Session, SessionBuilder
+
+TEXT = """
+    queries:
+      - steps:
+          - call: {in: 3, cc: 100, cr: 20000}
+          - compact: {post: 9000}
+          - call: {in: 3, cc: 500, cr: 9000}
+"""
+
+
+def test_inline_session(ctx_session):
+    session = ctx_session(TEXT)
+    assert isinstance(session, Session) and [c.prompt for c in session.main_calls] == [20103, 9503]
+    assert ctx_session.scenario(TEXT).tolerance == 0 and session.name == "test_inline_session"
+
+
+@pytest.mark.ctx(window=1_000_000, baseline=5000)
+def test_marker_sets_the_world(ctx_session):
+    assert ctx_session("queries: [{steps: [{call: {}}]}]").window == 1_000_000
+    builder = ctx_session.builder(seed=3)
+    assert isinstance(builder, SessionBuilder) and (builder.window, builder.baseline) == (1_000_000, 5000)
+
+
+def test_inline_mistakes_name_the_test(ctx_session):
+    name = "test_uses_ctx_fixtures.py::test_inline_mistakes_name_the_test"
+    with pytest.raises(ValueError, match=rf"^ctxsim: <inline scenario of {name}>:1: queries: expected a list"):
+        ctx_session("queries: 3")
+
+
+def test_ctx_tracker_is_fresh_and_tracks(ctx_tracker, request):
+    assert ctx_tracker.context_tokens() is None
+    expected = request.config.getoption("ctx_tracker") and "MyTracker" or "ContextTracker"
+    assert type(ctx_tracker).__name__ == expected
+
+
+async def play(session, fake_claude, tracker):
+    fake = fake_claude(session)
+    async with ClaudeSDKClient() as client:
+        await client.query("go")
+        async for message in client.receive_response():
+            tracker.observe(message)
+    return fake
+
+
+@pytest.mark.asyncio
+async def test_async_under_pytest_asyncio(ctx_session, ctx_tracker, fake_claude):
+    fake = await play(ctx_session(TEXT), fake_claude, ctx_tracker)
+    assert ctx_tracker.context_tokens() == 9503 and fake.last.prompts == ["go"]
+
+
+@pytest.mark.anyio
+async def test_async_under_anyio(ctx_session, ctx_tracker, fake_claude):
+    await play(ctx_session(TEXT), fake_claude, ctx_tracker)
+    assert ctx_tracker.context_tokens() == 9503
+'''
+
+
+def test_fixtures_work_from_sync_and_async_tests(project: pytest.Pytester) -> None:
+    project.makepyfile(test_uses_ctx_fixtures=FIXTURE_TESTS)
+    project.runpytest("test_uses_ctx_fixtures.py", "-p", "anyio").assert_outcomes(passed=7)
+    project.runpytest("test_uses_ctx_fixtures.py", "--ctx-tracker=mytrackers:MyTracker").assert_outcomes(passed=7)
+
+
+def test_several_trackers_under_test_parametrize_the_fixture(project: pytest.Pytester) -> None:
+    project.makepyfile(test_uses_ctx_tracker="def test_it(ctx_tracker):\n"
+                                             "    assert ctx_tracker.context_tokens() is None\n")
+    result = project.runpytest("test_uses_ctx_tracker.py", "--ctx-tracker=mytrackers:MyTracker",
+                               "--ctx-tracker=mytrackers:Summing", "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["test_uses_ctx_tracker.py::test_it[[]MyTracker[]] PASSED*",
+                              "test_uses_ctx_tracker.py::test_it[[]Summing[]] PASSED*"])
+
+
+def test_a_bad_ctx_marker_fails_the_test_plainly(project: pytest.Pytester) -> None:
+    project.makepyfile(test_bad_ctx_marker="import pytest\n@pytest.mark.ctx(windw=5)\n"
+                                           "def test_it(ctx_session):\n    pass\n")
+    result = project.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ctxsim: @pytest.mark.ctx takes world keywords (model, window, baseline, "
+                                 "max_output, seed); got windw"])
+
+
+AGENT_TESTS = '''
+import anyio
+from ctxsim.agent import FakeAgent, Task
+from ctxsim.reference import PressurePolicy, run_with_restarts
+from ctxsim.reference.restart import DONE_MARKER
+
+# 16 steps of 7,400 in a 100k window: after n one-step turns the context is 10,000 + 200n + 100(2n - 1) + 7,400n,
+# first at or over 90,000 at n = 11 (95,700; n = 10 is 87,900): one restart, 11 steps then 5.
+TASK = Task.uniform(16, 7_400, window=100_000, baseline=10_000, prompt_tokens=200, output_tokens=100)
+
+
+def my_loop(prompt):
+    return anyio.run(lambda: run_with_restarts(prompt, policy=PressurePolicy(window=100_000)))
+
+
+def test_my_loop_against_the_fake_agent(fake_agent):
+    agent = fake_agent(TASK)
+    result = my_loop(agent.task.prompt)
+    assert isinstance(agent, FakeAgent) and result.result.startswith(DONE_MARKER)
+    assert agent.counts() == {step: 1 for step in TASK.ids}
+    assert [len(c.work_turns) for c in agent.connections] == [11, 5]
+
+
+def test_the_agents_keywords_pass_through(fake_agent):
+    agent = fake_agent(TASK, checkpoints=["refusal"])
+    my_loop(agent.task.prompt)
+    assert agent.redone == 11 and agent.connections[0].checkpoint_turns[0].degradation == "refusal"
+
+
+def test_two_agents_in_one_test_the_later_one_answers(fake_agent):
+    first, second = fake_agent(TASK), fake_agent(TASK)
+    my_loop(TASK.prompt)
+    assert first.connections == [] and len(second.connections) == 2
+
+
+def test_no_agent_after_the_test():
+    from claude_agent_sdk._internal.transport import subprocess_cli
+    assert subprocess_cli.SubprocessCLITransport.__name__ == "SubprocessCLITransport"
+'''
+
+
+def test_fake_agent_fixture_drives_your_loop_for_one_test(project: pytest.Pytester) -> None:
+    project.makepyfile(test_uses_fake_agent=AGENT_TESTS)
+    project.runpytest("test_uses_fake_agent.py").assert_outcomes(passed=4)

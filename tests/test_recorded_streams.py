@@ -1,0 +1,224 @@
+"""Scenarios on recorded streams (``stream: FILE``): stream-json and Claude Code transcripts, and their truth.
+
+The truth of a recording is derived from it (the reference semantics). These tests pin that derivation to
+numbers worked out by hand from the lines below, to the world's own truth (a session rendered as the CLI writes
+it, then read back as a recording), and to the real transcripts in ``shared/real-recordings``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxsim.check import run_tracker
+from ctxsim.report import run_scenario
+from ctxsim.scenario import ScenarioError, load_scenario
+from ctxsim.trackers import make
+from ctxsim.wire import render
+from ctxsim.world import SessionBuilder
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "real-recordings" / "claude-code-jsonl"
+"""``<repo root>/../shared/real-recordings``: CI clones the repo with ``shared/`` beside it."""
+
+
+def usage(i: int, cc: int, cr: int, out: int) -> dict[str, int]:
+    return {"input_tokens": i, "cache_creation_input_tokens": cc, "cache_read_input_tokens": cr,
+            "output_tokens": out}
+
+
+def line(kind: str, uuid: str, *, side: bool = False, **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "isSidechain": side, "parentUuid": None, "sessionId": "sess-1", "uuid": uuid, **fields}
+
+
+def assistant(uuid: str, mid: str, u: dict[str, int], block: dict[str, Any], *, side: bool = False,
+              model: str = "claude-sonnet-4-5") -> dict[str, Any]:
+    return line("assistant", uuid, side=side, requestId=f"req_{mid}", message={
+        "id": mid, "type": "message", "role": "assistant", "model": model, "content": [block], "usage": u})
+
+
+def user(uuid: str, content: Any, *, side: bool = False, **extra: Any) -> dict[str, Any]:
+    return line("user", uuid, side=side, message={"role": "user", "content": content}, **extra)
+
+
+TEXT = {"type": "text", "text": "ok"}
+TASK = {"type": "tool_use", "id": "toolu_task", "name": "Task", "input": {"description": "explore", "prompt": "p"}}
+READ = {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "/x.py"}}
+
+TRANSCRIPT = [
+    user("u1", "Fix the bug"),                                                                      # 1
+    assistant("a1", "m1", usage(3, 1000, 20_000, 1), {"type": "thinking", "thinking": "t", "signature": "s"}),
+    assistant("a2", "m1", usage(3, 1000, 20_000, 250), TASK),                                       # 3
+    assistant("s1", "sm1", usage(3, 12_000, 0, 5), READ, side=True),                               # 4
+    user("s2", [{"type": "tool_result", "tool_use_id": "toolu_read", "content": "code"}], side=True),
+    assistant("s3", "sm2", usage(3, 500, 12_000, 40), TEXT, side=True),                             # 6
+    user("u2", [{"type": "tool_result", "tool_use_id": "toolu_task", "content": "found it"}]),
+    assistant("a3", "m2", usage(1, 800, 21_000, 60), TEXT),                                         # 8
+    assistant("a4", "m-synthetic", usage(0, 0, 0, 0), TEXT, model="<synthetic>"),
+    line("progress", "p1", data={"message": {"usage": usage(1, 0, 900_000, 0)}}),                  # 10
+    line("system", "c1", subtype="compact_boundary", content="Conversation compacted",
+         compactMetadata={"trigger": "auto", "preTokens": 22_000, "postTokens": 9000}),            # 11
+    user("u3", "This session is being continued...", isCompactSummary=True),
+    assistant("a5", "m3", usage(3, 5000, 4000, 30), TEXT),                                          # 13
+    assistant("a6", "m1", usage(3, 1000, 20_000, 250), TASK),                                       # 14: a replay
+]
+
+
+def write_jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines))
+    return path
+
+
+def scenario_for(tmp_path: Path, stream: str, expect: str = "") -> Path:
+    path = tmp_path / "rec.yaml"
+    path.write_text(f"stream: {stream}\n{expect}")
+    return path
+
+
+def test_a_transcript_plays_with_the_truth_derived_by_hand(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "t.jsonl", TRANSCRIPT)
+    sc = load_scenario(scenario_for(tmp_path, "t.jsonl", "expect:\n  fail: [arbiter-msgid]\n"))
+    assert sc.recording is not None and sc.recording.format == "transcript"
+    points = [(o.label, o.truth.prompt, o.truth.next_request, sc.points[o.label]) for o in sc.observations()]
+    assert points == [
+        ("q1 call 1", 21_003, 21_003 + 250, 3),           # m1: 3 + 1,000 + 20,000; its last line says out 250
+        ("q1 subagent call 1", 21_003, 21_253, 4),        # sidechain calls leave the main truth alone
+        ("q1 subagent call 2", 21_003, 21_253, 6),
+        ("q1 call 2", 21_801, 21_861, 8),                 # m2: 1 + 800 + 21,000, out 60; <synthetic> skipped
+        ("q1 compaction", 9000, 9000, 11),                # postTokens; the progress line's usage is dropped
+        ("q1 call 3", 9003, 9033, 13),                    # m3; the replay of m1 on line 14 changes nothing
+    ]
+    assert run_scenario(sc, make("reference")).ok
+    arbiter = run_scenario(sc, make("arbiter-msgid"))
+    # max(cache_read) over every message, sidechains included, survives the compaction
+    assert not arbiter.ok and [p.observation.label for p in arbiter.report.failures][-2:] == [
+        "q1 compaction", "q1 call 3"]
+
+
+def test_sidechain_lines_become_subagent_messages_of_the_open_task(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "t.jsonl", TRANSCRIPT)
+    sc = load_scenario(scenario_for(tmp_path, "t.jsonl"))
+    frames = [f.data for s in sc.scripts() for f in s.frames]
+    assert [f["type"] for f in frames] == ["user", "assistant", "assistant", "assistant", "user", "assistant",
+                                           "user", "assistant", "assistant", "system", "user", "assistant",
+                                           "assistant"]
+    assert [f["parent_tool_use_id"] for f in frames if f["type"] == "assistant"] == [
+        None, None, "toolu_task", "toolu_task", None, None, None, None]
+    boundary = frames[9]
+    assert boundary["subtype"] == "compact_boundary" and boundary["compact_metadata"] == {
+        "trigger": "auto", "pre_tokens": 22_000, "post_tokens": 9000}
+    assert frames[1]["request_id"] == "req_m1" and frames[1]["session_id"] == "sess-1"
+
+
+def test_a_compaction_without_its_size_leaves_the_truth_unknown_until_the_next_call(tmp_path: Path) -> None:
+    lines = [dict(d) for d in TRANSCRIPT[:11]] + [TRANSCRIPT[12]]
+    lines[10] = {**lines[10], "compactMetadata": {"trigger": "auto", "preTokens": 22_000}}
+    write_jsonl(tmp_path / "t.jsonl", lines)
+    sc = load_scenario(scenario_for(tmp_path, "t.jsonl"))
+    assert [o.label for o in sc.observations()][-2:] == ["q1 call 2", "q1 call 3"]
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_rendered_stream_read_back_has_the_worlds_truth(tmp_path: Path, partial: bool) -> None:
+    session = (SessionBuilder(seed=4, name="world")
+               .query("one").call(input=3, cache_creation=900, cache_read=30_000, output=140, results=(2000,))
+               .call(output=60).start_subagent("look", prompt_tokens=300).call(results=(4000,)).call(results=(10,))
+               .end_subagent(result_tokens=500).call(output=80)
+               .query("two").compact(12_000).call(results=(700,)).call()
+               .build())
+    scripts = render(session, include_partial_messages=partial)
+    write_jsonl(tmp_path / "s.jsonl", [f.data for s in scripts for f in s.frames])
+    sc = load_scenario(scenario_for(tmp_path, "s.jsonl"))
+    assert sc.recording is not None and sc.recording.format == "stream-json"
+    world = [f.observation for s in scripts for f in s.frames if f.observation is not None]
+    derived = sc.observations()
+    assert [o.label for o in derived] == [o.label for o in world]
+    assert [o.truth.prompt for o in derived] == [o.truth.prompt for o in world]
+    if partial:  # the final output arrives in message_delta: the whole band is the world's
+        assert [o.truth for o in derived] == [o.truth for o in world]
+    assert len(sc.session.queries) == 2 and sc.session.model == session.model
+    assert run_tracker(make("reference"), sc.session, scripts=sc.scripts()).ok
+
+
+def test_stream_as_a_mapping_with_a_format(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "t.jsonl", TRANSCRIPT)
+    path = tmp_path / "m.yaml"
+    path.write_text("stream: {file: t.jsonl, format: transcript}\nworld: {window: 100000}\n")
+    sc = load_scenario(path)
+    assert sc.recording is not None and sc.session.window == 100_000 and sc.observations()[0].window == 100_000
+
+
+@pytest.mark.parametrize(("stream", "content", "expected"), [
+    ("t.jsonl", '{"type": "user"}\nnot json\n', "2: stream.file: t.jsonl:2: not a JSON line"),
+    ("t.jsonl", "[1, 2]\n", "2: stream.file: t.jsonl:1: a line is a JSON object, got list"),
+    ("t.jsonl", '{"type": "assistant", "message": {"content": []}, "session_id": "s", "uuid": "u"}\n',
+     "2: stream.file: t.jsonl:1: the SDK cannot parse this line: "),
+    ("t.jsonl", json.dumps(TRANSCRIPT[3]) + "\n", "2: stream.file: t.jsonl: no main-chain call with usage"),
+    ("none.jsonl", None, "2: stream.file: no such file: none.jsonl (relative to the scenario's directory)"),
+])
+def test_a_bad_recording_is_one_error_naming_its_line(tmp_path: Path, stream: str, content: str | None,
+                                                      expected: str) -> None:
+    if content is not None:
+        (tmp_path / stream).write_text(content)
+    path = tmp_path / "rec.yaml"
+    path.write_text(f"name: r\nstream: {stream}\n")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, display="rec.yaml")
+    message = str(info.value)
+    assert message.startswith(f"ctxsim: rec.yaml:{expected}"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("stream: {file: t.jsonl, partial: true}\n",
+     "1: stream.partial: partial applies to a rendered session, not to a recorded stream"),
+    ("stream: {file: t.jsonl, format: csv}\n", "1: stream.format: expected one of auto, stream-json, transcript"),
+    ("stream: 5\n", "1: stream: expected a file name (a recorded stream) or a mapping, got 5"),
+    ("stream: {partial: true}\n", "1: queries: required key is missing (or give a recorded stream: stream.file)"),
+])
+def test_stream_key_mistakes(tmp_path: Path, text: str, expected: str) -> None:
+    write_jsonl(tmp_path / "t.jsonl", TRANSCRIPT)
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match="^" + re.escape(f"ctxsim: s.yaml:{expected}")):
+        load_scenario(path, display="s.yaml")
+
+
+# --- the real recordings ----------------------------------------------------------------------------------------
+
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real-recordings is not beside the repository")
+
+
+@needs_real
+def test_real_compaction_window_is_tracked_by_the_reference_and_not_by_max_cache_read(tmp_path: Path) -> None:
+    name = "spotter_258c7280_compact-window_L1211-1308.jsonl"
+    sc = load_scenario(scenario_for(tmp_path, str(REAL / name)))
+    observations = sc.observations()
+    # README: 20 assistant lines with usage, 12 unique ids, no sidechain; the compaction carries only preTokens
+    assert len(observations) == 12 and all(o.kind == "call" for o in observations)
+    truths = [o.truth.prompt for o in observations]
+    # the last call before the boundary: cr 165,803 + cc 955 + in 1; the first after it: (3, 12,497, 21,460)
+    assert truths[6] == 1 + 955 + 165_803 and truths[7] == 33_960
+    assert sc.points["q1 call 8"] > 46  # after the boundary on line 46
+    assert run_scenario(sc, make("reference")).ok
+    failures = run_scenario(sc, make("arbiter-msgid")).report.failures
+    assert [p.observation.label for p in failures][-5:] == [f"q1 call {i}" for i in range(8, 13)]
+
+
+@needs_real
+def test_real_inline_sidechains_are_subagent_points(tmp_path: Path) -> None:
+    sc = load_scenario(scenario_for(tmp_path, str(REAL / "ccviewer_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")))
+    kinds = [o.kind for o in sc.observations()]
+    # README: 10 main ids and 10 sidechain ids, two Task subagents (3 and 7 of the sidechain ids)
+    assert kinds.count("call") == 10 and kinds.count("subagent") == 10
+    assert run_scenario(sc, make("reference")).ok
+
+
+@needs_real
+def test_a_subagents_own_transcript_has_nothing_to_check(tmp_path: Path) -> None:
+    path = scenario_for(tmp_path, str(REAL / "spotter_ae4a77f8_agent-aac57f5.jsonl"))
+    with pytest.raises(ScenarioError, match="no main-chain call with usage: nothing to check against"):
+        load_scenario(path)
