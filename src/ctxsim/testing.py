@@ -25,9 +25,10 @@ from typing import Any
 
 import anyio
 
+from . import faults as F
 from ._internal.tracker_machine import tracker_state_machine
 from .check import Report, arun_tracker
-from .wire import Script
+from .wire import Script, render
 from .world import Session, SessionBuilder
 
 __all__ = [
@@ -151,7 +152,80 @@ CONTRACTS: tuple[Contract, ...] = (
     Contract(10, "partial-messages", "with partial messages the stream carries extra stream_event frames; "
              "the context is unchanged by them", _partial_output, partial=True),
 )
-"""The contracts, in order."""
+
+
+def _plain() -> Session:
+    """Three queries of multi-block calls with tool results: what most faults act on, and nothing else."""
+    b = _builder("plain", baseline=20_000)
+    b.query("start").call(blocks=("thinking", "text", "tool_use", "tool_use"), results=[6_000, 2_000], output=400)
+    b.call(results=[9_000], output=300).call(output=200)
+    b.query("next").call(results=[15_000]).call(results=[4_000]).call(output=150)
+    return b.query("last").call(results=[2_000]).call().build()
+
+
+def _with_subagent() -> Session:
+    b = _builder("with-subagent", baseline=20_000).query("start").call(results=[3_000])
+    b.start_subagent("explore").call(results=[30_000], blocks=("tool_use",)).call(blocks=("tool_use",), results=[500])
+    return b.end_subagent(result_tokens=900).call(results=[1_000]).call().build()
+
+
+def _with_compaction() -> Session:
+    b = _builder("with-compaction", baseline=20_000).query("start").call(results=[60_000]).call(results=[40_000])
+    return b.compact(30_000).call(results=[2_000]).query("next").call().build()
+
+
+def _faulted(fault: F.Fault, *, partial: bool = False) -> ScriptsMaker:
+    def scripts(session: Session) -> list[Script]:
+        return F.apply(F.FaultPlan((fault,), seed=0), render(session, include_partial_messages=partial))
+    return scripts
+
+
+def _fault_contract(number: int, name: str, fact: str, fault: F.Fault, *, partial: bool = False,
+                    session: Callable[[], Session] = _plain) -> Contract:
+    return Contract(number, name, fact, session, _faulted(fault, partial=partial), partial=partial)
+
+
+CONTRACTS += (
+    _fault_contract(11, "duplicated-blocks", "per-block messages written twice, byte for byte, count once",
+                    F.DuplicateBlocks(rate=1.0)),
+    _fault_contract(12, "replayed-messages", "a call's messages emitted again with new uuids count once",
+                    F.ReplayedMessages(rate=1.0)),
+    _fault_contract(13, "streaming-partials", "streaming placeholders before the final record are not a new call",
+                    F.StreamingPartials(rate=1.0)),
+    _fault_contract(14, "stale-output-tokens", "stale and growing per-block output_tokens do not move the prompt",
+                    F.StaleOutputTokens(rate=1.0)),
+    _fault_contract(15, "repeated-message-delta", "several cumulative message_delta frames are assigned, not added",
+                    F.RepeatedMessageDelta(rate=1.0), partial=True),
+    _fault_contract(16, "synthetic-errors", "synthetic error messages (<synthetic>, zero usage) are not calls",
+                    F.SyntheticErrorMessages(rate=1.0)),
+    _fault_contract(17, "reused-message-ids", "distinct calls that reuse a message id are still distinct calls",
+                    F.ReusedMessageIds(rate=1.0)),
+    _fault_contract(18, "missing-request-ids", "messages without a request id are deduplicated all the same",
+                    F.MissingRequestIds(rate=1.0)),
+    _fault_contract(19, "cache-read-drop", "cache reads moved into cache creation leave the context unchanged",
+                    F.CacheReadDrop(rate=1.0)),
+    _fault_contract(20, "nested-cache-creation", "cache writes reported only in the nested breakdown count",
+                    F.NestedCacheCreationOnly(rate=1.0)),
+    _fault_contract(21, "uncached-gateway-usage", "a gateway reporting the whole prompt as input_tokens is read right",
+                    F.UncachedGatewayUsage(rate=1.0)),
+    _fault_contract(22, "usage-iterations", "with usage.iterations the last message iteration is the context",
+                    F.AdvisorIterations(rate=1.0)),
+    _fault_contract(23, "missing-usage", "a message without usage leaves the context as it was",
+                    F.MissingUsage(rate=1.0)),
+    _fault_contract(24, "garbage-values", "garbage counts (negative, strings, NaN, huge) never crash the tracker "
+                    "nor move the context", F.GarbageValues(rate=1.0)),
+    _fault_contract(25, "interleaved-subagents", "subagent calls arriving after later main calls change nothing",
+                    F.InterleavedSubagents(rate=1.0), session=_with_subagent),
+    _fault_contract(26, "missing-result", "a query whose stream ends without a result leaves the context right",
+                    F.MissingResult(rate=1.0)),
+    _fault_contract(27, "zeroed-error-result", "an error result with zeroed usage does not zero the context",
+                    F.ZeroedErrorResult(rate=1.0)),
+    _fault_contract(28, "compaction-without-post-size", "after a compaction that states no size the old context "
+                    "no longer counts", F.CompactionMetadata(mode="no_post"), session=_with_compaction),
+    _fault_contract(29, "truncated-stream", "a stream cut short leaves what was seen tracked",
+                    F.TruncatedStream(at=0.6)),
+)
+"""The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild."""
 
 
 def _contracts(skip: Collection[str], only: Collection[str] | None,
