@@ -10,6 +10,7 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario new NAME [--dir DIR] [--force]
     ctxsim scenario check FILE ...
     ctxsim scenario keys
+    ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
 
 Subcommands are registered in one place, :data:`COMMANDS`: a new one (``ctxsim fuzz``) is one more
 :class:`Command` there. Exit status: 0 when every expectation holds, 1 when one does not, 2 for a usage or input
@@ -280,12 +281,46 @@ def _scenario(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tracker", required=True, metavar="SPEC",
+                        help="the tracker to fuzz: module:factory, or a catalogue name")
+    parser.add_argument("--examples", type=int, default=200, metavar="N", help="streams to generate (default 200)")
+    parser.add_argument("--tolerance", type=int, default=0, metavar="TOKENS", help="allowed error (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0: the same run every time)")
+    parser.add_argument("--out", type=Path, default=None, metavar="FILE",
+                        help="where to write a counterexample (default ctxsim-fuzz-<tracker>.yaml)")
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    from ._internal.tracker_spec import TrackerSpecError, resolve
+    from .fuzz import fuzz, write_scenario
+
+    try:
+        spec = resolve(args.tracker, search=[str(Path.cwd())])
+    except TrackerSpecError as exc:
+        raise CommandError(str(exc)) from None
+    if args.examples < 1:
+        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
+    result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed)
+    if result.scenario is None:
+        print(f"ctxsim fuzz: {spec.name} tracked all {result.examples} generated streams")
+        return 0
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
+    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"))
+    print(result.report)
+    print(f"\nctxsim fuzz: {spec.name} fails after {result.examples} streams; the shrunk counterexample is {path}")
+    print(f"reproduce it: pytest --ctx-scenarios={path} --ctx-tracker={args.tracker}")
+    return 1
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
     Command("scenario", "write a scenario template, check scenario files, list the format's keys",
             _configure_scenario, _scenario),
+    Command("fuzz", "generate faulted streams until one breaks a tracker; write it as a scenario",
+            _configure_fuzz, _fuzz),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 

@@ -1,0 +1,81 @@
+"""``ctxsim fuzz``: generated, faulted streams against a tracker until one breaks it, shrunk to a scenario file.
+
+Hypothesis draws sessions and fault plans (:func:`ctxsim.strategies.message_streams`), each is checked with the
+SDK's parser against the truth (:func:`ctxsim.check.run_tracker_parsed`, the fast path), and the first failure is
+shrunk to a few calls. The shrunk stream is written as a scenario file that reproduces it through the real client::
+
+    pytest --ctx-scenarios=ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker
+
+For long campaigns, write the same property as a ``@given`` test (README) and run it under HypoFuzz or
+``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["FuzzResult", "fuzz"]
+
+
+@dataclass
+class FuzzResult:
+    """What a fuzz run found."""
+
+    examples: int
+    """Streams checked (shrinking included)."""
+    scenario: str | None = None
+    """The shrunk counterexample as a scenario file's text, or None when nothing failed."""
+    report: str = ""
+    """The tracker's report on the shrunk counterexample."""
+
+
+def fuzz(factory: Callable[[], Any], *, examples: int = 200, tolerance: int = 0, seed: int = 0,
+         progress: TextIO | None = sys.stderr) -> FuzzResult:
+    """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
+
+    Deterministic for a given ``seed``. A tracker that raises counts as failing (its report says where).
+    """
+    from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+
+    from .check import run_tracker_parsed
+    from .strategies import message_streams, scenario_text
+
+    result = FuzzResult(0)
+    started = time.monotonic()
+    step = max(1, examples // 10)
+    failing: list[tuple[Any, str]] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, print_blob=False, report_multiple_bugs=False,
+              suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
+    @given(message_streams())
+    def prop(stream: Any) -> None:
+        result.examples += 1
+        if progress is not None and result.examples % step == 0 and not failing:
+            print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
+                  file=progress)
+        report = run_tracker_parsed(factory(), stream.session, stream.scripts, tolerance=tolerance)
+        if not report.ok:
+            failing.append((stream, str(report)))
+            raise AssertionError(report.summary())
+
+    try:
+        prop()
+    except AssertionError:
+        stream, report = failing[-1]  # Hypothesis replays the shrunk example last
+        result.scenario = scenario_text(stream)
+        result.report = report
+    return result
+
+
+def write_scenario(result: FuzzResult, path: Path) -> Path:
+    """Write the counterexample of ``result`` to ``path`` (its directory is created)."""
+    assert result.scenario is not None, "ctxsim: fuzz found nothing to write"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(result.scenario, encoding="utf-8")
+    return path
