@@ -121,13 +121,25 @@ def test_new_conversation_forgets() -> None:
     assert t.context_tokens() is None
 
 
-@pytest.mark.parametrize("bad", [None, "garbage", 7, [], {"input_tokens": None}, {"input_tokens": -5},
-                                 {"input_tokens": "lots"}, {"input_tokens": float("nan")}])
-def test_unusable_usage_leaves_the_estimate(bad: object) -> None:
+@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5}])
+def test_missing_usage_leaves_the_estimate(missing: object) -> None:
     t = ContextTracker()
     t.observe(assistant("m1", usage(3, 100, 9_000)))
-    t.observe(assistant("m2", bad))
+    t.observe(assistant("m2", missing))
     assert t.context_tokens() == 9_103
+
+
+@pytest.mark.parametrize("garbage", [{"input_tokens": -5}, {"input_tokens": "lots"}, {"input_tokens": float("nan")},
+                                     {"input_tokens": 3, "cache_read_input_tokens": 10**15}])
+def test_a_new_call_with_unreadable_usage_makes_the_context_unknown(garbage: object) -> None:
+    t = ContextTracker()
+    t.observe(assistant("m1", usage(3, 100, 9_000)))
+    t.observe(assistant("m1", garbage))  # another block of the same call: nothing new
+    assert t.context_tokens() == 9_103
+    t.observe(assistant("m2", garbage))  # a new call happened; its size cannot be read
+    assert t.context_tokens() is None
+    t.observe(assistant("m2", usage(3, 100, 9_500)))  # a readable block of it
+    assert t.context_tokens() == 9_603
 
 
 def test_token_count_and_prompt_tokens_rules() -> None:
@@ -136,6 +148,9 @@ def test_token_count_and_prompt_tokens_rules() -> None:
     assert prompt_tokens({"input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 10,
                           "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 100}}) == 511
     assert prompt_tokens({"input_tokens": "3", "cache_read_input_tokens": 1e3}) == 1003
+    # a field that is there but is not a count spoils the sum: 3 + 9 of a 12,012-token prompt is not an answer
+    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 9, "cache_read_input_tokens": -12_000}) is None
+    assert prompt_tokens({"input_tokens": 3, "cache_read_input_tokens": 10**15}) is None
     # usage.iterations: the last message iteration is what occupies the context
     assert prompt_tokens({"input_tokens": 99, "iterations": [
         {"type": "message", "input_tokens": 1, "cache_read_input_tokens": 10},

@@ -20,6 +20,9 @@ from claude_agent_sdk import (
 
 __all__ = ["ContextTracker", "prompt_tokens", "token_count"]
 
+MAX_PROMPT_FIELD = 100_000_000
+"""No context window comes near this; a larger prompt count is garbage, not a count."""
+
 MAX_OUTPUT_TOKENS = 1_000_000
 """No model writes more than this in one response; a larger output count is garbage, not a count."""
 
@@ -53,9 +56,10 @@ def prompt_tokens(usage: Any) -> int | None:
 
     Follows the API's own rules: the three fields are disjoint; when ``iterations`` lists several inference
     iterations, the last ``message`` iteration is the one that occupies the context; a zero or missing
-    ``cache_creation_input_tokens`` falls back to the nested ``cache_creation`` TTL breakdown. Fields that are
-    missing or garbage count as absent; None means the usage says nothing usable (all absent, or all zero as
-    on synthetic error messages).
+    ``cache_creation_input_tokens`` falls back to the nested ``cache_creation`` TTL breakdown. Missing fields
+    count as absent; a field that is there but is not a count (negative, non-numeric, NaN, implausibly huge)
+    makes the whole usage unusable, since a partial sum would be a wrong number. None means the usage says
+    nothing usable (that, all fields absent, or all zero as on synthetic error messages).
     """
     if not isinstance(usage, dict):
         return None
@@ -69,9 +73,11 @@ def prompt_tokens(usage: Any) -> int | None:
     if (type(uncached) is int and type(created) is int and type(read) is int
             and uncached >= 0 and created > 0 and read >= 0):
         return uncached + created + read  # well-formed usage: what the general path below would return
-    uncached = token_count(usage.get("input_tokens"))
-    read = token_count(usage.get("cache_read_input_tokens"))
-    created = token_count(usage.get("cache_creation_input_tokens"))
+    raw = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    counts = [token_count(v) for v in raw]
+    if any((v is not None and c is None) or (c is not None and c > MAX_PROMPT_FIELD) for v, c in zip(raw, counts)):
+        return None  # a field is there but is not a count: a partial sum would be a wrong number
+    uncached, created, read = counts
     if not created:
         nested = usage.get("cache_creation")
         if isinstance(nested, dict):
@@ -82,6 +88,18 @@ def prompt_tokens(usage: Any) -> int | None:
     if not known or sum(known) == 0:
         return None
     return sum(known)
+
+
+def _has_garbage(usage: Any) -> bool:
+    """True when a prompt field of ``usage`` is there but is not a count (the call happened; its size is unknown)."""
+    if not isinstance(usage, dict):
+        return False
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = usage.get(key)
+        count = token_count(value)
+        if (value is not None and count is None) or (count is not None and count > MAX_PROMPT_FIELD):
+            return True
+    return False
 
 
 def _window_for(model: str | None) -> int | None:
@@ -106,7 +124,8 @@ class ContextTracker:
       count from a ``message_delta`` stream event is added (assigned, never summed) when partial messages are on.
     - **Compaction**: a ``compact_boundary`` sets the context to its post-compaction size, or to unknown (None)
       when the boundary does not carry one, until the next main-chain call.
-    - **Missing or garbage usage** never raises: a message without a usable usage leaves the estimate as it was.
+    - **Missing or garbage usage** never raises: a message without usage leaves the estimate as it was; a new
+      call whose usage is there but unreadable makes the context unknown until a readable call arrives.
     - **New conversation** (``/clear``, a new session id in ``system/init``): the estimate is unknown again.
     """
 
@@ -145,6 +164,7 @@ class ContextTracker:
     def reset(self) -> None:
         """Forget everything, as for a brand-new session."""
         self._seen: set[tuple[str, int]] = set()
+        self._ids: set[str] = set()
         self._latest: str | None = None
         self._prompt: int | None = None
         self._output: int | None = None
@@ -174,9 +194,14 @@ class ContextTracker:
 
     def _call(self, message_id: Any, usage: Any, model: Any) -> None:
         prompt = prompt_tokens(usage)
-        if prompt is None:
-            return
         key = message_id if isinstance(message_id, str) and message_id else None
+        if prompt is None:
+            if key is not None and key != self._latest and key not in self._ids and _has_garbage(usage):
+                self._ids.add(key)  # a new call whose size cannot be read: the context is unknown until the next
+                self._latest, self._prompt, self._output = key, None, None
+            return
+        if key is not None:
+            self._ids.add(key)
         if key is not None:
             if (key, prompt) in self._seen:
                 if key != self._latest or prompt != self._prompt:
