@@ -212,14 +212,14 @@ def test_subcommands_come_from_one_registry(capsys: pytest.CaptureFixture[str],
         parser.add_argument("--examples", type=int, default=1)
 
     def hello(args: argparse.Namespace) -> int:
-        print(f"fuzzing {args.examples}")
+        print(f"hello {args.examples}")
         return 0
 
-    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, cli.Command("fuzz", "fuzz a tracker", configure, hello)))
-    assert run(capsys, "fuzz", "--examples", "3") == (0, "fuzzing 3\n", "")
+    monkeypatch.setattr(cli, "COMMANDS", (*cli.COMMANDS, cli.Command("hello", "say hello", configure, hello)))
+    assert run(capsys, "hello", "--examples", "3") == (0, "hello 3\n", "")
     with pytest.raises(SystemExit):
         cli.main(["--help"])
-    assert "fuzz" in capsys.readouterr().out
+    assert "say hello" in capsys.readouterr().out
 
 
 def test_the_console_script_is_declared() -> None:
