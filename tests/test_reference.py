@@ -151,6 +151,7 @@ def test_token_count_and_prompt_tokens_rules() -> None:
     # a field that is there but is not a count spoils the sum: 3 + 9 of a 12,012-token prompt is not an answer
     assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 9, "cache_read_input_tokens": -12_000}) is None
     assert prompt_tokens({"input_tokens": 3, "cache_read_input_tokens": 10**15}) is None
+    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 10**15, "cache_read_input_tokens": 5}) is None
     # usage.iterations: the last message iteration is what occupies the context
     assert prompt_tokens({"input_tokens": 99, "iterations": [
         {"type": "message", "input_tokens": 1, "cache_read_input_tokens": 10},

@@ -371,10 +371,12 @@ class FaultStream:
 
     def edit_usage(self, unit: Unit, edit: Callable[[dict[str, Any]], dict[str, Any] | None],
                    frames: Sequence[Frame] | None = None) -> None:
-        """Replace the usage dict of each of ``frames`` by ``edit``'s (default: every usage carrier of ``unit`` and
-        of its replays, so every line of the call keeps agreeing)."""
+        """Replace the usage dict of each of ``frames`` by ``edit``'s (default: every usage carrier of ``unit``, and
+        the lines of its replays that agree with it, so that they keep agreeing)."""
         if frames is None:
-            frames = [f for u in (unit, *unit.copies) for f in u.usage_frames()]
+            first = unit.first_usage() or {}
+            frames = unit.usage_frames() + [f for u in unit.copies for f in u.usage_frames()
+                                            if _agrees(usage_of(f), first)]
         for frame in frames:
             message = self.message(frame)
             if message is not None and isinstance(message.get("usage"), dict):
@@ -473,6 +475,11 @@ class FaultStream:
                 frame.observation = obs if obs.index == index else replace(obs, index=index)
             out.append(Script(script.query_index, script.prompt, frames))
         return out
+
+
+def _agrees(usage: dict[str, Any] | None, first: dict[str, Any]) -> bool:
+    """``usage`` states the same prompt counts as ``first`` (its output may differ)."""
+    return usage is not None and all(k in usage and usage[k] == first.get(k) for k in USAGE_KEYS)
 
 
 def _shift(counts: Any, delta: dict[str, int]) -> None:

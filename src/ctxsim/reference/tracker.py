@@ -71,7 +71,7 @@ def prompt_tokens(usage: Any) -> int | None:
     uncached, created, read = (usage.get("input_tokens"), usage.get("cache_creation_input_tokens"),
                                usage.get("cache_read_input_tokens"))
     if (type(uncached) is int and type(created) is int and type(read) is int
-            and uncached >= 0 and created > 0 and read >= 0):
+            and uncached >= 0 and created > 0 and read >= 0 and max(uncached, created, read) <= MAX_PROMPT_FIELD):
         return uncached + created + read  # well-formed usage: what the general path below would return
     raw = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     counts = [token_count(v) for v in raw]
