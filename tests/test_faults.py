@@ -537,3 +537,30 @@ def test_truth_changing_faults_say_so() -> None:
                 F.CompactionMetadata(mode="no_metadata"), F.InsertedCompaction(), F.ModelSwitch()]
     assert not any(f.keeps_truth for f in changing)
     assert not F.FaultPlan((F.DuplicateBlocks(), F.ModelSwitch())).keeps_truth
+
+
+class KeepsLast(ContextTracker):
+    """Keeps the last readable prompt through any unreadable call (what a tracker can do when it sees no new call)."""
+
+    def observe(self, message: object) -> None:
+        if isinstance(message, AssistantMessage) and message.usage is None:
+            return
+        super().observe(message)
+
+
+def test_an_unreadable_call_reusing_an_earlier_id_may_keep_what_the_stream_last_told() -> None:
+    b = SessionBuilder(seed=3, name="unseen").query("go")
+    b.call(input=3, cache_creation=2_000, cache_read=20_000).call(results=[5_000]).call(results=[3_000])
+    session = b.call().build()
+    plan = F.FaultPlan((F.ReusedMessageIds(rate=1.0), F.MissingUsage(rate=0.3, scope="whole_call")), seed=2)
+    scripts = F.apply(plan, render(session))
+    points = [f.observation for s in scripts for f in s.frames if f.observation is not None]
+    unseen = [o for o in points if o.kind == "call" and not o.truth.knowable and o.truth.unseen is not None]
+    assert unseen, "no call both reuses an id and lost its usage"
+    for obs in unseen:  # the band is the point before it, as the truth of the session states it
+        before = next(o for o in reversed(points[:points.index(obs)]) if o.kind == "call")
+        assert obs.truth.unseen == (before.truth.prompt, before.truth.next_request) or not before.truth.knowable
+    assert run_tracker_parsed(ContextTracker(), session, scripts).ok       # unknown or kept: both pass
+    assert run_tracker_parsed(KeepsLast(), session, scripts).ok
+    assert not run_tracker_parsed(KeepsLast(), session, F.apply(   # a call with a new id and no usage is not unseen
+        F.FaultPlan((F.MissingUsage(rate=0.3, scope="whole_call"),), seed=2), render(session))).ok

@@ -121,12 +121,31 @@ def test_new_conversation_forgets() -> None:
     assert t.context_tokens() is None
 
 
-@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5}])
-def test_missing_usage_leaves_the_estimate(missing: object) -> None:
+@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5},
+                                     {"input_tokens": None, "cache_read_input_tokens": 9_000}])
+def test_missing_usage_on_another_block_of_the_call_leaves_the_estimate(missing: object) -> None:
+    t = ContextTracker()
+    t.observe(assistant("m1", usage(3, 100, 9_000)))
+    t.observe(assistant("m1", missing))
+    assert t.context_tokens() == 9_103
+
+
+@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5},
+                                     {"input_tokens": None, "cache_read_input_tokens": 9_000}])
+def test_a_new_call_without_usable_usage_makes_the_context_unknown(missing: object) -> None:
+    # a new message id is a new request: the context moved by an amount the stream does not tell (unknown beats
+    # stale), until a call that says its size
     t = ContextTracker()
     t.observe(assistant("m1", usage(3, 100, 9_000)))
     t.observe(assistant("m2", missing))
-    assert t.context_tokens() == 9_103
+    assert t.context_tokens() is None
+    t.observe(assistant("m3", usage(3, 50, 9_103)))
+    assert t.context_tokens() == 9_156
+
+
+def test_null_cache_counts_are_zero_as_the_api_documents() -> None:
+    assert prompt_tokens({"input_tokens": 12_000, "cache_creation_input_tokens": None,
+                          "cache_read_input_tokens": None}) == 12_000
 
 
 @pytest.mark.parametrize("garbage", [{"input_tokens": -5}, {"input_tokens": "lots"}, {"input_tokens": float("nan")},

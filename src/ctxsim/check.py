@@ -17,6 +17,8 @@ Adapters let other shapes of tracker run: :class:`RawDicts` (fed the raw stream-
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -171,10 +173,16 @@ class Point:
 
     @property
     def ok(self) -> bool:
-        """Within tolerance, or unknown where the truth cannot be known."""
+        """Within tolerance, or unknown where the truth cannot be known (or, where the stream cannot show that
+        anything changed, within tolerance of what it last told)."""
         error = self.error
+        truth = self.observation.truth
         if error is None:
-            return not self.observation.truth.knowable
+            return not truth.knowable
+        if not truth.knowable and truth.unseen is not None and self.estimate is not None:
+            low, high = truth.unseen
+            if low - self.tolerance <= self.estimate <= high + self.tolerance:
+                return True
         return abs(error) <= self.tolerance
 
 
@@ -295,15 +303,28 @@ class _Probe:
             if observation is not None and observation.index not in self.seen and (
                     self.judged_at is None or observation.kind in self.judged_at):
                 self.seen.add(observation.index)
-                report.points.append(Point(observation, self.tracker.context_tokens(), report.tolerance))
+                estimate = self.tracker.context_tokens()
+                if estimate is not None and not _is_token_count(estimate):
+                    report.crash = (f"ctxsim: tracker {report.tracker} returned {estimate!r} from context_tokens(), "
+                                    f"not a token count, {self._where(message, frame)}")
+                    return False
+                report.points.append(Point(observation, estimate, report.tolerance))
         except Exception as exc:
-            where = frame.observation.label if frame.observation else ""
-            kind = type(message).__name__
-            ident = getattr(message, "message_id", None) or getattr(message, "subtype", None) or ""
-            report.crash = (f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} on message "
-                            f"#{report.messages} ({kind} {ident}{', ' + where if where else ''})")
+            report.crash = (f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} "
+                            f"{self._where(message, frame)}")
             return False
         return True
+
+    def _where(self, message: Any, frame: Frame) -> str:
+        label = frame.observation.label if frame.observation else ""
+        ident = getattr(message, "message_id", None) or getattr(message, "subtype", None) or ""
+        return (f"on message #{self.report.messages} ({type(message).__name__} {ident}"
+                f"{', ' + label if label else ''})")
+
+
+def _is_token_count(value: Any) -> bool:
+    """A number of tokens: any finite real number but a bool (not NaN, infinity, a string or None)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 async def arun_tracker(

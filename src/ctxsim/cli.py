@@ -11,6 +11,10 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario check FILE ...
     ctxsim scenario keys
     ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
+    ctxsim catalogue [--tracker NAME|module:factory ...]
+
+``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
+conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
 
 Subcommands are registered in one place, :data:`COMMANDS`: a new one (``ctxsim fuzz``) is one more
 :class:`Command` there. Exit status: 0 when every expectation holds, 1 when one does not, 2 for a usage or input
@@ -313,6 +317,38 @@ def _fuzz(args: argparse.Namespace) -> int:
     return 1
 
 
+def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
+                        help="the rows to show (repeatable; the reference always comes first): catalogued trackers "
+                             "or your own. Default: the whole catalogue")
+
+
+def _catalogue(args: argparse.Namespace) -> int:
+    from ._internal.tracker_spec import TrackerSpecError, resolve
+    from .testing import check_tracker_conformance, conformance_table
+    from .trackers import CATALOGUE
+
+    rows = {name: entry.factory for name, entry in CATALOGUE.items()}
+    if args.tracker:
+        rows = {"reference": rows["reference"]}
+    for spec in args.tracker:
+        try:
+            resolved = resolve(spec, search=[str(Path.cwd())])
+        except TrackerSpecError as exc:
+            raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+        rows[resolved.name] = resolved.factory
+    results = {}
+    for name, factory in rows.items():
+        print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
+        results[name] = check_tracker_conformance(factory)
+    declared = {name: CATALOGUE[name].breaks for name in rows if name in CATALOGUE}
+    print(conformance_table(results, declared))
+    off = [name for name, want in declared.items() if set(results[name].failed) != want]
+    if off:
+        print(f"\nctxsim catalogue: {', '.join(off)} not as declared", file=sys.stderr)
+    return 1 if off else 0
+
+
 # --- the command ------------------------------------------------------------------------------------------------
 
 COMMANDS: tuple[Command, ...] = (
@@ -321,6 +357,8 @@ COMMANDS: tuple[Command, ...] = (
             _configure_scenario, _scenario),
     Command("fuzz", "generate faulted streams until one breaks a tracker; write it as a scenario",
             _configure_fuzz, _fuzz),
+    Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
+            _configure_catalogue, _catalogue),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 

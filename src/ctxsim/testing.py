@@ -26,16 +26,16 @@ from typing import Any
 import anyio
 
 from . import faults as F
-from ._internal.tracker_machine import tracker_state_machine
 from .check import Report, arun_tracker
 from .wire import Script, render
 from .world import Session, SessionBuilder
 
 __all__ = [
     "CONTRACTS",
-    "Contract",
     "ConformanceResult",
+    "Contract",
     "check_tracker_conformance",
+    "conformance_table",
     "run_tracker_conformance",
     "tracker_state_machine",
 ]
@@ -72,8 +72,22 @@ class ConformanceResult:
 
     @property
     def failed(self) -> list[str]:
-        """The names of the contracts the tracker failed, in contract order."""
-        return [name for name, report in self.reports.items() if not report.ok]
+        """The contracts the tracker failed, in contract order: off the truth, raised, or never judged."""
+        return [name for name, report in self.reports.items() if _verdict(report) != "."]
+
+    @property
+    def unjudged(self) -> list[str]:
+        """The contracts where the tracker was judged at no point (e.g. a results-only tracker, no result)."""
+        return [name for name, report in self.reports.items() if _verdict(report) == "-"]
+
+
+def _verdict(report: Report) -> str:
+    """``.`` met, ``X`` off the truth, ``!`` raised or returned a non-count, ``-`` judged at no point."""
+    if report.crash:
+        return "!"
+    if report.failures:
+        return "X"
+    return "." if report.points else "-"
 
 
 def _builder(name: str, **kwargs: Any) -> SessionBuilder:
@@ -174,6 +188,19 @@ def _with_compaction() -> Session:
     return b.compact(30_000).call(results=[2_000]).query("next").call().build()
 
 
+def _model_switch() -> Session:
+    """Three calls on a 200k model, then a query whose calls pass 200k (the fault moves it to a 1M model)."""
+    b = _builder("model-switch", baseline=20_000).query("start").call(results=[60_000]).call(results=[40_000]).call()
+    return b.query("bigger").call(results=[70_000]).call(results=[60_000]).call().build()
+
+
+def _one_million() -> Session:
+    """A session on a 1M window whose context passes 200k in its second query."""
+    b = _builder("one-million", baseline=20_000, window=1_000_000).query("start").call(results=[90_000])
+    b.call(results=[80_000]).call()
+    return b.query("more").call(results=[120_000]).call(results=[50_000]).call().build()
+
+
 def _faulted(fault: F.Fault, *, partial: bool = False) -> ScriptsMaker:
     def scripts(session: Session) -> list[Script]:
         return F.apply(F.FaultPlan((fault,), seed=0), render(session, include_partial_messages=partial))
@@ -212,8 +239,9 @@ CONTRACTS += (
                     F.AdvisorIterations(rate=1.0)),
     _fault_contract(23, "missing-usage", "a message without usage leaves the context as it was",
                     F.MissingUsage(rate=1.0)),
-    _fault_contract(24, "garbage-values", "garbage counts (negative, strings, NaN, huge) never crash the tracker "
-                    "nor move the context", F.GarbageValues(rate=1.0)),
+    _fault_contract(24, "garbage-values", "garbage (negative, strings, NaN, huge) in the counts a context tracker "
+                    "does not need (output, result usage, cost, modelUsage) never crashes it nor moves the context",
+                    F.GarbageValues(rate=1.0)),
     _fault_contract(25, "interleaved-subagents", "subagent calls arriving after later main calls change nothing",
                     F.InterleavedSubagents(rate=1.0), session=_with_subagent),
     _fault_contract(26, "missing-result", "a query whose stream ends without a result leaves the context right",
@@ -224,6 +252,15 @@ CONTRACTS += (
                     "no longer counts", F.CompactionMetadata(mode="no_post"), session=_with_compaction),
     _fault_contract(29, "truncated-stream", "a stream cut short leaves what was seen tracked",
                     F.TruncatedStream(at=0.6)),
+    _fault_contract(30, "inserted-compaction", "a compaction in a running session sets the context to its stated "
+                    "size until the next call", F.InsertedCompaction(rate=0.3)),
+    _fault_contract(31, "model-switch", "a switch to a model with another window changes the window, not the "
+                    "tokens: the context carries on past the old window", F.ModelSwitch(to_window=1_000_000, at=0.5),
+                    session=_model_switch),
+    _fault_contract(32, "wrong-context-window", "results reporting the wrong contextWindow (200k on a 1M session) "
+                    "do not cap the context", F.WrongContextWindow(reported=200_000), session=_one_million),
+    _fault_contract(33, "garbage-prompt-values", "garbage in a call's prompt counts never crashes the tracker; "
+                    "the context is unknown until a readable call", F.GarbageValues(rate=1.0, fields="prompt")),
 )
 """The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild."""
 
@@ -278,6 +315,50 @@ def run_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collection
     by_name: Mapping[str, Contract] = {c.name: c for c in CONTRACTS}
     for name, report in result.reports.items():
         contract = by_name.get(name)
-        assert report.ok, (f"ctxsim: contract {contract.number if contract else '?'} ({name}) failed: "
-                           f"{contract.fact if contract else ''}\n{report}")
+        title = f"ctxsim: contract {contract.number if contract else '?'} ({name})"
+        assert report.ok, f"{title} failed: {contract.fact if contract else ''}\n{report}"
+        assert report.points, (f"{title}: the tracker was judged at no point of session {report.session.name!r} "
+                               f"(its judged_at leaves out every observation there), so it cannot be said to meet it")
     return result
+
+
+def conformance_table(results: Mapping[str, ConformanceResult],
+                      expected: Mapping[str, Collection[str]] | None = None) -> str:
+    """The detection table: a row per tracker, a column per contract, and how many it failed.
+
+    ``.`` met, ``X`` off the truth, ``!`` raised (or returned a non-count), ``-`` judged at no point (counts as
+    failed). With ``expected`` (tracker name -> the contracts it should fail), a last column lists where each
+    tracker named there differs from that (``+name`` failed unexpectedly, ``-name`` passed although expected to fail), or
+    ``same``.
+    """
+    numbers = {c.name: c.number for c in CONTRACTS}
+    names = list(dict.fromkeys(name for result in results.values() for name in result.reports))
+    width = max([len("tracker"), *map(len, results)])
+    header = f"{'tracker':<{width}} " + "".join(f"{numbers.get(n, '?'):>3}" for n in names) + "  fails"
+    lines = [header + ("  declared" if expected is not None else "")]
+    for tracker, result in results.items():
+        cells = "".join(f"{_verdict(result.reports[n]):>3}" if n in result.reports else "   " for n in names)
+        line = f"{tracker:<{width}} {cells}{len(result.failed):>7}"
+        if expected is not None and tracker in expected:
+            failed, wanted = set(result.failed), set(expected.get(tracker, ()))
+            diff = [f"+{n}" for n in names if n in failed - wanted] + [f"-{n}" for n in names if n in wanted - failed]
+            line += "  " + (" ".join(diff) or "same")
+        lines.append(line)
+    legend = ["contracts:"]
+    for item in (f"{c.number} {c.name}" for c in CONTRACTS if c.name in names):
+        if len(legend[-1]) + len(item) + 2 > 116:
+            legend[-1] += ","
+            legend.append("          ")
+        legend[-1] += (", " if legend[-1][-1] not in ": " else " ") + item
+    return "\n".join([*lines, "", *legend, ". met  X off the truth  ! raised  - judged at no point (failed)"])
+
+
+def tracker_state_machine(make_tracker: Callable[[], Any], **options: Any) -> type:
+    """A Hypothesis ``RuleBasedStateMachine`` class that checks trackers from ``make_tracker`` after every rule.
+
+    ``TestMyTracker = tracker_state_machine(MyTracker).TestCase``. Options: ``tolerance`` (0), ``window``
+    (200,000), ``baseline`` (12,000). Hypothesis is imported on the first call, not with this module.
+    """
+    from ._internal.tracker_machine import tracker_state_machine as build
+
+    return build(make_tracker, **options)

@@ -452,8 +452,29 @@ class FaultStream:
                 frame.observation = replace(frame.observation, truth=truth)
         self.retruth = True
 
+    def _mark_unseen_calls(self) -> None:
+        """Give an unknowable main call that reuses an earlier main call's message id the band last told.
+
+        Without a readable usage such a call looks like a replay of the earlier one: no stream shows that it is
+        a new call, so a tracker may keep what it last knew (:attr:`ctxsim.world.Truth.unseen`)."""
+        ids: set[str] = set()
+        anchor: Observation | None = None
+        for _, _, unit in self.units():
+            obs = unit.observation
+            if unit.main and obs is not None and not obs.truth.knowable and unit.message_id in ids and (
+                    anchor is not None and (anchor.truth.knowable or anchor.truth.unseen)):
+                band = anchor.truth.unseen or (anchor.truth.prompt, anchor.truth.next_request)
+                self.set_truth(unit, replace(obs.truth, unseen=band))
+                obs = unit.observation
+            if unit.main and unit.message_id is not None:
+                ids.add(unit.message_id)
+            if obs is not None and obs.kind in ANCHOR_KINDS:
+                anchor = obs
+
     def to_scripts(self) -> list[Script]:
         """The scripts again, dependent points re-derived (when a fault asked) and points numbered 1, 2, ..."""
+        if self.retruth:
+            self._mark_unseen_calls()
         current: Truth | None = None
         index = 0
         out = []

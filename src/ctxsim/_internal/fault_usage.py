@@ -284,9 +284,10 @@ class GarbageValues(Fault):
     spoils counts a context tracker does not need: per-block and ``message_delta`` output counts, result usage,
     cost and ``modelUsage``, ``task_progress`` and ``thinking_tokens`` estimates, ``pre_tokens``; keeps the truth
     (the prompt is intact; a garbage output leaves the prompt, the low end of the band, as the right answer).
-    ``fields="prompt"`` spoils one of a call's ``input``/``cache_creation``/``cache_read`` on all its messages:
-    a numeric string or a whole float keeps the number (keeps the truth); any other kind makes a main call's point,
-    and the dependent points after it, not knowable (changes the truth on purpose).
+    ``fields="prompt"`` spoils one of a call's ``input``/``cache_creation``/``cache_read`` on all its messages
+    (``null`` goes to ``input_tokens`` only: the API documents the cache counts as nullable, so a null there is
+    a valid 0, not garbage): a numeric string or a whole float keeps the number (keeps the truth); any other kind
+    makes a main call's point, and the dependent points after it, not knowable (changes the truth on purpose).
     """
 
     name = "garbage_values"
@@ -317,6 +318,8 @@ class GarbageValues(Fault):
             return
         for _, _, unit in stream.pick(rng, stream.calls(where=_plain), self.rate):
             key, kind = rng.choice(USAGE_KEYS), rng.choice(self.kinds)
+            if kind == "null":
+                key = "input_tokens"  # the API's cache counts are nullable (null reads as 0); input_tokens never is
             value = _GARBAGE[kind](unit.first_usage()[key])  # type: ignore[index]
             stream.edit_usage(unit, lambda usage, key=key, value=value: {**usage, key: value})
             if kind not in LENIENT_GARBAGE:

@@ -56,8 +56,9 @@ def prompt_tokens(usage: Any) -> int | None:
 
     Follows the API's own rules: the three fields are disjoint; when ``iterations`` lists several inference
     iterations, the last ``message`` iteration is the one that occupies the context; a zero or missing
-    ``cache_creation_input_tokens`` falls back to the nested ``cache_creation`` TTL breakdown. Missing fields
-    count as absent; a field that is there but is not a count (negative, non-numeric, NaN, implausibly huge)
+    ``cache_creation_input_tokens`` falls back to the nested ``cache_creation`` TTL breakdown. Missing fields and
+    null cache counts (the API documents them as nullable) count as absent; a null ``input_tokens`` next to other
+    counts, or a field that is there but is not a count (negative, non-numeric, NaN, implausibly huge)
     makes the whole usage unusable, since a partial sum would be a wrong number. None means the usage says
     nothing usable (that, all fields absent, or all zero as on synthetic error messages).
     """
@@ -77,6 +78,8 @@ def prompt_tokens(usage: Any) -> int | None:
     counts = [token_count(v) for v in raw]
     if any((v is not None and c is None) or (c is not None and c > MAX_PROMPT_FIELD) for v, c in zip(raw, counts)):
         return None  # a field is there but is not a count: a partial sum would be a wrong number
+    if "input_tokens" in usage and raw[0] is None and any(c is not None for c in counts):
+        return None  # input_tokens is never null in the API (the cache counts may be): not a usage to trust
     uncached, created, read = counts
     if not created:
         nested = usage.get("cache_creation")
@@ -90,16 +93,10 @@ def prompt_tokens(usage: Any) -> int | None:
     return sum(known)
 
 
-def _has_garbage(usage: Any) -> bool:
-    """True when a prompt field of ``usage`` is there but is not a count (the call happened; its size is unknown)."""
-    if not isinstance(usage, dict):
-        return False
-    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-        value = usage.get(key)
-        count = token_count(value)
-        if (value is not None and count is None) or (count is not None and count > MAX_PROMPT_FIELD):
-            return True
-    return False
+def _all_zero(usage: Any) -> bool:
+    """A usage of zeros, as on the messages Claude Code makes up for errors and interrupts: not a call at all."""
+    return isinstance(usage, dict) and all(
+        usage.get(k) == 0 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
 
 
 def _window_for(model: str | None) -> int | None:
@@ -196,7 +193,7 @@ class ContextTracker:
         prompt = prompt_tokens(usage)
         key = message_id if isinstance(message_id, str) and message_id else None
         if prompt is None:
-            if key is not None and key != self._latest and key not in self._ids and _has_garbage(usage):
+            if key is not None and key != self._latest and key not in self._ids and not _all_zero(usage):
                 self._ids.add(key)  # a new call whose size cannot be read: the context is unknown until the next
                 self._latest, self._prompt, self._output = key, None, None
             return

@@ -1,0 +1,85 @@
+"""The harness's detection power: each catalogued tracker fails exactly the contracts its entry declares.
+
+The declarations (``Entry.breaks``) come from each formula, reasoned in ``ctxsim/trackers/__init__.py``; the run
+here measures them. The reference breaks none; every other entry breaks at least one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxsim.cli import main
+from ctxsim.reference import ContextTracker
+from ctxsim.testing import (
+    CONTRACTS,
+    check_tracker_conformance,
+    conformance_table,
+    run_tracker_conformance,
+)
+from ctxsim.trackers import CATALOGUE
+
+
+def test_the_reference_is_declared_to_break_nothing_and_every_other_entry_something() -> None:
+    assert CATALOGUE["reference"].breaks == frozenset()
+    names = {c.name for c in CONTRACTS}
+    assert all(entry.breaks and entry.breaks <= names for name, entry in CATALOGUE.items() if name != "reference")
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_each_entry_fails_exactly_the_contracts_it_declares(name: str) -> None:
+    entry = CATALOGUE[name]
+    result = check_tracker_conformance(entry.factory)
+    assert set(result.failed) == entry.breaks, conformance_table({name: result}, {name: entry.breaks})
+
+
+def test_each_survey_entry_with_the_right_formula_is_caught_only_where_its_documented_bug_lives() -> None:
+    # The trackers that read the latest call's in+cc+cr (Claude Code's own formula) pass the stream's basic facts;
+    # what catches them is the fault their report describes.
+    assert "compaction" in CATALOGUE["claude-code-statusline"].breaks          # current_usage null after /compact
+    assert "compaction-without-post-size" in CATALOGUE["ccstatusline"].breaks   # 0 when postTokens is missing
+    assert {"subagent-ignored", "synthetic-errors"} <= CATALOGUE["ccusage-fallback"].breaks
+    assert "wrong-context-window" in CATALOGUE["pegged-reported-window"].breaks
+    basic_facts = {c.name for c in CONTRACTS if c.number <= 5}
+    for name in ("claude-code-statusline", "ccstatusline", "ccusage-fallback", "pegged-reported-window"):
+        assert not CATALOGUE[name].breaks & basic_facts, name
+
+
+def test_a_tracker_judged_nowhere_fails_the_contract() -> None:
+    make = CATALOGUE["result-usage-as-context"].factory   # judged at results only; right on a one-call query
+    result = check_tracker_conformance(make, only={"missing-result", "single-call"})
+    assert result.failed == result.unjudged == ["missing-result"]
+    with pytest.raises(AssertionError, match=r"contract 26 \(missing-result\): the tracker was judged at no point"):
+        run_tracker_conformance(make, only={"missing-result"})
+
+
+class ReportsNaN(ContextTracker):
+    def context_tokens(self) -> int | None:
+        return float("nan")  # type: ignore[return-value]
+
+
+def test_a_tracker_returning_a_non_count_fails_with_what_it_returned() -> None:
+    report = check_tracker_conformance(ReportsNaN, only={"single-call"}).reports["single-call"]
+    assert not report.ok
+    assert report.crash is not None and report.crash.startswith(
+        "ctxsim: tracker ReportsNaN returned nan from context_tokens(), not a token count, on message #")
+
+
+def test_ctxsim_catalogue_prints_the_table_with_your_tracker_as_a_row(
+        tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "mytracker.py").write_text(  # type: ignore[operator]
+        "from claude_agent_sdk import AssistantMessage\n"
+        "class InputOnly:\n"
+        "    value = None\n"
+        "    def observe(self, message):\n"
+        "        if isinstance(message, AssistantMessage) and message.usage:\n"
+        "            self.value = message.usage.get('input_tokens')\n"
+        "    def context_tokens(self):\n"
+        "        return self.value\n")
+    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    assert main(["catalogue", "-t", "input-only", "-t", "mytracker:InputOnly"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:] if line and line[0].isalpha()
+            and not line.startswith("contracts")}
+    assert rows["input-only"][-1] == "same" and rows["input-only"][-2] == str(len(CATALOGUE["input-only"].breaks))
+    assert "InputOnly" in rows and len(rows["InputOnly"]) == len(CONTRACTS) + 1   # no declaration for your own
+    assert "21 uncached-gateway-usage" in out
