@@ -25,12 +25,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _bench import mark, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -57,18 +58,6 @@ def make_corpus(directory: Path, count: int) -> list[Path]:
         shutil.copy(source, target)
         made.append(target)
     return made
-
-
-def timed(argv: list[str], cwd: Path, env: dict[str, str], rounds: int) -> tuple[float, str]:
-    """Median wall seconds of running ``argv``, and the last line it printed."""
-    times, last = [], ""
-    for _ in range(rounds):
-        start = time.perf_counter()
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
-        times.append(time.perf_counter() - start)
-        lines = done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""]
-        last = lines[-1]
-    return statistics.median(times), last
 
 
 def in_process(files: list[Path]) -> tuple[float, float, int]:
@@ -138,7 +127,7 @@ def main() -> None:
           f"{'off' if args.no_bytecode else 'on'}")
     print(f"  pytest result: {outcome}")
     print(f"  wall time, startup included:      {total:6.2f} s   target < {TARGET_SECONDS:.0f} s: "
-          f"{'PASS' if total < TARGET_SECONDS else 'MISS'}")
+          f"{mark(total < TARGET_SECONDS)}")
     print(f"  per scenario (all included):      {1000 * total / args.count:6.1f} ms")
     print("where it goes:")
     print(f"  pytest + plugins, no scenarios:   {floor:6.2f} s   (the floor of any run in this environment)")
@@ -148,7 +137,7 @@ def main() -> None:
     print(f"    in process, run its items:      {run_ms:6.1f} ms   ({items / args.count:.1f} items: render, "
           f"ClaudeSDKClient over FakeTransport, oracle)")
     print(f"  without hypothesis/faker plugins: {lean:6.2f} s   "
-          f"{'PASS' if lean < TARGET_SECONDS else 'MISS'} (what those two plugins cost: {total - lean:.2f} s)")
+          f"{mark(lean < TARGET_SECONDS)} (what those two plugins cost: {total - lean:.2f} s)")
 
 
 if __name__ == "__main__":

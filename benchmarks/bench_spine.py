@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 import claude_agent_sdk
+from _bench import mark, print_table
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, Transport
 from claude_agent_sdk._internal.message_parser import parse_message
 
@@ -202,10 +203,6 @@ def direct_rounds(queries: int, rounds: int) -> dict[str, Any]:
 # --- report -------------------------------------------------------------------------------------------------------
 
 
-def mark(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few seconds: a smaller session, fewer rounds")
@@ -245,10 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         share = b[name] / (b["build"] + b["render"] + b["track"])
         rows.append((f"    {stage}", f"{1e3 * b[name]:.2f} ms", f"{1e6 * b[name] / b['messages']:.2f} us/msg",
                      f"{100 * share:.0f}%"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for row in rows:
-        print("  ".join((f"{c:<{w}}" if i == 0 else f"{c:>{w}}") for i, (c, w) in
-                        enumerate(zip(row, widths))).rstrip())
+    print_table(rows)
     print()
     lo, hi = a["fake_spread"]
     rlo, rhi = a["replay_spread"]

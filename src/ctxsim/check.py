@@ -231,6 +231,8 @@ class Report:
                 error = "ok" if p.ok else "unknown"
             elif p.error == 0:
                 error = "ok"
+            elif p.ok and not p.observation.truth.knowable:
+                error = "ok (as last told)"
             else:
                 error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)

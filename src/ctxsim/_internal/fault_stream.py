@@ -473,8 +473,7 @@ class FaultStream:
 
     def to_scripts(self) -> list[Script]:
         """The scripts again, dependent points re-derived (when a fault asked) and points numbered 1, 2, ..."""
-        if self.retruth:
-            self._mark_unseen_calls()
+        self._mark_unseen_calls()  # after every fault: the one that makes a call unreadable may come before the reuse
         current: Truth | None = None
         index = 0
         out = []
