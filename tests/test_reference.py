@@ -121,8 +121,12 @@ def test_new_conversation_forgets() -> None:
     assert t.context_tokens() is None
 
 
-@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5},
-                                     {"input_tokens": None, "cache_read_input_tokens": 9_000}])
+UNREADABLE_USAGE = [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5},
+                    {"input_tokens": None, "cache_read_input_tokens": 9_000}]
+"""Usages that say nothing of the prompt: absent, not a dict, no prompt field, a null input_tokens."""
+
+
+@pytest.mark.parametrize("missing", UNREADABLE_USAGE)
 def test_missing_usage_on_another_block_of_the_call_leaves_the_estimate(missing: object) -> None:
     t = ContextTracker()
     t.observe(assistant("m1", usage(3, 100, 9_000)))
@@ -130,8 +134,7 @@ def test_missing_usage_on_another_block_of_the_call_leaves_the_estimate(missing:
     assert t.context_tokens() == 9_103
 
 
-@pytest.mark.parametrize("missing", [None, "garbage", 7, [], {"input_tokens": None}, {"output_tokens": 5},
-                                     {"input_tokens": None, "cache_read_input_tokens": 9_000}])
+@pytest.mark.parametrize("missing", UNREADABLE_USAGE)
 def test_a_new_call_without_usable_usage_makes_the_context_unknown(missing: object) -> None:
     # a new message id is a new request: the context moved by an amount the stream does not tell (unknown beats
     # stale), until a call that says its size

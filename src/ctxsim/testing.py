@@ -327,9 +327,9 @@ def conformance_table(results: Mapping[str, ConformanceResult],
     """The detection table: a row per tracker, a column per contract, and how many it failed.
 
     ``.`` met, ``X`` off the truth, ``!`` raised (or returned a non-count), ``-`` judged at no point (counts as
-    failed). With ``expected`` (tracker name -> the contracts it should fail), a last column lists where each
-    tracker named there differs from that (``+name`` failed unexpectedly, ``-name`` passed although expected to fail), or
-    ``same``.
+    failed). With ``expected`` (tracker name -> the contracts it should fail), a last column says, for each
+    tracker named there, ``same`` or where it differs: ``+name`` failed unexpectedly, ``-name`` passed although
+    expected to fail.
     """
     numbers = {c.name: c.number for c in CONTRACTS}
     names = list(dict.fromkeys(name for result in results.values() for name in result.reports))

@@ -184,8 +184,8 @@ class Truth:
     """False where no stream could tell the value (a conversation reset before its first call)."""
     unseen: tuple[int, int] | None = None
     """Where the value is not knowable and the stream cannot even show that a new call happened (an unreadable
-    call reusing the previous call's message id): the band of what the stream last told, which a tracker may
-    still report there (as may it say unknown)."""
+    call reusing an earlier call's message id looks like a replay of it): the band of what the stream last told,
+    which a tracker may still report there (as may it say unknown)."""
 
     @property
     def next_request(self) -> int:

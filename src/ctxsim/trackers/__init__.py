@@ -68,16 +68,16 @@ def _all_but(*names: str) -> frozenset[str]:
     return frozenset(_CONTRACTS) - _breaks(*names)
 
 
-_EVERY_CONTRACT = _all_but()
 # A formula that misreads an ordinary call (prompt = input + cache creation + cache read, all non-zero) fails every
-# contract, since every contract's session has such calls at points it is judged at.
+# contract, since every contract's session has such calls at points it is judged at ...
+_EVERY_CONTRACT = _all_but()
+# ... unless it reads input_tokens, and a gateway reports the whole prompt there (cache fields 0): then it is right.
 _PROMPT_IN_INPUT = _all_but("uncached-gateway-usage")
-# ... unless it reads input_tokens, and the gateway reports the whole prompt there (cache fields 0): then it is right.
+# A running total equals the latest call's prompt only where there is one call; every other session has several.
 _ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id")
-# A running total equals the latest call's prompt only where there is one call; everything else has several.
-_NAIVE_PROMPT = ("nested-cache-creation", "usage-iterations", "garbage-prompt-values")
 # The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
 # breakdown, over-counts the summed top level of usage.iterations, and raises on (or adds up) a garbage prompt field.
+_NAIVE_PROMPT = ("nested-cache-creation", "usage-iterations", "garbage-prompt-values")
 
 
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
