@@ -38,7 +38,9 @@ def fuzz(factory: Callable[[], Any], *, examples: int = 200, tolerance: int = 0,
          progress: TextIO | None = sys.stderr) -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
-    Deterministic for a given ``seed``. A tracker that raises counts as failing (its report says where).
+    Deterministic for a given ``seed`` and the same code: besides the seed, Hypothesis draws some values from the
+    literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
+    or importing one may change the streams. A tracker that raises counts as failing (its report says where).
     """
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
 
