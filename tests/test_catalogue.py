@@ -6,6 +6,8 @@ here measures them. The reference breaks none; every other entry breaks at least
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ctxsim.cli import main
@@ -83,3 +85,21 @@ def test_ctxsim_catalogue_prints_the_table_with_your_tracker_as_a_row(
     assert rows["input-only"][-1] == "same" and rows["input-only"][-2] == str(len(CATALOGUE["input-only"].breaks))
     assert "InputOnly" in rows and len(rows["InputOnly"]) == len(CONTRACTS) + 1   # no declaration for your own
     assert "21 uncached-gateway-usage" in out
+
+
+def test_ctxsim_catalogue_names_a_tracker_it_cannot_load(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalogue", "-t", "arbiter-msgd"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxsim: --tracker=arbiter-msgd: ") and "did you mean 'arbiter-msgid'?" in err
+
+
+def test_ctxsim_catalogue_fails_when_an_entry_breaks_other_contracts_than_declared(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    entry = CATALOGUE["ccstatusline"]
+    wrong = entry.breaks - {"usage-iterations"} | {"single-call"}
+    monkeypatch.setitem(CATALOGUE, "ccstatusline", dataclasses.replace(entry, breaks=wrong))
+    assert main(["catalogue", "-t", "ccstatusline"]) == 1
+    captured = capsys.readouterr()
+    row = next(line for line in captured.out.splitlines() if line.startswith("ccstatusline"))
+    assert row.endswith("+usage-iterations -single-call")
+    assert "ctxsim catalogue: ccstatusline not as declared" in captured.err
