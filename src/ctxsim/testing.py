@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -29,6 +29,9 @@ from . import faults as F
 from .check import Report, arun_tracker
 from .wire import Script, render
 from .world import Session, SessionBuilder
+
+if TYPE_CHECKING:
+    from hypothesis.stateful import RuleBasedStateMachine
 
 __all__ = [
     "CONTRACTS",
@@ -353,7 +356,7 @@ def conformance_table(results: Mapping[str, ConformanceResult],
     return "\n".join([*lines, "", *legend, ". met  X off the truth  ! raised  - judged at no point (failed)"])
 
 
-def tracker_state_machine(make_tracker: Callable[[], Any], **options: Any) -> type:
+def tracker_state_machine(make_tracker: Callable[[], Any], **options: Any) -> type[RuleBasedStateMachine]:
     """A Hypothesis ``RuleBasedStateMachine`` class that checks trackers from ``make_tracker`` after every rule.
 
     ``TestMyTracker = tracker_state_machine(MyTracker).TestCase``. Options: ``tolerance`` (0), ``window``
