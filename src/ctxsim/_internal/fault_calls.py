@@ -11,7 +11,8 @@ from typing import ClassVar
 
 from ..wire import Frame
 from .fault_base import Fault
-from .fault_stream import SYNTHETIC_MODEL, USAGE_KEYS, FaultStream, Unit, is_count, prompt_of
+from .fault_stream import FaultStream
+from .fault_units import SYNTHETIC_MODEL, USAGE_KEYS, Unit, is_count, prompt_of
 
 __all__ = [
     "DuplicateBlocks",

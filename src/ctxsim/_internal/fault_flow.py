@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 from ..wire import Observation
 from ..world import Truth
 from .fault_base import Fault
-from .fault_stream import ANCHOR_KINDS, FaultStream, Unit, is_count
+from .fault_stream import FaultStream
+from .fault_units import ANCHOR_KINDS, Unit, is_count
 
 __all__ = [
     "CompactionMetadata",

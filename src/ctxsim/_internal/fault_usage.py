@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 
 from ..wire import Frame
 from .fault_base import Fault
-from .fault_stream import USAGE_KEYS, FaultStream, Unit, is_count
+from .fault_stream import FaultStream
+from .fault_units import USAGE_KEYS, Unit, is_count
 
 __all__ = [
     "AdvisorIterations",
