@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._internal.tracker_spec import TrackerSpec
     from .report import ScenarioRun
     from .scenario import Scenario
 
@@ -76,9 +77,18 @@ def _load(path: Path) -> Scenario:
         raise CommandError(str(exc)) from None
 
 
+def _resolve_tracker(spec: str) -> TrackerSpec:
+    """What ``--tracker=spec`` names (a catalogue name, or module:factory looked up from the working directory)."""
+    from ._internal.tracker_spec import TrackerSpecError, resolve
+
+    try:
+        return resolve(spec, search=[str(Path.cwd())])
+    except TrackerSpecError as exc:
+        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+
+
 def _trackers(scenario: Scenario, specs: Sequence[str]) -> list[tuple[str, Callable[[], Any], str]]:
     """``(name, factory, expectation)`` for each tracker to run: ``pass``, ``fail`` or ``none``."""
-    from ._internal.tracker_spec import TrackerSpecError, resolve
     from .trackers import CATALOGUE
 
     chosen: list[tuple[str, Callable[[], Any], str]] = [
@@ -87,10 +97,7 @@ def _trackers(scenario: Scenario, specs: Sequence[str]) -> list[tuple[str, Calla
     if not specs:
         return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
     for spec in specs:
-        try:
-            resolved = resolve(spec, search=[str(Path.cwd())])
-        except TrackerSpecError as exc:
-            raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+        resolved = _resolve_tracker(spec)
         if resolved.name == "reference":
             continue
         expected = listed.get(resolved.name) if resolved.catalogued else None
@@ -296,13 +303,9 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ._internal.tracker_spec import TrackerSpecError, resolve
     from .fuzz import fuzz, write_scenario
 
-    try:
-        spec = resolve(args.tracker, search=[str(Path.cwd())])
-    except TrackerSpecError as exc:
-        raise CommandError(str(exc)) from None
+    spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
         raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
     result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed)
@@ -324,7 +327,6 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 
 
 def _catalogue(args: argparse.Namespace) -> int:
-    from ._internal.tracker_spec import TrackerSpecError, resolve
     from .testing import check_tracker_conformance, conformance_table
     from .trackers import CATALOGUE
 
@@ -332,10 +334,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     if args.tracker:
         rows = {"reference": rows["reference"]}
     for spec in args.tracker:
-        try:
-            resolved = resolve(spec, search=[str(Path.cwd())])
-        except TrackerSpecError as exc:
-            raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+        resolved = _resolve_tracker(spec)
         rows[resolved.name] = resolved.factory
     results = {}
     for name, factory in rows.items():
