@@ -199,6 +199,8 @@ class FaultStream:
         ids: set[str] = set()
         anchor: Observation | None = None
         for _, _, unit in self.units():
+            if not (unit.main or unit.kind in ("compaction", "reset")):
+                continue  # the only units whose points are anchors
             obs = unit.observation
             if unit.main and obs is not None and not obs.truth.knowable and unit.message_id in ids and (
                     anchor is not None and (anchor.truth.knowable or anchor.truth.unseen)):

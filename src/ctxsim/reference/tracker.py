@@ -78,7 +78,7 @@ def prompt_tokens(usage: Any) -> int | None:
     counts = [token_count(v) for v in raw]
     if any((v is not None and c is None) or (c is not None and c > MAX_PROMPT_FIELD) for v, c in zip(raw, counts)):
         return None  # a field is there but is not a count: a partial sum would be a wrong number
-    if "input_tokens" in usage and raw[0] is None and any(c is not None for c in counts):
+    if raw[0] is None and "input_tokens" in usage:
         return None  # input_tokens is never null in the API (the cache counts may be): not a usage to trust
     uncached, created, read = counts
     if not created:
