@@ -343,7 +343,7 @@ def conformance_table(results: Mapping[str, ConformanceResult],
         cells = "".join(f"{_verdict(result.reports[n]):>3}" if n in result.reports else "   " for n in names)
         line = f"{tracker:<{width}} {cells}{len(result.failed):>7}"
         if expected is not None and tracker in expected:
-            failed, wanted = set(result.failed), set(expected.get(tracker, ()))
+            failed, wanted = set(result.failed), set(expected[tracker])
             diff = [f"+{n}" for n in names if n in failed - wanted] + [f"-{n}" for n in names if n in wanted - failed]
             line += "  " + (" ".join(diff) or "same")
         lines.append(line)
