@@ -1,1 +1,0 @@
-"""ctxsim's private modules: no compatibility promised."""
