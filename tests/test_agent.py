@@ -6,7 +6,7 @@ import anyio
 import pytest
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, ToolUseBlock
 
-from ctxsim._internal.agent_turns import Renderings
+from ctxsim.agent._turns import Renderings
 from ctxsim.agent import DEGRADATIONS, LOSSLESS, AgentBoundError, FakeAgent, Task, TaskStep
 from ctxsim.loops import fake_agent
 from ctxsim.reference import (

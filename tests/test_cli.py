@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim import cli, schema
-from ctxsim.report import run_scenario
+from ctxsim import cli
+from ctxsim.scenario import schema
+from ctxsim.scenario_run import run_scenario
 from ctxsim.scenario import load_scenario
 from ctxsim.trackers import make
 

@@ -10,7 +10,7 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, SystemMessage
 
 from ctxsim.agent import Task
-from ctxsim.loop_catalogue import CATALOGUE, seed003_loop
+from ctxsim.loops.catalogue import CATALOGUE, seed003_loop
 from ctxsim.loops import (
     INVARIANTS,
     LoopCheckError,

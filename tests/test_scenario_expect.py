@@ -13,11 +13,11 @@ import pytest
 from claude_agent_sdk import ResultMessage
 
 import ctxsim.scenario
-from ctxsim import schema
-from ctxsim._internal.thresholds import crossings, match_firings
+from ctxsim.scenario import schema
+from ctxsim.thresholds import crossings, match_firings
 from ctxsim.reference import ContextTracker
 from ctxsim.reference.checkpoint import Fallback
-from ctxsim.report import run_scenario
+from ctxsim.scenario_run import run_scenario
 from ctxsim.scenario import ScenarioError, load_scenario, parse_scenario
 from ctxsim.trackers import make
 

@@ -18,7 +18,7 @@ from hypothesis.errors import InvalidArgument
 
 from ctxsim import faults as F
 from ctxsim import strategies
-from ctxsim._internal.fake_content import _corpora
+from ctxsim.world.content import _corpora
 from ctxsim.check import run_tracker, run_tracker_parsed
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import parse_scenario
@@ -106,7 +106,7 @@ def test_content_is_faker_text_of_the_true_size(session: Session) -> None:
 
 
 def _prompts() -> tuple[str, ...]:
-    from ctxsim._internal.fake_content import prompts
+    from ctxsim.world.content import prompts
 
     return prompts()
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ctxsim.agent import DEGRADATIONS
-from ctxsim.loop_catalogue import CATALOGUE as LOOPS
+from ctxsim.loops.catalogue import CATALOGUE as LOOPS
 from ctxsim.scenario import ScenarioError, parse_scenario
 from ctxsim.task_run import REFERENCE_LOOP, TaskRun, describe_task, run_task
 
@@ -268,7 +268,7 @@ def test_run_task_needs_a_task() -> None:
 
 
 def test_a_task_scenario_has_no_tracker_timeline() -> None:
-    from ctxsim.report import run_scenario
+    from ctxsim.scenario_run import run_scenario
     from ctxsim.trackers import make
 
     with pytest.raises(ValueError, match=r"^ctxsim: run_scenario: scenario 'scenario' is a task scenario"):

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._internal.tracker_spec import TrackerSpec
-    from .report import ScenarioRun
+    from .trackers.resolve import TrackerSpec
+    from .scenario_run import ScenarioRun
     from .scenario import Scenario
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
@@ -79,7 +79,7 @@ def _load(path: Path) -> Scenario:
 
 def _resolve_tracker(spec: str) -> TrackerSpec:
     """What ``--tracker=spec`` names (a catalogue name, or module:factory looked up from the working directory)."""
-    from ._internal.tracker_spec import TrackerSpecError, resolve
+    from .trackers.resolve import TrackerSpecError, resolve
 
     try:
         return resolve(spec, search=[str(Path.cwd())])
@@ -157,7 +157,7 @@ def _count(n: int, what: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .report import MANY_POINTS, run_scenario
+    from .scenario_run import MANY_POINTS, run_scenario
 
     scenario = _load(args.scenario)
     if scenario.task is not None:
@@ -259,7 +259,7 @@ def _configure_scenario(parser: argparse.ArgumentParser) -> None:
 
 def _scenario(args: argparse.Namespace) -> int:
     if args.action == "keys":
-        from .schema import reference
+        from .scenario.schema import reference
 
         print(reference(), end="")
         return 0

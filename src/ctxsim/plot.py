@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .report import ScenarioRun, percent
+from .scenario_run import ScenarioRun, percent
 
 __all__ = ["FORMATS", "PlotUnavailable", "plot_runs", "require_pyplot"]
 

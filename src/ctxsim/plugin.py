@@ -54,7 +54,7 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from ._internal.tracker_spec import TrackerSpec
+    from .trackers.resolve import TrackerSpec
     from .scenario import Scenario, ScenarioError
     from .world import Session, SessionBuilder
 
@@ -133,7 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
-    from ._internal.tracker_spec import TrackerSpecError, resolve
+    from .trackers.resolve import TrackerSpecError, resolve
 
     search = [str(config.rootpath), str(config.invocation_params.dir)]
     out = []
@@ -298,7 +298,7 @@ class ScenarioItem(_CheckItem):
         return "expect.pass" if self.expect_ok else "expect.fail"
 
     def runtest(self) -> None:
-        from .report import explain, run_scenario
+        from .scenario_run import explain, run_scenario
         from .trackers import CATALOGUE, make
 
         tracker = self.spec.factory() if self.spec is not None else make(self.tracker)

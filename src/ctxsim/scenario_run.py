@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._internal.thresholds import Match, crossings, match_firings
+from .thresholds import Match, crossings, match_firings
 from .check import Report, arun_tracker, run_tracker
 from .scenario import Scenario
 

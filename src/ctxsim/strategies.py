@@ -38,8 +38,8 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from . import faults as F
-from ._internal.fake_content import dress, prompts
-from ._internal.scenario_text import scenario_yaml
+from .world.content import dress, prompts
+from .scenario.dump import scenario_yaml
 from .faults import Fault, FaultPlan, apply
 from .wire import Script, render
 from .world import DEFAULT_MODEL, Compaction, Session, SessionBuilder, auto_compact_threshold

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .agent import ConnectionRecord, TurnRecord
-from .loop_catalogue import CATALOGUE as LOOPS
-from .loop_rig import LoopRig
+from .loops.catalogue import CATALOGUE as LOOPS
+from .loops.rig import LoopRig
 from .loops import INVARIANTS, LoopReport, run_loop
 from .reference.checkpoint import Checkpoint
 from .reference.policy import Action, PressurePolicy
@@ -30,7 +30,7 @@ from .reference.restart import (
     RestartResult,
     run_with_restarts,
 )
-from .report import MANY_POINTS, percent
+from .scenario_run import MANY_POINTS, percent
 from .scenario import Scenario
 
 __all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "describe_task", "explain_task", "reference_loop", "run_task"]

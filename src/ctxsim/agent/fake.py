@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from ._internal.agent_turns import (
+from ._turns import (
     NO_WORK_REPLY,
     PROMPT_TOO_LONG,
     Planned,
@@ -51,10 +51,10 @@ from ._internal.agent_turns import (
     reject_as_too_long,
     with_content,
 )
-from .reference.restart import DONE_MARKER
-from .sdk import FakeTransport
-from .wire import Script
-from .world import DEFAULT_MODEL, Query, Session, SessionBuilder, Truth
+from ..reference.restart import DONE_MARKER
+from ..sdk import FakeTransport
+from ..wire import Script
+from ..world import DEFAULT_MODEL, Query, Session, SessionBuilder, Truth
 
 __all__ = [
     "DEGRADATIONS",

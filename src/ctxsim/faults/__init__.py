@@ -50,8 +50,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ._internal.fault_base import Fault
-from ._internal.fault_calls import (
+from .base import Fault
+from .calls import (
     DuplicateBlocks,
     MissingRequestIds,
     RepeatedMessageDelta,
@@ -61,7 +61,7 @@ from ._internal.fault_calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._internal.fault_flow import (
+from .flow import (
     CompactionMetadata,
     InsertedCompaction,
     InterleavedSubagents,
@@ -71,7 +71,7 @@ from ._internal.fault_flow import (
     WrongContextWindow,
     ZeroedErrorResult,
 )
-from ._internal.fault_usage import (
+from .usage import (
     AdvisorIterations,
     CacheReadDrop,
     GarbageValues,
@@ -79,7 +79,7 @@ from ._internal.fault_usage import (
     NestedCacheCreationOnly,
     UncachedGatewayUsage,
 )
-from .wire import Script
+from ..wire import Script
 
 __all__ = [
     "REGISTRY",

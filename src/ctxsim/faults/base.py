@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from ..wire import Script
-from .fault_stream import FaultStream
+from .stream import FaultStream
 
 __all__ = ["Fault"]
 

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 from ..wire import Observation
 from ..world import Truth
-from .fault_base import Fault
-from .fault_stream import FaultStream
-from .fault_units import ANCHOR_KINDS, Unit, is_count
+from .base import Fault
+from .stream import FaultStream
+from ._units import ANCHOR_KINDS, Unit, is_count
 
 __all__ = [
     "CompactionMetadata",

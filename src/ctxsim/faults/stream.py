@@ -19,7 +19,7 @@ from typing import Any
 
 from ..wire import Frame, Observation, Script
 from ..world import Truth
-from .fault_units import (
+from ._units import (
     ANCHOR_KINDS,
     USAGE_KEYS,
     Unit,

@@ -11,9 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..wire import Frame
-from .fault_base import Fault
-from .fault_stream import FaultStream
-from .fault_units import USAGE_KEYS, Unit, is_count
+from .base import Fault
+from .stream import FaultStream
+from ._units import USAGE_KEYS, Unit, is_count
 
 __all__ = [
     "AdvisorIterations",

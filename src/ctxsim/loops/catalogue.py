@@ -18,15 +18,15 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeSDKClient
 
-from .loop_rig import LoopRig
-from .reference.checkpoint import (
+from .rig import LoopRig
+from ..reference.checkpoint import (
     CHECKPOINT_REQUEST_PROMPT,
     Checkpoint,
     build_continuation_prompt,
     extract_checkpoint,
     is_prompt_too_long,
 )
-from .reference.restart import CONTINUE_PROMPT, Turn, run_turn, task_complete
+from ..reference.restart import CONTINUE_PROMPT, Turn, run_turn, task_complete
 
 __all__ = ["CATALOGUE", "ContextPressureError", "LoopEntry", "seed003_loop"]
 

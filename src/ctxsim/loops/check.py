@@ -41,12 +41,12 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
-from .agent import ConnectionRecord, FakeAgent, Task, TurnRecord
-from .loop_rig import LifecycleProbe, LoopRig, TrackerProbe
-from .reference.policy import PressurePolicy
-from .reference.restart import DONE_MARKER
-from .reference.tracker import ContextTracker
-from .sdk import patch_sdk
+from ..agent import ConnectionRecord, FakeAgent, Task, TurnRecord
+from .rig import LifecycleProbe, LoopRig, TrackerProbe
+from ..reference.policy import PressurePolicy
+from ..reference.restart import DONE_MARKER
+from ..reference.tracker import ContextTracker
+from ..sdk import patch_sdk
 
 __all__ = [
     "INVARIANTS",

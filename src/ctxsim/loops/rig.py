@@ -13,10 +13,10 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
-from .agent import Task
-from .reference.policy import PressurePolicy
-from .reference.restart import LifecycleError, SessionLifecycle
-from .reference.tracker import ContextTracker
+from ..agent import Task
+from ..reference.policy import PressurePolicy
+from ..reference.restart import LifecycleError, SessionLifecycle
+from ..reference.tracker import ContextTracker
 
 __all__ = ["LifecycleProbe", "LoopRig", "TrackerProbe"]
 

@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from ..schema import SECTIONS, SESSION, TASK, keys
-from .yaml_lines import Map, Reader, join_path
+from .schema import SECTIONS, SESSION, TASK, keys
+from ._yaml import Map, Reader, join_path
 
 __all__ = ["CTX_TRACKER_CHOICES", "Expectations", "LoopExpectations", "StepCounts", "ThresholdSpec", "read_expect"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .yaml_lines import Map, Reader, Seq, join_path
+from ._yaml import Map, Reader, Seq, join_path
 
 __all__ = ["FaultSpec", "apply", "read_faults"]
 

@@ -1,69 +1,6 @@
-"""The YAML scenario format: a session whose true context is known, and what trackers must do on it.
+"""Loading a scenario: a file (or text) to a :class:`Scenario`, every error a :class:`ScenarioError` with file:line.
 
-A scenario file describes one Claude Code session compactly (one line per API call) or names a recorded stream,
-and says what is expected: the reference tracker tracks it, the named trackers of :mod:`ctxsim.trackers` fail on
-it, a pressure threshold fires where the truth crosses it. Or it describes a *task* that the reactive fake agent
-(:mod:`ctxsim.agent`) works through under a restart loop, and says how many restarts the reference loop makes,
-which checkpoint fallback it takes at each, what happens to the steps, and which catalogued buggy loops
-(:mod:`ctxsim.loop_catalogue`) the loop checks must catch (:mod:`ctxsim.task_run` runs it). It is read with PyYAML's *safe* loader only (no tags,
-no anchors or aliases, no duplicate keys), validated strictly against :mod:`ctxsim.schema`, and built into a
-:class:`ctxsim.world.Session` with :class:`~ctxsim.world.SessionBuilder`. Every error is a :class:`ScenarioError`
-whose message reads ``ctxsim: <file>:<line>: <key path>: <what is wrong>``, e.g.
-``ctxsim: scenarios/x.yaml:14: queries[0].steps[2].call.cr: expected a non-negative integer, got -5``.
-
-Example::
-
-    name: seed000-cache-read-719
-    source: "mala seed 000: 719% reported when actual usage was ~3%"
-    description: one or two sentences on the bug
-    world: {model: claude-sonnet-4-5, window: 200000, baseline: 12000, seed: 0}
-    stream: {partial: false}
-    queries:
-      - prompt: "Run the tests"
-        steps:
-          - call: {in: 3, cc: 500, cr: 20000, out: 159, blocks: [thinking, text, tool_use], results: [1500]}
-          - call: {prompt: 24000, out: 40}
-          - call: {}
-          - repeat: {times: 240, call: {in: 3, cc: 20, cr: 5990, out: 20}}
-          - expire_cache: {keep_prefix: 0}
-          - compact: {post: 20000}
-          - subagent: {description: explore, calls: [{results: [30000]}, {}], result: 600}
-          - reset: {}
-    expect:
-      tolerance: 0
-      reference: pass
-      fail: [mala-cache-read-pressure]
-      pass: [arbiter-msgid]
-      threshold: {at: 0.1, fires: [q1 call 1, q1 compaction]}   # 20,000 tokens: crossed twice
-
-A recorded session instead of ``queries``::
-
-    name: compaction-in-the-wild
-    stream: recordings/session.jsonl     # relative to this file; stream-json or a Claude Code transcript
-    world: {window: 200000}
-    expect:
-      fail: [arbiter-msgid]
-
-A task for a restart loop instead (every number under ``expect`` worked out by hand from the sizes: after n
-one-step turns the context is 12,000 + 200n + 100(2n - 1) + 16,000n, first over 90% of 200,000 at n = 11)::
-
-    name: twenty-steps
-    world: {window: 200000, baseline: 12000}
-    task:
-      steps: 20                          # or a list: [16000, {times: 9, tokens: 16000}, {id: last, tokens: 500}]
-      tokens_per_step: 16000
-      prompt_tokens: 200
-      output_tokens: 100
-      policy: {threshold: 0.9}           # or {zones: {mask: 0.7, wind_down: 0.9}}, and reserve: TOKENS
-      checkpoints: [truncated]           # the first checkpoint cut off, later ones well formed
-    expect:
-      restarts: 2
-      checkpoint: [truncated, block]
-      steps: {done_once: 14, redone: 6, skipped: 0, per_session: [11, 11, 4]}
-      loop:
-        fail: [keep-tracker, restart-on-checkpoint]
-        pass: [seed003]
-
+The format itself is documented in :mod:`ctxsim.scenario`; each section has its own reader beside this module.
 """
 
 from __future__ import annotations
@@ -77,24 +14,23 @@ from typing import Any
 import yaml
 
 from . import schema
-from ._internal.expectations import (
+from .expect import (
     Expectations,
     LoopExpectations,
     ThresholdSpec,
     read_expect,
 )
-from ._internal.faultspec import FaultSpec, read_faults
-from ._internal.faultspec import apply as apply_faults
-from ._internal.recording import FORMATS, Recording, RecordingError, read_recording
-from ._internal.steps import StepBuilder
-from ._internal.task_spec import TaskSpec, check_task_expectations, read_task
-from ._internal.thresholds import crossings
-from ._internal.yaml_lines import Map, Positioned, Reader, describe
-from ._internal.yaml_lines import load as load_yaml
-from .wire import Observation, Script, render
-from .world import Query, Session, SessionBuilder
+from .faults import FaultSpec, read_faults
+from .faults import apply as apply_faults
+from .recording import FORMATS, Recording, RecordingError, read_recording
+from .steps import StepBuilder
+from .task import TaskSpec, check_task_expectations, read_task
+from ..thresholds import crossings
+from ._yaml import Map, Positioned, Reader, describe
+from ._yaml import load as load_yaml
+from ..wire import Observation, Script, render
+from ..world import Query, Session, SessionBuilder
 
-__doc__ = (__doc__ or "") + schema.reference()
 
 __all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "TaskSpec", "ThresholdSpec", "load_scenario",
            "parse_scenario"]
@@ -182,13 +118,13 @@ class Scenario:
 
 
 def _known_trackers() -> Collection[str]:
-    from .trackers import CATALOGUE
+    from ..trackers import CATALOGUE
 
     return CATALOGUE
 
 
 def _known_loops() -> dict[str, str]:
-    from .loop_catalogue import CATALOGUE
+    from ..loops.catalogue import CATALOGUE
 
     return {name: entry.invariant for name, entry in CATALOGUE.items()}
 

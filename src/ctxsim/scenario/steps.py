@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..schema import keys
+from .schema import keys
 from ..world import Session, SessionBuilder
-from .yaml_lines import Reader, describe, join_path
+from ._yaml import Reader, describe, join_path
 
 __all__ = ["MAX_CALLS", "MAX_REPEAT", "StepBuilder"]
 

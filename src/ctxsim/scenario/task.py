@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..schema import keys
-from .expectations import LoopExpectations
-from .yaml_lines import Map, Reader, Seq, describe, join_path
+from .schema import keys
+from .expect import LoopExpectations
+from ._yaml import Map, Reader, Seq, describe, join_path
 
 if TYPE_CHECKING:
     from ..agent import Task

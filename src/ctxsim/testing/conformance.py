@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import faults as F
-from .check import Report, arun_tracker
-from .wire import Script, render
-from .world import Session, SessionBuilder
+from .. import faults as F
+from ..check import Report, arun_tracker
+from ..wire import Script, render
+from ..world import Session, SessionBuilder
 
 if TYPE_CHECKING:
     from hypothesis.stateful import RuleBasedStateMachine
@@ -362,6 +362,6 @@ def tracker_state_machine(make_tracker: Callable[[], Any], **options: Any) -> ty
     ``TestMyTracker = tracker_state_machine(MyTracker).TestCase``. Options: ``tolerance`` (0), ``window``
     (200,000), ``baseline`` (12,000). Hypothesis is imported on the first call, not with this module.
     """
-    from ._internal.tracker_machine import tracker_state_machine as build
+    from .stateful import tracker_state_machine as build
 
     return build(make_tracker, **options)

@@ -52,7 +52,7 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
 
     spec = spec.strip()
     if ":" not in spec:
-        from ..trackers import CATALOGUE
+        from . import CATALOGUE
 
         if spec in CATALOGUE:
             return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)

@@ -1,6 +1,6 @@
 """Building sessions step by step: :class:`SessionBuilder`, which derives what a real session would show.
 
-Part of :mod:`ctxsim.world`'s public surface (import it from there); kept apart because it is most of the code.
+Part of :mod:`ctxsim.world`'s public surface (import it from there).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..world import (
+from .session import (
     CHARS_PER_TOKEN,
     DEFAULT_MODEL,
     Block,

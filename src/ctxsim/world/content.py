@@ -14,7 +14,7 @@ import random
 from dataclasses import replace
 from datetime import datetime
 
-from ..world import Call, Query, Session, Step, Text, Thinking, ToolResult, ToolUse
+from .session import Call, Query, Session, Step, Text, Thinking, ToolResult, ToolUse
 
 __all__ = ["dress", "prompts"]
 

@@ -20,12 +20,12 @@ from typing import Literal, Union
 
 __all__ = [
     "DEFAULT_MODEL",
+    "CHARS_PER_TOKEN",
     "Call",
     "Compaction",
     "ConversationReset",
     "Query",
     "Session",
-    "SessionBuilder",
     "Step",
     "SubagentStart",
     "Text",
@@ -248,7 +248,3 @@ class Session:
         """The truth at the end of the session."""
         timeline = self.timeline()
         return timeline[-1][2] if timeline else None
-
-
-# The builder lives in its own module (it is most of the code); it is part of this module's public surface.
-from ._internal.builder import SessionBuilder  # noqa: E402

@@ -1,0 +1,24 @@
+"""For users' test suites: numbered tracker conformance contracts (plain asserts) and the tracker state machine,
+as :mod:`claude_agent_sdk.testing` does for session stores."""
+
+from __future__ import annotations
+
+from .conformance import (
+    CONTRACTS,
+    ConformanceResult,
+    Contract,
+    check_tracker_conformance,
+    conformance_table,
+    run_tracker_conformance,
+    tracker_state_machine,
+)
+
+__all__ = [
+    "CONTRACTS",
+    "ConformanceResult",
+    "Contract",
+    "check_tracker_conformance",
+    "conformance_table",
+    "run_tracker_conformance",
+    "tracker_state_machine",
+]
