@@ -3,7 +3,7 @@
 :func:`run_task` works the task of a :class:`~ctxsim.scenario.Scenario` (its ``task`` section) through a restart
 loop against the fake agent, with :func:`ctxsim.loops.run_loop`: the reference loop
 (:func:`ctxsim.reference.run_with_restarts`, as :func:`reference_loop`), or a loop of
-:mod:`ctxsim.loop_catalogue`. The :class:`TaskRun` it returns holds the loop checks' verdict and what happened,
+:mod:`ctxsim.loops.catalogue`. The :class:`TaskRun` it returns holds the loop checks' verdict and what happened,
 counted from the fake agent's own record (restarts, steps per session, steps redone and skipped) and from the
 loop's result (the checkpoint fallbacks); :meth:`TaskRun.problems` compares them with the numbers the scenario's
 author wrote, each problem naming its ``expect`` key and line. :meth:`TaskRun.timeline` is the table people read
@@ -199,7 +199,7 @@ class TaskRun:
     def timeline(self, *, full: bool = False) -> str:
         """Every turn of every session: prompt, steps, true context, zone, what the loop did next.
 
-        Past :data:`ctxsim.report.MANY_POINTS` turns only the turns where something happens are shown (a
+        Past :data:`ctxsim.scenario_run.MANY_POINTS` turns only the turns where something happens are shown (a
         session's first and last turns, zone changes, checkpoints, rejections) unless ``full``."""
         rows = list(self._rows())
         turns = sum(1 for r in rows if r[0] == "turn")

@@ -50,6 +50,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from ..wire import Script
 from .base import Fault
 from .calls import (
     DuplicateBlocks,
@@ -79,7 +80,6 @@ from .usage import (
     NestedCacheCreationOnly,
     UncachedGatewayUsage,
 )
-from ..wire import Script
 
 __all__ = [
     "REGISTRY",

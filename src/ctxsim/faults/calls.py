@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..wire import Frame
-from .base import Fault
-from .stream import FaultStream
-from ._units import SYNTHETIC_MODEL, USAGE_KEYS, Unit, is_count, prompt_of
+from .base import Fault, FaultStream
+from .units import SYNTHETIC_MODEL, USAGE_KEYS, Unit, is_count, prompt_of
 
 __all__ = [
     "DuplicateBlocks",

@@ -11,9 +11,8 @@ from typing import Any, ClassVar
 
 from ..wire import Observation
 from ..world import Truth
-from .base import Fault
-from .stream import FaultStream
-from ._units import ANCHOR_KINDS, Unit, is_count
+from .base import Fault, FaultStream
+from .units import ANCHOR_KINDS, Unit, is_count
 
 __all__ = [
     "CompactionMetadata",

@@ -11,9 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..wire import Frame
-from .base import Fault
-from .stream import FaultStream
-from ._units import USAGE_KEYS, Unit, is_count
+from .base import Fault, FaultStream
+from .units import USAGE_KEYS, Unit, is_count
 
 __all__ = [
     "AdvisorIterations",

@@ -26,7 +26,7 @@ fresh-lifecycle  each session runs under a fresh lifecycle (no "cannot start fro
 
     check_restart_loop(my_loop, Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
 
-The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loop_catalogue`.
+The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops.catalogue`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The ``expect`` section of a scenario: which trackers must track or fail it, tolerance and thresholds; for a
 task, the restarts, checkpoints and steps the reference loop must show and the catalogued loops to run.
 
-Which keys apply to which kind of scenario is the schema's ``scope`` (:mod:`ctxsim.schema`): a session key in a
+Which keys apply to which kind of scenario is the schema's ``scope`` (:mod:`ctxsim.scenario.schema`): a session key in a
 task scenario, or a task key without a task, is an error naming the key.
 """
 

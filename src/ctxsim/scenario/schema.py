@@ -225,7 +225,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "``last_block``, ``unclosed``, ``truncated``, ``empty_block``, ``whole_reply``, ``refusal``, "
             "``empty_reply``, ``prompt_too_long``, ``error``): one entry per restart.", scope=TASK),
         Key("steps", "mapping", "What happened to the task's steps (below).", scope=TASK),
-        Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loop_catalogue`) and what the loop checks "
+        Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loops.catalogue`) and what the loop checks "
                                "must say of them on this task (below).", scope=TASK),
     )),
     Section("expect.threshold", "A ratio threshold, fired once per crossing: it fires at the first observation "
