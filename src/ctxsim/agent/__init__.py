@@ -1,29 +1,55 @@
-"""The reactive fake agent behind :class:`~ctxsim.sdk.FakeTransport`: a task of steps worked through across restarts."""
+"""The reactive fake agent behind :class:`~ctxsim.sdk.FakeTransport`: a task of steps worked through across restarts.
+
+:mod:`.task` holds what it works on and records (no SDK needed); :mod:`.fake` the :class:`FakeAgent` itself. Names
+load on first use, so reading a task does not load the SDK.
+"""
 
 from __future__ import annotations
 
-from .fake import (
-    AgentBoundError,
-    ConnectionRecord,
-    DEGRADATIONS,
-    Degradation,
-    FakeAgent,
-    LOSSLESS,
-    StepRecord,
-    Task,
-    TaskStep,
-    TurnRecord,
-)
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "AgentBoundError": "fake",
+    "FakeAgent": "fake",
+    "DEGRADATIONS": "task",
+    "LOSSLESS": "task",
+    "ConnectionRecord": "task",
+    "Degradation": "task",
+    "StepRecord": "task",
+    "Task": "task",
+    "TaskStep": "task",
+    "TurnKind": "task",
+    "TurnRecord": "task",
+}
 
 __all__ = [
+    "DEGRADATIONS",
+    "LOSSLESS",
     "AgentBoundError",
     "ConnectionRecord",
-    "DEGRADATIONS",
     "Degradation",
     "FakeAgent",
-    "LOSSLESS",
     "StepRecord",
     "Task",
     "TaskStep",
+    "TurnKind",
     "TurnRecord",
 ]
+
+if TYPE_CHECKING:
+    from .fake import AgentBoundError, FakeAgent
+    from .task import (
+        DEGRADATIONS,
+        LOSSLESS,
+        ConnectionRecord,
+        Degradation,
+        StepRecord,
+        Task,
+        TaskStep,
+        TurnKind,
+        TurnRecord,
+    )
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

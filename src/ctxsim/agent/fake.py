@@ -35,10 +35,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 
+from ..reference.prompts import DONE_MARKER
+from ..sdk import FakeTransport
+from ..wire import Script
+from ..world import Query, Session, SessionBuilder, Truth
 from ._turns import (
     NO_WORK_REPLY,
     PROMPT_TOO_LONG,
@@ -51,48 +55,17 @@ from ._turns import (
     reject_as_too_long,
     with_content,
 )
-from ..reference.restart import DONE_MARKER
-from ..sdk import FakeTransport
-from ..wire import Script
-from ..world import DEFAULT_MODEL, Query, Session, SessionBuilder, Truth
+from .task import (
+    DEGRADATIONS,
+    LOSSLESS,
+    ConnectionRecord,
+    StepRecord,
+    Task,
+    TurnKind,
+    TurnRecord,
+)
 
-__all__ = [
-    "DEGRADATIONS",
-    "LOSSLESS",
-    "AgentBoundError",
-    "ConnectionRecord",
-    "Degradation",
-    "FakeAgent",
-    "StepRecord",
-    "Task",
-    "TaskStep",
-    "TurnRecord",
-]
-
-Degradation = Literal["well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "empty_block", "tag_case", "refusal", "truncated", "prompt_too_long"]
-
-DEGRADATIONS: dict[str, str] = {
-    "well_formed": "one <checkpoint> block: nothing lost",
-    "fenced_xml": "the block inside a ```xml fence: nothing lost",
-    "fenced_markdown": "the block inside a ```markdown fence: nothing lost",
-    "fenced_bare": "the block inside a bare ``` fence: nothing lost",
-    "no_tags": "the sections without tags, after a line of prose: nothing lost (whole-reply fallback)",
-    "several_blocks": "a stale draft block (last step still remaining), then the corrected block: nothing lost "
-                      "if the last block is taken, one step redone if the first is",
-    "unclosed": "the block without its closing tag: nothing lost",
-    "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
-    "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
-    "refusal": "a refusal, no state: every completed step is redone",
-    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): the steps "
-                 "after the cut, len(done) - len(done) // 2 of them, are redone",
-    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state, every completed step redone",
-}
-"""Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
-
-LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "tag_case"})
-"""The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
+__all__ = ["AgentBoundError", "FakeAgent"]
 
 _CONTINUATION = re.compile(r"previous session", re.IGNORECASE)
 _CHECKPOINT = re.compile(r"checkpoint", re.IGNORECASE)
@@ -100,138 +73,6 @@ _CHECKPOINT = re.compile(r"checkpoint", re.IGNORECASE)
 
 class AgentBoundError(RuntimeError):
     """The loop under test went past a bound the agent enforces (prompts or connections): it does not terminate."""
-
-
-# --- the task -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskStep:
-    """One step of a task: a tool call whose result adds ``tokens`` to the context."""
-
-    id: str
-    tokens: int
-
-
-@dataclass(frozen=True)
-class Task:
-    """A task of N steps, and the sizes that make its context grow by known amounts.
-
-    A work turn of one step grows the context by ``prompt + 2 x output_tokens + step.tokens``: the prompt, the
-    call that asks for the tool, the tool's result and the reply that closes the turn. After n one-step turns of
-    a fresh session the last call's prompt is ``baseline + n x prompt + (2n - 1) x output_tokens + the n steps'
-    tokens``.
-    """
-
-    steps: tuple[TaskStep, ...]
-    name: str = "task"
-    window: int = 200_000
-    baseline: int = 12_000
-    """System prompt and tools: the context of a fresh session before its first prompt."""
-    prompt_tokens: int | None = None
-    """Context each user prompt takes; None: its length / 4."""
-    output_tokens: int = 100
-    """Output of each work call (the tool call, the closing reply)."""
-    steps_per_turn: int = 1
-    max_output_tokens: int = 32_000
-    model: str = DEFAULT_MODEL
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        ids = [s.id for s in self.steps]
-        if not ids:
-            raise ValueError(f"ctxsim: Task {self.name!r} has no steps")
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"ctxsim: Task {self.name!r} repeats step ids: "
-                             f"{sorted(i for i, n in Counter(ids).items() if n > 1)}")
-        if any(not re.fullmatch(r"[\w.-]+", i) for i in ids):
-            raise ValueError(f"ctxsim: Task {self.name!r}: step ids are words ([A-Za-z0-9_.-]), got {ids!r}")
-        if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
-            raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
-                             f"steps_per_turn >= 1")
-
-    @classmethod
-    def uniform(cls, n: int, tokens: int, **settings: Any) -> Task:
-        """``n`` steps ``s01``, ``s02``, ... each adding ``tokens``; ``settings`` are the other fields."""
-        width = max(2, len(str(n)))
-        return cls(tuple(TaskStep(f"s{i:0{width}d}", tokens) for i in range(1, n + 1)), **settings)
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        """The step ids, in order."""
-        return tuple(s.id for s in self.steps)
-
-    @property
-    def prompt(self) -> str:
-        """The prompt that starts the task."""
-        return (f"Work through task {self.name!r}: {len(self.steps)} steps, in this order: "
-                f"{', '.join(self.ids)}. Do each step exactly once. Reply {DONE_MARKER} when every step is done.")
-
-    def tokens_of(self, prompt: str) -> int:
-        """The context a user prompt takes."""
-        return self.prompt_tokens if self.prompt_tokens is not None else max(1, len(prompt) // 4)
-
-
-# --- records --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StepRecord:
-    """One step performed: which, on which connection and session, in which turn."""
-
-    step: str
-    connection: int
-    session_id: str
-    turn: int
-
-
-TurnKind = Literal["task", "continuation", "continue", "checkpoint"]
-
-
-@dataclass
-class TurnRecord:
-    """One prompt the agent answered, and what it did."""
-
-    index: int
-    """1-based position among the connection's turns."""
-    kind: TurnKind
-    prompt: str
-    steps: list[str] = field(default_factory=list)
-    """The steps performed in this turn."""
-    peak_prompt: int = 0
-    """The largest true prompt of this turn's main calls (for a rejected request: the size it would have had)."""
-    peak_next: int = 0
-    """The largest ``prompt + output`` of this turn's main calls."""
-    rejected: bool = False
-    """A request of this turn was rejected as prompt too long."""
-    reply: str = ""
-    """The turn's final text."""
-    degradation: str | None = None
-    """For a checkpoint turn, how the checkpoint was written."""
-    message_session_id: str | None = None
-    """The ``session_id`` field the SDK put on the user message."""
-
-
-@dataclass
-class ConnectionRecord:
-    """One client connection: the session it played and every turn of it."""
-
-    index: int
-    """1-based, in connection order."""
-    session_id: str
-    resumed: str | None
-    """The session this connection continued (``options.resume`` / ``continue_conversation``), else None."""
-    turns: list[TurnRecord] = field(default_factory=list)
-
-    @property
-    def work_turns(self) -> list[TurnRecord]:
-        """Every turn but checkpoint requests."""
-        return [t for t in self.turns if t.kind != "checkpoint"]
-
-    @property
-    def checkpoint_turns(self) -> list[TurnRecord]:
-        """The checkpoint requests answered on this connection."""
-        return [t for t in self.turns if t.kind == "checkpoint"]
 
 
 # --- the agent ------------------------------------------------------------------------------------------------

@@ -6,40 +6,49 @@
 - :func:`extract_checkpoint`, :func:`build_continuation_prompt` and :data:`CHECKPOINT_REQUEST_PROMPT` — seed 003's
   checkpoint handling, with every fallback defined (:mod:`.checkpoint`).
 - :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient`` (:mod:`.restart`).
+- :mod:`.prompts` — the words of that loop: checkpoint request, continuation, done marker.
+
+This package depends on nothing else in ctxsim (only ``claude_agent_sdk``, and that only in :mod:`.restart`);
+its names load on first use, so reading a prompt or the tracker does not load the SDK.
 """
 
 from __future__ import annotations
 
-from .checkpoint import (
-    CHECKPOINT_REQUEST_PROMPT,
-    CONTINUATION_TEMPLATE,
-    MINIMAL_CONTINUATION_PROMPT,
-    Checkpoint,
-    build_continuation_prompt,
-    extract_checkpoint,
-    is_prompt_too_long,
-)
-from .policy import Action, PressurePolicy
-from .restart import (
-    LifecycleError,
-    RestartLimitError,
-    RestartResult,
-    SessionLifecycle,
-    Turn,
-    request_checkpoint,
-    run_turn,
-    run_with_restarts,
-)
-from .tracker import ContextTracker, prompt_tokens, token_count
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "Checkpoint": "checkpoint",
+    "build_continuation_prompt": "checkpoint",
+    "extract_checkpoint": "checkpoint",
+    "is_prompt_too_long": "checkpoint",
+    "CHECKPOINT_REQUEST_PROMPT": "prompts",
+    "CONTINUATION_TEMPLATE": "prompts",
+    "MINIMAL_CONTINUATION_PROMPT": "prompts",
+    "Action": "policy",
+    "PressurePolicy": "policy",
+    "LifecycleError": "restart",
+    "RestartLimitError": "restart",
+    "RestartResult": "restart",
+    "SessionLifecycle": "restart",
+    "Turn": "restart",
+    "request_checkpoint": "restart",
+    "run_turn": "restart",
+    "run_with_restarts": "restart",
+    "ContextTracker": "tracker",
+    "prompt_tokens": "tracker",
+    "token_count": "tracker",
+}
 
 __all__ = [
+    "Action",
     "CHECKPOINT_REQUEST_PROMPT",
     "CONTINUATION_TEMPLATE",
-    "MINIMAL_CONTINUATION_PROMPT",
-    "Action",
     "Checkpoint",
     "ContextTracker",
     "LifecycleError",
+    "MINIMAL_CONTINUATION_PROMPT",
     "PressurePolicy",
     "RestartLimitError",
     "RestartResult",
@@ -54,3 +63,12 @@ __all__ = [
     "run_with_restarts",
     "token_count",
 ]
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpoint, build_continuation_prompt, extract_checkpoint, is_prompt_too_long
+    from .prompts import CHECKPOINT_REQUEST_PROMPT, CONTINUATION_TEMPLATE, MINIMAL_CONTINUATION_PROMPT
+    from .policy import Action, PressurePolicy
+    from .restart import LifecycleError, RestartLimitError, RestartResult, SessionLifecycle, Turn, request_checkpoint, run_turn, run_with_restarts
+    from .tracker import ContextTracker, prompt_tokens, token_count
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -39,6 +39,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .prompts import (
+    CHECKPOINT_REQUEST_PROMPT,
+    CONTINUATION_TEMPLATE,
+    MINIMAL_CONTINUATION_PROMPT,
+    TRUNCATED_NOTE,
+)
+
 __all__ = [
     "CHECKPOINT_REQUEST_PROMPT",
     "CONTINUATION_TEMPLATE",
@@ -50,52 +57,6 @@ __all__ = [
     "extract_checkpoint",
     "is_prompt_too_long",
 ]
-
-CHECKPOINT_REQUEST_PROMPT = """\
-CONTEXT LIMIT APPROACHING - CHECKPOINT REQUIRED
-
-Output a checkpoint summary now:
-
-<checkpoint>
-## Goal
-[1-2 sentence summary of the original task]
-
-## Completed Work
-[List each file modified and what changed]
-
-## Remaining Tasks
-[Ordered list of what still needs to be done]
-
-## Do Not Redo
-[Completed items that should not be repeated]
-
-## Key Decisions
-[Architectural choices or constraints for continuation]
-</checkpoint>
-
-After outputting this checkpoint, STOP."""
-"""Seed 003's ``checkpoint_request.md``, verbatim."""
-
-CONTINUATION_TEMPLATE = """\
-CONTINUING FROM PREVIOUS SESSION
-
-The previous session hit the context limit. Here is the state:
-
-{checkpoint}
-
-Continue from the remaining tasks. Do not repeat completed work."""
-"""Seed 003's ``continuation.md``, verbatim; ``{checkpoint}`` is the extracted text."""
-
-MINIMAL_CONTINUATION_PROMPT = """\
-CONTINUING FROM PREVIOUS SESSION
-
-The previous session hit the context limit before its state could be saved. Inspect the current state of the \
-work, then continue the previous work. Do not repeat completed work."""
-"""What a new session starts with when no usable checkpoint was obtained (seed 003: "restart with minimal
-'continue previous work' prompt")."""
-
-TRUNCATED_NOTE = "(This state was cut off before it was complete: verify its last items before relying on them.)"
-"""Added after an incomplete checkpoint in the continuation prompt."""
 
 Fallback = Literal["block", "last_block", "unclosed", "truncated", "empty_block", "whole_reply", "refusal",
                    "empty_reply", "prompt_too_long", "error"]

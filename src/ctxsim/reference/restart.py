@@ -30,13 +30,13 @@ from claude_agent_sdk import (
 )
 
 from .checkpoint import (
-    CHECKPOINT_REQUEST_PROMPT,
     Checkpoint,
     build_continuation_prompt,
     extract_checkpoint,
     is_prompt_too_long,
 )
 from .policy import Action, PressurePolicy
+from .prompts import CHECKPOINT_REQUEST_PROMPT, CONTINUE_PROMPT, DONE_MARKER, WIND_DOWN_PROMPT
 from .tracker import ContextTracker
 
 __all__ = [
@@ -54,17 +54,6 @@ __all__ = [
     "run_with_restarts",
     "task_complete",
 ]
-
-DONE_MARKER = "TASK COMPLETE"
-"""What a turn's result says when the whole task is done."""
-
-CONTINUE_PROMPT = "Continue with the task."
-"""The prompt of every turn after a session's first."""
-
-WIND_DOWN_PROMPT = ("CONTEXT NEARLY FULL: finish the step in progress, then stop and report where you are. "
-                    "A fresh session will continue the task.")
-"""The prompt after a graduated policy says ``WIND_DOWN`` (seed 004)."""
-
 
 # --- the lifecycle ------------------------------------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from .schema import SECTIONS, SESSION, TASK, keys
+from ..reference.checkpoint import Fallback
 from ._yaml import Map, Reader, join_path
+from .schema import SECTIONS, SESSION, TASK, keys
 
 __all__ = ["CTX_TRACKER_CHOICES", "Expectations", "LoopExpectations", "StepCounts", "ThresholdSpec", "read_expect"]
 
@@ -148,9 +149,6 @@ def _name_lists(r: Reader, m: Map, path: str, known: Collection[str], what: str,
 
 
 def _loop_expectations(r: Reader, expect: Map, loops: Mapping[str, str]) -> LoopExpectations:
-    # imported here: it brings in the SDK, which only a task scenario needs
-    from ..reference.checkpoint import Fallback
-
     lines = {f"expect.{key}": expect.key_lines[key] for key in expect}
     restarts = r.get(expect, "restarts", "expect", r.count)
     checkpoint = None

@@ -3,8 +3,7 @@
 :func:`read_task` validates the section against :mod:`ctxsim.scenario.schema` with the positions the YAML loader kept and
 builds what a run needs: a :class:`ctxsim.agent.Task`, a :class:`ctxsim.reference.PressurePolicy` and the
 agent's checkpoint plan. :func:`check_task_expectations` then refuses expectations no run of that task could
-meet (more restarts than the bound, counts that do not add up to the task's steps). The agent and the policy are
-imported only when a scenario has a task: they bring in the SDK.
+meet (more restarts than the bound, counts that do not add up to the task's steps).
 """
 
 from __future__ import annotations
@@ -13,15 +12,13 @@ import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .schema import keys
-from .expect import LoopExpectations
+from ..agent.task import DEGRADATIONS, Task, TaskStep
+from ..reference.policy import PressurePolicy
 from ._yaml import Map, Reader, Seq, describe, join_path
-
-if TYPE_CHECKING:
-    from ..agent import Task
-    from ..reference.policy import PressurePolicy
+from .expect import LoopExpectations
+from .schema import keys
 
 __all__ = ["MAX_TASK_STEPS", "TaskSpec", "check_task_expectations", "read_task"]
 
@@ -97,8 +94,6 @@ def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int]]:
 
 
 def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
-    from ..reference.policy import PressurePolicy
-
     path = "task.policy"
     p = r.mapping(m.get("policy"), m.value_lines.get("policy", m.line), path, keys(path), empty_ok=True)
     if "threshold" in p and "zones" in p:
@@ -138,8 +133,6 @@ def _degradation(r: Reader, known: Mapping[str, str]) -> Any:
 
 
 def _checkpoints(r: Reader, m: Map, max_restarts: int) -> str | tuple[str, ...] | Mapping[int, str]:
-    from ..agent import DEGRADATIONS
-
     path, value = "task.checkpoints", m["checkpoints"]
     line = m.value_lines["checkpoints"]
     check = _degradation(r, DEGRADATIONS)
@@ -169,8 +162,6 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
     ``world`` holds the checked world settings (``window``, ``baseline``, ``model``, ``seed``, ``max_output``);
     ``name`` names the task (the scenario's name); ``partial`` is ``stream.partial``.
     """
-    from ..agent import Task, TaskStep
-
     m = r.mapping(value, line, "task", keys("task"), required=("steps",))
     steps = _steps(r, m)
     width = max(2, len(str(len(steps))))
