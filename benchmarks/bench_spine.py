@@ -31,7 +31,7 @@ import anyio
 import claude_agent_sdk
 from _bench import mark, print_table
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, Transport
-from claude_agent_sdk._internal.message_parser import parse_message
+from ctxsim.sdk import parse_message
 
 from ctxsim.check import run_tracker_parsed
 from ctxsim.reference import ContextTracker

@@ -1,6 +1,6 @@
 """The harness's detection power: each catalogued tracker fails exactly the contracts its entry declares.
 
-The declarations (``Entry.breaks``) come from each formula, reasoned in ``ctxsim/trackers/__init__.py``; the run
+The declarations (``Entry.breaks``) come from each formula, reasoned in ``ctxsim/trackers/catalogue.py``; the run
 here measures them. The reference breaks none; every other entry breaks at least one.
 """
 
@@ -18,32 +18,42 @@ from ctxsim.testing import (
     conformance_table,
     run_tracker_conformance,
 )
-from ctxsim.trackers import CATALOGUE
+from ctxsim.trackers import CATALOGUE, Breaks
+
+NAMES = tuple(c.name for c in CONTRACTS)
+
+
+def declared(name: str) -> frozenset[str]:
+    """The contracts catalogue entry ``name`` declares it breaks."""
+    return CATALOGUE[name].breaks.of(NAMES)
 
 
 def test_the_reference_is_declared_to_break_nothing_and_every_other_entry_something() -> None:
-    assert CATALOGUE["reference"].breaks == frozenset()
-    names = {c.name for c in CONTRACTS}
-    assert all(entry.breaks and entry.breaks <= names for name, entry in CATALOGUE.items() if name != "reference")
+    assert declared("reference") == frozenset()
+    assert all(declared(name) for name in CATALOGUE if name != "reference")
+
+
+def test_every_declaration_names_only_contracts_that_exist() -> None:
+    for name, entry in CATALOGUE.items():
+        assert entry.breaks.names <= set(NAMES), (name, sorted(entry.breaks.names - set(NAMES)))
 
 
 @pytest.mark.parametrize("name", list(CATALOGUE))
 def test_each_entry_fails_exactly_the_contracts_it_declares(name: str) -> None:
-    entry = CATALOGUE[name]
-    result = check_tracker_conformance(entry.factory)
-    assert set(result.failed) == entry.breaks, conformance_table({name: result}, {name: entry.breaks})
+    result = check_tracker_conformance(CATALOGUE[name].factory)
+    assert set(result.failed) == declared(name), conformance_table({name: result}, {name: declared(name)})
 
 
 def test_each_survey_entry_with_the_right_formula_is_caught_only_where_its_documented_bug_lives() -> None:
     # The trackers that read the latest call's in+cc+cr (Claude Code's own formula) pass the stream's basic facts;
     # what catches them is the fault their report describes.
-    assert "compaction" in CATALOGUE["claude-code-statusline"].breaks          # current_usage null after /compact
-    assert "compaction-without-post-size" in CATALOGUE["ccstatusline"].breaks   # 0 when postTokens is missing
-    assert {"subagent-ignored", "synthetic-errors"} <= CATALOGUE["ccusage-fallback"].breaks
-    assert "wrong-context-window" in CATALOGUE["pegged-reported-window"].breaks
+    assert "compaction" in declared("claude-code-statusline")          # current_usage null after /compact
+    assert "compaction-without-post-size" in declared("ccstatusline")   # 0 when postTokens is missing
+    assert {"subagent-ignored", "synthetic-errors"} <= declared("ccusage-fallback")
+    assert "wrong-context-window" in declared("pegged-reported-window")
     basic_facts = {c.name for c in CONTRACTS if c.number <= 5}
     for name in ("claude-code-statusline", "ccstatusline", "ccusage-fallback", "pegged-reported-window"):
-        assert not CATALOGUE[name].breaks & basic_facts, name
+        assert not declared(name) & basic_facts, name
 
 
 def test_a_tracker_judged_nowhere_fails_the_contract() -> None:
@@ -82,7 +92,7 @@ def test_ctxsim_catalogue_prints_the_table_with_your_tracker_as_a_row(
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:] if line and line[0].isalpha()
             and not line.startswith("contracts")}
-    assert rows["input-only"][-1] == "same" and rows["input-only"][-2] == str(len(CATALOGUE["input-only"].breaks))
+    assert rows["input-only"][-1] == "same" and rows["input-only"][-2] == str(len(declared("input-only")))
     assert "InputOnly" in rows and len(rows["InputOnly"]) == len(CONTRACTS) + 1   # no declaration for your own
     assert "21 uncached-gateway-usage" in out
 
@@ -96,7 +106,7 @@ def test_ctxsim_catalogue_names_a_tracker_it_cannot_load(capsys: pytest.CaptureF
 def test_ctxsim_catalogue_fails_when_an_entry_breaks_other_contracts_than_declared(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     entry = CATALOGUE["ccstatusline"]
-    wrong = entry.breaks - {"usage-iterations"} | {"single-call"}
+    wrong = Breaks(declared("ccstatusline") - {"usage-iterations"} | {"single-call"})
     monkeypatch.setitem(CATALOGUE, "ccstatusline", dataclasses.replace(entry, breaks=wrong))
     assert main(["catalogue", "-t", "ccstatusline"]) == 1
     captured = capsys.readouterr()

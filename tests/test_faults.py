@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import AssistantMessage
-from claude_agent_sdk._internal.message_parser import parse_message
+from ctxsim.sdk import parse_message
 
 from ctxsim import faults as F
 from ctxsim.check import run_tracker, run_tracker_parsed

@@ -10,6 +10,9 @@ touches the network or spawns a process, and works under asyncio and trio.
 
 :func:`patch_sdk` makes code that builds its own ``ClaudeSDKClient(options)`` or calls ``query()`` without a
 transport get a :class:`FakeTransport` instead of the CLI subprocess.
+
+This module is ctxsim's one door to the SDK's private parts: :func:`parse_message` (the SDK's own parser, for
+paths that read frames without a client) and the transport class :func:`patch_sdk` replaces.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from typing import Any
 
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, Transport
+from claude_agent_sdk._internal.message_parser import parse_message
 
-from .wire import Frame, Script, context_usage_response, render
+from .wire import Script, context_usage_response, render
 from .world import Session, Truth
 
-__all__ = ["FakeTransport", "Responder", "SdkPatch", "patch_sdk"]
+__all__ = ["FakeTransport", "Responder", "SdkPatch", "parse_message", "patch_sdk"]
 
 Responder = Callable[[dict[str, Any]], Script]
 """Decides one turn: the user message the SDK wrote (a stream-json dict) -> the script that answers it."""
@@ -263,7 +267,3 @@ def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterato
     finally:
         internal_client.SubprocessCLITransport, subprocess_cli.SubprocessCLITransport = saved  # type: ignore[misc]
 
-
-def frames_of(scripts: Sequence[Script]) -> list[Frame]:
-    """Every frame of ``scripts``, in order."""
-    return [f for s in scripts for f in s.frames]

@@ -80,7 +80,7 @@ class Recording:
 
 def read_recording(path: Path, fmt: str = "auto") -> Recording:
     """Read and check the recording at ``path``; raises :class:`RecordingError` on the first bad line."""
-    from claude_agent_sdk._internal.message_parser import parse_message
+    from ..sdk import parse_message
 
     try:
         text = path.read_text(encoding="utf-8")

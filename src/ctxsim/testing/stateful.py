@@ -13,7 +13,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from claude_agent_sdk._internal.message_parser import parse_message
+from ..sdk import parse_message
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .base import TrackerFactory, tracker_name
+from .catalogue import CATALOGUE
 
 __all__ = ["TrackerSpec", "TrackerSpecError", "resolve"]
 
@@ -27,7 +30,7 @@ class TrackerSpec:
 
     spec: str
     name: str
-    factory: Callable[[], Any]
+    factory: TrackerFactory
     catalogued: bool = False
     """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
 
@@ -48,12 +51,8 @@ def _import(module: str, search: Sequence[str]) -> Any:
 def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
-    from ..check import tracker_name
-
     spec = spec.strip()
     if ":" not in spec:
-        from . import CATALOGUE
-
         if spec in CATALOGUE:
             return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)
         hint = difflib.get_close_matches(spec, list(CATALOGUE), n=1)

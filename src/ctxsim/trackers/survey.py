@@ -13,7 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from claude_agent_sdk import AssistantMessage, ConversationResetMessage, ResultMessage, SystemMessage
+from claude_agent_sdk import (
+    AssistantMessage,
+    ConversationResetMessage,
+    ResultMessage,
+    SystemMessage,
+)
 
 __all__ = ["DEFAULT_WINDOW", "FIELDS", "AutocompactGauge", "LatestUsage", "ResultUsage", "SummedUsage"]
 
