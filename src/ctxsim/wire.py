@@ -45,6 +45,7 @@ __all__ = [
     "CLAUDE_CODE_VERSION",
     "Frame",
     "Observation",
+    "Renderer",
     "Script",
     "context_usage_response",
     "render",
@@ -147,8 +148,10 @@ def _delta(block: Thinking | Text | ToolUse) -> dict[str, Any]:
     return {"type": "input_json_delta", "partial_json": json.dumps(block.input)}
 
 
-class _Renderer:
-    """Renders one session; holds the running state the CLI keeps (session id, cumulative model usage)."""
+class Renderer:
+    """Renders one session query by query; holds the running state the CLI keeps (session id, cumulative model
+    usage, uuids), so a caller that grows a session turn by turn (the fake agent, the state machine) renders only
+    the new query. :func:`render` is the whole-session form."""
 
     def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
                  cwd: str) -> None:
@@ -361,7 +364,7 @@ def render(session: Session, *, include_partial_messages: bool = False, forward_
 
     Deterministic: the same session renders to the same frames, uuids included.
     """
-    renderer = _Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
     return [renderer.script(i) for i in range(len(session.queries))]
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..wire import Frame, Script, _Renderer
+from ..wire import Frame, Script, Renderer
 from ..world import Call, Query, Session, Text, ToolUse
 
 PROMPT_TOO_LONG = "Prompt is too long"
@@ -35,13 +35,13 @@ class Renderings:
     """
 
     def __init__(self) -> None:
-        self._renderers: dict[bool, tuple[_Renderer, list[int]]] = {}
+        self._renderers: dict[bool, tuple[Renderer, list[int]]] = {}
 
     def last(self, session: Session, include_partial_messages: bool) -> Script:
         """The script of ``session``'s last query."""
         if include_partial_messages not in self._renderers:
             self._renderers[include_partial_messages] = (
-                _Renderer(session, include_partial_messages, False, "/home/dev/project"), [0])
+                Renderer(session, include_partial_messages, False, "/home/dev/project"), [0])
         renderer, done = self._renderers[include_partial_messages]
         renderer.session = session
         last = len(session.queries) - 1

@@ -17,7 +17,7 @@ from ..sdk import parse_message
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from ..wire import Frame, _Renderer
+from ..wire import Frame, Renderer
 from ..world import Call, Session, SessionBuilder, Truth
 
 __all__ = ["tracker_state_machine"]
@@ -49,7 +49,7 @@ def tracker_state_machine(make_tracker: Callable[[], Any], *, tolerance: int = 0
             self.builder.query("start")
             stub = Session(self.builder.session_id or "", (), window=window, baseline=baseline,
                            seed=self.sessions)
-            self.renderer = _Renderer(stub, include_partial_messages=False, forward_subagent_text=False,
+            self.renderer = Renderer(stub, include_partial_messages=False, forward_subagent_text=False,
                                       cwd="/home/dev/project")
             if self.sessions > 1 and callable(getattr(self.tracker, "reset", None)):
                 self.tracker.reset()
