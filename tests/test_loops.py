@@ -46,7 +46,7 @@ def test_the_reference_loop_keeps_every_invariant_on_forty_steps() -> None:
 def test_the_reference_with_partial_messages_and_a_graduated_policy() -> None:
     graduated = PressurePolicy(window=100_000, mask_at=0.6, restart_at=0.8, wind_down=True)
     assert check_restart_loop(reference, FORTY, policy=graduated).restarts == 3  # 10 steps a session
-    assert check_restart_loop(reference, FORTY, include_partial_messages=True, backend="trio").restarts == 3
+    assert check_restart_loop(reference, FORTY, include_partial_messages=True, async_backend="trio").restarts == 3
 
 
 @pytest.mark.parametrize("name", list(CATALOGUE))

@@ -198,7 +198,7 @@ def _yielded(script: Script) -> list[Frame]:
 class _Probe:
     """Feeds one tracker and records its estimate at each observation point."""
 
-    def __init__(self, tracker: Any, report: Report) -> None:
+    def __init__(self, tracker: Tracker, report: Report) -> None:
         self.tracker = tracker
         self.report = report
         self.raw = hasattr(tracker, "observe_frame")
@@ -242,7 +242,7 @@ def _is_token_count(value: Any) -> bool:
 
 
 async def arun_tracker(
-    tracker: Any,
+    tracker: Tracker,
     session: Session,
     *,
     tolerance: int = 0,
@@ -273,12 +273,15 @@ async def arun_tracker(
     return report
 
 
-def run_tracker(tracker: Any, session: Session, *, backend: str = "asyncio", **options: Any) -> Report:
-    """:func:`arun_tracker` from synchronous code, on ``backend`` (``asyncio`` or ``trio``)."""
-    return anyio.run(partial(arun_tracker, tracker, session, **options), backend=backend)
+def run_tracker(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
+                scripts: Sequence[Script] | None = None, async_backend: str = "asyncio") -> Report:
+    """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``)."""
+    run = partial(arun_tracker, tracker, session, tolerance=tolerance,
+                  include_partial_messages=include_partial_messages, scripts=scripts)
+    return anyio.run(run, backend=async_backend)
 
 
-def run_tracker_parsed(tracker: Any, session: Session, scripts: Sequence[Script], *,
+def run_tracker_parsed(tracker: Tracker, session: Session, scripts: Sequence[Script], *,
                        tolerance: int = 0) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
@@ -298,13 +301,14 @@ def run_tracker_parsed(tracker: Any, session: Session, scripts: Sequence[Script]
     return report
 
 
-def assert_tracks(tracker: Any, session: Session, *, tolerance: int = 0, **options: Any) -> Report:
+def assert_tracks(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
+                  scripts: Sequence[Script] | None = None, async_backend: str = "asyncio") -> Report:
     """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
 
-    Returns the report when it does. ``options`` go to :func:`run_tracker` (``include_partial_messages``,
-    ``scripts``, ``backend``).
+    Returns the report when it does. The other keywords are :func:`run_tracker`'s.
     """
-    report = run_tracker(tracker, session, tolerance=tolerance, **options)
+    report = run_tracker(tracker, session, tolerance=tolerance, include_partial_messages=include_partial_messages,
+                         scripts=scripts, async_backend=async_backend)
     if not report.ok:
         raise TrackingError(report)
     return report

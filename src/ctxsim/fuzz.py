@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from .trackers.base import TrackerFactory
 
 __all__ = ["FuzzResult", "fuzz"]
 
@@ -34,7 +35,7 @@ class FuzzResult:
     """The tracker's report on the shrunk counterexample."""
 
 
-def fuzz(factory: Callable[[], Any], *, examples: int = 200, tolerance: int = 0, seed: int = 0,
+def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
          progress: TextIO | None = sys.stderr) -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
@@ -42,7 +43,8 @@ def fuzz(factory: Callable[[], Any], *, examples: int = 200, tolerance: int = 0,
     literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
     or importing one may change the streams. A tracker that raises counts as failing (its report says where).
     """
-    from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
 
     from .check import run_tracker_parsed
     from .strategies import message_streams, scenario_text

@@ -14,11 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from functools import partial, update_wrapper
-from typing import Any
 
 from claude_agent_sdk import ClaudeSDKClient
 
-from .rig import LoopRig
 from ..reference.checkpoint import (
     CHECKPOINT_REQUEST_PROMPT,
     Checkpoint,
@@ -27,6 +25,8 @@ from ..reference.checkpoint import (
     is_prompt_too_long,
 )
 from ..reference.restart import CONTINUE_PROMPT, Turn, run_turn, task_complete
+from ..trackers.base import Tracker
+from .rig import LoopRig
 
 __all__ = ["CATALOGUE", "ContextPressureError", "LoopEntry", "seed003_loop"]
 
@@ -40,7 +40,7 @@ class ContextPressureError(Exception):
         self.tokens = tokens
 
 
-async def _stream(client: ClaudeSDKClient, prompt: str, tracker: Any, threshold: int) -> Turn:
+async def _stream(client: ClaudeSDKClient, prompt: str, tracker: Tracker, threshold: int) -> Turn:
     """Seed 003's ``_process_message_stream``: feed the tracker; at the result, raise at or over the threshold."""
     turn = await run_turn(client, prompt, observe=tracker.observe)
     tokens = tracker.context_tokens()
@@ -55,7 +55,7 @@ def _checkpoint_of(turn: Turn) -> Checkpoint:
     return extract_checkpoint(text, stop_reason=turn.stop_reason, is_error=turn.is_error)
 
 
-async def _checkpoint_same_client(client: ClaudeSDKClient, tracker: Any, threshold: int,
+async def _checkpoint_same_client(client: ClaudeSDKClient, tracker: Tracker, threshold: int,
                                   through_pressure_check: bool) -> Checkpoint:
     if not through_pressure_check:
         return _checkpoint_of(await run_turn(client, CHECKPOINT_REQUEST_PROMPT))

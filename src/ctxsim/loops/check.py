@@ -42,11 +42,12 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
 from ..agent import ConnectionRecord, FakeAgent, Task, TurnRecord
-from .rig import LifecycleProbe, LoopRig, TrackerProbe
 from ..reference.policy import PressurePolicy
 from ..reference.restart import DONE_MARKER
 from ..reference.tracker import ContextTracker
 from ..sdk import patch_sdk
+from ..trackers.base import TrackerFactory
+from .rig import LifecycleProbe, LoopRig, TrackerProbe
 
 __all__ = [
     "INVARIANTS",
@@ -330,7 +331,7 @@ def _judge(report: LoopReport, *, lossless: bool) -> None:
 
 @dataclass(frozen=True)
 class LoopSetup:
-    """How :func:`run_loop` sets up a run: the keywords it takes besides ``backend``."""
+    """How :func:`run_loop` sets up a run: the keywords it takes besides ``async_backend``."""
 
     checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed"
     """How the agent answers checkpoint requests (:data:`ctxsim.agent.DEGRADATIONS`; see :class:`FakeAgent`)."""
@@ -339,7 +340,7 @@ class LoopSetup:
     the task's window)."""
     max_restarts: int = 10
     """The loop's bound on restarts."""
-    tracker_factory: Callable[[], Any] = ContextTracker
+    tracker_factory: TrackerFactory = ContextTracker
     """What :meth:`LoopRig.make_tracker` wraps."""
     include_partial_messages: bool = False
     """Set on :attr:`LoopRig.options`."""
@@ -368,60 +369,79 @@ async def _await(outcome: Any, hang_timeout: float | None) -> Any:
         return await outcome
 
 
-async def arun_loop(loop: Callable[[LoopRig], Any], task: Task, **setup: Any) -> LoopReport:
+async def arun_loop(loop: Callable[[LoopRig], Any], task: Task, *,
+                    checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
+                    policy: PressurePolicy | None = None, max_restarts: int = 10,
+                    tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
+                    hang_timeout: float | None = 60.0, name: str | None = None) -> LoopReport:
     """:func:`run_loop` from async code, for an async ``loop`` (a sync one would block the event loop).
 
-    ``setup`` are the fields of :class:`LoopSetup`.
+    The keywords are :class:`LoopSetup`'s fields.
     """
-    options = LoopSetup(**setup)
-    report = options.prepare(loop, task)
+    setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
+                      name)
+    report = setup.prepare(loop, task)
     with patch_sdk(report.agent.transport):
         try:
             outcome = loop(report.rig)
-            report.returned = await _await(outcome, options.hang_timeout) if inspect.isawaitable(outcome) else outcome
+            report.returned = await _await(outcome, setup.hang_timeout) if inspect.isawaitable(outcome) else outcome
         except Exception as error:  # the loop's failure is part of the verdict
             report.error = error
-    return options.finish(report)
+    return setup.finish(report)
 
 
-def run_loop(loop: Callable[[LoopRig], Any], task: Task, *, backend: str = "asyncio", **setup: Any) -> LoopReport:
+def run_loop(loop: Callable[[LoopRig], Any], task: Task, *,
+             checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
+             policy: PressurePolicy | None = None, max_restarts: int = 10,
+             tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
+             hang_timeout: float | None = 60.0, name: str | None = None,
+             async_backend: str = "asyncio") -> LoopReport:
     """Run ``loop`` against a fake agent working on ``task`` and judge what it did.
 
-    ``loop(rig)`` may be synchronous, or return an awaitable (an ``async def``), which runs on ``backend``.
-    ``setup`` are the fields of :class:`LoopSetup`: ``checkpoints`` (the agent's checkpoint replies),
+    ``loop(rig)`` may be synchronous, or return an awaitable (an ``async def``), which runs on ``async_backend``.
+    The other keywords are :class:`LoopSetup`'s fields: ``checkpoints`` (the agent's checkpoint replies),
     ``policy`` (the setting the loop is told to use, from which true crossings are computed), ``max_restarts``,
     ``tracker_factory``, ``include_partial_messages``, ``hang_timeout``, ``name``. The loop's own exception is
     caught and judged, never raised. The report's ``violations`` list every broken invariant.
     """
-    options = LoopSetup(**setup)
-    report = options.prepare(loop, task)
+    setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
+                      name)
+    report = setup.prepare(loop, task)
     with patch_sdk(report.agent.transport):
         try:
             outcome = loop(report.rig)
             if inspect.isawaitable(outcome):
-                outcome = anyio.run(_await, outcome, options.hang_timeout, backend=backend)
+                outcome = anyio.run(_await, outcome, setup.hang_timeout, backend=async_backend)
             report.returned = outcome
         except Exception as error:  # the loop's failure is part of the verdict
             report.error = error
-    return options.finish(report)
+    return setup.finish(report)
 
 
-def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, **options: Any) -> LoopReport:
+def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, *,
+                       checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
+                       policy: PressurePolicy | None = None, max_restarts: int = 10,
+                       tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
+                       hang_timeout: float | None = 60.0, name: str | None = None,
+                       async_backend: str = "asyncio") -> LoopReport:
     """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant) unless the
     loop kept every invariant. Returns the report when it did."""
-    report = run_loop(loop, task, **options)
+    report = run_loop(loop, task, checkpoints=checkpoints, policy=policy, max_restarts=max_restarts,
+                      tracker_factory=tracker_factory, include_partial_messages=include_partial_messages,
+                      hang_timeout=hang_timeout, name=name, async_backend=async_backend)
     if not report.ok:
         raise LoopCheckError(report)
     return report
 
 
 @contextmanager
-def fake_agent(task: Task, **options: Any) -> Iterator[FakeAgent]:
+def fake_agent(task: Task, *, checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
+               max_prompts: int | None = None, max_connections: int | None = None) -> Iterator[FakeAgent]:
     """Within the block, every ``ClaudeSDKClient`` / ``query()`` talks to a :class:`FakeAgent` working on ``task``.
 
-    ``options`` go to :class:`FakeAgent` (``checkpoints``, ``max_prompts``, ``max_connections``). For tests that
-    drive a loop by hand and look at ``agent.steps`` / ``agent.connections`` themselves.
+    The keywords are :class:`FakeAgent`'s. For tests that drive a loop by hand and look at ``agent.steps`` /
+    ``agent.connections`` themselves.
     """
-    agent = FakeAgent(task, **options)
+    agent = FakeAgent(task, checkpoints=checkpoints, max_prompts=max_prompts, max_connections=max_connections)
     with patch_sdk(agent.transport):
         yield agent

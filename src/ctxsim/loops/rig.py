@@ -7,7 +7,6 @@ the checks need: a tracker carrying state from one session into the next, a fini
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,6 +16,7 @@ from ..agent import Task
 from ..reference.policy import PressurePolicy
 from ..reference.restart import LifecycleError, SessionLifecycle
 from ..reference.tracker import ContextTracker
+from ..trackers.base import Tracker, TrackerFactory
 
 __all__ = ["LifecycleProbe", "LoopRig", "TrackerProbe"]
 
@@ -35,7 +35,7 @@ class TrackerProbe:
     Everything but ``observe`` and ``reset`` passes through to the wrapped tracker.
     """
 
-    def __init__(self, tracker: Any, index: int) -> None:
+    def __init__(self, tracker: Tracker, index: int) -> None:
         self.tracker = tracker
         self.index = index
         """1-based, in the order the loop made its trackers."""
@@ -97,7 +97,7 @@ class LoopRig:
     """The settings the loop should use; the checks compute true crossings from its threshold."""
     options: ClaudeAgentOptions
     max_restarts: int
-    tracker_factory: Callable[[], Any] = ContextTracker
+    tracker_factory: TrackerFactory = ContextTracker
     trackers: list[TrackerProbe] = field(default_factory=list)
     lifecycles: list[LifecycleProbe] = field(default_factory=list)
     lifecycle_errors: list[str] = field(default_factory=list)

@@ -65,10 +65,28 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .checkpoint import Checkpoint, build_continuation_prompt, extract_checkpoint, is_prompt_too_long
-    from .prompts import CHECKPOINT_REQUEST_PROMPT, CONTINUATION_TEMPLATE, MINIMAL_CONTINUATION_PROMPT
+    from .checkpoint import (
+        Checkpoint,
+        build_continuation_prompt,
+        extract_checkpoint,
+        is_prompt_too_long,
+    )
     from .policy import Action, PressurePolicy
-    from .restart import LifecycleError, RestartLimitError, RestartResult, SessionLifecycle, Turn, request_checkpoint, run_turn, run_with_restarts
+    from .prompts import (
+        CHECKPOINT_REQUEST_PROMPT,
+        CONTINUATION_TEMPLATE,
+        MINIMAL_CONTINUATION_PROMPT,
+    )
+    from .restart import (
+        LifecycleError,
+        RestartLimitError,
+        RestartResult,
+        SessionLifecycle,
+        Turn,
+        request_checkpoint,
+        run_turn,
+        run_with_restarts,
+    )
     from .tracker import ContextTracker, prompt_tokens, token_count
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -29,6 +29,7 @@ from claude_agent_sdk import (
     ToolUseBlock,
 )
 
+from ..trackers.base import Tracker, TrackerFactory
 from .checkpoint import (
     Checkpoint,
     build_continuation_prompt,
@@ -36,7 +37,12 @@ from .checkpoint import (
     is_prompt_too_long,
 )
 from .policy import Action, PressurePolicy
-from .prompts import CHECKPOINT_REQUEST_PROMPT, CONTINUE_PROMPT, DONE_MARKER, WIND_DOWN_PROMPT
+from .prompts import (
+    CHECKPOINT_REQUEST_PROMPT,
+    CONTINUE_PROMPT,
+    DONE_MARKER,
+    WIND_DOWN_PROMPT,
+)
 from .tracker import ContextTracker
 
 __all__ = [
@@ -207,7 +213,7 @@ class RestartResult:
 class _Session:
     """One session's tracker and policy, fed the work turns' messages."""
 
-    tracker: Any
+    tracker: Tracker
     policy: PressurePolicy
     tool_calls: int = 0
 
@@ -235,8 +241,8 @@ async def run_with_restarts(
     *,
     options: ClaudeAgentOptions | None = None,
     policy: PressurePolicy | None = None,
-    tracker_factory: Callable[[], Any] = ContextTracker,
-    lifecycle_factory: Callable[[], Any] = SessionLifecycle,
+    tracker_factory: TrackerFactory = ContextTracker,
+    lifecycle_factory: Callable[[], SessionLifecycle] = SessionLifecycle,
     max_restarts: int = 10,
     max_turns: int = 1_000,
     is_done: Callable[[Turn], bool] = task_complete,

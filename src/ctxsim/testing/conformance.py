@@ -18,7 +18,7 @@ session that shows it, and checks a tracker against the truth there through the 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ import anyio
 
 from .. import faults as F
 from ..check import Report, arun_tracker
+from ..trackers.base import Tracker, TrackerFactory
 from ..wire import Script, render
 from ..world import Session, SessionBuilder
 
@@ -37,6 +38,7 @@ __all__ = [
     "CONTRACTS",
     "ConformanceResult",
     "Contract",
+    "MakeTracker",
     "check_tracker_conformance",
     "conformance_table",
     "run_tracker_conformance",
@@ -44,6 +46,9 @@ __all__ = [
 ]
 
 ScriptsMaker = Callable[[Session], list[Script]]
+
+MakeTracker = Callable[[], "Tracker | Awaitable[Tracker]"]
+"""Makes a fresh tracker for each contract: a tracker class, a function, or an async function."""
 
 
 @dataclass(frozen=True)
@@ -280,14 +285,12 @@ def _contracts(skip: Collection[str], only: Collection[str] | None,
     return chosen, tuple(sorted(skip))
 
 
-async def _make(factory: Callable[[], Any]) -> Any:
-    tracker = factory()
-    if inspect.isawaitable(tracker):
-        tracker = await tracker
-    return tracker
+async def _make(factory: MakeTracker) -> Tracker:
+    made = factory()
+    return await made if inspect.isawaitable(made) else made
 
 
-async def _acheck(factory: Callable[[], Any], contracts: list[Contract]) -> dict[str, Report]:
+async def _acheck(factory: MakeTracker, contracts: list[Contract]) -> dict[str, Report]:
     reports: dict[str, Report] = {}
     for contract in contracts:
         session = contract.session()
@@ -298,8 +301,8 @@ async def _acheck(factory: Callable[[], Any], contracts: list[Contract]) -> dict
     return reports
 
 
-def check_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collection[str] = (),
-                              only: Collection[str] | None = None, backend: str = "asyncio",
+def check_tracker_conformance(make_tracker: MakeTracker, *, skip: Collection[str] = (),
+                              only: Collection[str] | None = None, async_backend: str = "asyncio",
                               extra: tuple[Contract, ...] = ()) -> ConformanceResult:
     """Run every contract (but ``skip``, or only ``only``) on fresh trackers from ``make_tracker``.
 
@@ -307,14 +310,14 @@ def check_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collecti
     contract names, and skipping a contract that is not optional, are errors.
     """
     contracts, skipped = _contracts(skip, only, extra)
-    reports = anyio.run(partial(_acheck, make_tracker, contracts), backend=backend)
+    reports = anyio.run(partial(_acheck, make_tracker, contracts), backend=async_backend)
     return ConformanceResult(reports, skipped)
 
 
-def run_tracker_conformance(make_tracker: Callable[[], Any], *, skip: Collection[str] = (),
-                            only: Collection[str] | None = None, backend: str = "asyncio") -> ConformanceResult:
+def run_tracker_conformance(make_tracker: MakeTracker, *, skip: Collection[str] = (),
+                            only: Collection[str] | None = None, async_backend: str = "asyncio") -> ConformanceResult:
     """Assert that trackers from ``make_tracker`` meet every contract; the first failure says which and why."""
-    result = check_tracker_conformance(make_tracker, skip=skip, only=only, backend=backend)
+    result = check_tracker_conformance(make_tracker, skip=skip, only=only, async_backend=async_backend)
     by_name: Mapping[str, Contract] = {c.name: c for c in CONTRACTS}
     for name, report in result.reports.items():
         contract = by_name.get(name)
@@ -356,12 +359,14 @@ def conformance_table(results: Mapping[str, ConformanceResult],
     return "\n".join([*lines, "", *legend, ". met  X off the truth  ! raised  - judged at no point (failed)"])
 
 
-def tracker_state_machine(make_tracker: Callable[[], Any], **options: Any) -> type[RuleBasedStateMachine]:
+def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, window: int = 200_000,
+                          baseline: int = 12_000) -> type[RuleBasedStateMachine]:
     """A Hypothesis ``RuleBasedStateMachine`` class that checks trackers from ``make_tracker`` after every rule.
 
-    ``TestMyTracker = tracker_state_machine(MyTracker).TestCase``. Options: ``tolerance`` (0), ``window``
-    (200,000), ``baseline`` (12,000). Hypothesis is imported on the first call, not with this module.
+    ``TestMyTracker = tracker_state_machine(MyTracker).TestCase``: each rule (call, duplicate, cache drop,
+    stripped usage, compaction, subagent, end of query, restart) is checked within ``tolerance`` tokens, in a
+    ``window`` whose sessions start at ``baseline``. Hypothesis is imported on the first call, not with this module.
     """
     from .stateful import tracker_state_machine as build
 
-    return build(make_tracker, **options)
+    return build(make_tracker, tolerance=tolerance, window=window, baseline=baseline)

@@ -10,20 +10,20 @@ uses the SDK's parser directly rather than its client.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
-from ..sdk import parse_message
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from ..sdk import parse_message
+from ..trackers.base import TrackerFactory
 from ..wire import Frame, Renderer
 from ..world import Call, Session, SessionBuilder, Truth
 
 __all__ = ["tracker_state_machine"]
 
 
-def tracker_state_machine(make_tracker: Callable[[], Any], *, tolerance: int = 0, window: int = 200_000,
+def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, window: int = 200_000,
                           baseline: int = 12_000) -> type[RuleBasedStateMachine]:
     """A ``RuleBasedStateMachine`` class checking trackers from ``make_tracker`` after every rule.
 

@@ -1,26 +1,35 @@
 """Trackers: what a tracker is (:mod:`.base`), naming one on a command line (:mod:`.resolve`), and the catalogue of
 the reference and faithful reproductions of trackers with known bugs (:mod:`.catalogue`; formulas in :mod:`.seeds`
-and :mod:`.survey`).
+and :mod:`.survey`). Names load on first use: the reference implements :mod:`.base` without loading the catalogue.
 
 >>> tracker = make("arbiter-msgid")   # a fresh tracker, ready for ctxsim.check.run_tracker
 """
 
 from __future__ import annotations
 
-from .base import (
-    FromRatio,
-    RawDicts,
-    ResultsOnly,
-    Tracker,
-    TrackerFactory,
-    tracker_name,
-)
-from .catalogue import CATALOGUE, Breaks, Entry, make
-from .resolve import TrackerSpec, TrackerSpecError, resolve
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+_EXPORTS = {
+    "FromRatio": "base",
+    "RawDicts": "base",
+    "ResultsOnly": "base",
+    "Tracker": "base",
+    "TrackerFactory": "base",
+    "tracker_name": "base",
+    "CATALOGUE": "catalogue",
+    "Breaks": "catalogue",
+    "Entry": "catalogue",
+    "make": "catalogue",
+    "TrackerSpec": "resolve",
+    "TrackerSpecError": "resolve",
+    "resolve": "resolve",
+}
 
 __all__ = [
-    "CATALOGUE",
     "Breaks",
+    "CATALOGUE",
     "Entry",
     "FromRatio",
     "RawDicts",
@@ -33,3 +42,17 @@ __all__ = [
     "resolve",
     "tracker_name",
 ]
+
+if TYPE_CHECKING:
+    from .base import (
+        FromRatio,
+        RawDicts,
+        ResultsOnly,
+        Tracker,
+        TrackerFactory,
+        tracker_name,
+    )
+    from .catalogue import CATALOGUE, Breaks, Entry, make
+    from .resolve import TrackerSpec, TrackerSpecError, resolve
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
