@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -201,7 +201,8 @@ class _Probe:
     def __init__(self, tracker: Tracker, report: Report) -> None:
         self.tracker = tracker
         self.report = report
-        self.raw = hasattr(tracker, "observe_frame")
+        self.observe_frame: Callable[[Any, dict[str, Any]], None] | None = getattr(tracker, "observe_frame", None)
+        """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
         self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
         self.seen: set[int] = set()
 
@@ -209,8 +210,8 @@ class _Probe:
         report = self.report
         report.messages += 1
         try:
-            if self.raw:
-                self.tracker.observe_frame(message, frame.data)
+            if self.observe_frame is not None:
+                self.observe_frame(message, frame.data)
             else:
                 self.tracker.observe(message)
             observation = frame.observation

@@ -201,6 +201,9 @@ class FakeTransport(Transport):
 
 TransportFactory = Callable[[ClaudeAgentOptions], FakeTransport]
 
+_TRANSPORT = "SubprocessCLITransport"
+"""The name of the SDK's subprocess transport class, which :func:`patch_sdk` replaces."""
+
 
 @dataclass
 class SdkPatch:
@@ -259,11 +262,13 @@ def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterato
         made.transports.append(transport)
         return transport
 
-    saved = (internal_client.SubprocessCLITransport, subprocess_cli.SubprocessCLITransport)
-    internal_client.SubprocessCLITransport = fake_subprocess_transport  # type: ignore[assignment,misc]
-    subprocess_cli.SubprocessCLITransport = fake_subprocess_transport  # type: ignore[assignment,misc]
+    # The SDK looks the transport class up in both modules; both are private, hence setattr.
+    saved = [(module, getattr(module, _TRANSPORT)) for module in (internal_client, subprocess_cli)]
+    for module, _ in saved:
+        setattr(module, _TRANSPORT, fake_subprocess_transport)
     try:
         yield made
     finally:
-        internal_client.SubprocessCLITransport, subprocess_cli.SubprocessCLITransport = saved  # type: ignore[misc]
+        for module, original in saved:
+            setattr(module, _TRANSPORT, original)
 

@@ -38,11 +38,17 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from . import faults as F
-from .world.content import dress, prompts
-from .scenario.dump import scenario_yaml
 from .faults import Fault, FaultPlan, apply
+from .scenario.dump import scenario_yaml
 from .wire import Script, render
-from .world import DEFAULT_MODEL, Compaction, Session, SessionBuilder, auto_compact_threshold
+from .world import (
+    DEFAULT_MODEL,
+    Compaction,
+    Session,
+    SessionBuilder,
+    auto_compact_threshold,
+)
+from .world.content import dress, prompts
 
 __all__ = [
     "MessageStream",
@@ -189,8 +195,9 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     def call(thinking: bool, results: Sequence[int], out: int) -> dict[str, Any]:
         kinds = _blocks(thinking, results)
         builder.call(output=min(out, max_output), blocks=tuple(kinds), results=tuple(results))
-        slots.append({"blocks": kinds, "results": list(results)})
-        return slots[-1]
+        slot: dict[str, Any] = {"blocks": kinds, "results": list(results)}
+        slots.append(slot)
+        return slot
 
     for i, (thinking, results, out) in enumerate(calls):
         if i in starts:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..wire import Frame, Script, Renderer
+from ..wire import Frame, Renderer, Script
 from ..world import Call, Query, Session, Text, ToolUse
 
 PROMPT_TOO_LONG = "Prompt is too long"

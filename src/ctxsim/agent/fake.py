@@ -144,7 +144,7 @@ class FakeAgent:
 
     def counts(self) -> Counter[str]:
         """How many times each step was performed (every task step present, 0 if never)."""
-        counts: Counter[str] = Counter({i: 0 for i in self.task.ids})
+        counts: Counter[str] = Counter(dict.fromkeys(self.task.ids, 0))
         counts.update(r.step for r in self.steps)
         return counts
 
@@ -302,7 +302,7 @@ class FakeAgent:
                 turn.peak_next = max(turn.peak_next, request)
                 break
             output = task.output_tokens if call.step or turn.kind != "checkpoint" else max(1, len(call.text) // 4)
-            step_tokens = self._tokens[call.step] if call.step else None
+            step_tokens = self._tokens[call.step] if call.step else 0
             if call.step:
                 builder.call(prompt=request, output=output, blocks=("tool_use",), results=(step_tokens,))
                 conversation.queue.remove(call.step)
@@ -312,7 +312,7 @@ class FakeAgent:
             else:
                 builder.call(prompt=request, output=output, blocks=("text",))
                 turn.reply = call.text
-            conversation.context, conversation.pending = request + output, step_tokens or 0
+            conversation.context, conversation.pending = request + output, step_tokens
             conversation.truth = Truth(request, output)
             turn.peak_prompt, turn.peak_next = max(turn.peak_prompt, request), max(turn.peak_next, request + output)
             made.append(call)

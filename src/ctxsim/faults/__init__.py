@@ -132,7 +132,7 @@ def fault_from_spec(entry: str | Mapping[str, Mapping[str, Any] | None]) -> Faul
         params = dict(given or {})
     else:
         raise ValueError(f"ctxsim: a fault is NAME or {{NAME: {{PARAM: VALUE}}}}, got {entry!r}")
-    cls = REGISTRY.get(name)  # type: ignore[arg-type]
+    cls = REGISTRY.get(name)
     if cls is None:
         raise ValueError(f"ctxsim: no fault {name!r}; known: {', '.join(sorted(REGISTRY))}")
     known = [f.name for f in fields(cls)]

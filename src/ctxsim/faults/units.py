@@ -185,6 +185,14 @@ class Unit:
         return bool(carriers) and all(
             (u := usage_of(f)) is not None and all(is_count(u.get(k)) for k in keys) for f in carriers)
 
+    def usage(self) -> dict[str, Any]:
+        """The usage dict of the first of the call's messages that has one; ``LookupError`` where none has (check
+        :meth:`plain_usage` or :meth:`has_counts` first)."""
+        usage = self.first_usage()
+        if usage is None:
+            raise LookupError("ctxsim: this unit carries no usage")
+        return usage
+
     def plain_usage(self) -> bool:
         """Every usage carrier holds the three prompt counts in the plain shape (no ``iterations``, no cache
         write hidden in the nested ``cache_creation`` breakdown): faults that reshape usage start from it."""

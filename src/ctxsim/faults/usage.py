@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 from ..wire import Frame
@@ -61,10 +62,10 @@ class CacheReadDrop(Fault):
         keep = self.keep_prefix
 
         def eligible(unit: Unit) -> bool:
-            return unit.plain_usage() and unit.first_usage()["cache_read_input_tokens"] > keep  # type: ignore[index]
+            return unit.plain_usage() and unit.usage()["cache_read_input_tokens"] > keep
 
         for si, ui, unit in stream.pick(rng, stream.calls(main_only=True, where=eligible), self.rate):
-            moved = unit.first_usage()["cache_read_input_tokens"] - keep  # type: ignore[index]
+            moved = unit.usage()["cache_read_input_tokens"] - keep
 
             def edit(usage: dict[str, Any], moved: int = moved) -> dict[str, Any]:
                 usage["cache_read_input_tokens"] = keep
@@ -149,10 +150,10 @@ class NestedCacheCreationOnly(Fault):
 
     def transform(self, stream: FaultStream, rng: random.Random) -> None:
         def eligible(unit: Unit) -> bool:
-            return unit.plain_usage() and unit.first_usage()["cache_creation_input_tokens"] > 0  # type: ignore[index]
+            return unit.plain_usage() and unit.usage()["cache_creation_input_tokens"] > 0
 
         for _, _, unit in stream.pick(rng, stream.calls(where=eligible), self.rate):
-            created = unit.first_usage()["cache_creation_input_tokens"]  # type: ignore[index]
+            created = unit.usage()["cache_creation_input_tokens"]
             short = rng.randint(0, created)
 
             def edit(usage: dict[str, Any], short: int = short, long: int = created - short) -> dict[str, Any]:
@@ -238,6 +239,10 @@ LENIENT_GARBAGE = frozenset({"numeric_string", "float"})
 """Garbage that keeps the number: a numeric string or a whole float of the same count."""
 
 
+def _with(usage: dict[str, Any], *, key: str, value: Any) -> dict[str, Any]:
+    return {**usage, key: value}
+
+
 def _bystanders(stream: FaultStream) -> list[tuple[Frame, tuple[str, ...]]]:
     """Every count a context tracker may read but must not need, as ``(frame, path to its dict)``."""
     found: list[tuple[Frame, tuple[str, ...]]] = []
@@ -245,8 +250,8 @@ def _bystanders(stream: FaultStream) -> list[tuple[Frame, tuple[str, ...]]]:
         for frame in unit.frames:
             data = frame.data
             kind, subtype = data.get("type"), data.get("subtype")
-            event = data.get("event") if isinstance(data.get("event"), dict) else {}
-            if kind == "assistant" and isinstance(data.get("message", {}).get("usage"), dict):
+            event: dict[str, Any] = data["event"] if isinstance(data.get("event"), dict) else {}
+            if kind == "assistant" and isinstance((data.get("message") or {}).get("usage"), dict):
                 found.append((frame, ("message", "usage", "output_tokens")))
             elif event.get("type") == "message_delta" and isinstance(event.get("usage"), dict):
                 found.append((frame, ("event", "usage", "output_tokens")))
@@ -320,7 +325,7 @@ class GarbageValues(Fault):
             key, kind = rng.choice(USAGE_KEYS), rng.choice(self.kinds)
             if kind == "null":
                 key = "input_tokens"  # the API's cache counts are nullable (null reads as 0); input_tokens never is
-            value = _GARBAGE[kind](unit.first_usage()[key])  # type: ignore[index]
-            stream.edit_usage(unit, lambda usage, key=key, value=value: {**usage, key: value})
+            value = _GARBAGE[kind](unit.usage()[key])
+            stream.edit_usage(unit, partial(_with, key=key, value=value))
             if kind not in LENIENT_GARBAGE:
                 _unknowable(stream, unit)

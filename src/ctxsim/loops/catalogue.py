@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from functools import partial, update_wrapper
+from functools import update_wrapper
 
 from claude_agent_sdk import ClaudeSDKClient
 
@@ -127,9 +127,11 @@ class LoopEntry:
 
 
 def _variant(name: str, **bugs: bool) -> Callable[[LoopRig], Awaitable[int]]:
-    loop = partial(seed003_loop, **bugs)
+    async def loop(rig: LoopRig) -> int:
+        return await seed003_loop(rig, **bugs)
+
     update_wrapper(loop, seed003_loop)
-    loop.__name__ = name  # type: ignore[attr-defined]
+    loop.__name__ = loop.__qualname__ = name
     return loop
 
 

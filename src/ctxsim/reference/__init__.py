@@ -42,13 +42,13 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "Action",
     "CHECKPOINT_REQUEST_PROMPT",
     "CONTINUATION_TEMPLATE",
+    "MINIMAL_CONTINUATION_PROMPT",
+    "Action",
     "Checkpoint",
     "ContextTracker",
     "LifecycleError",
-    "MINIMAL_CONTINUATION_PROMPT",
     "PressurePolicy",
     "RestartLimitError",
     "RestartResult",

@@ -166,8 +166,9 @@ def _loop_expectations(r: Reader, expect: Map, loops: Mapping[str, str]) -> Loop
             seq = r.sequence(m["per_session"], m.value_lines["per_session"], "expect.steps.per_session",
                              non_empty=True)
             per = tuple(r.count(v, seq.item_lines[i], f"expect.steps.per_session[{i}]") for i, v in enumerate(seq))
-        steps = StepCounts(*(r.get(m, key, "expect.steps", r.count) for key in ("done_once", "redone", "skipped")),
-                           per_session=per)
+        done_once, redone, skipped = (r.get(m, key, "expect.steps", r.count)
+                                      for key in ("done_once", "redone", "skipped"))
+        steps = StepCounts(done_once, redone, skipped, per_session=per)
     lists: dict[str, tuple[str, ...]] = {"fail": (), "pass": ()}
     if "loop" in expect:
         m = r.mapping(expect["loop"], expect.value_lines["loop"], "expect.loop", keys("expect.loop"))

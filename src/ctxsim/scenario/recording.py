@@ -238,7 +238,7 @@ class _Deriver:
                     key = ident if isinstance(ident, str) and ident else None
                     if key is not None and key != current and key in seen:
                         continue  # a replay of an earlier call changes nothing
-                    group = ("main", key if key is not None else prompt)
+                    group: tuple[Any, ...] = ("main", key if key is not None else prompt)
                     if pending is None or pending[3] != group:
                         self._close(frames, numbers, pending, truth, points)
                         if key is None or key != current:

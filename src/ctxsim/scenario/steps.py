@@ -1,7 +1,8 @@
 """Building a session from the ``queries`` of a scenario: each step validated and handed to SessionBuilder.
 
 :class:`StepBuilder` walks the queries and steps of a loaded document, checks every value against the schema
-(:mod:`ctxsim.scenario.schema`) with the positions the YAML loader kept, and drives a :class:`~ctxsim.world.SessionBuilder`.
+(:mod:`ctxsim.scenario.schema`) with the positions the YAML loader kept, and drives a
+:class:`~ctxsim.world.SessionBuilder`.
 It also records, for every observation point the wire will produce, the line of the step behind it.
 """
 
@@ -10,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .schema import keys
 from ..world import Session, SessionBuilder
 from ._yaml import Reader, describe, join_path
+from .schema import keys
 
 __all__ = ["MAX_CALLS", "MAX_REPEAT", "StepBuilder"]
 
@@ -114,7 +115,7 @@ class StepBuilder:
         if split["cr"] is not None and split["cr"] > self.window:
             raise r.error(c.value_lines["cr"], join_path(path, "cr"),
                           f"cache read of {split['cr']:,} tokens is larger than the window ({self.window:,})")
-        total = sum(split.values()) if given else None  # type: ignore[arg-type]
+        total = sum(v or 0 for v in split.values()) if given else None
         if total is not None and not 0 < total <= self.window:
             raise r.error(c.line, path, f"a prompt of {total:,} tokens (in + cc + cr): an API call's prompt is "
                                         f"1 to {self.window:,} tokens (the window)")

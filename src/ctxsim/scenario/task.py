@@ -1,7 +1,7 @@
 """The ``task`` section of a scenario: a task for the fake agent, the pressure policy and the checkpoint plan.
 
-:func:`read_task` validates the section against :mod:`ctxsim.scenario.schema` with the positions the YAML loader kept and
-builds what a run needs: a :class:`ctxsim.agent.Task`, a :class:`ctxsim.reference.PressurePolicy` and the
+:func:`read_task` validates the section against :mod:`ctxsim.scenario.schema` with the positions the YAML loader
+kept and builds what a run needs: a :class:`ctxsim.agent.Task`, a :class:`ctxsim.reference.PressurePolicy` and the
 agent's checkpoint plan. :func:`check_task_expectations` then refuses expectations no run of that task could
 meet (more restarts than the bound, counts that do not add up to the task's steps).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,14 +121,14 @@ def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
         raise r.error(p.line, path, str(exc).removeprefix("ctxsim: ")) from None
 
 
-def _degradation(r: Reader, known: Mapping[str, str]) -> Any:
+def _degradation(r: Reader, known: Mapping[str, str]) -> Callable[[Any, int, str], str]:
     def check(value: Any, line: int, path: str) -> str:
         if not isinstance(value, str) or value not in known:
             hint = difflib.get_close_matches(str(value), list(known), n=1) if isinstance(value, str) else []
             suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
             raise r.error(line, path, f"no checkpoint degradation {describe(value)}{suggestion}; known: "
                                       f"{', '.join(known)}")
-        return value
+        return str(value)
     return check
 
 

@@ -51,8 +51,9 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
                            seed=self.sessions)
             self.renderer = Renderer(stub, include_partial_messages=False, forward_subagent_text=False,
                                       cwd="/home/dev/project")
-            if self.sessions > 1 and callable(getattr(self.tracker, "reset", None)):
-                self.tracker.reset()
+            reset = getattr(self.tracker, "reset", None)
+            if self.sessions > 1 and callable(reset):
+                reset()
             self.truth: Truth | None = None
             self.taken = 0
             self.query_calls = 0
@@ -127,7 +128,7 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
             else:
                 message["model"] = "<synthetic>"
                 message["id"] = f"synthetic-{stripped['uuid']}"
-                message["usage"] = {k: 0 for k in message["usage"]}
+                message["usage"] = dict.fromkeys(message["usage"], 0)
             self.feed(stripped)
 
         @precondition(lambda self: bool(self.main_calls))
@@ -180,5 +181,6 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
                 f"ctxsim: the tracker says {estimate:,} tokens; the truth is {truth.prompt:,}..{truth.next_request:,}"
                 f" (tolerance ±{tolerance:,})")
 
-    TrackerMachine.__name__ = TrackerMachine.__qualname__ = f"TrackerMachine[{getattr(make_tracker, '__name__', 'tracker')}]"
+    label = getattr(make_tracker, "__name__", "tracker")
+    TrackerMachine.__name__ = TrackerMachine.__qualname__ = f"TrackerMachine[{label}]"
     return TrackerMachine

@@ -28,8 +28,8 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "Breaks",
     "CATALOGUE",
+    "Breaks",
     "Entry",
     "FromRatio",
     "RawDicts",

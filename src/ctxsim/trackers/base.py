@@ -58,7 +58,8 @@ class RawDicts:
         raise TypeError("ctxsim: RawDicts needs the raw line; run it through ctxsim.check")
 
     def context_tokens(self) -> int | None:
-        return self.tracker.context_tokens()
+        value: int | None = self.tracker.context_tokens()
+        return value
 
 
 @dataclass
@@ -83,7 +84,8 @@ class ResultsOnly:
             (self.feed or type(self.tracker).observe)(self.tracker, message)
 
     def context_tokens(self) -> int | None:
-        return self.tracker.context_tokens()
+        value: int | None = self.tracker.context_tokens()
+        return value
 
 
 @dataclass

@@ -119,9 +119,9 @@ class ArbiterTracker:
         if not usage:
             return
         key = message.get("id") if self.dedupe_by == "message_id" else data.get("uuid")
-        if key in self.seen:
+        if str(key) in self.seen:
             return
-        self.seen.add(key)
+        self.seen.add(str(key))
         self.max_cache_read = max(self.max_cache_read, usage.get("cache_read_input_tokens") or 0)
         self.sum_input += usage.get("input_tokens") or 0
         self.sum_output += usage.get("output_tokens") or 0

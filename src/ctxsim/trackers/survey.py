@@ -84,7 +84,7 @@ class LatestUsage:
             self.value = None
         elif isinstance(message, ResultMessage) and self.peg_at_reported_window and message.model_usage:
             entries = message.model_usage
-            entry = entries.get(self.model) if self.model in entries else next(iter(entries.values()))
+            entry = entries[self.model] if self.model in entries else next(iter(entries.values()))
             self.window = entry.get("contextWindow") or self.window
 
     def context_tokens(self) -> int | None:

@@ -6,12 +6,16 @@ that derives what a real session would show; :mod:`.content` the faker text gene
 
 from __future__ import annotations
 
+from .builder import (
+    SessionBuilder,
+    filler_text,
+)
 from .session import (
     CHARS_PER_TOKEN,
+    DEFAULT_MODEL,
     Call,
     Compaction,
     ConversationReset,
-    DEFAULT_MODEL,
     Query,
     Session,
     Step,
@@ -23,17 +27,13 @@ from .session import (
     Truth,
     auto_compact_threshold,
 )
-from .builder import (
-    SessionBuilder,
-    filler_text,
-)
 
 __all__ = [
     "CHARS_PER_TOKEN",
+    "DEFAULT_MODEL",
     "Call",
     "Compaction",
     "ConversationReset",
-    "DEFAULT_MODEL",
     "Query",
     "Session",
     "SessionBuilder",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,7 +38,7 @@ _WORDS = (
     "class async await item list dict none true false index count total limit buffer state event handler"
 ).split()
 
-_TOOLS = (
+_TOOLS: tuple[tuple[str, Callable[[random.Random], dict[str, object]]], ...] = (
     ("Bash", lambda rng: {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "description": "run tests"}),
     ("Read", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py"}),
     ("Grep", lambda rng: {"pattern": rng.choice(_WORDS), "path": "src"}),
@@ -171,7 +172,7 @@ class SessionBuilder:
         results: tuple[int, ...] | list[int] = (),
         model: str | None = None,
         message_id: str | None = None,
-        request_id: str | None | Literal[False] = None,
+        request_id: str | Literal[False] | None = None,
     ) -> SessionBuilder:
         """Add an API call to the current chain (the main chain, or the open subagent).
 
@@ -294,7 +295,7 @@ class SessionBuilder:
         agent = ToolUse(self._new_id("toolu"), "Agent",
                         {"description": description, "prompt": prompt, "subagent_type": "general-purpose"})
         steps[-1] = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
-                         call.output_tokens, call.blocks[:-1] + (agent,) if call.blocks else (agent,),
+                         call.output_tokens, (*call.blocks[:-1], agent) if call.blocks else (agent,),
                          call.message_id, call.model, call.request_id, None)
         steps.append(SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt))
         self._subagent = agent.id

@@ -16,11 +16,11 @@ splits and ids deterministically from a seed), or from a scenario file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 __all__ = [
-    "DEFAULT_MODEL",
     "CHARS_PER_TOKEN",
+    "DEFAULT_MODEL",
     "Call",
     "Compaction",
     "ConversationReset",
@@ -75,7 +75,7 @@ class ToolUse:
     input: dict[str, object]
 
 
-Block = Union[Thinking, Text, ToolUse]
+Block = Thinking | Text | ToolUse
 
 
 # --- steps ----------------------------------------------------------------------------------------------------
@@ -156,7 +156,7 @@ class ConversationReset:
     new_session_id: str
 
 
-Step = Union[Call, ToolResult, SubagentStart, Compaction, ConversationReset]
+Step = Call | ToolResult | SubagentStart | Compaction | ConversationReset
 
 
 @dataclass(frozen=True)
