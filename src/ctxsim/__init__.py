@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 
 from ._lazy import lazy_exports
 
-__version__ = "0.1.0"
-
 _EXPORTS = {
+    "__version__": "_version",
     "Session": "world",
     "SessionBuilder": "world",
     "Truth": "world",
