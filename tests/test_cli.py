@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from ctxsim import cli
-from ctxsim.scenario import schema
+from ctxsim.scenario import load_scenario, schema
 from ctxsim.scenario_run import run_scenario
-from ctxsim.scenario import load_scenario
 from ctxsim.trackers import make
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

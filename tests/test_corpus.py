@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim.scenario import Scenario, load_scenario
+from ctxsim.scenario import Scenario, SessionScenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -47,9 +47,9 @@ def corpus() -> dict[Path, Scenario]:
     return {path: load_scenario(path) for path in sorted(SCENARIOS.glob("*.y*ml"))}
 
 
-def tracker_scenarios() -> dict[Path, Scenario]:
+def tracker_scenarios() -> dict[Path, SessionScenario]:
     """The scenarios that check trackers on a session (not restart loops on a task)."""
-    return {path: s for path, s in corpus().items() if s.task is None}
+    return {path: s for path, s in corpus().items() if isinstance(s, SessionScenario)}
 
 
 def refs(text: str) -> set[str]:

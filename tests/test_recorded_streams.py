@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from ctxsim.check import run_tracker
-from ctxsim.scenario_run import run_scenario
 from ctxsim.scenario import ScenarioError, load_scenario
+from ctxsim.scenario_run import run_scenario
 from ctxsim.trackers import make
 from ctxsim.wire import render
 from ctxsim.world import SessionBuilder

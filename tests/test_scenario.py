@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim.scenario import ScenarioError, load_scenario, parse_scenario
+from ctxsim.scenario import ScenarioError, SessionScenario, load_scenario, parse_scenario
 from ctxsim.world import (
     Call,
     Compaction,
@@ -110,6 +110,26 @@ def test_valid_file_builds_the_session_it_describes(tmp_path: Path) -> None:
     assert isinstance(answer, ToolResult) and answer.tokens == 500 and answer.parent_tool_use_id is None
     assert isinstance(reset, ConversationReset)
     assert len(s.calls) == 10 and len(s.main_calls) == 8
+
+
+def test_each_kind_is_its_own_type_with_only_its_own_fields() -> None:
+    import ctxsim.scenario
+    from ctxsim.scenario import Scenario, TaskScenario
+
+    session = parse_scenario(VALID, file="unit.yaml")
+    task = parse_scenario("task: {steps: 3, tokens_per_step: 1000}\n", file="t.yaml")
+    assert type(session) is SessionScenario and type(task) is TaskScenario
+    assert isinstance(session, Scenario) and isinstance(task, Scenario)
+    assert session.outline() == f"{len(session.observations())} points" and task.outline() == "a task of 3 steps"
+    assert (SessionScenario.reference, TaskScenario.reference) == ("reference", "reference-loop")
+    for name in ("task", "loop_expect"):
+        assert not hasattr(session, name), name
+    for name in ("partial", "tolerance", "must_fail", "must_pass", "points", "thresholds", "faults", "recording",
+                 "scripts", "observations", "where"):
+        assert not hasattr(task, name), name
+    with pytest.raises(TypeError, match="abstract"):
+        Scenario("x", "", "", session.session, Path("x.yaml"))  # type: ignore[abstract]
+    assert {"Scenario", "SessionScenario", "TaskScenario"} <= set(ctxsim.scenario.__all__)
 
 
 def test_lines_point_back_into_the_file() -> None:
@@ -277,7 +297,7 @@ def test_shipped_scenarios_load_and_name_catalogued_trackers_or_loops() -> None:
     for f in files:
         sc = load_scenario(f)
         assert sc.name == f.stem and sc.source and sc.description and sc.expect_reference
-        if sc.task is None:
+        if isinstance(sc, SessionScenario):
             assert sc.must_fail
         else:
             assert sc.loop_expect.restarts is not None and sc.loop_expect.steps is not None

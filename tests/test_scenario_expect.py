@@ -13,12 +13,11 @@ import pytest
 from claude_agent_sdk import ResultMessage
 
 import ctxsim.scenario
-from ctxsim.scenario import schema
-from ctxsim.thresholds import crossings, match_firings
 from ctxsim.reference import ContextTracker
 from ctxsim.reference.checkpoint import Fallback
+from ctxsim.scenario import ScenarioError, load_scenario, parse_scenario, schema
 from ctxsim.scenario_run import run_scenario
-from ctxsim.scenario import ScenarioError, load_scenario, parse_scenario
+from ctxsim.thresholds import crossings, match_firings
 from ctxsim.trackers import make
 
 MALFORMED = Path(__file__).resolve().parent / "malformed"
@@ -250,7 +249,7 @@ def test_runs_on_trio_too_and_refuse_a_running_loop() -> None:
     import anyio
 
     sc = scenario("threshold: {at: 0.9}\n")
-    assert run_scenario(sc, make("reference"), backend="trio").notes() == {3: "90% fires"}
+    assert run_scenario(sc, make("reference"), async_backend="trio").notes() == {3: "90% fires"}
 
     async def inside() -> None:
         run_scenario(sc, make("reference"))

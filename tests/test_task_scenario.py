@@ -15,8 +15,9 @@ import pytest
 
 from ctxsim.agent import DEGRADATIONS
 from ctxsim.loops.catalogue import CATALOGUE as LOOPS
-from ctxsim.scenario import ScenarioError, parse_scenario
+from ctxsim.scenario import ScenarioError, TaskScenario, parse_scenario
 from ctxsim.task_run import REFERENCE_LOOP, TaskRun, describe_task, run_task
+from ctxsim.wire import render
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 WORLD = "world: {window: 200000, baseline: 12000}\n"
@@ -42,7 +43,8 @@ def test_the_compact_form_builds_the_task_policy_and_plan() -> None:
     assert spec.policy.threshold_tokens(window=task.window) == 180_000 and not spec.policy.wind_down
     assert spec.checkpoints == ("truncated", "refusal") and spec.max_restarts == 4
     assert [spec.degradation(k) for k in (1, 2, 3)] == ["truncated", "refusal", "well_formed"]
-    assert sc.session.queries == () and sc.observations() == []  # the world only
+    assert sc.session.queries == () and not hasattr(sc, "observations")  # the world only: no observation points
+    assert [f for s in render(sc.session) for f in s.frames if f.observation is not None] == []
     assert sc.loop_expect.restarts == 1 and sc.lines["expect.restarts"] == 10
 
 
@@ -110,7 +112,7 @@ def test_graduated_zones_reserve_and_a_plan_by_restart_number() -> None:
 def test_task_mistakes_name_file_line_and_key(task: str, expect: str, message: str) -> None:
     text = "name: t\ntask:\n" + task + ("expect:\n  " + expect if expect else "")
     if not message:
-        assert load(text).task is not None
+        assert isinstance(load(text), TaskScenario)
         return
     with pytest.raises(ScenarioError) as info:
         load(text)

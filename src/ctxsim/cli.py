@@ -26,15 +26,15 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .trackers.resolve import TrackerSpec
+    from .scenario import Scenario, SessionScenario, TaskScenario
     from .scenario_run import ScenarioRun
-    from .scenario import Scenario
+    from .trackers.resolve import TrackerSpec
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
@@ -68,7 +68,7 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
                                                            "scenario, the timeline of every catalogued loop)")
 
 
-def _load(path: Path) -> Scenario:
+def _load(path: Path) -> SessionScenario | TaskScenario:
     from .scenario import ScenarioError, load_scenario
 
     try:
@@ -87,15 +87,24 @@ def _resolve_tracker(spec: str) -> TrackerSpec:
         raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
 
 
-def _trackers(scenario: Scenario, specs: Sequence[str]) -> list[tuple[str, Callable[[], Any], str]]:
-    """``(name, factory, expectation)`` for each tracker to run: ``pass``, ``fail`` or ``none``."""
+def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, Callable[[], Any], str]]:
+    """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
+    trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
     from .trackers import CATALOGUE
 
     chosen: list[tuple[str, Callable[[], Any], str]] = [
         ("reference", CATALOGUE["reference"].factory, "pass" if scenario.expect_reference else "fail")]
-    listed = {**{t: "fail" for t in scenario.must_fail}, **{t: "pass" for t in scenario.must_pass}}
+    listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
     if not specs:
         return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
+    return chosen + _under_test(scenario, specs, listed)
+
+
+def _under_test(scenario: Scenario, specs: Sequence[str],
+                listed: Mapping[str, str]) -> list[tuple[str, Callable[[], Any], str]]:
+    """``(name, factory, expectation)`` for each ``--tracker`` but the reference: what ``listed`` (the scenario's
+    own list: name to ``pass`` or ``fail``) says of a catalogued one, else what ``expect.ctx_tracker`` says."""
+    chosen: list[tuple[str, Callable[[], Any], str]] = []
     for spec in specs:
         resolved = _resolve_tracker(spec)
         if resolved.name == "reference":
@@ -116,7 +125,7 @@ def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
     return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
 
 
-def _run_task(args: argparse.Namespace, scenario: Scenario) -> int:
+def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     """``ctxsim run`` on a task scenario: each restart loop's verdict, summary and timeline."""
     from .task_run import REFERENCE_LOOP, describe_task, run_task
 
@@ -127,7 +136,7 @@ def _run_task(args: argparse.Namespace, scenario: Scenario) -> int:
     runs: list[tuple[str, dict[str, Any], str]] = [(REFERENCE_LOOP, {}, "meet")]
     runs += [(loop, {"loop": loop}, "caught") for loop in expect.must_fail]
     runs += [(loop, {"loop": loop}, "kept") for loop in expect.must_pass]
-    for name, factory, expected in _trackers(scenario, args.tracker)[1:] if args.tracker else ():
+    for name, factory, expected in _under_test(scenario, args.tracker, {}):
         wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
         runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": factory, "tracker": name}, wanted))
     print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
@@ -157,11 +166,19 @@ def _count(n: int, what: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .scenario_run import MANY_POINTS, run_scenario
+    """``ctxsim run``: the runs of a session scenario's trackers, or of a task scenario's restart loops."""
+    from .scenario import TaskScenario
 
     scenario = _load(args.scenario)
-    if scenario.task is not None:
+    if isinstance(scenario, TaskScenario):
         return _run_task(args, scenario)
+    return _run_session(args, scenario)
+
+
+def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
+    """``ctxsim run`` on a session scenario: each tracker's verdict, summary and timeline, and the plot."""
+    from .scenario_run import MANY_POINTS, run_scenario
+
     if args.plot is not None:
         from .plot import FORMATS, PlotUnavailable, require_pyplot
 
@@ -274,10 +291,7 @@ def _scenario(args: argparse.Namespace) -> int:
                 print(exc, file=sys.stderr)
                 bad += 1
                 continue
-            if scenario.task is not None:
-                print(f"{file}: ok ({scenario.name}: a task of {len(scenario.task.task.steps)} steps)")
-            else:
-                print(f"{file}: ok ({scenario.name}: {len(scenario.observations())} points)")
+            print(f"{file}: ok ({scenario.name}: {scenario.outline()})")
         return 1 if bad else 0
     name = args.name
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
@@ -327,7 +341,7 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 
 
 def _catalogue(args: argparse.Namespace) -> int:
-    from .testing import check_tracker_conformance, conformance_table
+    from .testing import CONTRACTS, check_tracker_conformance, conformance_table
     from .trackers import CATALOGUE
 
     rows = {name: entry.factory for name, entry in CATALOGUE.items()}
@@ -340,7 +354,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
         results[name] = check_tracker_conformance(factory)
-    declared = {name: CATALOGUE[name].breaks for name in rows if name in CATALOGUE}
+    declared = {name: CATALOGUE[name].breaks.of(c.name for c in CONTRACTS) for name in rows if name in CATALOGUE}
     print(conformance_table(results, declared))
     off = [name for name, want in declared.items() if set(results[name].failed) != want]
     if off:

@@ -1,6 +1,6 @@
 """A tracker's run over a scenario, as people read it: the timeline, where thresholds fire, and the verdict.
 
-:func:`run_scenario` plays a :class:`~ctxsim.scenario.Scenario` (rendered or recorded, faults applied) through
+:func:`run_scenario` plays a :class:`~ctxsim.scenario.SessionScenario` (rendered or recorded, faults applied) through
 the real ``ClaudeSDKClient`` with :func:`ctxsim.check.run_tracker`, and compares the tracker's threshold firings
 with the truth's (``expect.threshold``). A :class:`ScenarioRun` prints as the timeline table with a threshold
 column; :func:`explain` is the text a failing scenario shows (``pytest --ctx-scenarios``, ``ctxsim run``).
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .thresholds import Match, crossings, match_firings
 from .check import Report, arun_tracker, run_tracker
-from .scenario import Scenario
+from .scenario import SessionScenario
+from .thresholds import Match, crossings, match_firings
 
 T = TypeVar("T")
 
@@ -95,7 +95,7 @@ class ThresholdResult:
 class ScenarioRun:
     """One tracker over one scenario: the oracle's report and every threshold's firings."""
 
-    scenario: Scenario
+    scenario: SessionScenario
     report: Report
     thresholds: tuple[ThresholdResult, ...] = ()
 
@@ -125,7 +125,7 @@ class ScenarioRun:
         return [p for t in self.thresholds for p in t.problems()]
 
 
-def _thresholds(scenario: Scenario, report: Report) -> tuple[ThresholdResult, ...]:
+def _thresholds(scenario: SessionScenario, report: Report) -> tuple[ThresholdResult, ...]:
     points = report.points
     tolerance = report.tolerance
     truth = [p.low if p.observation.truth.knowable else None for p in points]
@@ -174,21 +174,22 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
-def run_scenario(scenario: Scenario, tracker: Any, *, name: str | None = None,
-                 backend: str = "asyncio") -> ScenarioRun:
+def run_scenario(scenario: SessionScenario, tracker: Any, *, name: str | None = None,
+                 async_backend: str = "asyncio") -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
     ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
-    ``backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``.
+    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``. Raises ``ValueError`` for a
+    :class:`~ctxsim.scenario.TaskScenario` (:func:`ctxsim.task_run.run_task` runs those).
     """
-    if scenario.task is not None:
+    if not isinstance(scenario, SessionScenario):
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.task_run.run_task")
     options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts()}
-    if backend == "asyncio":
+    if async_backend == "asyncio":
         report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
     else:
-        report = run_tracker(tracker, scenario.session, backend=backend, **options)
+        report = run_tracker(tracker, scenario.session, async_backend=async_backend, **options)
     if name is not None:
         report.tracker = name
     return ScenarioRun(scenario, report, _thresholds(scenario, report))

@@ -1,6 +1,6 @@
 """A task scenario run by a restart loop: the loop checks, the scenario's expectations, and the timeline.
 
-:func:`run_task` works the task of a :class:`~ctxsim.scenario.Scenario` (its ``task`` section) through a restart
+:func:`run_task` works the task of a :class:`~ctxsim.scenario.TaskScenario` (its ``task`` section) through a restart
 loop against the fake agent, with :func:`ctxsim.loops.run_loop`: the reference loop
 (:func:`ctxsim.reference.run_with_restarts`, as :func:`reference_loop`), or a loop of
 :mod:`ctxsim.loops.catalogue`. The :class:`TaskRun` it returns holds the loop checks' verdict and what happened,
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from .agent import ConnectionRecord, TurnRecord
+from .loops import INVARIANTS, LoopReport, run_loop
 from .loops.catalogue import CATALOGUE as LOOPS
 from .loops.rig import LoopRig
-from .loops import INVARIANTS, LoopReport, run_loop
 from .reference.checkpoint import Checkpoint
 from .reference.policy import Action, PressurePolicy
 from .reference.restart import (
@@ -30,12 +30,12 @@ from .reference.restart import (
     RestartResult,
     run_with_restarts,
 )
+from .scenario import TaskScenario
 from .scenario_run import MANY_POINTS, percent
-from .scenario import Scenario
 
 __all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "describe_task", "explain_task", "reference_loop", "run_task"]
 
-REFERENCE_LOOP = "reference-loop"
+REFERENCE_LOOP = TaskScenario.reference
 """How items and reports name :func:`reference_loop`."""
 
 
@@ -67,7 +67,7 @@ def _plural(n: int, word: str) -> str:
 class TaskRun:
     """One restart loop over a task scenario: the loop checks' report, and what happened, counted."""
 
-    scenario: Scenario
+    scenario: TaskScenario
     loop: str
     """:data:`REFERENCE_LOOP` or a catalogued loop's name."""
     tracker: str
@@ -279,7 +279,7 @@ def _heading(connection: ConnectionRecord, numbers: dict[int, int], connections:
 def _zone(action: Action, policy: PressurePolicy) -> str:
     if action is Action.RESTART:
         return f">= {percent(policy.restart_at)}"
-    return action.value
+    return str(action.value)
 
 
 def _then(turn: TurnRecord, later: TurnRecord | None, more: bool) -> str:
@@ -304,11 +304,11 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-def describe_task(scenario: Scenario) -> str:
+def describe_task(scenario: TaskScenario) -> str:
     """The task, the policy and the checkpoint plan of a task scenario, in a line or two."""
-    spec = scenario.task
-    if spec is None:
+    if not isinstance(scenario, TaskScenario):
         raise ValueError(f"ctxsim: describe_task: scenario {scenario.name!r} has no task")
+    spec = scenario.task
     task, policy = spec.task, spec.policy
     sizes = sorted({s.tokens for s in task.steps})
     tokens = f"{sizes[0]:,} tokens each" if len(sizes) == 1 else f"{sizes[0]:,} to {sizes[-1]:,} tokens"
@@ -333,20 +333,21 @@ def describe_task(scenario: Scenario) -> str:
             f"max_restarts {spec.max_restarts}")
 
 
-def run_task(scenario: Scenario, *, loop: str = REFERENCE_LOOP, tracker_factory: Callable[[], Any] | None = None,
-             tracker: str = "reference", backend: str = "asyncio") -> TaskRun:
+def run_task(scenario: TaskScenario, *, loop: str = REFERENCE_LOOP, tracker_factory: Callable[[], Any] | None = None,
+             tracker: str = "reference", async_backend: str = "asyncio") -> TaskRun:
     """Work ``scenario``'s task through ``loop`` (:data:`REFERENCE_LOOP` or a catalogued loop's name) against the
     fake agent, judged by the loop checks. ``tracker_factory`` makes the tracker the loop is given (default: the
-    reference tracker), ``tracker`` names it in reports. Raises ``ValueError`` for a scenario without a task."""
-    spec = scenario.task
-    if spec is None:
+    reference tracker), ``tracker`` names it in reports. Raises ``ValueError`` for a scenario without a task (a
+    :class:`~ctxsim.scenario.SessionScenario`: :func:`ctxsim.scenario_run.run_scenario` runs those)."""
+    if not isinstance(scenario, TaskScenario):
         raise ValueError(f"ctxsim: run_task: scenario {scenario.name!r} has no task")
+    spec = scenario.task
     function = reference_loop if loop == REFERENCE_LOOP else LOOPS[loop].loop
     setup: dict[str, Any] = {"checkpoints": spec.checkpoints, "policy": spec.policy, "max_restarts": spec.max_restarts,
                              "include_partial_messages": spec.partial, "name": loop}
     if tracker_factory is not None:
         setup["tracker_factory"] = tracker_factory
-    report = run_loop(function, spec.task, backend=backend, **setup)
+    report = run_loop(function, spec.task, async_backend=async_backend, **setup)
     return TaskRun(scenario, loop, tracker, report)
 
 

@@ -65,6 +65,10 @@ one-step turns the context is 12,000 + 200n + 100(2n - 1) + 16,000n, first over 
         fail: [keep-tracker, restart-on-checkpoint]
         pass: [seed003]
 
+A loaded scenario is a :class:`Scenario` of one of two kinds: a :class:`SessionScenario` (queries or a recorded
+stream; :func:`ctxsim.scenario_run.run_scenario` runs a tracker over it) or a :class:`TaskScenario` (a ``task``;
+:func:`ctxsim.task_run.run_task` runs a restart loop on it). Each carries only its own fields.
+
 The package: :mod:`.schema` (every key, its type and default), :mod:`.load` (files to :class:`Scenario`), one
 reader per section (:mod:`.steps`, :mod:`.task`, :mod:`.expect`, :mod:`.faults`, :mod:`.recording`) and
 :mod:`.dump` (sessions back to scenario text).
@@ -78,6 +82,8 @@ from .load import (
     LoopExpectations,
     Scenario,
     ScenarioError,
+    SessionScenario,
+    TaskScenario,
     TaskSpec,
     ThresholdSpec,
     load_scenario,
@@ -91,6 +97,8 @@ __all__ = [
     "LoopExpectations",
     "Scenario",
     "ScenarioError",
+    "SessionScenario",
+    "TaskScenario",
     "TaskSpec",
     "ThresholdSpec",
     "load_scenario",

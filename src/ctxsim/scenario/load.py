@@ -1,4 +1,9 @@
-"""Loading a scenario: a file (or text) to a :class:`Scenario`, every error a :class:`ScenarioError` with file:line.
+"""Loading a scenario: a file (or text) to a :class:`Scenario` of its kind, every error a :class:`ScenarioError`
+with file:line.
+
+The two kinds are :class:`SessionScenario` (a session whose trackers are checked) and :class:`TaskScenario` (a task
+for restart loops); the loader decides which once, from the ``task`` section, and builds each kind with only its
+own fields.
 
 The format itself is documented in :mod:`ctxsim.scenario`; each section has its own reader beside this module.
 """
@@ -6,14 +11,20 @@ The format itself is documented in :mod:`ctxsim.scenario`; each section has its 
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
+from ..thresholds import crossings
+from ..wire import Observation, Script, render
+from ..world import Query, Session, SessionBuilder
 from . import schema
+from ._yaml import Map, Positioned, Reader, describe
+from ._yaml import load as load_yaml
 from .expect import (
     Expectations,
     LoopExpectations,
@@ -25,15 +36,9 @@ from .faults import apply as apply_faults
 from .recording import FORMATS, Recording, RecordingError, read_recording
 from .steps import StepBuilder
 from .task import TaskSpec, check_task_expectations, read_task
-from ..thresholds import crossings
-from ._yaml import Map, Positioned, Reader, describe
-from ._yaml import load as load_yaml
-from ..wire import Observation, Script, render
-from ..world import Query, Session, SessionBuilder
 
-
-__all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "TaskSpec", "ThresholdSpec", "load_scenario",
-           "parse_scenario"]
+__all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "SessionScenario", "TaskScenario", "TaskSpec",
+           "ThresholdSpec", "load_scenario", "parse_scenario"]
 
 
 class ScenarioError(ValueError):
@@ -47,50 +52,74 @@ class ScenarioError(ValueError):
 
 
 @dataclass(frozen=True)
-class Scenario:
-    """A loaded scenario: the session it describes and what is expected of trackers on it."""
+class Scenario(ABC):
+    """A loaded scenario, of either kind: its name and provenance, its world, and what the file expects.
+
+    The loader returns one of the two kinds, each run by its own runner: a :class:`SessionScenario` (trackers
+    checked over a session, :mod:`ctxsim.scenario_run`) or a :class:`TaskScenario` (restart loops working through
+    a task, :mod:`ctxsim.task_run`). Annotate with this base when either kind will do; narrow with ``isinstance``
+    (or ``match``) where the kinds differ.
+    """
+
+    reference: ClassVar[str] = ""
+    """How items and reports name the reference this kind of scenario is checked with (``reference``: the
+    reference tracker; ``reference-loop``: the reference restart loop)."""
 
     name: str
     source: str
     description: str
     session: Session
+    """The session trackers are checked over; for a task scenario only the world (window, baseline, model, seed):
+    no queries, no observation points."""
     path: Path
+    _: KW_ONLY
+    expect_reference: bool = True
+    """True when the reference (tracker or restart loop) must do what the file says (``expect.reference: pass``)."""
+    ctx_tracker: str = "pass"
+    """What the tracker under test (``--ctx-tracker``) must do: ``pass``, ``fail`` or ``skip``."""
+    lines: Mapping[str, int] = field(default_factory=dict)
+    """The 1-based line of each top-level section present (``name``, ``queries``, ``task``, ``expect``...), of each
+    ``expect.<key>`` given, and of each expected tracker as ``tracker:<name>`` (each loop as ``loop:<name>``)."""
+
+    def line_of(self, subject: str) -> int:
+        """The line that states what ``subject`` must do: its entry, else ``expect``, else 1.
+
+        ``subject`` is ``reference`` or ``reference-loop`` (see :attr:`reference`), a catalogued tracker of a
+        session scenario or a catalogued loop of a task scenario."""
+        lines = self.lines
+        if subject in ("reference", "reference-loop"):
+            return lines.get("expect.reference") or lines.get("expect") or lines.get("queries") or lines.get(
+                "task") or 1
+        return lines.get(f"tracker:{subject}") or lines.get(f"loop:{subject}") or lines.get("expect") or 1
+
+    @abstractmethod
+    def outline(self) -> str:
+        """What the scenario holds, in a few words (``12 points``, ``a task of 20 steps``), for listings."""
+
+
+@dataclass(frozen=True)
+class SessionScenario(Scenario):
+    """A session (simulated from ``queries`` or a recorded ``stream``) and what trackers must do on it: the
+    reference and the listed catalogued trackers track it or fail on it, thresholds fire where the truth crosses.
+    Run by :func:`ctxsim.scenario_run.run_scenario`."""
+
+    reference: ClassVar[str] = "reference"
+
+    _: KW_ONLY
     partial: bool = False
     """Render with ``include_partial_messages``."""
     tolerance: int = 0
-    expect_reference: bool = True
-    """True when the reference tracker must track the session (``expect.reference: pass``)."""
     must_fail: tuple[str, ...] = ()
     """Catalogued trackers that must fail on the session, in file order."""
     must_pass: tuple[str, ...] = ()
     """Catalogued trackers that must track the session, in file order."""
-    lines: Mapping[str, int] = field(default_factory=dict)
-    """The 1-based line of each top-level section present (``name``, ``queries``, ``expect``...), of each
-    ``expect.<key>`` given, and of each expected tracker as ``tracker:<name>``."""
     points: Mapping[str, int] = field(default_factory=dict)
     """The line behind each observation point, by the point's label (``q1 call 2``, ``q2 result``): of the
     scenario file, or of the recording for a recorded stream."""
-    ctx_tracker: str = "pass"
-    """What the tracker under test (``--ctx-tracker``) must do: ``pass``, ``fail`` or ``skip``."""
     thresholds: tuple[ThresholdSpec, ...] = ()
     faults: tuple[FaultSpec, ...] = ()
     recording: Recording | None = field(default=None, compare=False, repr=False)
     """The recorded stream played instead of a rendered session, if any."""
-    task: TaskSpec | None = None
-    """The task a restart loop works through, for a task scenario (whose ``session`` is then only the world:
-    no queries, no observation points)."""
-    loop_expect: LoopExpectations = field(default_factory=LoopExpectations)
-    """What a task scenario expects of restart loops."""
-
-    def line_of(self, tracker: str) -> int:
-        """The line that states what ``tracker`` (or ``reference``) must do: its entry, else ``expect``, else 1.
-
-        For a task scenario, ``tracker`` may name a catalogued loop (or ``reference-loop``)."""
-        lines = self.lines
-        if tracker in ("reference", "reference-loop"):
-            return lines.get("expect.reference") or lines.get("expect") or lines.get("queries") or lines.get(
-                "task") or 1
-        return lines.get(f"tracker:{tracker}") or lines.get(f"loop:{tracker}") or lines.get("expect") or 1
 
     def where(self, label: str) -> tuple[Path, int] | None:
         """The file and line behind the observation point ``label``, when known."""
@@ -112,6 +141,27 @@ class Scenario:
     def observations(self) -> list[Observation]:
         """Every observation point of :meth:`scripts`, in order."""
         return [f.observation for s in self.scripts() for f in s.frames if f.observation is not None]
+
+    def outline(self) -> str:
+        return f"{len(self.observations())} points"
+
+
+@dataclass(frozen=True)
+class TaskScenario(Scenario):
+    """A task the reactive fake agent works through under a restart loop, and what the loops must do: the
+    reference loop's restarts, checkpoints and steps, the catalogued loops the loop checks must catch or clear.
+    Run by :func:`ctxsim.task_run.run_task`."""
+
+    reference: ClassVar[str] = "reference-loop"
+
+    _: KW_ONLY
+    task: TaskSpec
+    """The task, the pressure policy and the checkpoint plan."""
+    loop_expect: LoopExpectations = field(default_factory=LoopExpectations)
+    """What the scenario expects of restart loops."""
+
+    def outline(self) -> str:
+        return f"a task of {len(self.task.task.steps)} steps"
 
 
 # --- loading ----------------------------------------------------------------------------------------------------
@@ -203,7 +253,7 @@ def _recorded(r: Reader, stream: Map, top: Map, base: Path | None, display_base:
         raise r.error(line, "stream.file", f"{shown}: cannot read it: {exc.strerror or exc}") from None
 
 
-def _check_fires(r: Reader, scenario: Scenario) -> None:
+def _check_fires(r: Reader, scenario: SessionScenario) -> None:
     """Each ``fires`` list must be where the truth does cross: the file says what it means."""
     observations = scenario.observations()
     labels = [o.label for o in observations]
@@ -228,9 +278,10 @@ def _check_fires(r: Reader, scenario: Scenario) -> None:
 
 def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = None,
                    trackers: Collection[str] | None = None, world: Mapping[str, Any] | None = None,
-                   display_dir: str | None = None, name: str | None = None) -> Scenario:
+                   display_dir: str | None = None, name: str | None = None) -> SessionScenario | TaskScenario:
     """Read a scenario from YAML ``text``; ``file`` names it in errors, ``name`` when the text gives none
-    (default: ``path``'s stem).
+    (default: ``path``'s stem). A ``task`` section makes a :class:`TaskScenario`, else it is a
+    :class:`SessionScenario`.
 
     ``trackers`` are the names ``expect.fail``/``expect.pass`` may use (default: :data:`ctxsim.trackers.CATALOGUE`).
     ``world`` gives defaults for the ``world`` keys the text leaves out. A recorded stream is looked up relative
@@ -241,12 +292,13 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
     if doc is None:
         raise r.error(1, "", "the file is empty (a scenario is a mapping with queries, a recorded stream or a task)")
     top = r.mapping(doc, getattr(doc, "line", 1), "", schema.keys(""))
-    lines = {key: top.key_lines[key] for key in top}
 
     default = name or (path.stem if path is not None else "scenario")
     name = r.get(top, "name", "", r.string, default)
-    source = r.get(top, "source", "", r.string, "")
-    description = r.get(top, "description", "", r.string, "")
+    head = _Head(
+        r, top, name=name, source=r.get(top, "source", "", r.string, ""),
+        description=r.get(top, "description", "", r.string, ""), path=path if path is not None else Path(file),
+        lines={key: top.key_lines[key] for key in top})
     world_map = r.mapping(top.get("world"), top.value_lines.get("world", 1), "world", schema.keys("world"),
                           empty_ok=True)
     for key, value in (world or {}).items():
@@ -256,27 +308,69 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
     builder = _builder(r, world_map, name)
     stream = _stream(r, top)
     partial = r.get(stream, "partial", "stream", r.boolean, False)
-
-    recording = None
-    task: TaskSpec | None = None
-    points: dict[str, int] = {}
+    known = _known_trackers() if trackers is None else trackers
     if "task" in top:
-        for other in ("queries", "faults"):
-            if other in top:
-                raise r.error(top.key_lines[other], other, "give either queries or a task, not both"
-                              if other == "queries" else "faults apply to a simulated or recorded session, "
-                                                         "not to a task")
-        if "file" in stream:
-            raise r.error(stream.key_lines["file"], "stream.file", "give either a recorded stream or a task, "
-                                                                   "not both")
-        world_settings = {"window": builder.window, "baseline": builder.baseline, "model": builder.model,
-                          "seed": builder.seed, "max_output": builder.max_output_tokens}
-        task = read_task(r, top["task"], top.value_lines["task"], world_settings, name=name, partial=partial)
-        session = builder.build()  # the world only: the task's sessions are played by the fake agent
-    elif "file" in stream:
-        base = path.parent if path is not None else None
-        shown_dir = display_dir if display_dir is not None else os.path.dirname(file)
-        recording = _recorded(r, stream, top, base, shown_dir)
+        return _task_scenario(head, builder, stream, partial, known)
+    base = path.parent if path is not None else None
+    shown_dir = display_dir if display_dir is not None else os.path.dirname(file)
+    return _session_scenario(head, builder, stream, partial, known, base, shown_dir)
+
+
+@dataclass
+class _Head:
+    """What every scenario starts with, read before its kind is known: the reader, the top mapping, the fields
+    both kinds share."""
+
+    r: Reader
+    top: Map
+    name: str
+    source: str
+    description: str
+    path: Path
+    lines: dict[str, int]
+
+    def expect(self, known: Collection[str], *, task: bool) -> Expectations:
+        """The ``expect`` section, read for a task scenario or a session scenario; its lines join :attr:`lines`."""
+        top = self.top
+        expect = read_expect(self.r, top.get("expect"), top.value_lines.get("expect", 1), known, task=task,
+                             loops=_known_loops() if task else None)
+        self.lines.update(expect.lines)
+        self.lines.update(expect.loop.lines)
+        return expect
+
+    def fields(self, session: Session, expect: Expectations) -> dict[str, Any]:
+        """The keywords of :class:`Scenario` both kinds pass."""
+        return {"name": self.name, "source": self.source, "description": self.description, "session": session,
+                "path": self.path, "expect_reference": expect.reference, "ctx_tracker": expect.ctx_tracker,
+                "lines": self.lines}
+
+
+def _task_scenario(head: _Head, builder: SessionBuilder, stream: Map, partial: bool,
+                   known: Collection[str]) -> TaskScenario:
+    r, top = head.r, head.top
+    for other in ("queries", "faults"):
+        if other in top:
+            raise r.error(top.key_lines[other], other, "give either queries or a task, not both"
+                          if other == "queries" else "faults apply to a simulated or recorded session, "
+                                                     "not to a task")
+    if "file" in stream:
+        raise r.error(stream.key_lines["file"], "stream.file", "give either a recorded stream or a task, "
+                                                               "not both")
+    world_settings = {"window": builder.window, "baseline": builder.baseline, "model": builder.model,
+                      "seed": builder.seed, "max_output": builder.max_output_tokens}
+    task = read_task(r, top["task"], top.value_lines["task"], world_settings, name=head.name, partial=partial)
+    session = builder.build()  # the world only: the task's sessions are played by the fake agent
+    expect = head.expect(known, task=True)
+    check_task_expectations(r, task, expect.loop)
+    return TaskScenario(**head.fields(session, expect), task=task, loop_expect=expect.loop)
+
+
+def _session_scenario(head: _Head, builder: SessionBuilder, stream: Map, partial: bool, known: Collection[str],
+                      base: Path | None, display_dir: str) -> SessionScenario:
+    r, top, name = head.r, head.top, head.name
+    recording = None
+    if "file" in stream:
+        recording = _recorded(r, stream, top, base, display_dir)
         session = Session(session_id=recording.session_id or name, queries=tuple(
             Query(p, ()) for p in recording.prompts), model=recording.model or builder.model,
             window=builder.window, baseline=builder.baseline, max_output_tokens=builder.max_output_tokens,
@@ -296,20 +390,10 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
         points = dict(build.labels.points)
 
     faults = read_faults(r, top["faults"], top.value_lines["faults"]) if "faults" in top else ()
-    known = _known_trackers() if trackers is None else trackers
-    expect: Expectations = read_expect(r, top.get("expect"), top.value_lines.get("expect", 1), known,
-                                       task=task is not None, loops=_known_loops() if task is not None else None)
-    if task is not None:
-        check_task_expectations(r, task, expect.loop)
-    lines.update(expect.lines)
-    lines.update(expect.loop.lines)
-    scenario = Scenario(
-        name=name, source=source, description=description, session=session,
-        path=path if path is not None else Path(file), partial=partial, tolerance=expect.tolerance,
-        expect_reference=expect.reference, must_fail=expect.must_fail, must_pass=expect.must_pass,
-        lines=lines, points=points, ctx_tracker=expect.ctx_tracker, thresholds=expect.thresholds,
-        faults=faults, recording=recording, task=task, loop_expect=expect.loop,
-    )
+    expect = head.expect(known, task=False)
+    scenario = SessionScenario(
+        **head.fields(session, expect), partial=partial, tolerance=expect.tolerance, must_fail=expect.must_fail,
+        must_pass=expect.must_pass, points=points, thresholds=expect.thresholds, faults=faults, recording=recording)
     if any(t.fires is not None for t in scenario.thresholds):
         _check_fires(r, scenario)
     return scenario
@@ -324,9 +408,10 @@ def _display(path: Path) -> str:
     return str(path) if rel.startswith(os.pardir) else rel
 
 
-def load_scenario(path: str | os.PathLike[str], *, display: str | None = None,
-                  trackers: Collection[str] | None = None, world: Mapping[str, Any] | None = None) -> Scenario:
-    """Load and validate the scenario file at ``path``; errors name it as ``display`` (default: a short path)."""
+def load_scenario(path: str | os.PathLike[str], *, display: str | None = None, trackers: Collection[str] | None = None,
+                  world: Mapping[str, Any] | None = None) -> SessionScenario | TaskScenario:
+    """Load and validate the scenario file at ``path`` (a :class:`SessionScenario` or a :class:`TaskScenario`, see
+    :func:`parse_scenario`); errors name it as ``display`` (default: a short path)."""
     p = Path(path)
     file = display if display is not None else _display(p)
     try:

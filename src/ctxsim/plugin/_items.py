@@ -1,0 +1,216 @@
+"""The scenario files as test items: each scenario file collects one item per thing it expects (the reference,
+each catalogued tracker or loop it names, each tracker under test), dispatched once by the scenario's kind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ._shared import TRACKERS, shown
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+    from ..scenario import Scenario, ScenarioError, SessionScenario, TaskScenario
+    from ..trackers.resolve import TrackerSpec
+
+__all__ = ["LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile", "ScenarioItem"]
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file: its items, by the scenario's kind (see :meth:`_tracker_items` and :meth:`_loop_items`); a
+    file the loader rejects is one failing ``load`` item."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from ..scenario import ScenarioError, TaskScenario, load_scenario
+
+        try:
+            scenario = load_scenario(self.path, display=shown(self.path, self.config))
+        except ScenarioError as error:
+            # Raising here would be a collection error, and pytest stops the whole session on one ("Interrupted:
+            # 1 error during collection") unless --continue-on-collection-errors. A typo in one scenario must
+            # not keep the others from running, so a malformed file becomes a single item that fails with the
+            # loader's one-line message.
+            yield MalformedScenario.from_parent(self, name="load", error=error)
+            return
+        if isinstance(scenario, TaskScenario):
+            yield from self._loop_items(scenario)
+        else:
+            yield from self._tracker_items(scenario)
+
+    def _tracker_items(self, scenario: SessionScenario) -> Iterator[pytest.Item]:
+        """A session scenario's items: ``reference``, each catalogued tracker it names, the trackers under test."""
+        yield ScenarioItem.from_parent(self, name="reference", scenario=scenario, tracker="reference",
+                                       expect_ok=scenario.expect_reference)
+        for tracker in scenario.must_fail:
+            yield ScenarioItem.from_parent(self, name=tracker, scenario=scenario, tracker=tracker, expect_ok=False)
+        for tracker in scenario.must_pass:
+            yield ScenarioItem.from_parent(self, name=tracker, scenario=scenario, tracker=tracker, expect_ok=True)
+        taken = {"reference", *scenario.must_fail, *scenario.must_pass}
+        for spec in self.config.stash.get(TRACKERS, []):
+            if spec.catalogued and spec.name in taken:
+                continue  # the scenario already says what this tracker must do
+            name = spec.name if spec.name not in taken else spec.spec
+            taken.add(name)
+            item = ScenarioItem.from_parent(self, name=name, scenario=scenario, tracker=spec.name,
+                                            expect_ok=scenario.ctx_tracker == "pass", spec=spec)
+            if scenario.ctx_tracker == "skip":
+                item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
+            yield item
+
+    def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:
+        """A task scenario's items: ``reference-loop``, each catalogued loop it names, the trackers under test."""
+        from ..task_run import REFERENCE_LOOP
+
+        yield LoopItem.from_parent(self, name=REFERENCE_LOOP, scenario=scenario, loop=REFERENCE_LOOP,
+                                   expected="meet")
+        for loop in scenario.loop_expect.must_fail:
+            yield LoopItem.from_parent(self, name=loop, scenario=scenario, loop=loop, expected="caught")
+        for loop in scenario.loop_expect.must_pass:
+            yield LoopItem.from_parent(self, name=loop, scenario=scenario, loop=loop, expected="kept")
+        taken = {REFERENCE_LOOP, *scenario.loop_expect.must_fail, *scenario.loop_expect.must_pass}
+        for spec in self.config.stash.get(TRACKERS, []):
+            name = spec.name if spec.name not in taken else spec.spec
+            taken.add(name)
+            expected = {"pass": "meet", "fail": "miss"}.get(scenario.ctx_tracker, "none")
+            item = LoopItem.from_parent(self, name=name, scenario=scenario, loop=REFERENCE_LOOP, expected=expected,
+                                        spec=spec)
+            if scenario.ctx_tracker == "skip":
+                item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
+            yield item
+
+
+class ScenarioFailed(Exception):
+    """A scenario item's expectation was not met; the message is what the user reads, in full."""
+
+
+class _ScenarioNode(pytest.Item):
+    """What both item kinds share: the marker, and failures reported without a traceback."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_marker("ctx_scenario")
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException], style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, ScenarioFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)  # a bug in the harness: show the traceback
+
+
+class _CheckItem(_ScenarioNode):
+    """What the items checking a loaded scenario share: the scenario, the tracker under test, the line they
+    stand for."""
+
+    def __init__(self, *, scenario: Scenario, subject: str, spec: TrackerSpec | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.spec = spec
+        """The tracker under test (``--ctx-tracker``) this item checks; None for a catalogued one."""
+        self._subject = subject
+
+    @property
+    def line(self) -> int:
+        """The line of the scenario file that states what this item checks."""
+        if self.spec is not None:
+            return self.scenario.lines.get("expect.ctx_tracker") or self.scenario.line_of(self.scenario.reference)
+        return self.scenario.line_of(self._subject)
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        return self.path, self.line - 1, f"scenario {self.scenario.name}: {self.name}"
+
+
+class ScenarioItem(_CheckItem):
+    """One tracker on one scenario: passes when the tracker tracks the session (``expect_ok``) or fails on it."""
+
+    scenario: SessionScenario
+
+    def __init__(self, *, scenario: SessionScenario, tracker: str, expect_ok: bool, spec: TrackerSpec | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(scenario=scenario, subject=tracker, spec=spec, **kwargs)
+        self.tracker = tracker
+        self.expect_ok = expect_ok
+
+    def _rule(self) -> str:
+        if self.spec is not None:
+            return f"expect.ctx_tracker: {'pass' if self.expect_ok else 'fail'}, --ctx-tracker={self.spec.spec}"
+        if self.tracker == "reference":
+            return f"expect.reference: {'pass' if self.expect_ok else 'fail'}"
+        return "expect.pass" if self.expect_ok else "expect.fail"
+
+    def runtest(self) -> None:
+        from ..scenario_run import explain, run_scenario
+        from ..trackers import CATALOGUE, make
+
+        tracker = self.spec.factory() if self.spec is not None else make(self.tracker)
+        run = run_scenario(self.scenario, tracker, name=self.tracker)
+        if run.ok == self.expect_ok:
+            return
+        scenario = self.scenario
+        where = f"{shown(self.path, self.config)}:{self.line}"
+        if self.expect_ok:
+            head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
+        elif run.thresholds:
+            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), but tracks "
+                    f"it within ±{scenario.tolerance:,} tokens and fires every threshold where the truth does")
+        else:
+            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), "
+                    f"but tracks it within ±{scenario.tolerance:,} tokens")
+        entry = CATALOGUE.get(self.tracker) if self.spec is None else None
+        raise ScenarioFailed(explain(run, head, verbosity=self.config.get_verbosity(),
+                                     bug=getattr(entry, "bug", ""), shown=lambda p: shown(p, self.config)))
+
+
+_LOOP_RULES = {"miss": "expect.ctx_tracker: fail", "caught": "expect.loop.fail", "kept": "expect.loop.pass",
+               "none": "expect.ctx_tracker: skip"}
+"""The key behind what a loop item expects, as its failure names it (the reference loop's: every ``expect`` key)."""
+
+
+class LoopItem(_CheckItem):
+    """One restart loop on a task scenario: the reference loop (with the reference tracker or a tracker under test)
+    must meet the scenario's expectations; a loop of ``expect.loop.fail`` must be caught breaking the invariant the
+    catalogue names; a loop of ``expect.loop.pass`` must keep every invariant."""
+
+    scenario: TaskScenario
+
+    def __init__(self, *, scenario: TaskScenario, loop: str, expected: str, spec: TrackerSpec | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(scenario=scenario, subject=loop, spec=spec, **kwargs)
+        self.loop = loop
+        """``reference-loop`` or a catalogued loop's name (the reference loop given ``spec``, when set)."""
+        self.expected = expected
+        """What the run must be: see :meth:`ctxsim.task_run.TaskRun.verdict`."""
+
+    def runtest(self) -> None:
+        from ..task_run import explain_task, run_task
+
+        spec = self.spec
+        run = run_task(self.scenario, loop=self.loop, tracker_factory=spec.factory if spec is not None else None,
+                       tracker=spec.name if spec is not None else "reference")
+        met, does = run.verdict(self.expected)
+        if met:
+            return
+        problems = run.problems() if self.expected in ("meet", "miss") else []
+        line = problems[0].line if problems and self.expected == "meet" else self.line
+        who = self.loop if spec is None else f"{self.loop} with tracker {spec.name} (--ctx-tracker={spec.spec})"
+        rule = f" ({_LOOP_RULES[self.expected]})" if self.expected in _LOOP_RULES else ""
+        head = f"{shown(self.path, self.config)}:{line}: {who} on scenario {self.scenario.name!r}{rule}: {does}"
+        raise ScenarioFailed(explain_task(run, head, verbosity=self.config.get_verbosity(),
+                                          shown=lambda p: shown(p, self.config),
+                                          expectations=self.expected == "meet"))
+
+
+class MalformedScenario(_ScenarioNode):
+    """A scenario file the loader rejected: one item that fails with the loader's ``ctxsim:`` message."""
+
+    def __init__(self, *, error: ScenarioError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def runtest(self) -> None:
+        raise ScenarioFailed(str(self.error))
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        return self.path, (self.error.line or 1) - 1, f"malformed scenario {self.path.name}"
