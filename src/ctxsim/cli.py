@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .scenario import Scenario, SessionScenario, TaskScenario
     from .scenario_run import ScenarioRun
+    from .trackers.base import TrackerFactory
     from .trackers.resolve import TrackerSpec
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
@@ -87,12 +88,12 @@ def _resolve_tracker(spec: str) -> TrackerSpec:
         raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
 
 
-def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, Callable[[], Any], str]]:
+def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, TrackerFactory, str]]:
     """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
     trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
     from .trackers import CATALOGUE
 
-    chosen: list[tuple[str, Callable[[], Any], str]] = [
+    chosen: list[tuple[str, TrackerFactory, str]] = [
         ("reference", CATALOGUE["reference"].factory, "pass" if scenario.expect_reference else "fail")]
     listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
     if not specs:
@@ -101,10 +102,10 @@ def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str
 
 
 def _under_test(scenario: Scenario, specs: Sequence[str],
-                listed: Mapping[str, str]) -> list[tuple[str, Callable[[], Any], str]]:
+                listed: Mapping[str, str]) -> list[tuple[str, TrackerFactory, str]]:
     """``(name, factory, expectation)`` for each ``--tracker`` but the reference: what ``listed`` (the scenario's
     own list: name to ``pass`` or ``fail``) says of a catalogued one, else what ``expect.ctx_tracker`` says."""
-    chosen: list[tuple[str, Callable[[], Any], str]] = []
+    chosen: list[tuple[str, TrackerFactory, str]] = []
     for spec in specs:
         resolved = _resolve_tracker(spec)
         if resolved.name == "reference":

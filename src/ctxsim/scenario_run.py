@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from .check import Report, arun_tracker, run_tracker
 from .scenario import SessionScenario
 from .thresholds import Match, crossings, match_firings
+from .trackers.base import Tracker
 
 T = TypeVar("T")
 
@@ -174,7 +175,7 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
-def run_scenario(scenario: SessionScenario, tracker: Any, *, name: str | None = None,
+def run_scenario(scenario: SessionScenario, tracker: Tracker, *, name: str | None = None,
                  async_backend: str = "asyncio") -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 

@@ -32,6 +32,7 @@ from .reference.restart import (
 )
 from .scenario import TaskScenario
 from .scenario_run import MANY_POINTS, percent
+from .trackers.base import TrackerFactory
 
 __all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "describe_task", "explain_task", "reference_loop", "run_task"]
 
@@ -333,7 +334,7 @@ def describe_task(scenario: TaskScenario) -> str:
             f"max_restarts {spec.max_restarts}")
 
 
-def run_task(scenario: TaskScenario, *, loop: str = REFERENCE_LOOP, tracker_factory: Callable[[], Any] | None = None,
+def run_task(scenario: TaskScenario, *, loop: str = REFERENCE_LOOP, tracker_factory: TrackerFactory | None = None,
              tracker: str = "reference", async_backend: str = "asyncio") -> TaskRun:
     """Work ``scenario``'s task through ``loop`` (:data:`REFERENCE_LOOP` or a catalogued loop's name) against the
     fake agent, judged by the loop checks. ``tracker_factory`` makes the tracker the loop is given (default: the
