@@ -8,7 +8,7 @@ from claude_agent_sdk import AssistantMessage
 from ctxsim.check import FromRatio, RawDicts, ResultsOnly, TrackingError, assert_tracks, run_tracker
 from ctxsim.reference import ContextTracker
 from ctxsim.trackers import CATALOGUE, make
-from ctxsim.world import SessionBuilder
+from ctxsim.world import MAX_SYSTEM_PREFIX, SessionBuilder
 
 
 def compaction_session():
@@ -46,7 +46,8 @@ def test_broken_tracker_fails_with_a_table_a_person_can_read() -> None:
     assert lines[1].split() == ["#", "point", "truth", "estimate", "error"]
     compaction_row = next(line for line in lines if "compaction" in line)
     assert compaction_row.startswith(">")
-    assert "20,000" in compaction_row and "150,003" in compaction_row and "+130,003 (+65.0%)" in compaction_row
+    # after it the context holds the 20,000-token summary and the 12,000-token system prefix
+    assert "32,000" in compaction_row and "150,003" in compaction_row and "+118,003 (+59.0%)" in compaction_row
     assert caught.value.report.failures[0].observation.label == "q1 compaction"
 
 
@@ -98,14 +99,16 @@ def test_adapters_feed_raw_dicts_results_and_ratios() -> None:
     session = compaction_session()
 
     class RawReference:
-        def __init__(self): self.last = None
+        def __init__(self): self.last, self.prefix = None, None
         def observe(self, data: dict):
             assert isinstance(data, dict)
             if data["type"] == "assistant" and data["parent_tool_use_id"] is None:
                 u = data["message"]["usage"]
                 self.last = u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+                if self.prefix is None:  # the system prefix, as far as the first call's cache read shows it
+                    self.prefix = min(u["cache_read_input_tokens"], MAX_SYSTEM_PREFIX)
             if data.get("subtype") == "compact_boundary":
-                self.last = data["compact_metadata"]["post_tokens"]
+                self.last = data["compact_metadata"]["post_tokens"] + self.prefix
         def context_tokens(self): return self.last
 
     assert run_tracker(RawDicts(RawReference()), session).ok

@@ -88,7 +88,8 @@ def test_a_transcript_plays_with_the_truth_derived_by_hand(tmp_path: Path) -> No
         ("q1 subagent call 1", 21_003, 21_253, 4),        # sidechain calls leave the main truth alone
         ("q1 subagent call 2", 21_003, 21_253, 6),
         ("q1 call 2", 21_801, 21_861, 8),                 # m2: 1 + 800 + 21,000, out 60; <synthetic> skipped
-        ("q1 compaction", 9000, 9000, 11),                # postTokens; the progress line's usage is dropped
+        ("q1 compaction", 29_000, 29_000, 11),            # postTokens, and the system prefix the first call read
+                                                          # from cache (20,000); the progress line's usage is dropped
         ("q1 call 3", 9003, 9033, 13),                    # m3; the replay of m1 on line 14 changes nothing
     ]
     assert run_scenario(sc, make("reference")).ok
@@ -124,7 +125,9 @@ def test_a_compaction_without_its_size_leaves_the_truth_unknown_until_the_next_c
 @pytest.mark.parametrize("partial", [False, True])
 def test_a_rendered_stream_read_back_has_the_worlds_truth(tmp_path: Path, partial: bool) -> None:
     session = (SessionBuilder(seed=4, name="world")
-               .query("one").call(input=3, cache_creation=900, cache_read=30_000, output=140, results=(2000,))
+               # the first call reads the 12,000-token baseline from cache, as the builder's own calls do: the
+               # system prefix a recording shows after a compaction
+               .query("one").call(input=3, cache_creation=18_900, cache_read=12_000, output=140, results=(2000,))
                .call(output=60).start_subagent("look", prompt_tokens=300).call(results=(4000,)).call(results=(10,))
                .end_subagent(result_tokens=500).call(output=80)
                .query("two").compact(12_000).call(results=(700,)).call()

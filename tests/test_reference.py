@@ -97,9 +97,10 @@ def test_output_from_message_delta_is_assigned_not_added() -> None:
 
 def test_compaction_with_and_without_post_size() -> None:
     t = ContextTracker()
+    t.observe(assistant("m0", usage(3, 500, 12_000)))   # a fresh session: the 12,000-token system prefix is cached
     t.observe(assistant("m1", usage(3, 2000, 148_000)))
     t.observe(SystemMessage("compact_boundary", {"compact_metadata": {"pre_tokens": 150_000, "post_tokens": 20_000}}))
-    assert t.context_tokens() == 20_000
+    assert t.context_tokens() == 20_000 + 12_000  # the summary, and the system prefix that stays
     t.observe(assistant("m2", usage(3, 12_497, 21_460)))
     assert t.context_tokens() == 33_960
     t.observe(SystemMessage("compact_boundary", {"compact_metadata": {"trigger": "manual", "pre_tokens": 34_000}}))
@@ -202,3 +203,22 @@ def test_reference_tracks_a_built_session_everywhere() -> None:
         report = run_tracker(ContextTracker(), session, include_partial_messages=partial)
         assert report.ok, str(report)
         assert len(report.points) == 8 + 1 + 1 + 1 + 3
+
+
+def test_after_compaction_the_system_prefix_comes_from_the_first_call_or_is_given() -> None:
+    boundary = SystemMessage("compact_boundary", {"compact_metadata": {"pre_tokens": 21_543, "post_tokens": 2672}})
+    cold = ContextTracker()   # the first call of the 2.1.330 capture: nothing cached yet, so its whole prompt
+    cold.observe(assistant("m1", usage(3, 14_812, 0)))
+    cold.observe(boundary)
+    assert cold.system_prefix() == 14_815 and cold.context_tokens() == 2672 + 14_815
+    given = ContextTracker(prefix_tokens=11_981)
+    given.observe(assistant("m1", usage(3, 14_812, 0)))
+    given.observe(boundary)
+    assert given.context_tokens() == 2672 + 11_981
+    cleared = ContextTracker()  # a /clear starts a new conversation on the same system prefix
+    cleared.observe(assistant("m1", usage(3, 100, 12_000)))
+    cleared.observe(ConversationResetMessage(new_conversation_id="c", uuid="r", session_id="s2"))
+    assert cleared.context_tokens() is None
+    cleared.observe(boundary)
+    assert cleared.system_prefix() == 12_000 and cleared.context_tokens() == 2672 + 12_000
+    assert ContextTracker().system_prefix() is None  # nothing seen yet

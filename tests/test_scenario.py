@@ -97,9 +97,11 @@ def test_valid_file_builds_the_session_it_describes(tmp_path: Path) -> None:
     derived, compaction, start, sub_start, sub1, sub_r1, sub2, answer, reset = q2.steps
     # 30,012 + 20 out + 10 prompt tokens, after an expiry that keeps 1,000 readable
     assert usage(derived) == (3, 29_039, 1000, 120)
-    assert compaction == Compaction(31_000, 8000, "manual")
-    # the call that starts the subagent: the compacted 8,000 context, all but the tail cached
-    assert usage(start) == (3, 0, 7997, 70) and start.is_main
+    # the boundary reports the 8,000-token summary; the context then holds the 10,000-token baseline too
+    assert compaction == Compaction(31_000, 8000, "manual", 10_000 + 8000)
+    # the call that starts the subagent: the compacted 18,000 context, reading the system prefix from cache and
+    # writing the summary (a real session after compaction: (3, 12497, 21460))
+    assert usage(start) == (3, 7997, 10_000, 70) and start.is_main
     assert [b.name for b in start.blocks if isinstance(b, ToolUse)] == ["Agent"]
     assert isinstance(sub_start, SubagentStart) and sub_start.description == "explore"
     assert sub_start.tool_use_id == start.blocks[-1].id
@@ -226,7 +228,8 @@ MALFORMED = [
     (Q + "      - repeat: {times: 2}\n",
      "3: queries[0].steps[0].repeat: give either call or steps"),
     (Q + "      - compact: {pre: 100}\n",
-     "3: queries[0].steps[0].compact.post: required key is missing"),
+     "3: queries[0].steps[0].compact: give post (what the compact_boundary reports) or context (what /context "
+     "shows after)"),
     (Q + "      - compact: {post: 10, trigger: sometimes}\n",
      "3: queries[0].steps[0].compact.trigger: expected one of auto, manual, got 'sometimes'"),
     (Q + "      - subagent: {calls: []}\n",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -27,7 +28,7 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
-from .sdk import FakeTransport, parse_message
+from .sdk import FakeTransport, client_message
 from .trackers.base import FromRatio, RawDicts, ResultsOnly, Tracker, tracker_name
 from .wire import Frame, Observation, Script
 from .world import Session
@@ -46,10 +47,6 @@ __all__ = [
     "run_tracker_parsed",
     "tracker_name",
 ]
-
-# Frames the SDK's reader keeps to itself and never yields as messages.
-_NOT_YIELDED = frozenset({"control_response", "control_request", "control_cancel_request", "transcript_mirror"})
-
 
 # --- the report -------------------------------------------------------------------------------------------------
 
@@ -86,16 +83,22 @@ class Point:
     @property
     def ok(self) -> bool:
         """Within tolerance, or unknown where the truth cannot be known (or, where the stream cannot show that
-        anything changed, within tolerance of what it last told)."""
+        anything changed, within tolerance of what it last told; or, where the stream shows the context only up to
+        an estimate, within tolerance of the estimates that track it)."""
         error = self.error
         truth = self.observation.truth
         if error is None:
             return not truth.knowable
-        if not truth.knowable and truth.unseen is not None and self.estimate is not None:
-            low, high = truth.unseen
-            if low - self.tolerance <= self.estimate <= high + self.tolerance:
-                return True
-        return abs(error) <= self.tolerance
+        if abs(error) <= self.tolerance:
+            return True
+        return self.within(truth.estimated) or (not truth.knowable and self.within(truth.unseen))
+
+    def within(self, band: tuple[int, int] | None) -> bool:
+        """The estimate lies in ``band`` (within tolerance)."""
+        if band is None or self.estimate is None:
+            return False
+        low, high = band
+        return low - self.tolerance <= self.estimate <= high + self.tolerance
 
 
 @dataclass
@@ -110,6 +113,9 @@ class Report:
     """Messages the SDK yielded and the tracker saw."""
     crash: str | None = None
     """A ``ctxsim:`` line naming the exception the tracker raised and the message it raised on, if any."""
+    stall: str | None = None
+    """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
+    stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
 
     @property
     def failures(self) -> list[Point]:
@@ -118,8 +124,8 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """True when the tracker did not raise and every point is within tolerance."""
-        return self.crash is None and not self.failures
+        """True when the run finished, the tracker did not raise and every point is within tolerance."""
+        return self.stall is None and self.crash is None and not self.failures
 
     def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,
               notes_title: str = "threshold") -> str:
@@ -145,6 +151,8 @@ class Report:
                 error = "ok"
             elif p.ok and not p.observation.truth.knowable:
                 error = "ok (as last told)"
+            elif p.ok and abs(p.error) > p.tolerance:
+                error = "ok (estimated)"
             else:
                 error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
@@ -157,6 +165,8 @@ class Report:
     def summary(self) -> str:
         """One line: which tracker, which session, how many points failed."""
         name = self.session.name or self.session.session_id
+        if self.stall:
+            return self.stall
         if self.crash:
             return self.crash
         bad = len(self.failures)
@@ -180,14 +190,15 @@ class TrackingError(AssertionError):
 
 
 def _yielded(script: Script) -> list[Frame]:
-    """The frames of ``script`` the SDK will yield as messages, in order (its reader drops the others)."""
+    """The frames of ``script`` the SDK will yield as messages, in order (:func:`ctxsim.sdk.client_message`: the
+    client keeps the others to itself)."""
     out = []
     for frame in script.frames:
         data = frame.data
-        if not isinstance(data, dict) or data.get("type") in _NOT_YIELDED:
+        if not isinstance(data, dict):
             continue
         try:
-            if parse_message(data) is None:
+            if client_message(data) is None:
                 continue
         except Exception:
             pass  # the SDK raises on it too; the run stops there
@@ -242,6 +253,67 @@ def _is_token_count(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
+class _Progress:
+    """Where a run through the client stands: what it waits for (bounding the wait) and what came last (for the
+    ``ctxsim:`` line that reports a stall). The hot path sets references only; text is made on a stall."""
+
+    def __init__(self, report: Report, queries: int, silence_timeout: float | None) -> None:
+        self.report = report
+        self.queries = queries
+        self.silence_timeout = silence_timeout
+        self.scope = anyio.CancelScope()
+        """Bounds the run: its deadline lies between ``silence_timeout`` and twice that after any wait began."""
+        self.refresh_at = -math.inf
+        """The ``time.monotonic()`` after which a new wait must move the deadline on (cheaper than every time)."""
+        self.query = 0
+        """The 1-based query under way (0: none yet)."""
+        self.waiting: tuple[Script, int, int, Frame] | str = ""
+        """What the run waits for: (script, message number, messages expected, its frame), or a description."""
+        self.last: tuple[int, int, Any, Script, Frame] | None = None
+        """The last message the client delivered: (query, its number in the query, message, script, frame)."""
+
+    def wait(self, waiting: tuple[Script, int, int, Frame] | str) -> None:
+        """A wait on the client for ``waiting`` begins now: it may last ``silence_timeout`` seconds, at most twice
+        that, before :attr:`scope` is cancelled."""
+        self.waiting = waiting
+        timeout = self.silence_timeout
+        if timeout is not None:
+            now = time.monotonic()
+            if now > self.refresh_at:
+                self.scope.deadline = anyio.current_time() + 2 * timeout
+                self.refresh_at = now + timeout
+
+    def stalled(self, *, ended: bool = False) -> None:
+        """Put the stall line on the report (the first one only): the run is stuck where it waits."""
+        if self.report.stall is not None:
+            return
+        name = self.report.session.name or self.report.session.session_id
+        where = f" in query {self.query} of {self.queries}" if self.query else ""
+        what = ("the SDK client's message stream ended" if ended else
+                f"no progress from the SDK client for over {self.silence_timeout:g} s "
+                f"(silence_timeout={self.silence_timeout!r})")
+        waiting = self.waiting
+        if not isinstance(waiting, str):
+            script, number, count, frame = waiting
+            waiting = f"message {number} of {count} ({_describe(script, frame)})"
+        last = "no message was delivered yet"
+        if self.last is not None:
+            query, number, message, script, frame = self.last
+            last = (f"the last delivered was message {number} of query {query} ({type(message).__name__}; "
+                    f"{_describe(script, frame)})")
+        self.report.stall = (f"ctxsim: the run over session {name!r} stalled: {what}{where}, "
+                             f"waiting for {waiting}; {last}")
+
+
+def _describe(script: Script, frame: Frame) -> str:
+    """``frame 3: assistant, q1 call 1``: a frame's place in its query's script, its type/subtype and point."""
+    data = frame.data
+    kind = "/".join(str(part) for part in (data.get("type"), data.get("subtype")) if part is not None)
+    label = f", {frame.observation.label}" if frame.observation is not None else ""
+    number = next((i for i, f in enumerate(script.frames, 1) if f is frame), 0)
+    return f"frame {number}: {kind}{label}"
+
+
 async def arun_tracker(
     tracker: Tracker,
     session: Session,
@@ -249,36 +321,66 @@ async def arun_tracker(
     tolerance: int = 0,
     include_partial_messages: bool = False,
     scripts: Sequence[Script] | None = None,
+    silence_timeout: float | None = 30.0,
 ) -> Report:
     """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
 
     ``scripts`` plays frames already rendered (and perhaps transformed) instead of rendering ``session``.
-    A tracker that raises stops the run; the report says where.
+    A tracker that raises stops the run; the report says where. ``silence_timeout`` bounds every wait on the
+    client (connecting, sending a prompt, each message, disconnecting) in seconds of silence, not in total time
+    (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
+    and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
     """
     transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
-    async with ClaudeSDKClient(transport=transport) as client:
-        for script in transport.scripts:
-            expected = _yielded(script)
-            await client.query(script.prompt)
-            if not expected:
-                continue
-            index = 0
-            async for message in client.receive_messages():
-                if not probe.feed(message, expected[index]):
-                    return report
-                index += 1
-                if index == len(expected):
-                    break
+    progress = _Progress(report, len(transport.scripts), silence_timeout)
+    client = ClaudeSDKClient(transport=transport)
+    try:
+        with progress.scope:
+            progress.wait("the SDK client to connect (its initialize request)")
+            await client.connect()
+            await _play(client, transport.scripts, probe, progress)
+        if progress.scope.cancelled_caught:
+            progress.stalled()
+    finally:
+        with anyio.move_on_after(silence_timeout) as waited:
+            await client.disconnect()
+        if waited.cancelled_caught:
+            progress.wait("the SDK client to disconnect")
+            progress.stalled()
     return report
 
 
+async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Probe, progress: _Progress) -> None:
+    """Send each script's prompt and feed the tracker every message the client yields for it."""
+    for script in scripts:
+        progress.query += 1
+        query = progress.query
+        expected = _yielded(script)
+        progress.wait(f"the SDK client to send the prompt of query {query}")
+        await client.query(script.prompt)
+        messages = client.receive_messages()
+        count = len(expected)
+        for number, frame in enumerate(expected, 1):
+            progress.wait((script, number, count, frame))
+            try:
+                message = await messages.__anext__()
+            except StopAsyncIteration:
+                progress.stalled(ended=True)
+                return
+            if not probe.feed(message, frame):
+                return
+            progress.last = (query, number, message, script, frame)
+
+
 def run_tracker(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
-                scripts: Sequence[Script] | None = None, async_backend: str = "asyncio") -> Report:
+                scripts: Sequence[Script] | None = None, async_backend: str = "asyncio",
+                silence_timeout: float | None = 30.0) -> Report:
     """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``)."""
     run = partial(arun_tracker, tracker, session, tolerance=tolerance,
-                  include_partial_messages=include_partial_messages, scripts=scripts)
+                  include_partial_messages=include_partial_messages, scripts=scripts,
+                  silence_timeout=silence_timeout)
     return anyio.run(run, backend=async_backend)
 
 
@@ -287,29 +389,28 @@ def run_tracker_parsed(tracker: Tracker, session: Session, scripts: Sequence[Scr
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
     For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
-    the SDK would not yield is skipped as the client skips it.
+    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`).
     """
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
     for script in scripts:
         for frame in script.frames:
-            data = frame.data
-            if data.get("type") in _NOT_YIELDED:
-                continue
-            message = parse_message(data)
+            message = client_message(frame.data)
             if message is not None and not probe.feed(message, frame):
                 return report
     return report
 
 
 def assert_tracks(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
-                  scripts: Sequence[Script] | None = None, async_backend: str = "asyncio") -> Report:
+                  scripts: Sequence[Script] | None = None, async_backend: str = "asyncio",
+                  silence_timeout: float | None = 30.0) -> Report:
     """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
 
-    Returns the report when it does. The other keywords are :func:`run_tracker`'s.
+    Returns the report when it does. The other keywords are :func:`run_tracker`'s (``silence_timeout``:
+    :func:`arun_tracker`'s).
     """
     report = run_tracker(tracker, session, tolerance=tolerance, include_partial_messages=include_partial_messages,
-                         scripts=scripts, async_backend=async_backend)
+                         scripts=scripts, async_backend=async_backend, silence_timeout=silence_timeout)
     if not report.ok:
         raise TrackingError(report)
     return report

@@ -109,6 +109,11 @@ class ScenarioRun:
         """True when the tracker tracks the session within tolerance and fires every threshold right."""
         return self.report.ok and all(t.ok for t in self.thresholds)
 
+    @property
+    def stalled(self) -> bool:
+        """True when the run did not finish (the SDK client went silent): a failure whatever was expected."""
+        return self.report.stall is not None
+
     def notes(self) -> dict[int, str]:
         """The threshold column, by observation index."""
         out: dict[int, str] = {}
@@ -176,17 +181,20 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def run_scenario(scenario: SessionScenario, tracker: Tracker, *, name: str | None = None,
-                 async_backend: str = "asyncio") -> ScenarioRun:
+                 async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
     ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
-    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``. Raises ``ValueError`` for a
-    :class:`~ctxsim.scenario.TaskScenario` (:func:`ctxsim.task_run.run_task` runs those).
+    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``. ``silence_timeout`` bounds
+    every wait on the client, in seconds without progress (:func:`ctxsim.check.arun_tracker`): a run that
+    stalls is not ok, whatever the scenario expects, and its report's ``stall`` says where. Raises ``ValueError``
+    for a :class:`~ctxsim.scenario.TaskScenario` (:func:`ctxsim.task_run.run_task` runs those).
     """
     if not isinstance(scenario, SessionScenario):
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.task_run.run_task")
-    options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts()}
+    options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
+                               "silence_timeout": silence_timeout}
     if async_backend == "asyncio":
         report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
     else:

@@ -12,26 +12,55 @@ touches the network or spawns a process, and works under asyncio and trio.
 transport get a :class:`FakeTransport` instead of the CLI subprocess.
 
 This module is ctxsim's one door to the SDK's private parts: :func:`parse_message` (the SDK's own parser, for
-paths that read frames without a client) and the transport class :func:`patch_sdk` replaces.
+paths that read frames without a client), the rule for which frames the client keeps to itself
+(:func:`kept_by_client`, :func:`client_message`: every prediction of what the client yields uses it), and the
+transport class :func:`patch_sdk` replaces.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
-from claude_agent_sdk import ClaudeAgentOptions, Transport
+from claude_agent_sdk import ClaudeAgentOptions, Message, Transport
 from claude_agent_sdk._internal.message_parser import parse_message
 
 from .wire import Script, context_usage_response, render
 from .world import Session, Truth
 
-__all__ = ["FakeTransport", "Responder", "SdkPatch", "parse_message", "patch_sdk"]
+__all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
+           "parse_message", "patch_sdk"]
+
+CLIENT_ONLY_TYPES = frozenset({"control_response", "control_request", "control_cancel_request", "transcript_mirror"})
+"""Frame types the SDK client's reader (``Query._read_messages``) routes itself and never yields as messages."""
+
+
+def kept_by_client(data: Mapping[str, Any]) -> bool:
+    """True for a stream-json frame the SDK client keeps to itself: it reads it but never yields a message for it.
+
+    Mirrors ``claude_agent_sdk._internal.query.Query._read_messages``: the control protocol
+    (:data:`CLIENT_ONLY_TYPES`) and the ``system``/``session_state_changed`` frames marked ``sdk_host_only: true``
+    that Claude Code 2.1.330 writes (state ``running``/``idle``; the client tracks them to end runs, then drops
+    them). The one rule for every part of ctxsim that predicts what the client yields.
+    """
+    kind = data.get("type")
+    if kind in CLIENT_ONLY_TYPES:
+        return True
+    return (kind == "system" and data.get("subtype") == "session_state_changed"
+            and data.get("sdk_host_only") is True)
+
+
+def client_message(data: dict[str, Any]) -> Message | None:
+    """The message the SDK client yields for the frame ``data``, or None where it yields none (a frame it keeps
+    to itself, or a type its parser skips). Raises where the SDK's parser raises."""
+    if kept_by_client(data):
+        return None
+    return parse_message(data)
 
 Responder = Callable[[dict[str, Any]], Script]
 """Decides one turn: the user message the SDK wrote (a stream-json dict) -> the script that answers it."""
@@ -77,6 +106,8 @@ class FakeTransport(Transport):
         """The content of every user message the SDK sent."""
         self.control_requests: list[str] = []
         """The subtypes of the control requests answered, in order."""
+        self.session_state: str | None = None
+        """The state of the last host-only ``session_state_changed`` frame played (None: none played)."""
         self._turns: deque[Script] = deque()
         self._replies: deque[dict[str, Any]] = deque()
         self._wakeup = anyio.Event()
@@ -141,10 +172,20 @@ class FakeTransport(Transport):
                 continue
             if frame.observation is not None:
                 self.truth = frame.observation.truth
+            data = frame.data
+            if data.get("subtype") == "session_state_changed" and kept_by_client(data):
+                self.session_state = str(data.get("state"))
             if self._interrupted:
-                yield {**frame.data, "terminal_reason": "aborted_streaming"}
+                yield {**data, "terminal_reason": "aborted_streaming"}
             else:
-                yield frame.data
+                yield data
+        if self.session_state == "running" and not self._closed:
+            # A recorded turn cut short of its "idle" (a truncated recording): the CLI reports "idle" at every
+            # turn's end, and a client with hooks or SDK MCP servers waits for it (up to ten minutes) before it
+            # closes input, so the played turn ends with one.
+            self.session_state = "idle"
+            yield {"type": "system", "subtype": "session_state_changed", "state": "idle", "sdk_host_only": True,
+                   "session_id": self.session.session_id}
 
     def _receive(self, message: dict[str, Any]) -> None:
         self.written.append(message)

@@ -129,7 +129,7 @@ class _Tally:
         self.prompt, self.output, self.pending = prompt, output, added
 
     def compacted(self, post: int) -> None:
-        self.prompt, self.output, self.pending = post, 0, 0
+        self.prompt, self.output, self.pending = self.baseline + post, 0, 0  # the system prefix stays
 
 
 _RESULT_TOKENS = st.one_of(st.integers(1, 3_000), st.integers(3_000, 30_000))
@@ -175,8 +175,8 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     compactions = set(_spots(draw, knobs["compactions"], "compactions", n, 1))
     resets = set(_spots(draw, knobs["resets"], "resets", n, 1))
     threshold = auto_compact_threshold(window, max_output)
-    post_high = max(1, min(baseline + 25_000, threshold // 2))
-    posts = st.integers(min(baseline, post_high), post_high)
+    post_high = max(1_000, min(25_000, threshold // 2 - baseline))  # a summary; the system prefix comes on top
+    posts = st.integers(1_000, post_high)
 
     builder = SessionBuilder(seed=seed, model=model, window=window, baseline=baseline, max_output_tokens=max_output,
                              name=f"generated-{seed}")
@@ -186,7 +186,7 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     compacts: list[dict[str, Any]] = []
 
     def compact(post: int) -> None:
-        post = min(post, tally.next())
+        post = max(0, min(post, tally.next() - baseline))  # the summary of what there is beyond the prefix
         builder.compact(post)
         compacts.append({"post": post})
         queries[-1]["steps"].append({"compact": compacts[-1]})

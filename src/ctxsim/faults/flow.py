@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..wire import Observation
-from ..world import Truth
+from ..world import compaction_truth
 from .base import Fault, FaultStream
 from .units import ANCHOR_KINDS, Unit, is_count
 
@@ -172,8 +172,9 @@ class InsertedCompaction(Fault):
 
     For streams whose session has no compaction: tests the stale pre-compaction value (trackers.md B16:
     ccstatusline#524, openclaw#72140 "Compacted (106k -> 36)" then "Context 76k/200k", coder/mux#2303). Changes
-    the truth on purpose: from the boundary to the next main call the context is ``post_ratio`` of what the next
-    request would have carried (not knowable with ``with_post: false``). The calls after it keep their usage, so
+    the truth on purpose: from the boundary to the next main call the context is the system prefix (the first
+    call's cache read) plus a summary of ``post_ratio`` of what the next request would have carried, the boundary's
+    ``post_tokens`` (not knowable with ``with_post: false``). The calls after it keep their usage, so
     the context jumps back at the next call; generate sessions with real compactions for the after-life.
     """
 
@@ -217,7 +218,10 @@ class InsertedCompaction(Fault):
         post = max(1, round(pre * self.post_ratio))
         meta = {"trigger": "auto", "pre_tokens": pre, **({"post_tokens": post} if self.with_post else {})}
         label = f"q{stream.scripts[si].query_index + 1} compaction"
-        obs = Observation(0, label, "compaction", Truth(post, 0, knowable=self.with_post), anchor.window)
+        first = anchor.truth.first_call
+        context = post + (first[0] if first is not None else 0)  # the cached system prefix stays
+        truth = replace(compaction_truth(post, context, first), knowable=self.with_post)
+        obs = Observation(0, label, "compaction", truth, anchor.window)
         frame = stream.new({"type": "system", "subtype": "compact_boundary", "compact_metadata": meta,
                             "session_id": stream.session_id(si), "uuid": stream.new_uuid(rng)}, obs)
         stream.scripts[si].units.insert(ui, Unit("compaction", [frame]))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._shared import TRACKERS, shown
+from ._shared import BACKEND, TRACKERS, shown
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -145,12 +145,22 @@ class ScenarioItem(_CheckItem):
         from ..trackers import CATALOGUE, make
 
         tracker = self.spec.factory() if self.spec is not None else make(self.tracker)
-        run = run_scenario(self.scenario, tracker, name=self.tracker)
-        if run.ok == self.expect_ok:
+        if self.config.stash.get(BACKEND, "inprocess") == "live":
+            from ..live.scenarios import live_skip_reason, run_scenario_live, tracker_skip_reason
+
+            reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
+            if reason is not None:
+                pytest.skip(f"ctxsim: --ctx-backend=live: {reason}")
+            run = run_scenario_live(self.scenario, tracker, name=self.tracker)
+        else:
+            run = run_scenario(self.scenario, tracker, name=self.tracker)
+        if run.ok == self.expect_ok and not run.stalled:
             return
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
-        if self.expect_ok:
+        if run.stalled:
+            head = f"{where}: {self.tracker} on scenario {scenario.name!r}: the run did not finish ({self._rule()})"
+        elif self.expect_ok:
             head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
         elif run.thresholds:
             head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), but tracks "
@@ -186,6 +196,8 @@ class LoopItem(_CheckItem):
     def runtest(self) -> None:
         from ..task_run import explain_task, run_task
 
+        if self.config.stash.get(BACKEND, "inprocess") == "live":
+            pytest.skip("ctxsim: --ctx-backend=live: task scenarios (restart loops) run in-process only")
         spec = self.spec
         run = run_task(self.scenario, loop=self.loop, tracker_factory=spec.factory if spec is not None else None,
                        tracker=spec.name if spec is not None else "reference")

@@ -8,8 +8,8 @@
 - :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient`` (:mod:`.restart`).
 - :mod:`.prompts` — the words of that loop: checkpoint request, continuation, done marker.
 
-This package depends on nothing else in ctxsim (only ``claude_agent_sdk``, and that only in :mod:`.restart`);
-its names load on first use, so reading a prompt or the tracker does not load the SDK.
+It stands on the SDK and the lowest layers only (the world's facts, the tracker contract): code to read or
+copy. Its names load on first use, so reading a prompt does not load the SDK.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ _EXPORTS = {
     "run_turn": "restart",
     "run_with_restarts": "restart",
     "ContextTracker": "tracker",
+    "cache_read_tokens": "tracker",
     "prompt_tokens": "tracker",
+    "system_prefix": "tracker",
     "token_count": "tracker",
 }
 
@@ -55,12 +57,14 @@ __all__ = [
     "SessionLifecycle",
     "Turn",
     "build_continuation_prompt",
+    "cache_read_tokens",
     "extract_checkpoint",
     "is_prompt_too_long",
     "prompt_tokens",
     "request_checkpoint",
     "run_turn",
     "run_with_restarts",
+    "system_prefix",
     "token_count",
 ]
 
@@ -87,6 +91,6 @@ if TYPE_CHECKING:
         run_turn,
         run_with_restarts,
     )
-    from .tracker import ContextTracker, prompt_tokens, token_count
+    from .tracker import ContextTracker, cache_read_tokens, prompt_tokens, system_prefix, token_count
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

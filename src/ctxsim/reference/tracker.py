@@ -18,7 +18,9 @@ from claude_agent_sdk import (
     SystemMessage,
 )
 
-__all__ = ["ContextTracker", "prompt_tokens", "token_count"]
+from ..world.session import MAX_SYSTEM_PREFIX
+
+__all__ = ["ContextTracker", "cache_read_tokens", "prompt_tokens", "system_prefix", "token_count"]
 
 MAX_PROMPT_FIELD = 100_000_000
 """No context window comes near this; a larger prompt count is garbage, not a count."""
@@ -64,11 +66,7 @@ def prompt_tokens(usage: Any) -> int | None:
     """
     if not isinstance(usage, dict):
         return None
-    iterations = usage.get("iterations")
-    if isinstance(iterations, list):
-        messages = [it for it in iterations if isinstance(it, dict) and it.get("type", "message") == "message"]
-        if messages:
-            usage = messages[-1]
+    usage = _occupying(usage)
     uncached, created, read = (usage.get("input_tokens"), usage.get("cache_creation_input_tokens"),
                                usage.get("cache_read_input_tokens"))
     if (type(uncached) is int and type(created) is int and type(read) is int
@@ -91,6 +89,33 @@ def prompt_tokens(usage: Any) -> int | None:
     if not known or sum(known) == 0:
         return None
     return sum(known)
+
+
+def system_prefix(first_call: tuple[int, int]) -> int:
+    """The system prompt, tools and skills, as far as a session's first main-chain call shows them
+    (``(cache read, prompt)``): its cache read when it found the prefix cached, else its whole prompt (an upper
+    bound: it holds the first user message too), at most :data:`~ctxsim.world.MAX_SYSTEM_PREFIX` (a larger
+    cache read means the stream began mid-conversation)."""
+    cached, prompt = first_call
+    return min(cached or prompt, MAX_SYSTEM_PREFIX)
+
+
+def cache_read_tokens(usage: Any) -> int:
+    """The cache read of the part of ``usage`` that occupies the context (0 when absent or not a count)."""
+    if not isinstance(usage, dict):
+        return 0
+    return token_count(_occupying(usage).get("cache_read_input_tokens")) or 0
+
+
+def _occupying(usage: dict[str, Any]) -> dict[str, Any]:
+    """The part of a usage dict that occupies the context: with several inference ``iterations``, the last
+    ``message`` iteration (the top level then sums them all); else the usage itself."""
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list):
+        messages = [it for it in iterations if isinstance(it, dict) and it.get("type", "message") == "message"]
+        if messages:
+            return messages[-1]
+    return usage
 
 
 def _all_zero(usage: Any) -> bool:
@@ -119,18 +144,28 @@ class ContextTracker:
       (``model="<synthetic>"``, all-zero usage) are skipped.
     - **Output only when known**: the per-block ``output_tokens`` is a placeholder and is ignored; the final
       count from a ``message_delta`` stream event is added (assigned, never summed) when partial messages are on.
-    - **Compaction**: a ``compact_boundary`` sets the context to its post-compaction size, or to unknown (None)
-      when the boundary does not carry one, until the next main-chain call.
+    - **Compaction**: after a ``compact_boundary`` the context holds the system prompt, tools and skills plus
+      the summary, and the boundary's ``post_tokens`` counts the summary alone (Claude Code 2.1.330 reported
+      2,672 where ``/context`` showed 14,756). So the estimate is ``post_tokens`` plus the system prefix:
+      ``prefix_tokens`` when given (the non-message categories of ``get_context_usage()``), else read off the
+      session's first main-chain call (a ``/clear`` keeps the same prefix): its cache read when it found the
+      prefix cached, else its whole prompt (an upper bound: it holds the first user message too), at most 30,000
+      tokens (:func:`system_prefix`). Unknown (None) when the boundary carries no post size, until the next
+      main-chain call.
     - **Missing or garbage usage** never raises: a message without usage leaves the estimate as it was; a new
       call whose usage is there but unreadable makes the context unknown until a readable call arrives.
     - **New conversation** (``/clear``, a new session id in ``system/init``): the estimate is unknown again.
     """
 
-    def __init__(self, *, window: int | None = None, include_output: bool = True) -> None:
+    def __init__(self, *, window: int | None = None, include_output: bool = True,
+                 prefix_tokens: int | None = None) -> None:
         self.fixed_window = window
         """A window given by the caller; otherwise read from the results' ``model_usage``."""
         self.include_output = include_output
         """Add the latest call's final output when a stream event reported it (what the next request carries)."""
+        self.prefix_tokens = prefix_tokens
+        """The system prompt, tools and skills every request carries, when known (``get_context_usage()``'s
+        categories other than messages and free space); None: estimated from the first main-chain call."""
         self.reset()
 
     # the tracker contract ----------------------------------------------------------------------------------------
@@ -168,6 +203,7 @@ class ContextTracker:
         self._model: str | None = None
         self._session_id: str | None = None
         self._window: int | None = None
+        self._first: tuple[int, int] | None = None
 
     # extras ------------------------------------------------------------------------------------------------------
 
@@ -184,7 +220,17 @@ class ContextTracker:
 
     # internals ---------------------------------------------------------------------------------------------------
 
+    def system_prefix(self) -> int | None:
+        """The system prompt, tools and skills every request carries: ``prefix_tokens`` when given, else the first
+        main-chain call's cache read (the cached prefix) or, on a cold cache, its whole prompt, at most
+        :data:`~ctxsim.world.MAX_SYSTEM_PREFIX` (a larger cache read means the stream began mid-conversation);
+        None before the first call."""
+        if self.prefix_tokens is not None:
+            return self.prefix_tokens
+        return None if self._first is None else system_prefix(self._first)
+
     def _forget(self) -> None:
+        """A new conversation: the context is unknown again (the system prefix stays what it was)."""
         self._latest = None
         self._prompt = None
         self._output = None
@@ -209,6 +255,8 @@ class ContextTracker:
             self._output = None  # a new call: its output is not known yet
         self._latest = key
         self._prompt = prompt
+        if self._first is None:
+            self._first = (cache_read_tokens(usage), prompt)
         if isinstance(model, str):
             self._model = model
 
@@ -238,7 +286,7 @@ class ContextTracker:
             if isinstance(meta, dict):
                 post = token_count(meta.get("post_tokens", meta.get("postTokens")))
             self._latest, self._output = None, None
-            self._prompt = post
+            self._prompt = None if post is None else post + (self.system_prefix() or 0)
         elif subtype == "init":
             session_id = data.get("session_id")
             if isinstance(session_id, str) and session_id:

@@ -10,11 +10,15 @@ fresh :class:`~ctxsim.wire.Script`\\ s for each run, with :class:`~ctxsim.wire.O
   the lines of one message id are one call, a message id seen before is a replay): that call's
   ``input + cache_creation + cache_read`` (:func:`ctxsim.reference.prompt_tokens`) up to that plus its final
   output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report);
-- after a ``compact_boundary`` with a post-compaction size: that size; without one the truth is unknown, and no
-  point is checked until the next main-chain call; after a ``conversation_reset``, unknown likewise;
+- after a ``compact_boundary`` with a post-compaction size: that size (the summary) plus the system prefix, as
+  the reference estimates it from the session's first main-chain call (its cache read, else its prompt),
+  with every estimate between those bounds accepted; without a size the truth is unknown, and no point is
+  checked until the next main-chain call; after a ``conversation_reset``, unknown likewise;
 - at a subagent call and at a result: the main truth as it stands (when known).
 
 The point of a call sits on the last frame of the call (its last per-block message, or a stream event after it).
+Frames the SDK client keeps to itself (:func:`ctxsim.sdk.kept_by_client`: the ``session_state_changed`` frames
+Claude Code writes for the SDK host) are played to the client but are never a point.
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..reference.tracker import cache_read_tokens, prompt_tokens, system_prefix
 from ..wire import Frame, Observation, Script
-from ..world import Truth
+from ..world import Truth, compaction_truth
 
-__all__ = ["Recording", "RecordingError", "read_recording", "transcript_frame"]
+__all__ = ["Recording", "RecordingError", "read_recording", "transcript_frame", "transcript_frames"]
 
 FORMATS = ("auto", "stream-json", "transcript")
 _DROPPED = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
@@ -115,17 +120,24 @@ def read_recording(path: Path, fmt: str = "auto") -> Recording:
 
 
 def _split(recording: Recording, frames: list[tuple[int, dict[str, Any]]]) -> None:
-    """Queries: a stream-json query ends with its ``result``; a transcript is one query."""
+    """Queries: a stream-json query ends with its ``result`` and the host-only ``idle`` that follows it (the
+    session state the SDK client tracks, then drops); a transcript is one query."""
+    from ..sdk import kept_by_client
+
     current: list[tuple[int, dict[str, Any]]] = []
+    ended = False
     for number, data in frames:
+        if ended and not (data.get("subtype") == "session_state_changed" and data.get("state") == "idle"
+                          and kept_by_client(data)):
+            recording.queries.append(current)
+            current, ended = [], False
         current.append((number, data))
         if recording.model is None and _main_prompt(data) is not None:
             recording.model = data["message"].get("model")
         if not recording.session_id and isinstance(data.get("session_id"), str):
             recording.session_id = data["session_id"]
         if data.get("type") == "result" and recording.format == "stream-json":
-            recording.queries.append(current)
-            current = []
+            ended = True
     if current or not recording.queries:
         recording.queries.append(current)
     recording.prompts = [f"(recorded query {i + 1})" for i in range(len(recording.queries))]
@@ -161,6 +173,12 @@ def transcript_frame(line: dict[str, Any], parent: str | None) -> dict[str, Any]
     return None
 
 
+def transcript_frames(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """Transcript lines (``(line number, line)``) as the stream-json frames :func:`read_recording` plays, each
+    with its line number (for :mod:`ctxsim.scenario.importer`, which merges transcripts before playing them)."""
+    return _from_transcript(lines)
+
+
 def _from_transcript(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
     """Transcript lines as stream-json frames. A sidechain line's parent is the main chain's open ``Task``/
     ``Agent`` tool use (1.0.x transcripts write subagents inline), else ``sidechain:<agentId>``."""
@@ -194,8 +212,6 @@ def _from_transcript(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int,
 
 def _main_prompt(data: dict[str, Any]) -> int | None:
     """The prompt of a main-chain assistant frame with a usable usage, else None."""
-    from ..reference import prompt_tokens
-
     if data.get("type") != "assistant" or data.get("parent_tool_use_id") is not None:
         return None
     message = data.get("message")
@@ -217,9 +233,13 @@ class _Deriver:
         self.index = 0
 
     def run(self, scripts: list[Script], lines: list[list[int]]) -> dict[str, int]:
+        from ..sdk import kept_by_client
+
         outputs = self._final_outputs(scripts)
         points: dict[str, int] = {}
         truth: Truth | None = None
+        first: tuple[int, int] | None = None
+        """``(cache read, prompt)`` of the session's first main-chain call: the system prefix's bounds."""
         seen: set[str] = set()
         current: str | None = None
         for script, numbers in zip(scripts, lines):
@@ -231,6 +251,8 @@ class _Deriver:
             frames = script.frames
             for i, frame in enumerate(frames):
                 data = frame.data
+                if kept_by_client(data):
+                    continue  # never yielded (session state): neither a point nor the end of a call
                 kind = data.get("type")
                 prompt = _main_prompt(data)
                 if prompt is not None:
@@ -247,7 +269,9 @@ class _Deriver:
                     if key is not None:
                         seen.add(key)
                     current = key
-                    truth = Truth(prompt, max(outputs.get(key or "", 0), _output(data["message"].get("usage"))))
+                    usage = data["message"].get("usage")
+                    first = first or (cache_read_tokens(usage), prompt)
+                    truth = Truth(prompt, max(outputs.get(key or "", 0), _output(usage)), first_call=first)
                     pending = (i, *pending[1:])
                 elif kind == "stream_event" and data.get("parent_tool_use_id") is None and pending is not None:
                     pending = (i, *pending[1:])
@@ -266,10 +290,13 @@ class _Deriver:
                     if kind == "system" and data.get("subtype") == "compact_boundary":
                         meta = data.get("compact_metadata")
                         post = meta.get("post_tokens") if isinstance(meta, dict) else None
-                        truth = Truth(post, 0) if type(post) is int and post >= 0 else None
+                        truth = None
+                        if type(post) is int and post >= 0:  # the summary, and the reference's system prefix
+                            prefix = system_prefix(first) if first is not None else 0
+                            truth = compaction_truth(post, post + prefix, first)
                         current = None
                         self._point(frame, f"{q} compaction", "compaction", truth, points, numbers[i])
-                    elif kind == "conversation_reset":
+                    elif kind == "conversation_reset":  # a new conversation on the same system prefix
                         truth, current = None, None
                     elif kind == "result":
                         self._point(frame, f"{q} result", "result", truth, points, numbers[i])

@@ -140,8 +140,13 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
     Section("expire_cache", "An empty value or ``{}`` is fine.", (
         Key("keep_prefix", _COUNT, "Tokens still readable after the expiry.", "0"),
     )),
-    Section("compact", "The main chain compacted (a ``compact_boundary``).", (
-        Key("post", _COUNT, "Tokens after compaction (at most the window).", required=True),
+    Section("compact", "The main chain compacted (a ``compact_boundary``). Give ``post`` or ``context`` (or both): "
+                       "a bug report quotes either. The truth after is ``context``.", (
+        Key("post", _COUNT, "What the boundary's ``post_tokens`` says: the summary alone (Claude Code 2.1.330 "
+                            "reported 2,672 where ``/context`` then showed 14,756).",
+            "``context`` less the baseline"),
+        Key("context", _COUNT, "What the context holds after: system prompt, tools and skills plus the summary "
+                               "(what ``/context`` shows; at most the window).", "the baseline plus ``post``"),
         Key("pre", _COUNT, "Tokens before.", "the current context"),
         Key("trigger", "``auto`` or ``manual``", "What triggered it.", "``auto``"),
     )),

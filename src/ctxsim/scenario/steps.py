@@ -173,14 +173,29 @@ class StepBuilder:
 
     def step_compact(self, value: Any, line: int, path: str, *, at: int) -> None:
         r = self.r
-        m = r.mapping(value, line, path, keys("compact"), required=("post",))
+        m = r.mapping(value, line, path, keys("compact"))
+        if "post" not in m and "context" not in m:
+            raise r.error(line, path, "give post (what the compact_boundary reports) or context (what /context "
+                                      "shows after)")
         post = r.get(m, "post", path, r.count)
-        if post > self.window:
-            raise r.error(m.value_lines["post"], join_path(path, "post"),
-                          f"{post:,} tokens after compaction exceed the window ({self.window:,})")
+        context = r.get(m, "context", path, r.count)
+        baseline = self.b.baseline
+        if context is None:
+            context = baseline + post
+        elif post is None:
+            if context < baseline:
+                raise r.error(m.value_lines["context"], join_path(path, "context"),
+                              f"{context:,} is below the baseline ({baseline:,}): the system prompt and tools stay "
+                              f"after a compaction")
+            post = context - baseline
+        if context > self.window:
+            key = "context" if "context" in m else "post"
+            raise r.error(m.value_lines[key], join_path(path, key),
+                          f"the context after compaction, {context:,} tokens (the system prefix and the summary), "
+                          f"exceeds the window ({self.window:,})")
         pre = r.get(m, "pre", path, r.count)
         trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
-        self.b.compact(post, pre_tokens=pre, trigger=trigger)
+        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger)
         self.labels.mark("compaction", at)
 
     def step_subagent(self, value: Any, line: int, path: str, *, at: int) -> None:

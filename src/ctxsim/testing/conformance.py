@@ -90,8 +90,9 @@ class ConformanceResult:
 
 
 def _verdict(report: Report) -> str:
-    """``.`` met, ``X`` off the truth, ``!`` raised or returned a non-count, ``-`` judged at no point."""
-    if report.crash:
+    """``.`` met, ``X`` off the truth, ``!`` raised or returned a non-count (or the run stalled), ``-`` judged at
+    no point."""
+    if report.crash or report.stall:
         return "!"
     if report.failures:
         return "X"

@@ -15,9 +15,10 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from ..sdk import parse_message
+from ..check import Point
+from ..sdk import client_message
 from ..trackers.base import TrackerFactory
-from ..wire import Frame, Renderer
+from ..wire import Frame, Observation, Renderer
 from ..world import Call, Session, SessionBuilder, Truth
 
 __all__ = ["tracker_state_machine"]
@@ -65,7 +66,7 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
 
         def feed(self, frame: Frame | dict[str, Any]) -> None:
             data = frame.data if isinstance(frame, Frame) else frame
-            message = parse_message(data)
+            message = client_message(data)
             if message is None:
                 return
             if hasattr(self.tracker, "observe_frame"):
@@ -173,13 +174,14 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
                 assert estimate is None or estimate <= baseline + tolerance, (
                     f"ctxsim: a new session has no call yet, but the tracker says {estimate:,} tokens")
                 return
+            point = Point(Observation(0, "state machine", self.last_kind, truth, window), estimate, tolerance)
             if estimate is None:
-                assert not truth.knowable, f"ctxsim: the tracker does not know the context; truth {truth.prompt:,}"
+                assert point.ok, f"ctxsim: the tracker does not know the context; truth {truth.prompt:,}"
                 return
-            low, high = truth.prompt - tolerance, truth.next_request + tolerance
-            assert low <= estimate <= high, (
+            also = " (or, estimated, {:,}..{:,})".format(*truth.estimated) if truth.estimated else ""
+            assert point.ok, (
                 f"ctxsim: the tracker says {estimate:,} tokens; the truth is {truth.prompt:,}..{truth.next_request:,}"
-                f" (tolerance ±{tolerance:,})")
+                f"{also} (tolerance ±{tolerance:,})")
 
     label = getattr(make_tracker, "__name__", "tracker")
     TrackerMachine.__name__ = TrackerMachine.__qualname__ = f"TrackerMachine[{label}]"

@@ -146,9 +146,11 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_breaks(*_NAIVE_PROMPT, "subagent-ignored", "interleaved-subagents", "synthetic-errors",
                           "compaction", "compaction-without-post-size", "inserted-compaction")),
     Entry("ccstatusline", _latest("ccstatusline", after_compaction="post-or-zero"),
-          "after a compact_boundary shows postTokens, or 0 when the boundary has none",
+          "after a compact_boundary shows postTokens, the summary alone (the context also holds the system prompt "
+          "and tools: 2,672 where /context said 14,756, captures fact 8), or 0 when the boundary has none",
           "sirmalloc/ccstatusline jsonl-metrics (#524)",
-          breaks=_breaks(*_NAIVE_PROMPT, "compaction-without-post-size")),
+          # every boundary with a post size reads the baseline short, wherever a compaction is judged
+          breaks=_breaks(*_NAIVE_PROMPT, "compaction", "inserted-compaction", "compaction-without-post-size")),
     Entry("cumulative-statusline-totals", _summed("cumulative-statusline-totals"),
           "the session's cumulative input totals read as the context: 191%, 359%, '1000%+'",
           "Claude Code statusline total_input_tokens before 2.1.132 (B11: claude-code#13783, ccusage#823)",

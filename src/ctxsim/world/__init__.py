@@ -13,6 +13,7 @@ from .builder import (
 from .session import (
     CHARS_PER_TOKEN,
     DEFAULT_MODEL,
+    MAX_SYSTEM_PREFIX,
     Call,
     Compaction,
     ConversationReset,
@@ -26,11 +27,13 @@ from .session import (
     ToolUse,
     Truth,
     auto_compact_threshold,
+    compaction_truth,
 )
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_MODEL",
+    "MAX_SYSTEM_PREFIX",
     "Call",
     "Compaction",
     "ConversationReset",
@@ -45,5 +48,6 @@ __all__ = [
     "ToolUse",
     "Truth",
     "auto_compact_threshold",
+    "compaction_truth",
     "filler_text",
 ]

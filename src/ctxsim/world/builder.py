@@ -263,16 +263,31 @@ class SessionBuilder:
         chain.keep_prefix = keep_prefix
         return self
 
-    def compact(self, post_tokens: int, *, pre_tokens: int | None = None,
+    def compact(self, post_tokens: int | None = None, *, context: int | None = None, pre_tokens: int | None = None,
                 trigger: Literal["auto", "manual"] = "auto") -> SessionBuilder:
-        """Compact the main chain to ``post_tokens`` (``pre_tokens`` defaults to the current context)."""
+        """Compact the main chain: its boundary reports ``post_tokens`` (the summary), after which the context
+        holds ``context`` (the system prompt, tools and skills too: what ``/context`` shows).
+
+        Give either: ``context`` defaults to the baseline plus ``post_tokens``, ``post_tokens`` to ``context``
+        less the baseline. ``pre_tokens`` defaults to the current context.
+        """
+        if post_tokens is None and context is None:
+            raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
+                             "/context shows after)")
+        if context is None:
+            context = self.baseline + int(post_tokens or 0)
+        if post_tokens is None:
+            if context < self.baseline:
+                raise ValueError(f"ctxsim: compact(context={context:,}) is below the baseline ({self.baseline:,}): "
+                                 f"the system prompt and tools stay after a compaction")
+            post_tokens = context - self.baseline
         chain = self._chain(None)
         if pre_tokens is None:
             last = (chain.last_prompt or self.baseline) + chain.last_output
             pre_tokens = last + chain.pending_growth
-        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger))
-        chain.last_prompt, chain.last_output, chain.pending_growth = post_tokens, 0, 0
-        chain.expired, chain.keep_prefix = True, min(self.baseline, post_tokens)
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context))
+        chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
+        chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self
 
     def reset(self) -> SessionBuilder:

@@ -15,12 +15,13 @@ splits and ids deterministically from a seed), or from a scenario file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_MODEL",
+    "MAX_SYSTEM_PREFIX",
     "Call",
     "Compaction",
     "ConversationReset",
@@ -34,6 +35,7 @@ __all__ = [
     "ToolUse",
     "Truth",
     "auto_compact_threshold",
+    "compaction_truth",
 ]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -41,6 +43,12 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 
 CHARS_PER_TOKEN = 4
 """How many characters of generated content stand for one token (the usual English-text ratio)."""
+
+
+MAX_SYSTEM_PREFIX = 30_000
+"""The most a stream-reading tracker should take the system prompt, tools and skills to be. Claude Code's measure
+10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (2.1.39, real recordings); a
+first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
 
 
 def auto_compact_threshold(window: int, max_output_tokens: int) -> int:
@@ -142,11 +150,22 @@ class SubagentStart:
 
 @dataclass(frozen=True)
 class Compaction:
-    """Claude Code compacted the conversation: the context shrinks from ``pre_tokens`` to ``post_tokens``."""
+    """Claude Code compacted the conversation: the context shrinks from ``pre_tokens`` to ``context_tokens``.
+
+    Two numbers, as the real CLI shows them (``shared/captures``, fact 8: a boundary saying post 2,672 and
+    ``/context`` saying 14,756 right after): ``post_tokens`` is what the ``compact_boundary`` reports, the summary
+    alone; the context then holds the system prompt, tools and skills as well, which is what ``/context`` shows
+    and what the truth is.
+    """
 
     pre_tokens: int
+    """The context before, as the boundary reports it."""
     post_tokens: int
+    """The boundary's ``post_tokens``: the summary (and kept messages) that replaced the conversation."""
     trigger: Literal["auto", "manual"] = "auto"
+    context_tokens: int | None = None
+    """What the context holds after (system prompt, tools, skills and the summary: what ``/context`` shows);
+    None: the session's baseline plus ``post_tokens``."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +196,8 @@ class Truth:
     """The true main-chain context at one point of a session."""
 
     prompt: int
-    """Tokens in the context as the last main-chain request saw it (or the post-compaction size)."""
+    """Tokens in the context as the last main-chain request saw it (after a compaction: what it holds then,
+    as ``/context`` shows it)."""
     output: int
     """The output of that last call, which the next request will also carry (0 after a compaction)."""
     knowable: bool = True
@@ -186,11 +206,29 @@ class Truth:
     """Where the value is not knowable and the stream cannot even show that a new call happened (an unreadable
     call reusing an earlier call's message id looks like a replay of it): the band of what the stream last told,
     which a tracker may still report there (as may it say unknown)."""
+    first_call: tuple[int, int] | None = field(default=None, compare=False)
+    """``(cache read, prompt)`` of the session's first main-chain call: what a stream shows of the system prompt,
+    tools and skills every request carries (at least the cached part, at most the whole first prompt)."""
+    estimated: tuple[int, int] | None = None
+    """Where the stream shows the context only up to an estimate, the estimates that track it: after a
+    compaction, the boundary's ``post_tokens`` plus a system prefix within :attr:`first_call`'s bounds."""
 
     @property
     def next_request(self) -> int:
         """What the next request carries before any new input: ``prompt + output``."""
         return self.prompt + self.output
+
+
+def compaction_truth(post_tokens: int, context: int, first_call: tuple[int, int] | None) -> Truth:
+    """The truth after a compaction whose boundary reports ``post_tokens`` and after which the context holds
+    ``context``: exactly that, and, as estimates that track it, ``post_tokens`` plus a system prefix between the
+    first call's cache read and its whole prompt, neither above :data:`MAX_SYSTEM_PREFIX` (what a tracker reading
+    the stream can know)."""
+    estimated = None
+    if first_call is not None:
+        cached, prompt = (min(n, MAX_SYSTEM_PREFIX) for n in first_call)
+        estimated = (min(context, post_tokens + cached), max(context, post_tokens + prompt))
+    return Truth(context, 0, first_call=first_call, estimated=estimated)
 
 
 @dataclass(frozen=True)
@@ -226,12 +264,23 @@ class Session:
     def truth_after(self, step: Step, current: Truth | None) -> Truth | None:
         """The truth once ``step`` has happened, given the truth before it."""
         if isinstance(step, Call):
-            return Truth(step.prompt, step.output_tokens) if step.is_main else current
+            if not step.is_main:
+                return current
+            first = current.first_call if current is not None else None
+            return Truth(step.prompt, step.output_tokens,
+                         first_call=first or (step.cache_read_input_tokens, step.prompt))
         if isinstance(step, Compaction):
-            return Truth(step.post_tokens, 0)
-        if isinstance(step, ConversationReset):
-            return Truth(self.baseline, 0, knowable=False)
+            return compaction_truth(step.post_tokens, self.context_after(step),
+                                    current.first_call if current is not None else None)
+        if isinstance(step, ConversationReset):  # a new conversation, on the same system prefix
+            return Truth(self.baseline, 0, knowable=False, first_call=current.first_call if current else None)
         return current
+
+    def context_after(self, compaction: Compaction) -> int:
+        """What the context holds after ``compaction``: its ``context_tokens``, else baseline + ``post_tokens``."""
+        if compaction.context_tokens is not None:
+            return compaction.context_tokens
+        return self.baseline + compaction.post_tokens
 
     def timeline(self) -> list[tuple[int, Step, Truth | None]]:
         """``(query index, step, truth after the step)`` for every step, in order."""
