@@ -12,6 +12,9 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario keys
     ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
     ctxsim catalogue [--tracker NAME|module:factory ...]
+    ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
+    ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
+    ctxsim record [NAME...] [--dir tests/captures] [--list]
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
@@ -118,6 +121,8 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
 
 
 def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
+    if run.stalled:
+        return False, "the run did not finish (the SDK client went silent): NOT AS EXPECTED"
     does = "tracks it" if run.ok else "fails on it"
     if expected == "none":
         return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
@@ -363,7 +368,102 @@ def _catalogue(args: argparse.Namespace) -> int:
     return 1 if off else 0
 
 
+# --- ctxsim import, ctxsim score -------------------------------------------------------------------------------
+
+
+def _configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING",
+                        help="Claude Code transcripts (a session's .jsonl and its subagents/*.jsonl, any order) or "
+                             "one stream-json capture")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the scenario to write")
+    parser.add_argument("--stream", action="store_true", help="always write the scrubbed stream, never steps")
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+
+
+def _import(args: argparse.Namespace) -> int:
+    from .scenario.importer import ImportFailure, write_import
+
+    try:
+        written = write_import(args.recordings, args.output, force=args.force, steps=not args.stream)
+    except ImportFailure as exc:
+        raise CommandError(str(exc)) from None
+    print(f"wrote {' and '.join(map(str, written))}: text scrubbed, ids re-keyed, numbers kept; "
+          f"run it:  ctxsim run {written[0]}")
+    return 0
+
+
+def _configure_score(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenarios", nargs="*", type=Path, metavar="SCENARIOS",
+                        help="scenario files or directories (default: ./scenarios)")
+    parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
+                        help="your tracker, scored beside the catalogue (repeatable)")
+    parser.add_argument("--fuzz", type=int, default=0, metavar="N", help="also score N generated faulted streams")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated streams (default 0)")
+    parser.add_argument("--html", type=Path, metavar="DIR", help="write DIR/index.html: the table and each "
+                                                                "tracker's timeline plot (needs matplotlib)")
+
+
+def _score(args: argparse.Namespace) -> int:
+    from .scenario import SessionScenario
+    from .score import score
+    from .trackers import CATALOGUE
+
+    if args.html is not None:
+        from .plot import PlotUnavailable, require_pyplot
+
+        try:
+            require_pyplot()
+        except PlotUnavailable as exc:
+            raise CommandError(f"{exc} (needed by --html; or run without it)") from None
+    if args.fuzz < 0:
+        raise CommandError(f"ctxsim: score: --fuzz must be 0 or more, got {args.fuzz}")
+    files = []
+    for path in args.scenarios or [Path("scenarios")]:
+        if not path.exists():
+            raise CommandError(f"ctxsim: score: no such file or directory: {path}")
+        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
+    trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    for spec in args.tracker:
+        resolved = _resolve_tracker(spec)
+        if resolved.name not in CATALOGUE:
+            trackers.append((resolved.name, resolved.factory))
+    board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr)
+    print(board.table())
+    if args.html is not None:
+        from .plot import write_scoreboard_html
+
+        print(f"\nctxsim score: page written to {write_scoreboard_html(board, args.html)}")
+    return 0
+
+
 # --- the command ------------------------------------------------------------------------------------------------
+
+def _configure_record(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="scripted sessions to record (default: all; --list shows them)")
+    parser.add_argument("--dir", type=Path, default=Path("tests/captures"),
+                        help="where the captures go, under claude-code-<CLI version>/ (default: tests/captures)")
+    parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
+
+
+def _record(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .live.conformance import SESSIONS
+    from .live.record import record
+
+    if args.list:
+        for name, scripted in SESSIONS.items():
+            print(f"{name:22} {scripted.description}")
+        return 0
+    unknown = [n for n in args.names if n not in SESSIONS]
+    if unknown:
+        raise CommandError(f"ctxsim: record: no scripted session {unknown[0]!r} (known: {', '.join(SESSIONS)})")
+    for path in anyio.run(lambda: record(args.dir, args.names or None)):
+        print(f"wrote {path}")
+    return 0
+
 
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
@@ -373,6 +473,12 @@ COMMANDS: tuple[Command, ...] = (
             _configure_fuzz, _fuzz),
     Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
             _configure_catalogue, _catalogue),
+    Command("import", "turn transcripts or a stream-json capture into a shareable scenario (text scrubbed)",
+            _configure_import, _import),
+    Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
+            _configure_score, _score),
+    Command("record", "play the live conformance sessions through the bundled CLI and write their captures",
+            _configure_record, _record),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 

@@ -71,7 +71,8 @@ stream; :func:`ctxsim.scenario_run.run_scenario` runs a tracker over it) or a :c
 
 The package: :mod:`.schema` (every key, its type and default), :mod:`.load` (files to :class:`Scenario`), one
 reader per section (:mod:`.steps`, :mod:`.task`, :mod:`.expect`, :mod:`.faults`, :mod:`.recording`) and
-:mod:`.dump` (sessions back to scenario text).
+:mod:`.dump` (sessions back to scenario text), :mod:`.importer` with :mod:`.scrub` (``ctxsim import``: recordings to
+scenarios that can be shared).
 """
 
 from __future__ import annotations
