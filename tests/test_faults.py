@@ -329,8 +329,9 @@ def test_missing_usage_on_some_blocks_leaves_one_whole_message_per_call() -> Non
 def test_missing_usage_on_a_whole_call_makes_its_points_not_knowable(partial: bool) -> None:
     out = run(F.MissingUsage(rate=1.0, shape="none", scope="whole_call"), partial=partial)
     assert all(line["message"]["usage"] is None for line in assistants(out))
-    # every point but the compaction (its boundary states the size) is not knowable; the numbers stay
-    expected = [(label, replace(t, knowable=label == "q2 compaction"), w) for label, t, w in labels(RENDERED[partial])]
+    # no point is knowable, the compaction included: its boundary states the summary, and no readable call shows
+    # the system prefix the context also holds; the numbers stay
+    expected = [(label, replace(t, knowable=False), w) for label, t, w in labels(RENDERED[partial])]
     assert labels(out) == expected
 
 
@@ -354,7 +355,9 @@ def test_garbage_in_a_prompt_field_keeps_the_number_or_makes_the_point_not_knowa
     junk = run(F.GarbageValues(rate=1.0, kinds=("nan",), fields="prompt"))
     assert any(isinstance(v, float) and math.isnan(v)
                for v in assistants(junk, MAIN[0].message_id)[0]["message"]["usage"].values())
-    assert [label for label, truth, _ in labels(junk) if truth.knowable] == ["q2 compaction"]
+    # every call is unreadable, and the compaction's boundary states only the summary: no readable call shows the
+    # system prefix the context also holds, so no point is knowable
+    assert [label for label, truth, _ in labels(junk) if truth.knowable] == []
     assert not F.GarbageValues(fields="prompt").keeps_truth
     assert F.GarbageValues(fields="prompt", kinds=("float", "numeric_string")).keeps_truth
 
@@ -409,10 +412,11 @@ def test_inserted_compaction_sets_the_truth_until_the_next_call() -> None:
             continue
         post = data["compact_metadata"]["post_tokens"]
         assert post == round(data["compact_metadata"]["pre_tokens"] * 0.25)
-        # the summary, and the system prefix the session's first call read from cache (a /clear keeps it); a
-        # tracker may estimate that prefix anywhere from that cache read to the first call's whole prompt
-        cached, whole = MAIN[0].cache_read_input_tokens, MAIN[0].prompt
-        assert frame.observation.truth == Truth(post + cached, 0, estimated=(post + cached, post + whole))  # type: ignore[union-attr]
+        # the summary, and the system prefix the session's first call read from cache (a /clear keeps it): that
+        # cache read is also what the stream shows of the prefix, so the estimate is exact
+        cached = MAIN[0].cache_read_input_tokens
+        truth = frame.observation.truth  # type: ignore[union-attr]
+        assert truth == Truth(post + cached, 0) and truth.estimated == (post + cached, post + cached)
         checked += 1
     assert checked
     ordered = list(frames(out))

@@ -221,4 +221,7 @@ def test_after_compaction_the_system_prefix_comes_from_the_first_call_or_is_give
     assert cleared.context_tokens() is None
     cleared.observe(boundary)
     assert cleared.system_prefix() == 12_000 and cleared.context_tokens() == 2672 + 12_000
-    assert ContextTracker().system_prefix() is None  # nothing seen yet
+    nothing = ContextTracker()  # no call has shown the prefix: unknown, not the summary alone
+    nothing.observe(boundary)
+    assert nothing.system_prefix() is None and nothing.context_tokens() is None
+    assert ContextTracker(prefix_tokens=11_981).system_prefix() == 11_981

@@ -50,8 +50,9 @@ def test_subagent_calls_do_not_move_the_truth_and_compaction_does() -> None:
     # the boundary says 15,000 (the summary); the context also holds the 20,000-token baseline. A tracker can bound
     # that prefix from the first call: its cache read (the cached baseline) up to its whole prompt.
     first = session.main_calls[0]
-    assert compaction == Truth(20_000 + 15_000, 0,
-                               estimated=(15_000 + first.cache_read_input_tokens, 15_000 + first.prompt))
+    assert compaction == Truth(20_000 + 15_000, 0)
+    # it reads as the prefix the first call read from cache: the baseline, so the estimate is exact
+    assert first.cache_read_input_tokens == 20_000 and compaction.estimated == (35_000, 35_000)
 
 
 def test_rendering_reproduces_the_per_block_facts() -> None:

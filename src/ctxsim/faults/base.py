@@ -19,15 +19,17 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from ..wire import Frame, Observation, Script
-from ..world import Truth
+from ..world import Truth, system_prefix
 from .units import (
     ANCHOR_KINDS,
     USAGE_KEYS,
     Unit,
+    cache_read_of,
     clone,
     is_count,
     message_of,
     prompt_of,
+    readable_prompt,
     segment,
     usage_of,
 )
@@ -213,9 +215,39 @@ class FaultStream:
             if obs is not None and obs.kind in ANCHOR_KINDS:
                 anchor = obs
 
+    def _estimate_compactions(self) -> None:
+        """Give each compaction the estimates its stream allows: the boundary's post size plus the system prefix
+        as the session's first readable main call shows it (:func:`ctxsim.world.system_prefix`), which a fault may
+        have changed (a cache read moved to creation, usage made unreadable); not knowable where no readable call
+        comes before it."""
+        first: tuple[int, int] | None = None
+        for _, _, unit in self.units():
+            if unit.main and first is None:
+                for frame in unit.usage_frames():
+                    usage = usage_of(frame)
+                    prompt = readable_prompt(usage)
+                    if usage is not None and prompt:
+                        first = (cache_read_of(usage), prompt)
+                        break
+            obs = unit.observation
+            if unit.kind != "compaction" or obs is None or not obs.truth.knowable:
+                continue
+            if first is None:  # every call before it is unreadable: the stream shows nothing of the prefix
+                self.set_truth(unit, replace(obs.truth, knowable=False, estimated=None))
+                continue
+            meta = unit.frames[0].data.get("compact_metadata") or unit.frames[0].data.get("compactMetadata")
+            post = meta.get("post_tokens", meta.get("postTokens")) if isinstance(meta, dict) else None
+            if isinstance(post, int) and is_count(post):
+                shown = post + system_prefix(first)
+                context = obs.truth.prompt
+                estimated = (min(context, shown), max(context, shown))
+                if estimated != obs.truth.estimated:
+                    self.set_truth(unit, replace(obs.truth, estimated=estimated))
+
     def to_scripts(self) -> list[Script]:
         """The scripts again, dependent points re-derived (when a fault asked) and points numbered 1, 2, ..."""
         self._mark_unseen_calls()  # after every fault: the one that makes a call unreadable may come before the reuse
+        self._estimate_compactions()
         current: Truth | None = None
         index = 0
         out = []

@@ -18,10 +18,12 @@ __all__ = [
     "SYNTHETIC_MODEL",
     "USAGE_KEYS",
     "Unit",
+    "cache_read_of",
     "clone",
     "is_count",
     "message_of",
     "prompt_of",
+    "readable_prompt",
     "segment",
     "usage_of",
 ]
@@ -94,6 +96,29 @@ def prompt_of(usage: dict[str, Any] | None) -> int | None:
     if not values[1] and isinstance(nested, dict):
         values[1] = sum(v for v in map(_lenient, nested.values()) if v is not None)
     return sum(values)  # type: ignore[arg-type]
+
+
+def readable_prompt(usage: dict[str, Any] | None) -> int | None:
+    """The prompt a tracker can read off ``usage``, as the reference reads it: absent counts are 0 (a gateway
+    that reports no cache fields), a present field that is not a count makes it unreadable; None for nothing."""
+    well_formed = prompt_of(usage)
+    if well_formed is not None or usage is None:
+        return well_formed or None
+    present = [usage.get(k) for k in USAGE_KEYS if usage.get(k) is not None]
+    counts = [_lenient(v) for v in present]
+    if not present or any(c is None for c in counts):
+        return None
+    return sum(c for c in counts if c is not None) or None
+
+
+def cache_read_of(usage: dict[str, Any]) -> int:
+    """The cache read of the part of ``usage`` that occupies the context (the last ``message`` iteration); 0 when
+    it is absent or not a count."""
+    iterations = usage.get("iterations")
+    if isinstance(iterations, list):
+        last = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"]
+        usage = last[-1] if last else usage
+    return _lenient(usage.get("cache_read_input_tokens")) or 0
 
 
 def _lenient(value: Any) -> int | None:

@@ -39,7 +39,6 @@ _EXPORTS = {
     "ContextTracker": "tracker",
     "cache_read_tokens": "tracker",
     "prompt_tokens": "tracker",
-    "system_prefix": "tracker",
     "token_count": "tracker",
 }
 
@@ -64,7 +63,6 @@ __all__ = [
     "request_checkpoint",
     "run_turn",
     "run_with_restarts",
-    "system_prefix",
     "token_count",
 ]
 
@@ -91,6 +89,6 @@ if TYPE_CHECKING:
         run_turn,
         run_with_restarts,
     )
-    from .tracker import ContextTracker, cache_read_tokens, prompt_tokens, system_prefix, token_count
+    from .tracker import ContextTracker, cache_read_tokens, prompt_tokens, token_count
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

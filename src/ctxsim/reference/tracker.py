@@ -18,9 +18,9 @@ from claude_agent_sdk import (
     SystemMessage,
 )
 
-from ..world.session import MAX_SYSTEM_PREFIX
+from ..world.session import system_prefix
 
-__all__ = ["ContextTracker", "cache_read_tokens", "prompt_tokens", "system_prefix", "token_count"]
+__all__ = ["ContextTracker", "cache_read_tokens", "prompt_tokens", "token_count"]
 
 MAX_PROMPT_FIELD = 100_000_000
 """No context window comes near this; a larger prompt count is garbage, not a count."""
@@ -91,15 +91,6 @@ def prompt_tokens(usage: Any) -> int | None:
     return sum(known)
 
 
-def system_prefix(first_call: tuple[int, int]) -> int:
-    """The system prompt, tools and skills, as far as a session's first main-chain call shows them
-    (``(cache read, prompt)``): its cache read when it found the prefix cached, else its whole prompt (an upper
-    bound: it holds the first user message too), at most :data:`~ctxsim.world.MAX_SYSTEM_PREFIX` (a larger
-    cache read means the stream began mid-conversation)."""
-    cached, prompt = first_call
-    return min(cached or prompt, MAX_SYSTEM_PREFIX)
-
-
 def cache_read_tokens(usage: Any) -> int:
     """The cache read of the part of ``usage`` that occupies the context (0 when absent or not a count)."""
     if not isinstance(usage, dict):
@@ -150,8 +141,8 @@ class ContextTracker:
       ``prefix_tokens`` when given (the non-message categories of ``get_context_usage()``), else read off the
       session's first main-chain call (a ``/clear`` keeps the same prefix): its cache read when it found the
       prefix cached, else its whole prompt (an upper bound: it holds the first user message too), at most 30,000
-      tokens (:func:`system_prefix`). Unknown (None) when the boundary carries no post size, until the next
-      main-chain call.
+      tokens (:func:`ctxsim.world.system_prefix`). Unknown (None) when the boundary carries no post size, or when no
+      call has shown the prefix yet, until the next main-chain call.
     - **Missing or garbage usage** never raises: a message without usage leaves the estimate as it was; a new
       call whose usage is there but unreadable makes the context unknown until a readable call arrives.
     - **New conversation** (``/clear``, a new session id in ``system/init``): the estimate is unknown again.
@@ -223,8 +214,7 @@ class ContextTracker:
     def system_prefix(self) -> int | None:
         """The system prompt, tools and skills every request carries: ``prefix_tokens`` when given, else the first
         main-chain call's cache read (the cached prefix) or, on a cold cache, its whole prompt, at most
-        :data:`~ctxsim.world.MAX_SYSTEM_PREFIX` (a larger cache read means the stream began mid-conversation);
-        None before the first call."""
+        :data:`~ctxsim.world.MAX_SYSTEM_PREFIX` (:func:`ctxsim.world.system_prefix`); None before the first call."""
         if self.prefix_tokens is not None:
             return self.prefix_tokens
         return None if self._first is None else system_prefix(self._first)
@@ -286,7 +276,8 @@ class ContextTracker:
             if isinstance(meta, dict):
                 post = token_count(meta.get("post_tokens", meta.get("postTokens")))
             self._latest, self._output = None, None
-            self._prompt = None if post is None else post + (self.system_prefix() or 0)
+            prefix = self.system_prefix()
+            self._prompt = None if post is None or prefix is None else post + prefix
         elif subtype == "init":
             session_id = data.get("session_id")
             if isinstance(session_id, str) and session_id:

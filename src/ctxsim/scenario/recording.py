@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..reference.tracker import cache_read_tokens, prompt_tokens, system_prefix
+from ..reference.tracker import cache_read_tokens, prompt_tokens
 from ..wire import Frame, Observation, Script
-from ..world import Truth, compaction_truth
+from ..world import Truth, compaction_truth, system_prefix
 
 __all__ = ["Recording", "RecordingError", "read_recording", "transcript_frame", "transcript_frames"]
 

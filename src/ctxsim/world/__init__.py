@@ -28,6 +28,7 @@ from .session import (
     Truth,
     auto_compact_threshold,
     compaction_truth,
+    system_prefix,
 )
 
 __all__ = [
@@ -50,4 +51,5 @@ __all__ = [
     "auto_compact_threshold",
     "compaction_truth",
     "filler_text",
+    "system_prefix",
 ]

@@ -173,6 +173,7 @@ class SessionBuilder:
         model: str | None = None,
         message_id: str | None = None,
         request_id: str | Literal[False] | None = None,
+        text: str | None = None,
     ) -> SessionBuilder:
         """Add an API call to the current chain (the main chain, or the open subagent).
 
@@ -180,6 +181,9 @@ class SessionBuilder:
         is ``prompt`` or, by default, the previous prompt plus its output plus everything added since, split as a
         real cache would split it. ``results`` adds one tool use per entry whose result carries that many tokens.
         ``blocks`` names the block kinds (``thinking``, ``text``, ``tool_use``); ``request_id=False`` omits it.
+        ``text`` is what the model says: the call's text blocks carry it (the first one; the others stay filler),
+        so an agent that branches on the reply (``TASK COMPLETE``, a ``<checkpoint>`` block) can be scripted. The
+        usage stays what is stated or derived.
         """
         parent = self._subagent
         chain = self._chain(parent)
@@ -191,6 +195,8 @@ class SessionBuilder:
         else:
             usage = self._derive_split(chain, prompt)
         kinds = tuple(blocks) if blocks is not None else ("text",) + ("tool_use",) * len(results)
+        if text is not None and "text" not in kinds:
+            raise ValueError(f"ctxsim: text={text[:40]!r} needs a text block, but blocks are {list(kinds)}")
         n_tools = kinds.count("tool_use")
         if results and len(results) != n_tools:
             raise ValueError(f"ctxsim: {len(results)} results for {n_tools} tool_use blocks")
@@ -201,7 +207,8 @@ class SessionBuilder:
             if kind == "thinking":
                 built.append(Thinking(filler_text(self._rng, 12)))
             elif kind == "text":
-                built.append(Text(filler_text(self._rng, 10)))
+                said = text if text is not None and not any(isinstance(b, Text) for b in built) else None
+                built.append(Text(said if said is not None else filler_text(self._rng, 10)))
             elif kind == "tool_use":
                 name, make_input = self._rng.choice(_TOOLS)
                 tool = ToolUse(self._new_id("toolu"), name, make_input(self._rng))

@@ -36,6 +36,7 @@ __all__ = [
     "Truth",
     "auto_compact_threshold",
     "compaction_truth",
+    "system_prefix",
 ]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -209,9 +210,10 @@ class Truth:
     first_call: tuple[int, int] | None = field(default=None, compare=False)
     """``(cache read, prompt)`` of the session's first main-chain call: what a stream shows of the system prompt,
     tools and skills every request carries (at least the cached part, at most the whole first prompt)."""
-    estimated: tuple[int, int] | None = None
+    estimated: tuple[int, int] | None = field(default=None, compare=False)
     """Where the stream shows the context only up to an estimate, the estimates that track it: after a
-    compaction, the boundary's ``post_tokens`` plus a system prefix within :attr:`first_call`'s bounds."""
+    compaction, anything between the context and the boundary's ``post_tokens`` plus the system prefix the stream
+    shows (:func:`system_prefix`). What a stream allows, not the truth: equal truths may differ here."""
 
     @property
     def next_request(self) -> int:
@@ -219,16 +221,24 @@ class Truth:
         return self.prompt + self.output
 
 
+def system_prefix(first_call: tuple[int, int]) -> int:
+    """The system prompt, tools and skills, as far as a session's first main-chain call shows them
+    (``(cache read, prompt)``): its cache read when it found the prefix cached, else its whole prompt (an upper
+    bound: it holds the first user message too), at most :data:`MAX_SYSTEM_PREFIX` (a larger
+    cache read means the stream began mid-conversation)."""
+    cached, prompt = first_call
+    return min(cached or prompt, MAX_SYSTEM_PREFIX)
+
+
 def compaction_truth(post_tokens: int, context: int, first_call: tuple[int, int] | None) -> Truth:
     """The truth after a compaction whose boundary reports ``post_tokens`` and after which the context holds
-    ``context``: exactly that, and, as estimates that track it, ``post_tokens`` plus a system prefix between the
-    first call's cache read and its whole prompt, neither above :data:`MAX_SYSTEM_PREFIX` (what a tracker reading
-    the stream can know)."""
-    estimated = None
-    if first_call is not None:
-        cached, prompt = (min(n, MAX_SYSTEM_PREFIX) for n in first_call)
-        estimated = (min(context, post_tokens + cached), max(context, post_tokens + prompt))
-    return Truth(context, 0, first_call=first_call, estimated=estimated)
+    ``context``: exactly that, and, as estimates that track it, everything between it and ``post_tokens`` plus
+    the system prefix the stream shows (:func:`system_prefix`): what a tracker reading the stream can know. Before
+    any main-chain call (``first_call`` None) the stream shows nothing of that prefix: not knowable."""
+    if first_call is None:  # no call yet: nothing in the stream shows the system prefix
+        return Truth(context, 0, knowable=False)
+    shown = post_tokens + system_prefix(first_call)
+    return Truth(context, 0, first_call=first_call, estimated=(min(context, shown), max(context, shown)))
 
 
 @dataclass(frozen=True)
