@@ -1,0 +1,115 @@
+"""The world of a live run: the :class:`~ctxsim.world.Session` that really happened, from what the fake API served
+and the order in which the CLI reported it. Private to :mod:`ctxsim.live.conformance`.
+
+The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
+(tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read
+from its messages. A call the stream never shows (a subagent's text-only reply, which the CLI does not forward)
+is placed where the API served it. The compaction summary request is no world call (the world has no such
+step); what the boundary reports becomes a :class:`~ctxsim.world.Compaction`. Where no call follows the compaction
+in its step (``/compact``), its ``context_tokens`` is what the CLI's ``get_context_usage`` said right after (the
+world's definition: what ``/context`` shows); otherwise the next call's reported prompt tells the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
+
+from ..world import (
+    CHARS_PER_TOKEN,
+    Call,
+    Compaction,
+    ConversationReset,
+    Query,
+    Session,
+    Step,
+    SubagentStart,
+    ToolResult,
+)
+from .api import Served
+
+__all__ = ["session_of"]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content or ())
+
+
+def _call(served: Served, model: str) -> Call:
+    return Call(input_tokens=served.usage[0], cache_creation_input_tokens=served.usage[1],
+                cache_read_input_tokens=served.usage[2], output_tokens=served.reply.output_tokens,
+                blocks=served.blocks, message_id=served.message_id, model=model, request_id=None,
+                parent_tool_use_id=served.request.agent)
+
+
+def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model: str,
+           context_after: int | None) -> tuple[Query, str | None]:
+    """One step's query, and the session id its result reports. ``context_after``: what the CLI's context usage
+    said after the step."""
+    calls = [s for s in served if s.request.kind in ("main", "subagent") and s.reply.error is None]
+    steps: list[Step] = []
+    placed: set[str] = set()
+    session_id: str | None = None
+
+    def place_up_to(message_id: str | None) -> None:
+        for s in calls:
+            if s.message_id in placed:
+                continue
+            placed.add(s.message_id)
+            steps.append(_call(s, model))
+            if s.message_id == message_id:
+                return
+
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            if message.message_id is not None and message.message_id not in placed and any(
+                    s.message_id == message.message_id for s in calls):
+                place_up_to(message.message_id)
+        elif isinstance(message, UserMessage) and isinstance(message.content, list):
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    text = _text(block.content)
+                    steps.append(ToolResult(block.tool_use_id, text, max(1, len(text) // CHARS_PER_TOKEN),
+                                            bool(block.is_error), message.parent_tool_use_id))
+        elif isinstance(message, SystemMessage) and message.subtype == "task_started":
+            data = message.data
+            steps.append(SubagentStart(str(data.get("tool_use_id")), str(data.get("task_id")),
+                                       str(data.get("description", "")), str(data.get("prompt", ""))))
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            meta = message.data.get("compact_metadata") or {}
+            steps.append(Compaction(int(meta["pre_tokens"]), int(meta["post_tokens"]),
+                                    "manual" if meta.get("trigger") == "manual" else "auto"))
+        elif type(message).__name__ == "ConversationResetMessage":
+            steps.append(ConversationReset(""))  # the new session id is the result's, filled in below
+        elif isinstance(message, ResultMessage):
+            session_id = message.session_id
+    place_up_to(None)
+    if steps and isinstance(steps[-1], Compaction) and context_after is not None:
+        # No call after the compaction (/compact): what the context holds then is what /context says.
+        last = steps[-1]
+        steps[-1] = Compaction(last.pre_tokens, last.post_tokens, last.trigger, context_after)
+    if session_id is not None:
+        steps = [ConversationReset(session_id) if isinstance(s, ConversationReset) else s for s in steps]
+    return Query(prompt, tuple(steps)), session_id
+
+
+def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[Any]],
+               served: Sequence[Sequence[Served]], context_after: Sequence[int | None], *, model: str, window: int,
+               baseline: int, max_output_tokens: int = 32_000) -> Session:
+    """The session a live run played: ``prompts[i]`` answered by ``messages[i]`` while the API served
+    ``served[i]``, and ``get_context_usage`` said ``context_after[i]`` after it. ``baseline`` is what the CLI says
+    a fresh conversation holds (its context usage before the first query)."""
+    queries: list[Query] = []
+    session_id: str | None = None
+    for prompt, step_messages, step_served, after in zip(prompts, messages, served, context_after):
+        query, sid = _query(prompt, step_messages, step_served, model, after)
+        queries.append(query)
+        if session_id is None:
+            first = next((m for m in step_messages if isinstance(m, SystemMessage) and m.subtype == "init"), None)
+            session_id = str(first.data.get("session_id")) if first is not None else sid
+    return Session(session_id=session_id or "", queries=tuple(queries), model=model, window=window,
+                   baseline=baseline, max_output_tokens=max_output_tokens, name=name)

@@ -1,0 +1,165 @@
+"""What a context tracker can use of a session's messages, and comparing two such projections field by field.
+
+:func:`project_message` reduces one ``claude_agent_sdk`` message to the fields a tracker can read: for an assistant
+message its ``message_id``, ``parent_tool_use_id``, usage and block kinds; for a user message the tool results it
+carries; for a result its usage, per-model usage, cost and session id; ``compact_boundary`` and conversation resets;
+for stream events (partial messages) the ``message_start`` and ``message_delta`` usage. Everything else (the
+``init`` frame, statuses, task notifications, user messages without tool results: replayed prompts, compaction
+summaries, command output) is left out. :func:`project_context_usage` does the same for ``get_context_usage()``.
+
+Projections are flat ``{field: value}`` dicts, so :func:`compare` can name every field that differs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, UserMessage
+
+__all__ = ["CONTEXT_USAGE_FIELDS", "Difference", "Projection", "StepProjection", "compare", "project_context_usage",
+           "project_message"]
+
+USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
+                      "contextWindow", "maxOutputTokens")
+CONTEXT_USAGE_FIELDS = ("totalTokens", "maxTokens", "rawMaxTokens", "percentage", "autoCompactThreshold",
+                        "isAutoCompactEnabled")
+"""The fields of ``get_context_usage()`` a tracker can use (``categories`` and the rest describe, not measure)."""
+
+Projection = dict[str, Any]
+"""One message's (or one ``get_context_usage()``'s) tracker-relevant fields, flat."""
+
+
+def _usage(prefix: str, usage: Mapping[str, Any] | None, keys: Sequence[str] = USAGE_FIELDS) -> Projection:
+    if usage is None:
+        return {prefix: None}
+    return {f"{prefix}.{k}": usage.get(k) for k in keys}
+
+
+def _block_kind(block: Any) -> str:
+    return type(block).__name__.removesuffix("Block").lower()
+
+
+def project_message(message: Any) -> Projection | None:
+    """The tracker-relevant fields of one SDK message; None for a message a tracker has no use for."""
+    if isinstance(message, AssistantMessage):
+        return {"type": "assistant", "message_id": message.message_id,
+                "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", message.usage),
+                "blocks": [_block_kind(b) for b in message.content]}
+    if isinstance(message, UserMessage):
+        content = message.content
+        ids = [b.tool_use_id for b in content if hasattr(b, "tool_use_id")] if isinstance(content, list) else []
+        if not ids:
+            return None
+        return {"type": "user", "parent_tool_use_id": message.parent_tool_use_id, "tool_results": ids}
+    if isinstance(message, ResultMessage):
+        out: Projection = {"type": "result", "subtype": message.subtype, "is_error": message.is_error,
+                           "session_id": message.session_id, **_usage("usage", message.usage),
+                           "total_cost_usd": round(message.total_cost_usd or 0.0, 9)}
+        for model, usage in sorted((message.model_usage or {}).items()):
+            out.update(_usage(f"model_usage[{model}]", usage, MODEL_USAGE_FIELDS))
+        return out
+    if isinstance(message, StreamEvent):
+        event = message.event
+        kind = event.get("type")
+        if kind == "message_start":
+            return {"type": "stream_event", "event": kind, "message_id": event["message"].get("id"),
+                    "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", event["message"].get("usage"))}
+        if kind == "message_delta":
+            return {"type": "stream_event", "event": kind, "parent_tool_use_id": message.parent_tool_use_id,
+                    "stop_reason": event.get("delta", {}).get("stop_reason"),
+                    "usage.output_tokens": event.get("usage", {}).get("output_tokens")}
+        return None
+    if isinstance(message, SystemMessage):
+        if message.subtype != "compact_boundary":
+            return None
+        meta = message.data.get("compact_metadata") or {}
+        return {"type": "system", "subtype": "compact_boundary", "trigger": meta.get("trigger"),
+                "pre_tokens": meta.get("pre_tokens"), "post_tokens": meta.get("post_tokens")}
+    if type(message).__name__ == "ConversationResetMessage":
+        return {"type": "conversation_reset"}
+    if dataclasses.is_dataclass(message):
+        return {"type": type(message).__name__}  # a message type this projection does not know: shown, not hidden
+    return None
+
+
+def project_context_usage(usage: Mapping[str, Any]) -> Projection:
+    """The tracker-relevant fields of a ``get_context_usage()`` answer."""
+    return {"type": "context_usage", **{k: usage.get(k) for k in CONTEXT_USAGE_FIELDS}}
+
+
+@dataclass
+class StepProjection:
+    """One step of a scripted session (a query or command): its messages' projections and the context usage after."""
+
+    prompt: str
+    messages: list[Projection]
+    context_usage: Projection
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able form (see :meth:`from_json`)."""
+        return {"prompt": self.prompt, "messages": self.messages, "context_usage": self.context_usage}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> StepProjection:
+        """The inverse of :meth:`to_json`."""
+        return cls(str(data["prompt"]), list(data["messages"]), dict(data["context_usage"]))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One field that differs between two projections of the same session."""
+
+    where: str
+    """``step 3 (/compact) message 2 (result)``, or ``before the first query``."""
+    field: str
+    left: Any
+    right: Any
+    step: int = 0
+    """The 1-based step (0: the context usage before the first query)."""
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.field}: {self.left!r} != {self.right!r}"
+
+
+def _compare_items(where: str, left: Projection | None, right: Projection | None, step: int) -> list[Difference]:
+    if left is None or right is None:
+        shown = left or right or {}
+        return [Difference(where, "(message)", left and left.get("type"), right and right.get("type"), step)
+                ] if shown else []
+    return [Difference(where, key, left.get(key, "<absent>"), right.get(key, "<absent>"), step)
+            for key in sorted(set(left) | set(right), key=lambda k: (k != "type", k))
+            if left.get(key, "<absent>") != right.get(key, "<absent>")]
+
+
+def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
+            initial: tuple[Projection, Projection] | None = None) -> list[Difference]:
+    """Every field where the two projections of one session differ, step by step and message by message.
+
+    ``initial`` compares the context usage before the first query as well. Messages are compared by position: a
+    missing or extra message is one difference (``(message)``), then the comparison goes on at the next position.
+    """
+    out: list[Difference] = []
+    if initial is not None:
+        out += _compare_items("before the first query", *initial, 0)
+    for number in range(max(len(left), len(right))):
+        a = left[number] if number < len(left) else None
+        b = right[number] if number < len(right) else None
+        either = a if a is not None else b
+        prompt = either.prompt if either is not None else ""
+        step = f"step {number + 1} ({prompt[:30]!r})"
+        if a is None or b is None:
+            out.append(Difference(step, "(step)", a and a.prompt, b and b.prompt, number + 1))
+            continue
+        if a.prompt != b.prompt:
+            out.append(Difference(step, "prompt", a.prompt, b.prompt, number + 1))
+        for index in range(max(len(a.messages), len(b.messages))):
+            x = a.messages[index] if index < len(a.messages) else None
+            y = b.messages[index] if index < len(b.messages) else None
+            kind = (x or y or {}).get("type")
+            out += _compare_items(f"{step} message {index + 1} ({kind})", x, y, number + 1)
+        out += _compare_items(f"{step} get_context_usage", a.context_usage, b.context_usage, number + 1)
+    return out

@@ -1,0 +1,218 @@
+"""Captures of the live conformance runs, written into the repository's tests, and the drift report.
+
+:func:`record` plays scripted sessions live (:mod:`ctxsim.live.conformance`) and writes one JSON file per session
+under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
+(:func:`session_to_json`), and the projection of every step and of the context usage before the first. The tests
+replay the session in-process and compare it with the recorded projection, so no fidelity test needs the CLI or
+files outside the repository. ``ctxsim record`` runs :func:`record`.
+
+:func:`drift` compares a capture with a live run of the same scripted session (typically under another CLI
+version): which fields changed. Ids the CLI draws at random (session ids) are left out; a field whose value is a
+number the CLI measures on the host (usage from the request's size, compaction sizes) is reported as a number
+change, apart from the fields that appeared, disappeared or changed kind or text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk
+
+from ..world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    Query,
+    Session,
+    Step,
+    SubagentStart,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+)
+from .conformance import SESSIONS, Played
+from .projection import Difference, Projection, StepProjection
+
+__all__ = ["Capture", "capture_dir", "drift", "load_capture", "load_captures", "record", "record_command",
+           "session_from_json",
+           "session_to_json", "write_capture"]
+
+FORMAT = 1
+_VOLATILE = frozenset({"session_id"})
+"""Fields that differ on every run (random ids): never compared across runs."""
+
+
+def _block_json(block: Text | Thinking | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Text):
+        return {"text": block.text}
+    if isinstance(block, Thinking):
+        return {"thinking": block.text, "signature": block.signature}
+    return {"tool_use": block.id, "name": block.name, "input": block.input}
+
+
+def _block(data: Mapping[str, Any]) -> Text | Thinking | ToolUse:
+    if "text" in data:
+        return Text(data["text"])
+    if "thinking" in data:
+        return Thinking(data["thinking"], data["signature"])
+    return ToolUse(data["tool_use"], data["name"], dict(data["input"]))
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    if isinstance(step, Call):
+        return {"call": {"usage": [step.input_tokens, step.cache_creation_input_tokens, step.cache_read_input_tokens],
+                         "output": step.output_tokens, "message_id": step.message_id, "model": step.model,
+                         "request_id": step.request_id, "parent": step.parent_tool_use_id,
+                         "blocks": [_block_json(b) for b in step.blocks]}}
+    if isinstance(step, ToolResult):
+        return {"tool_result": {"id": step.tool_use_id, "content": step.content, "tokens": step.tokens,
+                                "is_error": step.is_error, "parent": step.parent_tool_use_id}}
+    if isinstance(step, SubagentStart):
+        return {"subagent_start": {"id": step.tool_use_id, "task_id": step.task_id,
+                                   "description": step.description, "prompt": step.prompt}}
+    if isinstance(step, Compaction):
+        return {"compaction": {"pre": step.pre_tokens, "post": step.post_tokens, "trigger": step.trigger,
+                               "context": step.context_tokens}}
+    return {"reset": {"new_session_id": step.new_session_id}}
+
+
+def _step(data: Mapping[str, Any]) -> Step:
+    ((kind, body),) = data.items()
+    if kind == "call":
+        input_tokens, cache_creation, cache_read = body["usage"]
+        return Call(input_tokens, cache_creation, cache_read, body["output"], tuple(_block(b) for b in body["blocks"]),
+                    body["message_id"], body["model"], body["request_id"], body["parent"])
+    if kind == "tool_result":
+        return ToolResult(body["id"], body["content"], body["tokens"], body["is_error"], body["parent"])
+    if kind == "subagent_start":
+        return SubagentStart(body["id"], body["task_id"], body["description"], body["prompt"])
+    if kind == "compaction":
+        return Compaction(body["pre"], body["post"], body["trigger"], body["context"])
+    return ConversationReset(body["new_session_id"])
+
+
+def session_to_json(session: Session) -> dict[str, Any]:
+    """``session`` as JSON-able data (see :func:`session_from_json`)."""
+    return {"session_id": session.session_id, "name": session.name, "model": session.model,
+            "window": session.window, "baseline": session.baseline, "max_output_tokens": session.max_output_tokens,
+            "queries": [{"prompt": q.prompt, "steps": [_step_json(s) for s in q.steps]} for q in session.queries]}
+
+
+def session_from_json(data: Mapping[str, Any]) -> Session:
+    """The inverse of :func:`session_to_json`."""
+    queries = tuple(Query(q["prompt"], tuple(_step(s) for s in q["steps"])) for q in data["queries"])
+    return Session(session_id=data["session_id"], queries=queries, model=data["model"], window=data["window"],
+                   baseline=data["baseline"], max_output_tokens=data["max_output_tokens"], name=data["name"])
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One recorded live run of a scripted session."""
+
+    name: str
+    cli_version: str
+    sdk_version: str
+    include_partial_messages: bool
+    session: Session
+    initial: Projection
+    steps: list[StepProjection]
+    path: Path | None = None
+
+
+def capture_dir(directory: Path, cli_version: str) -> Path:
+    """Where the captures of ``cli_version`` live under ``directory``."""
+    return directory / f"claude-code-{cli_version}"
+
+
+def write_capture(directory: Path, name: str, played: Played, *, include_partial_messages: bool) -> Path:
+    """Write the live run ``played`` of scripted session ``name``; returns the file written."""
+    if played.session is None:
+        raise ValueError("ctxsim: only a live run (with its world session) can be written as a capture")
+    target = capture_dir(directory, played.cli_version)
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / f"{name}.json"
+    data = {"format": FORMAT, "name": name, "cli_version": played.cli_version,
+            "sdk_version": claude_agent_sdk.__version__, "include_partial_messages": include_partial_messages,
+            "session": session_to_json(played.session), "initial": played.initial,
+            "steps": [s.to_json() for s in played.steps]}
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def load_capture(path: Path) -> Capture:
+    """Read a capture written by :func:`write_capture`."""
+    data = json.loads(path.read_text())
+    if data.get("format") != FORMAT:
+        raise ValueError(f"ctxsim: {path}: capture format {data.get('format')!r}, expected {FORMAT}")
+    return Capture(data["name"], data["cli_version"], data["sdk_version"], data["include_partial_messages"],
+                   session_from_json(data["session"]), data["initial"],
+                   [StepProjection.from_json(s) for s in data["steps"]], path)
+
+
+def load_captures(directory: Path) -> list[Capture]:
+    """Every capture under ``directory`` (all CLI versions), by version then name."""
+    return [load_capture(p) for p in sorted(directory.glob("claude-code-*/*.json"))]
+
+
+async def record(directory: Path, names: Iterable[str] | None = None, *, timeout: float = 60.0) -> list[Path]:
+    """Play the scripted sessions ``names`` (default: all of :data:`~ctxsim.live.conformance.SESSIONS`) live and
+    write their captures under ``directory``."""
+    from .conformance import play_live
+
+    written = []
+    for name in names or SESSIONS:
+        if name not in SESSIONS:
+            raise KeyError(f"ctxsim: no scripted session {name!r} (known: {', '.join(SESSIONS)})")
+        scripted = SESSIONS[name]
+        played = await play_live(scripted, timeout=timeout)
+        written.append(write_capture(directory, name, played,
+                                     include_partial_messages=scripted.include_partial_messages))
+    return written
+
+
+def record_command(names: Sequence[str], directory: Path, *, list_only: bool = False) -> int:
+    """``ctxsim record``: list the scripted sessions, or record ``names`` (all when empty) under ``directory``.
+    Returns the exit status (2, with a ``ctxsim:`` line on stderr, for an unknown name)."""
+    import sys
+
+    import anyio
+
+    if list_only:
+        for name, scripted in SESSIONS.items():
+            print(f"{name:22} {scripted.description}")
+        return 0
+    unknown = [n for n in names if n not in SESSIONS]
+    if unknown:
+        print(f"ctxsim: record: no scripted session {unknown[0]!r} (known: {', '.join(SESSIONS)})", file=sys.stderr)
+        return 2
+    for path in anyio.run(lambda: record(directory, list(names) or None)):
+        print(f"wrote {path}")
+    return 0
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def drift(capture: Capture, live: Played) -> tuple[list[Difference], list[Difference]]:
+    """How a live run differs from the capture of the same scripted session: ``(changed, numbers)``.
+
+    ``changed``: fields that appeared, disappeared or changed a value that is not a number (message kinds, block
+    kinds, ids the fake API chose, triggers, subtypes), and steps or messages that appeared or disappeared.
+    ``numbers``: fields whose number changed (the CLI's own measurements: request sizes, compaction sizes, context
+    estimates). Random ids (session ids) are never compared.
+    """
+    from .projection import compare
+
+    def strip(steps: Sequence[StepProjection]) -> list[StepProjection]:
+        return [StepProjection(s.prompt, [{k: v for k, v in m.items() if k not in _VOLATILE} for m in s.messages],
+                               s.context_usage) for s in steps]
+
+    differences = compare(strip(capture.steps), strip(live.steps), initial=(capture.initial, live.initial))
+    numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
+    return [d for d in differences if d not in numbers], numbers

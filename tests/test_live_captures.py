@@ -1,0 +1,75 @@
+"""The in-process fake against the captures of the real CLI that ``ctxsim record`` wrote into ``tests/captures``.
+
+Every capture holds a scripted session played live (CLI 2.1.330, the fake Messages API answering), the world session
+that happened, and the tracker-relevant projection of every message and ``get_context_usage`` the CLI gave. Here the
+world session is played in-process (FakeTransport under the real ``ClaudeSDKClient``) and compared field by field
+with the recorded projection: no CLI, no network and nothing outside the repository is needed. The expected values
+are the recorded ones. ``tests/live_known.py`` lists the differences that remain, with what removes each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from live_known import KNOWN, unexplained
+
+from ctxsim.live.conformance import SESSIONS, play_inprocess
+from ctxsim.live.projection import compare
+from ctxsim.live.record import Capture, load_captures, session_from_json, session_to_json
+
+CAPTURES = Path(__file__).parent / "captures"
+ALL = load_captures(CAPTURES)
+
+
+def test_every_scripted_session_has_a_capture() -> None:
+    assert {c.name for c in ALL} >= set(SESSIONS)
+    assert set(KNOWN) == set(SESSIONS)
+
+
+@pytest.mark.parametrize("capture", ALL, ids=[f"{c.cli_version}-{c.name}" for c in ALL])
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
+    played = anyio.run(lambda: play_inprocess(capture.session,
+                                              include_partial_messages=capture.include_partial_messages),
+                       backend=backend)
+    differences = compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
+    problem = unexplained(capture.name, differences)
+    assert not problem, problem
+    compared = sum(len(m) for s in capture.steps for m in s.messages) + sum(len(s.context_usage)
+                                                                           for s in capture.steps)
+    assert compared > 50  # the comparison really looked at fields
+
+
+@pytest.mark.parametrize("capture", ALL, ids=[c.name for c in ALL])
+def test_capture_session_round_trips(capture: Capture) -> None:
+    assert session_from_json(session_to_json(capture.session)) == capture.session
+
+
+def _capture(name: str) -> Capture:
+    return next(c for c in ALL if c.name == name)
+
+
+def test_recorded_facts_of_the_cli() -> None:
+    """What the recorded CLI did, read from the captures (the facts the conformance suite rests on)."""
+    # totalTokens is the last main-chain call's prompt (no thinking): input + cache creation + cache read.
+    for capture in ALL:
+        for step, query in zip(capture.steps, capture.session.queries):
+            calls = query.main_calls
+            if calls and not any(type(b).__name__ == "Thinking" for b in calls[-1].blocks):
+                assert step.context_usage["totalTokens"] == calls[-1].prompt, (capture.name, step.prompt)
+    # /compact: a manual boundary, pre = last prompt + its output; the result carries zero usage.
+    compact = _capture("compact")
+    boundary = next(m for m in compact.steps[2].messages if m.get("subtype") == "compact_boundary")
+    last = compact.session.queries[1].main_calls[-1]
+    assert boundary["trigger"] == "manual" and boundary["pre_tokens"] == last.prompt + last.output_tokens
+    assert compact.steps[2].messages[-1]["usage.input_tokens"] == 0
+    # The CLI compacted by itself (CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000: threshold 67,000) before the next call.
+    auto = _capture("autocompact")
+    assert [m["type"] for m in auto.steps[2].messages][:2] == ["system", "assistant"]
+    assert auto.steps[2].messages[0]["trigger"] == "auto"
+    assert auto.steps[1].context_usage["autoCompactThreshold"] == 67_000
+    mid = _capture("autocompact-midturn")
+    kinds = [m["subtype"] if m["type"] == "system" else m["type"] for m in mid.steps[1].messages]
+    assert kinds == ["assistant", "user", "compact_boundary", "assistant", "result"]
