@@ -79,7 +79,7 @@ def _chromium() -> str:
 def _ink(image: object, box: tuple[int, int, int, int]) -> float:
     """The share of pixels in ``box`` that are not (near) white."""
     region = image.convert("L").crop(box)  # type: ignore[attr-defined]
-    pixels = list(region.getdata())
+    pixels = region.tobytes()  # one byte per pixel in "L" mode
     return sum(1 for p in pixels if p < 235) / len(pixels)
 
 

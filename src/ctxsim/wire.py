@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .world import (
+    CHARS_PER_TOKEN,
     Call,
     Compaction,
     ConversationReset,
@@ -49,6 +50,7 @@ __all__ = [
     "Script",
     "context_usage_response",
     "render",
+    "thinking_tail",
 ]
 
 CLAUDE_CODE_VERSION = "2.1.330"
@@ -344,6 +346,8 @@ class Renderer:
                               description=step.description, task_type="local_agent", prompt=step.prompt,
                               subagent_type="general-purpose", is_backgrounded=False)
         elif isinstance(step, Compaction):
+            if step.summary is not None:
+                self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
             frame = self.system("compact_boundary", compact_metadata={
                 "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
             self.observe(frame, f"{q} compaction", "compaction")
@@ -368,14 +372,26 @@ def render(session: Session, *, include_partial_messages: bool = False, forward_
     return [renderer.script(i) for i in range(len(session.queries))]
 
 
-def context_usage_response(session: Session, truth: Truth | None, *, model: str | None = None) -> dict[str, Any]:
+def thinking_tail(call: Call | None) -> int:
+    """What Claude Code's ``get_context_usage`` adds to the last main-chain call's prompt: after a call whose first
+    block is thinking, a chars/4 estimate of its later text blocks (``ctxsim.live`` measured 800 characters adding
+    200 tokens, and nothing without the thinking block)."""
+    if call is None or not call.blocks or not isinstance(call.blocks[0], Thinking):
+        return 0
+    return sum(len(b.text) for b in call.blocks[1:] if isinstance(b, Text)) // CHARS_PER_TOKEN
+
+
+def context_usage_response(session: Session, truth: Truth | None, *, model: str | None = None,
+                           last_call: Call | None = None) -> dict[str, Any]:
     """What the CLI answers to ``get_context_usage`` when the true context is ``truth``.
 
-    ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI; before the
-    first call it is the system baseline.
+    ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI, plus the
+    :func:`thinking_tail` of ``last_call`` (that call, while it is the last thing that happened); before the first
+    call it is the system baseline. The window is the one Claude Code compacts against
+    (:attr:`~ctxsim.world.Session.context_window`).
     """
-    total = truth.prompt if truth is not None else session.baseline
-    window = session.window
+    total = (truth.prompt if truth is not None else session.baseline) + thinking_tail(last_call)
+    window = session.context_window
     skills = session.baseline // 8
     return {
         "categories": [

@@ -4,15 +4,16 @@ and the order in which the CLI reported it. Private to :mod:`ctxsim.live.conform
 The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
 (tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read
 from its messages. A call the stream never shows (a subagent's text-only reply, which the CLI does not forward)
-is placed where the API served it. The compaction summary request is no world call (the world has no such
-step); what the boundary reports becomes a :class:`~ctxsim.world.Compaction`. Where no call follows the compaction
-in its step (``/compact``), its ``context_tokens`` is what the CLI's ``get_context_usage`` said right after (the
-world's definition: what ``/context`` shows); otherwise the next call's reported prompt tells the context.
+is placed where the API served it. What the boundary reports becomes a :class:`~ctxsim.world.Compaction`, and the
+compaction summary request its ``summary`` call. Where no call follows a compaction or a ``/clear`` in its step,
+its ``context_tokens`` is what the CLI's ``get_context_usage`` said right after (the world's definition: what
+``/context`` shows); otherwise the next call's reported prompt tells the context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
@@ -51,6 +52,7 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
     """One step's query, and the session id its result reports. ``context_after``: what the CLI's context usage
     said after the step."""
     calls = [s for s in served if s.request.kind in ("main", "subagent") and s.reply.error is None]
+    summaries = [_call(s, model) for s in served if s.request.kind == "compact" and s.reply.error is None]
     steps: list[Step] = []
     placed: set[str] = set()
     session_id: str | None = None
@@ -82,24 +84,24 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
         elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             meta = message.data.get("compact_metadata") or {}
             steps.append(Compaction(int(meta["pre_tokens"]), int(meta["post_tokens"]),
-                                    "manual" if meta.get("trigger") == "manual" else "auto"))
+                                    "manual" if meta.get("trigger") == "manual" else "auto",
+                                    summary=summaries.pop(0) if summaries else None))
         elif type(message).__name__ == "ConversationResetMessage":
             steps.append(ConversationReset(""))  # the new session id is the result's, filled in below
         elif isinstance(message, ResultMessage):
             session_id = message.session_id
     place_up_to(None)
-    if steps and isinstance(steps[-1], Compaction) and context_after is not None:
-        # No call after the compaction (/compact): what the context holds then is what /context says.
-        last = steps[-1]
-        steps[-1] = Compaction(last.pre_tokens, last.post_tokens, last.trigger, context_after)
+    if steps and isinstance(steps[-1], (Compaction, ConversationReset)) and context_after is not None:
+        # No call after the compaction (/compact) or the reset (/clear): the context is what /context says.
+        steps[-1] = replace(steps[-1], context_tokens=context_after)
     if session_id is not None:
-        steps = [ConversationReset(session_id) if isinstance(s, ConversationReset) else s for s in steps]
+        steps = [replace(s, new_session_id=session_id) if isinstance(s, ConversationReset) else s for s in steps]
     return Query(prompt, tuple(steps)), session_id
 
 
 def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[Any]],
                served: Sequence[Sequence[Served]], context_after: Sequence[int | None], *, model: str, window: int,
-               baseline: int, max_output_tokens: int = 32_000) -> Session:
+               baseline: int, max_output_tokens: int = 32_000, auto_compact_window: int | None = None) -> Session:
     """The session a live run played: ``prompts[i]`` answered by ``messages[i]`` while the API served
     ``served[i]``, and ``get_context_usage`` said ``context_after[i]`` after it. ``baseline`` is what the CLI says
     a fresh conversation holds (its context usage before the first query)."""
@@ -112,4 +114,5 @@ def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[An
             first = next((m for m in step_messages if isinstance(m, SystemMessage) and m.subtype == "init"), None)
             session_id = str(first.data.get("session_id")) if first is not None else sid
     return Session(session_id=session_id or "", queries=tuple(queries), model=model, window=window,
-                   baseline=baseline, max_output_tokens=max_output_tokens, name=name)
+                   baseline=baseline, max_output_tokens=max_output_tokens, name=name,
+                   auto_compact_window=auto_compact_window)

@@ -71,6 +71,10 @@ class Played:
     """Live: the wall time of the run, connecting and disconnecting included."""
 
 
+_MODEL_WINDOW = 200_000
+"""The scripted sessions' model's context window (``modelUsage.contextWindow``)."""
+
+
 def _projected(messages: list[Any]) -> list[Projection]:
     return [p for p in (project_message(m) for m in messages) if p is not None]
 
@@ -99,10 +103,10 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                 all_messages.append(messages)
                 served.append(api.served[before:])
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage)))
-    window = int(initial_usage.get("maxTokens") or 200_000)
     totals = [step.context_usage.get("totalTokens") for step in steps]
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
-                         model=scripted.model, window=window, baseline=int(initial_usage["totalTokens"]))
+                         model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
+                         auto_compact_window=scripted.autocompact_window)
     return Played(project_context_usage(initial_usage), steps, session, list(api.served), bundled_cli_version(),
                   anyio.current_time() - started)
 

@@ -63,12 +63,22 @@ def _block(data: Mapping[str, Any]) -> Text | Thinking | ToolUse:
     return ToolUse(data["tool_use"], data["name"], dict(data["input"]))
 
 
+def _call_json(call: Call) -> dict[str, Any]:
+    return {"usage": [call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens],
+            "output": call.output_tokens, "message_id": call.message_id, "model": call.model,
+            "request_id": call.request_id, "parent": call.parent_tool_use_id,
+            "blocks": [_block_json(b) for b in call.blocks]}
+
+
+def _call(body: Mapping[str, Any]) -> Call:
+    input_tokens, cache_creation, cache_read = body["usage"]
+    return Call(input_tokens, cache_creation, cache_read, body["output"], tuple(_block(b) for b in body["blocks"]),
+                body["message_id"], body["model"], body["request_id"], body["parent"])
+
+
 def _step_json(step: Step) -> dict[str, Any]:
     if isinstance(step, Call):
-        return {"call": {"usage": [step.input_tokens, step.cache_creation_input_tokens, step.cache_read_input_tokens],
-                         "output": step.output_tokens, "message_id": step.message_id, "model": step.model,
-                         "request_id": step.request_id, "parent": step.parent_tool_use_id,
-                         "blocks": [_block_json(b) for b in step.blocks]}}
+        return {"call": _call_json(step)}
     if isinstance(step, ToolResult):
         return {"tool_result": {"id": step.tool_use_id, "content": step.content, "tokens": step.tokens,
                                 "is_error": step.is_error, "parent": step.parent_tool_use_id}}
@@ -77,29 +87,31 @@ def _step_json(step: Step) -> dict[str, Any]:
                                    "description": step.description, "prompt": step.prompt}}
     if isinstance(step, Compaction):
         return {"compaction": {"pre": step.pre_tokens, "post": step.post_tokens, "trigger": step.trigger,
-                               "context": step.context_tokens}}
-    return {"reset": {"new_session_id": step.new_session_id}}
+                               "context": step.context_tokens,
+                               "summary": _call_json(step.summary) if step.summary is not None else None}}
+    return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
 
 
 def _step(data: Mapping[str, Any]) -> Step:
     ((kind, body),) = data.items()
     if kind == "call":
-        input_tokens, cache_creation, cache_read = body["usage"]
-        return Call(input_tokens, cache_creation, cache_read, body["output"], tuple(_block(b) for b in body["blocks"]),
-                    body["message_id"], body["model"], body["request_id"], body["parent"])
+        return _call(body)
     if kind == "tool_result":
         return ToolResult(body["id"], body["content"], body["tokens"], body["is_error"], body["parent"])
     if kind == "subagent_start":
         return SubagentStart(body["id"], body["task_id"], body["description"], body["prompt"])
     if kind == "compaction":
-        return Compaction(body["pre"], body["post"], body["trigger"], body["context"])
-    return ConversationReset(body["new_session_id"])
+        summary = body.get("summary")
+        return Compaction(body["pre"], body["post"], body["trigger"], body["context"],
+                          _call(summary) if summary is not None else None)
+    return ConversationReset(body["new_session_id"], body.get("context"))
 
 
 def session_to_json(session: Session) -> dict[str, Any]:
     """``session`` as JSON-able data (see :func:`session_from_json`)."""
     return {"session_id": session.session_id, "name": session.name, "model": session.model,
             "window": session.window, "baseline": session.baseline, "max_output_tokens": session.max_output_tokens,
+            "auto_compact_window": session.auto_compact_window,
             "queries": [{"prompt": q.prompt, "steps": [_step_json(s) for s in q.steps]} for q in session.queries]}
 
 
@@ -107,7 +119,8 @@ def session_from_json(data: Mapping[str, Any]) -> Session:
     """The inverse of :func:`session_to_json`."""
     queries = tuple(Query(q["prompt"], tuple(_step(s) for s in q["steps"])) for q in data["queries"])
     return Session(session_id=data["session_id"], queries=queries, model=data["model"], window=data["window"],
-                   baseline=data["baseline"], max_output_tokens=data["max_output_tokens"], name=data["name"])
+                   baseline=data["baseline"], max_output_tokens=data["max_output_tokens"], name=data["name"],
+                   auto_compact_window=data.get("auto_compact_window"))
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,9 @@ class Compaction:
     context_tokens: int | None = None
     """What the context holds after (system prompt, tools, skills and the summary: what ``/context`` shows);
     None: the session's baseline plus ``post_tokens``."""
+    summary: Call | None = None
+    """The summary request Claude Code made: its usage counts in the results' cumulative ``modelUsage`` and
+    ``total_cost_usd`` and in no other frame (``ctxsim.live`` measured it)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,9 @@ class ConversationReset:
     """``/clear`` or another reset: a new session id, and the context is back to the system baseline."""
 
     new_session_id: str
+    context_tokens: int | None = None
+    """What ``/context`` shows right after: the baseline plus the ``/clear`` command's own messages (Claude Code
+    2.1.330: 118 tokens more); None: the baseline."""
 
 
 Step = Call | ToolResult | SubagentStart | Compaction | ConversationReset
@@ -255,6 +261,9 @@ class Session:
     max_output_tokens: int = 32_000
     seed: int = 0
     name: str = ""
+    auto_compact_window: int | None = None
+    """The window Claude Code compacts against and reports in ``get_context_usage`` when it differs from the
+    model's (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``); ``modelUsage.contextWindow`` stays :attr:`window`."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -269,7 +278,12 @@ class Session:
     @property
     def auto_compact_threshold(self) -> int:
         """Where Claude Code would autocompact this session's window."""
-        return auto_compact_threshold(self.window, self.max_output_tokens)
+        return auto_compact_threshold(self.context_window, self.max_output_tokens)
+
+    @property
+    def context_window(self) -> int:
+        """The window ``get_context_usage`` reports and Claude Code compacts against."""
+        return self.auto_compact_window or self.window
 
     def truth_after(self, step: Step, current: Truth | None) -> Truth | None:
         """The truth once ``step`` has happened, given the truth before it."""
@@ -283,7 +297,8 @@ class Session:
             return compaction_truth(step.post_tokens, self.context_after(step),
                                     current.first_call if current is not None else None)
         if isinstance(step, ConversationReset):  # a new conversation, on the same system prefix
-            return Truth(self.baseline, 0, knowable=False, first_call=current.first_call if current else None)
+            context = step.context_tokens if step.context_tokens is not None else self.baseline
+            return Truth(context, 0, knowable=False, first_call=current.first_call if current else None)
         return current
 
     def context_after(self, compaction: Compaction) -> int:
