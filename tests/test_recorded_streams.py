@@ -225,3 +225,50 @@ def test_a_subagents_own_transcript_has_nothing_to_check(tmp_path: Path) -> None
     path = scenario_for(tmp_path, str(REAL / "spotter_ae4a77f8_agent-aac57f5.jsonl"))
     with pytest.raises(ScenarioError, match="no main-chain call with usage: nothing to check against"):
         load_scenario(path)
+
+
+# --- what a recording's calls are: ids reused, per-block lines split by tool results, calls without usage --------
+
+READ_2 = {"type": "tool_use", "id": "toolu_b", "name": "Read", "input": {"file_path": "/y.py"}}
+
+
+def _labels_and_truths(tmp_path: Path, lines: list[dict[str, Any]]) -> list[tuple[str, int | None, bool, int]]:
+    write_jsonl(tmp_path / "t.jsonl", lines)
+    sc = load_scenario(scenario_for(tmp_path, "t.jsonl"))
+    assert run_scenario(sc, make("reference")).ok, run_scenario(sc, make("reference")).report
+    return [(o.label, o.truth.prompt if o.truth.knowable else None, o.truth.knowable, sc.points[o.label])
+            for o in sc.observations()]
+
+
+def test_an_id_reappearing_later_with_another_prompt_is_a_new_call(tmp_path: Path) -> None:
+    # a proxy that gives every response the same id: three calls, three prompts (Claude Code's own ids never repeat)
+    lines = [user("u1", "go"),
+             assistant("a1", "msg_proxy", usage(3, 100, 12_000, 50), TEXT),                               # 2
+             user("u2", [{"type": "tool_result", "tool_use_id": "toolu_read", "content": "x"}]),
+             assistant("a2", "msg_other", usage(3, 400, 12_103, 50), TEXT),                                # 4
+             assistant("a3", "msg_proxy", usage(3, 700, 12_503, 50), TEXT),                                # 5
+             assistant("a4", "msg_proxy", usage(3, 100, 12_000, 50), TEXT)]                                # 6: a replay
+    assert _labels_and_truths(tmp_path, lines) == [
+        ("q1 call 1", 12_103, True, 2), ("q1 call 2", 12_506, True, 4), ("q1 call 3", 13_206, True, 5)]
+
+
+def test_a_call_whose_blocks_are_split_by_its_tool_results_is_one_call_with_its_point_on_its_last_line(
+        tmp_path: Path) -> None:
+    lines = [user("u1", "go"),
+             assistant("a1", "m1", usage(3, 100, 12_000, 80), READ),                                       # 2
+             user("r1", [{"type": "tool_result", "tool_use_id": "toolu_read", "content": "x"}]),
+             assistant("a2", "m1", usage(3, 100, 12_000, 80), READ_2),                                     # 4
+             user("r2", [{"type": "tool_result", "tool_use_id": "toolu_b", "content": "y"}]),
+             assistant("a3", "m2", usage(3, 900, 12_103, 20), TEXT)]                                       # 6
+    assert _labels_and_truths(tmp_path, lines) == [("q1 call 1", 12_103, True, 4), ("q1 call 2", 13_006, True, 6)]
+
+
+def test_a_call_without_usage_is_a_call_whose_size_is_not_knowable(tmp_path: Path) -> None:
+    no_usage = assistant("a2", "m2", usage(0, 0, 0, 0), TEXT)
+    del no_usage["message"]["usage"]
+    lines = [user("u1", "go"),
+             assistant("a1", "m1", usage(3, 100, 12_000, 80), TEXT),                                       # 2
+             no_usage,                                                                                     # 3
+             assistant("a3", "m3", usage(3, 900, 12_103, 20), TEXT)]                                       # 4
+    assert _labels_and_truths(tmp_path, lines) == [
+        ("q1 call 1", 12_103, True, 2), ("q1 call 2", None, False, 3), ("q1 call 3", 13_006, True, 4)]

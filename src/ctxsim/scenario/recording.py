@@ -220,6 +220,12 @@ def _main_prompt(data: dict[str, Any]) -> int | None:
     return prompt_tokens(message.get("usage"))
 
 
+def _all_zero(usage: Any) -> bool:
+    """All-zero counts: the usage Claude Code puts on messages it makes up (errors, interrupts), no call at all."""
+    return isinstance(usage, dict) and all(
+        usage.get(k) == 0 for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+
+
 def _output(usage: Any) -> int:
     value = usage.get("output_tokens") if isinstance(usage, dict) else None
     return value if type(value) is int and value >= 0 else 0
@@ -231,17 +237,22 @@ class _Deriver:
     def __init__(self, window: int) -> None:
         self.window = window
         self.index = 0
+        self._last: Frame | None = None
+        """The frame of the latest point placed."""
 
     def run(self, scripts: list[Script], lines: list[list[int]]) -> dict[str, int]:
         from ..sdk import kept_by_client
 
         outputs = self._final_outputs(scripts)
+        readable = self._readable_ids(scripts)
         points: dict[str, int] = {}
         truth: Truth | None = None
         first: tuple[int, int] | None = None
         """``(cache read, prompt)`` of the session's first main-chain call: the system prefix's bounds."""
-        seen: set[str] = set()
-        current: str | None = None
+        seen: set[tuple[Any, ...]] = set()
+        """Every main-chain call so far, by ``(message id, prompt)``: the same pair again is a replay."""
+        current: tuple[Any, ...] | None = None
+        """The main-chain call the latest main-chain line belongs to."""
         for script, numbers in zip(scripts, lines):
             q = f"q{script.query_index + 1}"
             main = 0
@@ -255,23 +266,28 @@ class _Deriver:
                     continue  # never yielded (session state): neither a point nor the end of a call
                 kind = data.get("type")
                 prompt = _main_prompt(data)
-                if prompt is not None:
+                unreadable = prompt is None and self._unreadable_call(data, readable)
+                if prompt is not None or unreadable:
                     ident = data["message"].get("id")
                     key = ident if isinstance(ident, str) and ident else None
-                    if key is not None and key != current and key in seen:
+                    group: tuple[Any, ...] = ("main", key, prompt)
+                    if group != current and group in seen:
                         continue  # a replay of an earlier call changes nothing
-                    group: tuple[Any, ...] = ("main", key if key is not None else prompt)
                     if pending is None or pending[3] != group:
                         self._close(frames, numbers, pending, truth, points)
-                        if key is None or key != current:
-                            main += 1
+                        if group == current and self._reopen(frames, points):
+                            main -= 1  # the same call's later lines, after its tool results: its point moves
+                        main += 1
                         pending = (i, f"{q} call {main}", "call", group)
-                    if key is not None:
-                        seen.add(key)
-                    current = key
-                    usage = data["message"].get("usage")
-                    first = first or (cache_read_tokens(usage), prompt)
-                    truth = Truth(prompt, max(outputs.get(key or "", 0), _output(usage)), first_call=first)
+                    seen.add(group)
+                    current = group
+                    if prompt is None:  # a new call whose size the stream does not tell
+                        truth = Truth(truth.prompt if truth else 0, 0, knowable=False,
+                                      first_call=truth.first_call if truth else None)
+                    else:
+                        usage = data["message"].get("usage")
+                        first = first or (cache_read_tokens(usage), prompt)
+                        truth = Truth(prompt, max(outputs.get(key or "", 0), _output(usage)), first_call=first)
                     pending = (i, *pending[1:])
                 elif kind == "stream_event" and data.get("parent_tool_use_id") is None and pending is not None:
                     pending = (i, *pending[1:])
@@ -317,6 +333,36 @@ class _Deriver:
         self.index += 1
         frame.observation = Observation(self.index, label, kind, truth, self.window)
         points.setdefault(label, line)
+        self._last = frame
+
+    def _reopen(self, frames: list[Frame], points: dict[str, int]) -> bool:
+        """Take back the point just placed on a call whose lines go on after its tool results (Claude Code writes
+        a call's blocks one line each, the results of its parallel tool uses between them): its point moves to
+        its last line. False where that point is not the latest placed."""
+        last = self._last
+        if last is None or last.observation is None or last.observation.index != self.index or last not in frames:
+            return False
+        del points[last.observation.label]
+        last.observation = None
+        self.index -= 1
+        return True
+
+    @staticmethod
+    def _unreadable_call(data: dict[str, Any], readable: set[str]) -> bool:
+        """A main-chain line of a call no line of which has a readable usage (not a made-up error message)."""
+        if data.get("type") != "assistant" or data.get("parent_tool_use_id") is not None:
+            return False
+        message = data.get("message")
+        if not isinstance(message, dict) or message.get("model") == _SYNTHETIC or _all_zero(message.get("usage")):
+            return False
+        ident = message.get("id")
+        return not (isinstance(ident, str) and ident in readable)
+
+    @staticmethod
+    def _readable_ids(scripts: list[Script]) -> set[str]:
+        """The message ids of the main-chain calls some line of which has a readable usage."""
+        return {f.data["message"].get("id") for s in scripts for f in s.frames
+                if _main_prompt(f.data) is not None and isinstance(f.data["message"].get("id"), str)}
 
     @staticmethod
     def _final_outputs(scripts: list[Script]) -> dict[str, int]:
