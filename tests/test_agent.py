@@ -306,3 +306,80 @@ def test_bounds_stop_a_loop_that_does_not_end() -> None:
     assert agent.bound_errors and agent.bound_errors[0].startswith("ctxsim: FakeAgent:")
     with fake_agent(small_task()), pytest.raises(Exception, match="options.resume names session 'nope'"):
         run(lambda: ClaudeSDKClient(ClaudeAgentOptions(resume="nope")).connect())
+
+
+# --- classification: by what the loop declares and what the agent knows, never by guessing -------------------
+
+
+def test_a_continuation_in_its_own_words_that_mentions_checkpoint_resumes_the_task() -> None:
+    # issue 11: this prompt was taken for a checkpoint *request* (it says "checkpoint")
+    task = small_task()
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await turns(client, task.prompt, 2)
+            checkpoint = await request_checkpoint(client)
+        async with ClaudeSDKClient() as client:
+            first = await run_turn(client, f"{task.prompt}\n\nResume from this checkpoint:\n{checkpoint.text}")
+            rest = [await run_turn(client, CONTINUE_PROMPT) for _ in range(3)]
+        return [first, *rest]
+
+    with fake_agent(task) as agent:
+        replies = run(main)
+    assert agent.connections[1].turns[0].kind == "continuation"
+    assert [r.step for r in agent.steps] == list(task.ids)  # s01 s02, then s03..s06 in the new session
+    assert replies[-1].result_text.startswith(DONE_MARKER)
+
+
+def test_a_session_never_given_the_task_never_claims_it_complete() -> None:
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await request_checkpoint(client)
+            return await run_turn(client, CONTINUE_PROMPT)
+
+    with fake_agent(small_task()) as agent:
+        turn = run(main)
+    assert not agent.steps and DONE_MARKER not in turn.result_text
+    assert [t.kind for t in agent.connections[0].turns] == ["checkpoint", "continue"]
+
+
+def test_an_undeclared_prompt_is_an_error_quoting_it() -> None:
+    from ctxsim.agent import UnclassifiedPromptError
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await turns(client, small_task().prompt, 2)
+            await run_turn(client, "Please summarise your progress.")
+
+    with fake_agent(small_task()) as agent, pytest.raises(UnclassifiedPromptError,
+                                                          match=r"'Please summarise your progress\.'"):
+        run(main)
+    assert agent.unclassified and "LoopPrompts" in agent.unclassified[0]
+
+
+def test_declared_prompts_as_template_regex_and_predicate() -> None:
+    import re
+
+    from ctxsim.agent import LoopPrompts
+
+    prompts = LoopPrompts(checkpoint_request=re.compile(r"^SAVE STATE"),
+                          continuation="Carry on from:\n{checkpoint}\nThanks.",
+                          continue_prompt=lambda p: p.strip().lower() == "next", done_marker="ALL DONE")
+    assert prompts.matches("continuation", "Carry on from:\nanything\nat all\nThanks.\n")
+    assert not prompts.matches("continuation", "Carry on from: x")
+    task = small_task(3)
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await run_turn(client, task.prompt_for("ALL DONE"))
+            await run_turn(client, "next")
+            reply = await run_turn(client, "SAVE STATE now")
+        async with ClaudeSDKClient() as client:
+            return await run_turn(client, f"Carry on from:\n{reply.text}\nThanks.")
+
+    with fake_agent(task, prompts=prompts) as agent:
+        last = run(main)
+    assert [t.kind for c in agent.connections for t in c.turns] == ["task", "continue", "checkpoint",
+                                                                     "continuation"]
+    assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]
+    assert last.result_text.startswith("ALL DONE")

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import pytest
 from claude_agent_sdk import AssistantMessage
 
-from ctxsim.check import FromRatio, RawDicts, ResultsOnly, TrackingError, assert_tracks, run_tracker
+import ctxsim
+from ctxsim.check import (
+    FromRatio,
+    RawDicts,
+    ResultsOnly,
+    TrackingError,
+    assert_tracks,
+    run_tracker,
+    run_tracker_parsed,
+)
 from ctxsim.reference import ContextTracker
 from ctxsim.trackers import CATALOGUE, make
 from ctxsim.world import MAX_SYSTEM_PREFIX, SessionBuilder
@@ -142,3 +154,106 @@ def test_every_catalogued_seed_tracker_is_caught_and_the_reference_is_not() -> N
     assert outcomes == {name: name == "reference" for name in names}
     with pytest.raises(KeyError, match="ctxsim: no tracker 'nope' in the catalogue"):
         make("nope")
+
+
+# --- diagnosis: ratios, FromRatio's method, a tracker's own traceback, async trackers ------------------------------
+
+class RatioTracker(ContextTracker):
+    """The reference's numbers as a share of the 200,000-token window, from both methods."""
+
+    def context_tokens(self):
+        value = super().context_tokens()
+        return None if value is None else value / 200_000
+
+    def usage_fraction(self):
+        return self.context_tokens()
+
+
+def test_a_ratio_from_context_tokens_gets_a_hint_to_from_ratio() -> None:
+    session = compaction_session()
+    with pytest.raises(TrackingError) as caught:
+        assert_tracks(RatioTracker(), session, tolerance=1000)
+    hint = str(caught.value).splitlines()[-1]
+    # the first call's prompt: 3 + 2,000 + 148,000
+    assert hint.startswith("hint: RatioTracker returned 0.75")
+    assert "at q1 call 1, where the truth is 150,003 tokens: a ratio?" in hint
+    assert "FromRatio(tracker, window=200000, method='context_tokens')" in hint
+    # followed, it tracks; a tracker off in tokens gets no such hint
+    assert_tracks(FromRatio(RatioTracker(), 200_000, method="context_tokens"), session, tolerance=1000)
+    assert_tracks(FromRatio(RatioTracker(), 200_000, method="usage_fraction"), session, tolerance=1000)
+    with pytest.raises(TrackingError) as caught:
+        assert_tracks(KeepsMaximum(), session)
+    assert "hint" not in str(caught.value)
+
+
+def test_from_ratio_names_the_method_it_cannot_find() -> None:
+    with pytest.raises(TypeError, match=r"^ctxsim: FromRatio: ContextTracker has no pressure_ratio\(\) method; name "
+                                        r"the method that returns its ratio: FromRatio\(tracker, 200000, "
+                                        r"method='...'\)"):
+        FromRatio(ContextTracker(), 200_000)
+
+
+def failing_helper(usage: dict) -> int:
+    return usage["no_such_key"]
+
+
+class RaisesInAHelper(ContextTracker):
+    def observe(self, message):
+        if isinstance(message, AssistantMessage):
+            failing_helper(message.usage)
+        super().observe(message)
+
+
+def test_a_tracker_that_raises_shows_its_own_frames_only() -> None:
+    report = run_tracker(RaisesInAHelper(), compaction_session())
+    assert report.crash is not None and report.crash.startswith(
+        "ctxsim: tracker RaisesInAHelper raised KeyError: 'no_such_key' on message #2")
+    assert report.traceback is not None
+    lines = report.traceback.splitlines()
+    assert lines[0] == "Traceback (most recent call last; ctxsim's and the SDK's frames left out):"
+    files = [line.strip() for line in lines if line.strip().startswith("File ")]
+    assert [f.rpartition(", in ")[2] for f in files] == ["observe", "failing_helper"]
+    assert all(__file__ in f for f in files)
+    assert lines[-1] == "KeyError: 'no_such_key'"
+    text = str(report)
+    assert report.traceback in text and os.path.dirname(ctxsim.__file__) not in text and "claude_agent_sdk" not in text
+
+
+class AsyncReference:
+    """The reference behind async methods."""
+
+    def __init__(self) -> None:
+        self.inner = ContextTracker()
+
+    async def observe(self, message: object) -> None:
+        self.inner.observe(message)
+
+    async def context_tokens(self) -> int | None:
+        return self.inner.context_tokens()
+
+
+def test_async_trackers_are_awaited_on_every_path() -> None:
+    from ctxsim.wire import render
+
+    session = compaction_session()
+    assert run_tracker(AsyncReference(), session).ok
+    assert run_tracker(AsyncReference(), session, async_backend="trio").ok
+
+    class AsyncObserveRatio(AsyncReference):
+        def pressure_ratio(self) -> float | None:
+            value = self.inner.context_tokens()
+            return None if value is None else value / 200_000
+
+    assert run_tracker(FromRatio(AsyncObserveRatio(), 200_000), session).ok  # the adapter hands the await over
+    assert run_tracker_parsed(AsyncReference(), session, render(session)).ok
+
+    class Sleeps(AsyncReference):
+        async def observe(self, message: object) -> None:
+            await asyncio.sleep(0)  # gives the loop a turn
+            self.inner.observe(message)
+
+    assert run_tracker(Sleeps(), session).ok
+    report = run_tracker_parsed(Sleeps(), session, render(session))
+    assert report.crash is not None and report.crash.startswith("ctxsim: tracker Sleeps waits on an event loop on "
+                                                                "message #1")
+    assert report.crash.endswith("run_tracker_parsed has none: run it with run_tracker or arun_tracker")

@@ -18,9 +18,11 @@ SRC = Path(ctxsim.__file__).resolve().parent
 
 LAYERS = (
     "ctxsim._lazy",
+    "ctxsim._blocking",
     "ctxsim.world",
     "ctxsim.wire",
     "ctxsim.faults",
+    "ctxsim.sdk_hooks",
     "ctxsim.sdk",
     "ctxsim.trackers.base",
     "ctxsim.reference",

@@ -49,10 +49,13 @@ queries:
 """
 
 
+INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     """A project with an ini (quiet about pytest-asyncio's loop scope) and no scenarios yet."""
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini(INI)
     return pytester
 
 
@@ -137,18 +140,94 @@ def test_inert_without_the_flag(project: pytest.Pytester) -> None:
     assert ".yaml" not in result.stdout.str() and "ctxsim scenarios" not in result.stdout.str()
 
 
-def test_flag_collects_only_scenarios_unless_paths_are_given(project: pytest.Pytester) -> None:
+@pytest.fixture
+def user_project(project: pytest.Pytester) -> pytest.Pytester:
+    """A user's project: tests under ``tests/`` (its testpaths), scenarios under ``scenarios/``, other YAML."""
+    project.makeini(f"{INI}testpaths = tests\n")
     scenario(project, "scenarios/good.yaml", GOOD)
-    scenario(project, "fixtures/not_a_scenario.yaml", "just: data\n")
-    project.makepyfile(test_plain="def test_plain():\n    pass\n")
-    result = project.runpytest("--ctx-scenarios", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite", ""])
-    assert "test_plain" not in result.stdout.str()
-    # explicit paths win: the tests there run, scenario files among them too, other YAML never
-    result = project.runpytest(".", "--ctx-scenarios")
-    result.assert_outcomes(passed=3)
-    result = project.runpytest("scenarios/good.yaml", "--ctx-scenarios", "-q")
+    scenario(project, "tests/data/not_a_scenario.yaml", "just: data\n")
+    scenario(project, "tests/test_x.py", "def test_x():\n    pass\n")
+    scenario(project, "tests/test_y.py", "def test_y():\n    pass\n")
+    return project
+
+
+TESTS = ["tests/test_x.py::test_x", "tests/test_y.py::test_y"]
+GOOD_ITEMS = ["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite"]
+
+
+def collected(project: pytest.Pytester, *args: str) -> list[str]:
+    result = project.runpytest(*args, "--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    return [line for line in result.stdout.lines if "::" in line]
+
+
+def test_the_flag_adds_the_scenarios_to_the_tests(user_project: pytest.Pytester) -> None:
+    # the tests (testpaths) and the scenarios, the tests first
+    assert collected(user_project, "--ctx-scenarios") == TESTS + GOOD_ITEMS
+    user_project.runpytest("--ctx-scenarios").assert_outcomes(passed=4)
+    assert collected(user_project, "--ctx-scenarios=scenarios", "tests") == TESTS + GOOD_ITEMS
+    assert collected(user_project, "--ctx-scenarios=scenarios", "tests/test_x.py") == TESTS[:1] + GOOD_ITEMS
+    # paths that reach into the scenarios select them; other YAML is never a scenario
+    assert collected(user_project, "scenarios/good.yaml", "--ctx-scenarios") == GOOD_ITEMS
+    assert collected(user_project, ".", "--ctx-scenarios") == GOOD_ITEMS + TESTS
+    # without the flag, neither the scenarios nor any hint (no ctx_scenarios in the ini)
+    result = user_project.runpytest()
     result.assert_outcomes(passed=2)
+    assert "ctxsim scenarios" not in result.stdout.str() and ".yaml" not in result.stdout.str()
+
+
+def test_a_bare_word_after_the_flag_is_a_path_to_collect(user_project: pytest.Pytester) -> None:
+    result = user_project.runpytest("--ctx-scenarios", "tests/test_x.py")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["ctxsim: 'tests/test_x.py' after --ctx-scenarios is a path to collect; the "
+                                 "scenarios are under scenarios (--ctx-scenarios=PATH names another scenario path)"])
+    assert collected(user_project, "--ctx-scenarios", "tests/test_x.py", "scenarios") == TESTS[:1] + GOOD_ITEMS
+    assert collected(user_project, "tests/test_y.py", "--ctx-scenarios", "tests/test_x.py") == (
+        TESTS[::-1] + GOOD_ITEMS)
+    assert collected(user_project, "--ctx-scenarios", "scenarios") == GOOD_ITEMS  # the corpus alone
+    # a word that looks like scenarios elsewhere is not silently taken either way
+    scenario(user_project, "corpus/other.yaml", GOOD)
+    result = user_project.runpytest("--ctx-scenarios", "corpus")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: ctxsim: --ctx-scenarios corpus: a word after the flag is a path to collect, and 'corpus' holds YAML "
+        "outside the scenario path scenarios (the default, no ctx_scenarios in the ini), which would not run: write "
+        "--ctx-scenarios=corpus to run its scenarios with the tests, or pytest corpus --ctx-scenarios=corpus to run "
+        "them alone"])
+    other = ["corpus/other.yaml::reference", "corpus/other.yaml::mala-overwrite"]
+    assert collected(user_project, "--ctx-scenarios=corpus") == TESTS + other
+    assert collected(user_project, "corpus", "--ctx-scenarios=corpus") == other
+    # in addopts too: the flag there would swallow the first path of the command line
+    user_project.makeini(f"{INI}testpaths = tests\naddopts = --ctx-scenarios\n")
+    assert collected(user_project, "tests/test_y.py") == TESTS[1:] + GOOD_ITEMS
+    result = user_project.runpytest("--ctx-scenarios=tests/test_x.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ctxsim: --ctx-scenarios: *tests/test_x.py is not a scenario file (*.yaml, "
+                                 "*.yml) or a directory of them"])
+
+
+def test_the_ini_path_without_the_flag_says_how_to_run_it(user_project: pytest.Pytester) -> None:
+    user_project.makeini(f"{INI}testpaths = tests\nctx_scenarios = scenarios\n")
+    hint = ("ctxsim scenarios: scenarios (ini ctx_scenarios) are not collected without the flag: pytest "
+            "--ctx-scenarios runs them with the tests")
+    result = user_project.runpytest()
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines([hint])
+    result = user_project.runpytest("-q", "-k", "nothing_matches")  # no header under -q: the summary says it
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([hint])
+    result = user_project.runpytest("--ctx-scenarios")
+    result.assert_outcomes(passed=4)
+    assert "not collected" not in result.stdout.str()
+
+
+def test_xdist_collects_the_tests_and_the_scenarios_alike_on_every_worker(user_project: pytest.Pytester) -> None:
+    for name in ("c", "a", "b"):
+        scenario(user_project, f"scenarios/{name}.yaml", GOOD)
+    result = user_project.runpytest_subprocess("-n", "2", "--ctx-scenarios", "-p", "no:cacheprovider",
+                                               "-p", "no:hypothesispytest", "-p", "no:faker")
+    result.assert_outcomes(passed=10)
+    assert "Different tests were collected" not in result.stdout.str()
 
 
 def test_path_from_the_command_line_or_the_ini(project: pytest.Pytester) -> None:
@@ -275,6 +354,18 @@ class Lagging(MyTracker):
         return None if self.tokens is None else self.tokens - 5000
 
 
+class Raising(MyTracker):
+    """Reads a key the usage does not have (it is cache_read_input_tokens)."""
+
+    def observe(self, message):
+        if isinstance(message, AssistantMessage) and message.usage:
+            self.cached(message.usage)
+        super().observe(message)
+
+    def cached(self, usage):
+        return usage["cache_read"]
+
+
 def make_broken():
     raise RuntimeError("no config")
 
@@ -356,6 +447,26 @@ def test_the_threshold_column_shows_where_the_tracker_should_have_fired(tracked:
         "*1  q1 call 1*150,003..150,303*145,003*-5,000 (-2.5%)  75% truth crosses; tracker does not fire",
         "threshold 75% (150,000 tokens): the truth crosses at q1 call 1; the tracker does not fire",
     ])
+
+
+def test_a_tracker_that_raises_shows_the_traceback_through_its_own_code(tracked: pytest.Pytester) -> None:
+    result = tracked.runpytest("--ctx-scenarios=scenarios/a_good.yaml", "--ctx-tracker=mytrackers:Raising")
+    result.assert_outcomes(passed=2, failed=1)
+    source = (tracked.path / "mytrackers.py").read_text().splitlines()
+    call, read = (source.index(line) + 1 for line in ('            self.cached(message.usage)',
+                                                      '        return usage["cache_read"]'))
+    result.stdout.fnmatch_lines([
+        "scenarios/a_good.yaml:6: Raising must track scenario 'a_good' *, but does not",
+        "ctxsim: tracker Raising raised KeyError: 'cache_read' on message #2 (AssistantMessage *, q1 call 1)",
+        "Traceback (most recent call last; ctxsim's and the SDK's frames left out):",
+        f'  File "*mytrackers.py", line {call}, in observe',
+        "    self.cached(message.usage)",
+        f'  File "*mytrackers.py", line {read}, in cached',
+        '    return usage["cache_read"]',
+        "*",
+        "KeyError: 'cache_read'",
+    ])
+    assert "src/ctxsim" not in result.stdout.str() and "claude_agent_sdk" not in result.stdout.str()
 
 
 def test_the_ini_names_trackers_too_and_a_catalogued_name_is_not_run_twice(tracked: pytest.Pytester) -> None:
@@ -447,3 +558,19 @@ def test_a_recorded_transcript_runs_and_failures_point_into_the_recording(projec
         ">*2  q1 compaction*20,000*12,013*",
         "first failing point: q1 call 1 (scenarios/recordings/session.jsonl:2)",
     ])
+
+
+def test_a_tracker_judged_at_no_point_fails_whatever_the_scenario_expects(project: pytest.Pytester) -> None:
+    # a transcript has no results: a tracker read only at results is compared nowhere, and proves nothing
+    scenario(project, "scenarios/recordings/session.jsonl", TRANSCRIPT)
+    scenario(project, "scenarios/recorded.yaml", "source: a transcript\nstream: recordings/session.jsonl\n"
+                                                 "expect:\n  pass: [result-usage-as-context]\n")
+    scenario(project, "scenarios/recorded_fail.yaml", "source: a transcript\nstream: recordings/session.jsonl\n"
+                                                      "expect:\n  fail: [result-usage-as-context]\n")
+    result = project.runpytest("--ctx-scenarios")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines([
+        "scenarios/recorded.yaml:4: result-usage-as-context on scenario 'recorded': it was judged at no point *",
+        "ctxsim: result-usage-as-context was judged at no point of session 'recorded'*",
+    ])
+    result.stdout.fnmatch_lines(["scenarios/recorded_fail.yaml:4: *: it was judged at no point * (expect.fail)"])

@@ -189,3 +189,94 @@ def test_no_agent_after_the_test():
 def test_fake_agent_fixture_drives_your_loop_for_one_test(project: pytest.Pytester) -> None:
     project.makepyfile(test_uses_fake_agent=AGENT_TESTS)
     project.runpytest("test_uses_fake_agent.py").assert_outcomes(passed=4)
+
+
+# --- the oracle's helpers from async tests ------------------------------------------------------------------------
+
+ASYNC_TESTS = '''
+import anyio
+import pytest
+from claude_agent_sdk import AssistantMessage
+from ctxsim import SessionBuilder, TrackingError, assert_tracks, assert_tracks_async, run_tracker
+from ctxsim.reference import ContextTracker
+from ctxsim.scenario_run import run_scenario
+from ctxsim.testing import run_tracker_conformance
+
+# 150,003 tokens in the context, compacted to a 20,000-token summary after the 12,000-token cached system prefix
+SESSION = (SessionBuilder(seed=1, name="compaction")
+           .query("work").call(input=3, cache_creation=2000, cache_read=148_000, output=200)
+           .compact(20_000).query("more").call().build())
+
+
+class AsyncTracker:
+    """A user's tracker with async methods: the reference's numbers, handed over after an await."""
+
+    def __init__(self):
+        self.inner = ContextTracker()
+
+    async def observe(self, message):
+        await anyio.sleep(0)
+        self.inner.observe(message)
+
+    async def context_tokens(self):
+        return self.inner.context_tokens()
+
+
+class KeepsMaximum:
+    """The largest prompt ever seen: 150,003 still after the compaction."""
+
+    def __init__(self):
+        self.top = None
+
+    def observe(self, message):
+        if isinstance(message, AssistantMessage) and message.usage:
+            u = message.usage
+            self.top = max(self.top or 0, u["input_tokens"] + u["cache_creation_input_tokens"]
+                           + u["cache_read_input_tokens"])
+
+    def context_tokens(self):
+        return self.top
+
+
+def check_all(ctx_session):
+    assert_tracks(ContextTracker(), SESSION, tolerance=1000)
+    assert_tracks(AsyncTracker(), SESSION, tolerance=1000)
+    with pytest.raises(TrackingError, match="KeepsMaximum is off on 4 of 5 points"):
+        assert_tracks(KeepsMaximum(), SESSION, tolerance=1000)
+    report = run_tracker(AsyncTracker(), SESSION)  # judged at both calls, the compaction and both results
+    assert report.crash is None and [p.ok for p in report.points] == [True] * 5
+    scenario = ctx_session.scenario("queries: [{steps: [{call: {in: 3, cc: 100, cr: 20000}}]}]")
+    assert run_scenario(scenario, AsyncTracker()).ok
+    run_tracker_conformance(AsyncTracker, only={"single-call", "latest-not-sum"})
+
+
+@pytest.mark.asyncio
+async def test_under_pytest_asyncio(ctx_session):
+    check_all(ctx_session)
+    await assert_tracks_async(AsyncTracker(), SESSION, tolerance=1000)
+    with pytest.raises(TrackingError, match="KeepsMaximum is off on 4 of 5 points"):
+        await assert_tracks_async(KeepsMaximum(), SESSION, tolerance=1000)
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request):
+    return request.param
+
+
+@pytest.mark.anyio
+async def test_under_anyio(ctx_session):
+    check_all(ctx_session)
+    await assert_tracks_async(AsyncTracker(), SESSION, tolerance=1000)
+
+
+def test_from_sync_code(ctx_session):
+    check_all(ctx_session)
+'''
+
+
+def test_the_oracle_works_from_asyncio_and_anyio_tests_and_awaits_async_trackers(project: pytest.Pytester) -> None:
+    project.makepyfile(test_async_oracle=ASYNC_TESTS)
+    result = project.runpytest("test_async_oracle.py", "-p", "anyio", "-W", "error::RuntimeWarning")
+    result.assert_outcomes(passed=4)
+    out = result.stdout.str()
+    assert "never awaited" not in out and "Already running" not in out

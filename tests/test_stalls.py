@@ -284,8 +284,10 @@ def test_a_stalled_scenario_is_a_failing_item_not_a_crash_of_the_run(pytester: p
     result = pytester.runpytest_subprocess("--ctx-scenarios", "-v", timeout=GUARD)
     result.assert_outcomes(failed=2)  # the reference and mala-overwrite, which is expected to fail
     result.stdout.fnmatch_lines([
-        "scenarios/states.yaml:*: reference on scenario 'states': the run did not finish (expect.reference: pass)",
+        "scenarios/states.yaml:*: reference on scenario 'states': the run did not finish (the SDK client went "
+        "silent) (expect.reference: pass)",
         STALL,
-        "scenarios/states.yaml:4: mala-overwrite on scenario 'states': the run did not finish (expect.fail)",
+        "scenarios/states.yaml:4: mala-overwrite on scenario 'states': the run did not finish (the SDK client "
+        "went silent) (expect.fail)",
     ])
     assert "INTERNALERROR" not in result.stdout.str() and "Traceback" not in result.stdout.str()

@@ -29,7 +29,9 @@ _EXPORTS = {
     "run_loop": "loops",
     "Report": "check",
     "TrackingError": "check",
+    "arun_tracker": "check",
     "assert_tracks": "check",
+    "assert_tracks_async": "check",
     "run_tracker": "check",
 }
 
@@ -45,7 +47,9 @@ __all__ = [
     "TrackingError",
     "Truth",
     "__version__",
+    "arun_tracker",
     "assert_tracks",
+    "assert_tracks_async",
     "build_continuation_prompt",
     "check_restart_loop",
     "extract_checkpoint",
@@ -58,7 +62,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .agent import FakeAgent, Task
-    from .check import Report, TrackingError, assert_tracks, run_tracker
+    from .check import Report, TrackingError, arun_tracker, assert_tracks, assert_tracks_async, run_tracker
     from .loops import check_restart_loop, run_loop
     from .reference import (
         ContextTracker,

@@ -12,15 +12,25 @@ A tracker (or adapter) with a ``judged_at`` set of observation kinds (``call``, 
 ``reset``, ``result``) is compared at those points only.
 
 Trackers of other shapes run through the adapters of :mod:`ctxsim.trackers.base` (:class:`RawDicts`,
-:class:`ResultsOnly`, :class:`FromRatio`), re-exported here.
+:class:`ResultsOnly`, :class:`FromRatio`), re-exported here. A tracker's ``observe`` and ``context_tokens`` may be
+``async def`` (:class:`AsyncTracker`): what they return is awaited.
+
+From async code, ``await`` :func:`arun_tracker` or :func:`assert_tracks_async`. The synchronous :func:`run_tracker`
+and :func:`assert_tracks` work from anywhere: called where an event loop already runs (an ``asyncio`` or ``anyio``
+test), they play the session on a worker thread with its own loop while the caller waits.
+
+When a tracker raises, the report's ``crash`` names the message it raised on and its ``traceback`` shows the frames
+of the tracker's own code (ctxsim's and the SDK's left out); a failing run whose estimates are ratios (a float in
+[0, 1] where the truth is tokens) gets a hint to :class:`FromRatio`.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -28,12 +38,15 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
+from ._blocking import run_blocking
 from .sdk import FakeTransport, client_message
-from .trackers.base import FromRatio, RawDicts, ResultsOnly, Tracker, tracker_name
+from .trackers._diagnosis import looks_like_ratio, ratio_hint, user_traceback
+from .trackers.base import AsyncTracker, FromRatio, RawDicts, ResultsOnly, Tracker, tracker_name
 from .wire import Frame, Observation, Script
 from .world import Session
 
 __all__ = [
+    "AsyncTracker",
     "FromRatio",
     "Point",
     "RawDicts",
@@ -43,6 +56,7 @@ __all__ = [
     "TrackingError",
     "arun_tracker",
     "assert_tracks",
+    "assert_tracks_async",
     "run_tracker",
     "run_tracker_parsed",
     "tracker_name",
@@ -113,6 +127,9 @@ class Report:
     """Messages the SDK yielded and the tracker saw."""
     crash: str | None = None
     """A ``ctxsim:`` line naming the exception the tracker raised and the message it raised on, if any."""
+    traceback: str | None = None
+    """When the tracker raised: the traceback through the tracker's own code (ctxsim's and the SDK's frames left
+    out), as Python prints one."""
     stall: str | None = None
     """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
     stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
@@ -174,8 +191,18 @@ class Report:
         return (f"ctxsim: {self.tracker} {verdict} session {name!r} "
                 f"(tolerance ±{self.tolerance:,} tokens, window {self.session.window:,})")
 
+    def diagnosis(self) -> list[str]:
+        """What helps to find the cause, after the table: the traceback of a tracker that raised; a hint to
+        :class:`FromRatio` when the tracker failed with a ratio (a float in [0, 1]) where the truth is tokens."""
+        out = [self.traceback] if self.traceback else []
+        ratio = next((p for p in self.failures if looks_like_ratio(p.estimate)), None)
+        if ratio is not None:
+            out.append(ratio_hint(self.tracker, ratio.estimate, ratio.observation.label, ratio.low,
+                                  self.session.window))
+        return out
+
     def __str__(self) -> str:
-        return f"{self.summary()}\n{self.table()}"
+        return "\n".join([self.summary(), *([self.table()] if self.points else []), *self.diagnosis()])
 
 
 class TrackingError(AssertionError):
@@ -209,27 +236,33 @@ def _yielded(script: Script) -> list[Frame]:
 class _Probe:
     """Feeds one tracker and records its estimate at each observation point."""
 
-    def __init__(self, tracker: Tracker, report: Report) -> None:
+    def __init__(self, tracker: Tracker | AsyncTracker, report: Report) -> None:
         self.tracker = tracker
         self.report = report
-        self.observe_frame: Callable[[Any, dict[str, Any]], None] | None = getattr(tracker, "observe_frame", None)
+        self.observe_frame: Callable[[Any, dict[str, Any]], object] | None = getattr(tracker, "observe_frame", None)
         """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
         self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
         self.seen: set[int] = set()
 
-    def feed(self, message: Any, frame: Frame) -> bool:
+    async def feed(self, message: Any, frame: Frame) -> bool:
+        """Hand ``message`` to the tracker (awaiting what an async tracker returns) and, at an observation point,
+        record its estimate; False when the tracker raised or gave something other than a token count."""
         report = self.report
         report.messages += 1
         try:
             if self.observe_frame is not None:
-                self.observe_frame(message, frame.data)
+                done = self.observe_frame(message, frame.data)
             else:
-                self.tracker.observe(message)
+                done = self.tracker.observe(message)
+            if done is not None and inspect.isawaitable(done):
+                await done
             observation = frame.observation
             if observation is not None and observation.index not in self.seen and (
                     self.judged_at is None or observation.kind in self.judged_at):
                 self.seen.add(observation.index)
                 estimate = self.tracker.context_tokens()
+                if estimate is not None and not isinstance(estimate, int) and inspect.isawaitable(estimate):
+                    estimate = await estimate
                 if estimate is not None and not _is_token_count(estimate):
                     report.crash = (f"ctxsim: tracker {report.tracker} returned {estimate!r} from context_tokens(), "
                                     f"not a token count, {self._where(message, frame)}")
@@ -238,8 +271,22 @@ class _Probe:
         except Exception as exc:
             report.crash = (f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} "
                             f"{self._where(message, frame)}")
+            report.traceback = user_traceback(exc)
             return False
         return True
+
+    def feed_now(self, message: Any, frame: Frame) -> bool:
+        """:meth:`feed` without an event loop: an async tracker must finish without waiting on one."""
+        step: Coroutine[Any, Any, bool] = self.feed(message, frame)
+        try:
+            step.send(None)
+        except StopIteration as done:
+            return bool(done.value)
+        step.close()
+        self.report.crash = (f"ctxsim: tracker {self.report.tracker} waits on an event loop "
+                             f"{self._where(message, frame)}, and run_tracker_parsed has none: run it with "
+                             f"run_tracker or arun_tracker")
+        return False
 
     def _where(self, message: Any, frame: Frame) -> str:
         label = frame.observation.label if frame.observation else ""
@@ -315,7 +362,7 @@ def _describe(script: Script, frame: Frame) -> str:
 
 
 async def arun_tracker(
-    tracker: Tracker,
+    tracker: Tracker | AsyncTracker,
     session: Session,
     *,
     tolerance: int = 0,
@@ -369,48 +416,65 @@ async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Prob
             except StopAsyncIteration:
                 progress.stalled(ended=True)
                 return
-            if not probe.feed(message, frame):
+            if not await probe.feed(message, frame):
                 return
             progress.last = (query, number, message, script, frame)
 
 
-def run_tracker(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
-                scripts: Sequence[Script] | None = None, async_backend: str = "asyncio",
-                silence_timeout: float | None = 30.0) -> Report:
-    """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``)."""
+def run_tracker(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+                include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
+    """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``); called where an
+    event loop already runs, on a worker thread with its own loop while the caller waits."""
     run = partial(arun_tracker, tracker, session, tolerance=tolerance,
                   include_partial_messages=include_partial_messages, scripts=scripts,
                   silence_timeout=silence_timeout)
-    return anyio.run(run, backend=async_backend)
+    return run_blocking(run, backend=async_backend)
 
 
-def run_tracker_parsed(tracker: Tracker, session: Session, scripts: Sequence[Script], *,
+def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, scripts: Sequence[Script], *,
                        tolerance: int = 0) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
     For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
-    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`).
+    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`). There is no
+    event loop here: an async tracker that waits on one stops the run (the report's ``crash`` says so).
     """
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
     for script in scripts:
         for frame in script.frames:
             message = client_message(frame.data)
-            if message is not None and not probe.feed(message, frame):
+            if message is not None and not probe.feed_now(message, frame):
                 return report
     return report
 
 
-def assert_tracks(tracker: Tracker, session: Session, *, tolerance: int = 0, include_partial_messages: bool = False,
-                  scripts: Sequence[Script] | None = None, async_backend: str = "asyncio",
-                  silence_timeout: float | None = 30.0) -> Report:
+def assert_tracks(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+                  include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
     """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
 
     Returns the report when it does. The other keywords are :func:`run_tracker`'s (``silence_timeout``:
-    :func:`arun_tracker`'s).
+    :func:`arun_tracker`'s). Works from async tests too (see :func:`run_tracker`); there,
+    ``await`` :func:`assert_tracks_async` runs on the test's own loop instead.
     """
+    __tracebackhide__ = True  # pytest shows the test's line and the report, not this frame
     report = run_tracker(tracker, session, tolerance=tolerance, include_partial_messages=include_partial_messages,
                          scripts=scripts, async_backend=async_backend, silence_timeout=silence_timeout)
+    if not report.ok:
+        raise TrackingError(report)
+    return report
+
+
+async def assert_tracks_async(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+                              include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                              silence_timeout: float | None = 30.0) -> Report:
+    """:func:`assert_tracks` for async code: ``await assert_tracks_async(tracker, session, tolerance=1000)`` plays
+    the session on the running event loop (asyncio or trio) with :func:`arun_tracker`."""
+    __tracebackhide__ = True
+    report = await arun_tracker(tracker, session, tolerance=tolerance, scripts=scripts,
+                                include_partial_messages=include_partial_messages, silence_timeout=silence_timeout)
     if not report.ok:
         raise TrackingError(report)
     return report

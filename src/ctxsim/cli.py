@@ -5,7 +5,8 @@
     ctxsim run SCENARIO [--tracker NAME|module:factory ...] [--plot out.png|out.svg] [--all]
 
 ``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
-``--tracker``, too), then each catalogued loop the scenario names, and prints each one's verdict, summary and
+``--tracker``, too), then each catalogued loop the scenario names and each ``--loop`` (yours:
+``module:function``), and prints each one's verdict, summary and
 loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario new NAME [--dir DIR] [--force]
     ctxsim scenario check FILE ...
@@ -66,6 +67,9 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
                         help="a catalogued tracker or your own (module:factory); repeatable. Default: the "
                              "trackers the scenario names. The reference always runs.")
+    parser.add_argument("--loop", "-l", action="append", default=[], metavar="NAME|module:function",
+                        help="on a task scenario, also run this restart loop (yours: a function taking a LoopRig) "
+                             "and show its turn timeline; repeatable")
     parser.add_argument("--plot", type=Path, metavar="FILE", help="write a plot of truth, estimates and "
                                                                   "thresholds (.png or .svg; needs matplotlib)")
     parser.add_argument("--all", action="store_true", help="show every point of long timelines (and, for a task "
@@ -81,14 +85,15 @@ def _load(path: Path) -> SessionScenario | TaskScenario:
         raise CommandError(str(exc)) from None
 
 
-def _resolve_tracker(spec: str) -> TrackerSpec:
-    """What ``--tracker=spec`` names (a catalogue name, or module:factory looked up from the working directory)."""
-    from .trackers.resolve import TrackerSpecError, resolve
+def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
+    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
+    from .loops.resolve import resolve_loop
+    from .trackers.resolve import SpecError, resolve
 
     try:
-        return resolve(spec, search=[str(Path.cwd())])
-    except TrackerSpecError as exc:
-        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
 
 
 def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, TrackerFactory, str]]:
@@ -121,8 +126,8 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
 
 
 def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
-    if run.stalled:
-        return False, "the run did not finish (the SDK client went silent): NOT AS EXPECTED"
+    if run.inconclusive:
+        return False, f"{run.inconclusive}: NOT AS EXPECTED"
     does = "tracks it" if run.ok else "fails on it"
     if expected == "none":
         return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
@@ -145,23 +150,17 @@ def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     for name, factory, expected in _under_test(scenario, args.tracker, {}):
         wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
         runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": factory, "tracker": name}, wanted))
+    mine = [_resolve_tracker(spec, "--loop") for spec in args.loop]
+    runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
     print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
     if scenario.source:
         print(f"source: {scenario.source}")
     all_met = True
     for title, options, expected in runs:
-        run = run_task(scenario, **options)
-        met, does = run.verdict(expected)
+        met, text = run_task(scenario, **options).shown(title, expected, str(args.scenario), full=args.all,
+                                                        timeline="--loop=" in title)
         all_met &= met
-        print(f"\n== {title}: {does}: {'OK' if met else 'NOT AS EXPECTED'}")
-        if expected in ("meet", "miss"):
-            for problem in run.problems():
-                print(f"{args.scenario}:{problem.line}: {problem.message}")
-        if not run.report.ok:
-            print(run.report)
-        print(run.summary())
-        if expected not in ("caught", "kept") or args.all:
-            print(run.timeline(full=args.all))
+        print(text)
     print(f"\n{_count(len(runs), 'loop run')}: " + ("every expectation met" if all_met else
                                                     "some expectations NOT met"))
     return 0 if all_met else 1
@@ -440,29 +439,16 @@ def _score(args: argparse.Namespace) -> int:
 # --- the command ------------------------------------------------------------------------------------------------
 
 def _configure_record(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="scripted sessions to record (default: all; --list shows them)")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; --list shows them)")
     parser.add_argument("--dir", type=Path, default=Path("tests/captures"),
                         help="where the captures go, under claude-code-<CLI version>/ (default: tests/captures)")
     parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
 
 
 def _record(args: argparse.Namespace) -> int:
-    import anyio
+    from .live.record import record_command
 
-    from .live.conformance import SESSIONS
-    from .live.record import record
-
-    if args.list:
-        for name, scripted in SESSIONS.items():
-            print(f"{name:22} {scripted.description}")
-        return 0
-    unknown = [n for n in args.names if n not in SESSIONS]
-    if unknown:
-        raise CommandError(f"ctxsim: record: no scripted session {unknown[0]!r} (known: {', '.join(SESSIONS)})")
-    for path in anyio.run(lambda: record(args.dir, args.names or None)):
-        print(f"wrote {path}")
-    return 0
+    return record_command(args.names, args.dir, list_only=args.list)
 
 
 COMMANDS: tuple[Command, ...] = (

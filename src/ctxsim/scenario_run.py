@@ -13,13 +13,15 @@ import atexit
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .check import Report, arun_tracker, run_tracker
+from ._blocking import in_event_loop, run_blocking
+from .check import Report, arun_tracker
 from .scenario import SessionScenario
 from .thresholds import Match, crossings, match_firings
-from .trackers.base import Tracker
+from .trackers.base import AsyncTracker, Tracker
 
 T = TypeVar("T")
 
@@ -106,13 +108,30 @@ class ScenarioRun:
 
     @property
     def ok(self) -> bool:
-        """True when the tracker tracks the session within tolerance and fires every threshold right."""
-        return self.report.ok and all(t.ok for t in self.thresholds)
+        """True when the tracker tracks the session within tolerance at the points it is judged at (at least one)
+        and fires every threshold right."""
+        return self.report.ok and bool(self.report.points) and all(t.ok for t in self.thresholds)
 
     @property
     def stalled(self) -> bool:
         """True when the run did not finish (the SDK client went silent): a failure whatever was expected."""
         return self.report.stall is not None
+
+    @property
+    def judged_nowhere(self) -> bool:
+        """True when the tracker was compared at no point (a results-only tracker on a stream without results):
+        it showed neither that it tracks the session nor that it fails on it."""
+        return not self.report.points and self.report.crash is None and self.report.stall is None
+
+    @property
+    def inconclusive(self) -> str:
+        """Why the run gives no verdict (it stalled, or judged the tracker nowhere), else "": a failure whatever
+        the scenario expects of the tracker."""
+        if self.stalled:
+            return "the run did not finish (the SDK client went silent)"
+        if self.judged_nowhere:
+            return "it was judged at no point (none of the points it can be read at occurs in this stream)"
+        return ""
 
     def notes(self) -> dict[int, str]:
         """The threshold column, by observation index."""
@@ -154,18 +173,11 @@ _LOOP = _ThreadLoop()
 
 
 def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on this thread's reused asyncio loop, then cancel whatever it left running.
+    """Run ``coro`` to completion on this thread's reused asyncio loop (none may run here), then cancel whatever
+    it left running.
 
     A fresh loop per run (``asyncio.run``) costs about as much as playing a short scenario through the client.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
-        coro.close()
-        raise RuntimeError("ctxsim: run_scenario() called inside a running event loop; await "
-                           "ctxsim.check.arun_tracker instead")
     loop = _LOOP.loop
     if loop is None or loop.is_closed():
         loop = _LOOP.loop = asyncio.new_event_loop()
@@ -180,25 +192,27 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
-def run_scenario(scenario: SessionScenario, tracker: Tracker, *, name: str | None = None,
+def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, name: str | None = None,
                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
     ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
-    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``. ``silence_timeout`` bounds
-    every wait on the client, in seconds without progress (:func:`ctxsim.check.arun_tracker`): a run that
-    stalls is not ok, whatever the scenario expects, and its report's ``stall`` says where. Raises ``ValueError``
-    for a :class:`~ctxsim.scenario.TaskScenario` (:func:`ctxsim.task_run.run_task` runs those).
+    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``; called where an event loop
+    already runs, the scenario plays on a worker thread with its own loop while the caller waits.
+    ``silence_timeout`` bounds every wait on the client, in seconds without progress
+    (:func:`ctxsim.check.arun_tracker`): a run that stalls is not ok, whatever the scenario expects, and its report's
+    ``stall`` says where. Raises ``ValueError`` for a :class:`~ctxsim.scenario.TaskScenario`
+    (:func:`ctxsim.task_run.run_task` runs those).
     """
     if not isinstance(scenario, SessionScenario):
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.task_run.run_task")
     options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
                                "silence_timeout": silence_timeout}
-    if async_backend == "asyncio":
+    if async_backend == "asyncio" and not in_event_loop():
         report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
     else:
-        report = run_tracker(tracker, scenario.session, async_backend=async_backend, **options)
+        report = run_blocking(partial(arun_tracker, tracker, scenario.session, **options), backend=async_backend)
     if name is not None:
         report.tracker = name
     return ScenarioRun(scenario, report, _thresholds(scenario, report))
@@ -216,7 +230,9 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         lines += [f"source: {scenario.source}"] if scenario.source else []
         lines += [f"description: {scenario.description}"] if scenario.description else []
         lines += [f"tracker {run.tracker}: {bug}"] if bug else []
-    lines.append(report.summary())
+    lines.append(report.summary() if not run.judged_nowhere else
+                 f"ctxsim: {run.tracker} was judged at no point of session {scenario.name!r}: a tracker read only at "
+                 f"some kinds of point (e.g. results) must meet at least one of them to be judged")
     problems = run.problems()
     if report.points:
         many = len(report.points) > MANY_POINTS and verbosity < 2
@@ -227,6 +243,7 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
             lines.append(f"({len(report.failures)} of {len(report.points)} points off; -vv shows all)")
         elif many:
             lines.append(f"({len(report.points)} points, all within tolerance; -vv shows them)")
+    lines += report.diagnosis()
     lines += problems
     if report.failures:
         first = report.failures[0].observation.label

@@ -30,8 +30,9 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions, Message, Transport
 from claude_agent_sdk._internal.message_parser import parse_message
 
+from .sdk_hooks import Conversation, HookAnswer, HookPlayer
 from .wire import Script, context_usage_response, render
-from .world import Session, Truth
+from .world import Call, Session, Truth
 
 __all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
            "parse_message", "patch_sdk"]
@@ -74,6 +75,11 @@ class FakeTransport(Transport):
     ``session`` still supplies the window and baseline for ``get_context_usage``. Pass ``responder`` to decide each
     turn when its user message arrives: it is called with the message dict the SDK wrote and returns the turn's
     script (an exception it raises surfaces from the SDK call that wrote the message).
+
+    The hooks the SDK registers at ``initialize`` are called as Claude Code calls them, and a ``can_use_tool``
+    callback in ``options`` (unless ``permission_mode`` is ``bypassPermissions``) is asked before each tool use;
+    their answers are applied where Claude Code applies them (:mod:`ctxsim.sdk_hooks`). :attr:`hooks` records
+    every request and answer.
     """
 
     def __init__(
@@ -84,6 +90,7 @@ class FakeTransport(Transport):
         include_partial_messages: bool = False,
         forward_subagent_text: bool = False,
         responder: Responder | None = None,
+        options: ClaudeAgentOptions | None = None,
     ) -> None:
         self.session = session
         self.responder = responder
@@ -108,7 +115,14 @@ class FakeTransport(Transport):
         """The subtypes of the control requests answered, in order."""
         self.session_state: str | None = None
         """The state of the last host-only ``session_state_changed`` frame played (None: none played)."""
+        asks = options is not None and options.can_use_tool is not None
+        mode = (options.permission_mode if options is not None else None) or "default"
+        self.hooks = HookPlayer(permission_prompts=asks and mode != "bypassPermissions", permission_mode=mode)
+        """The CLI side of hooks and permission prompts: what was asked, what came back."""
+        self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self._turns: deque[Script] = deque()
+        self._turn_prompts: deque[str] = deque()
+        """The text of the user message of each turn in ``_turns`` (for ``UserPromptSubmit``)."""
         self._replies: deque[dict[str, Any]] = deque()
         self._wakeup = anyio.Event()
         self._connected = False
@@ -116,6 +130,9 @@ class FakeTransport(Transport):
         self._closed = False
         self._interrupted = False
         self._next_script = 0
+        self._calls = {c.message_id: c for c in session.main_calls}
+        self._last_call: Call | None = None
+        """The main-chain call the last point closed (a compaction or reset clears it): /context's thinking tail."""
 
     # Transport ---------------------------------------------------------------------------------------------------
 
@@ -159,26 +176,67 @@ class FakeTransport(Transport):
 
     # playing -----------------------------------------------------------------------------------------------------
 
+    async def _converse(self, conversation: Conversation) -> AsyncIterator[dict[str, Any]]:
+        """Send the control requests of ``conversation`` one at a time, each answer awaited (bounded)."""
+        answer: dict[str, Any] | None = None
+        while not self._closed:
+            try:
+                request = conversation.send(answer)
+            except StopIteration:
+                return
+            request_id = f"ctxsim_hook_{len(self.hooks.answers) + 1}"
+            record = HookAnswer(request.body)
+            self.hooks.answers.append(record)
+            event, box = anyio.Event(), list[dict[str, Any]]()
+            self._pending[request_id] = (event, box)
+            yield {"type": "control_request", "request_id": request_id, "request": request.body}
+            with anyio.move_on_after(request.timeout):
+                await event.wait()
+            self._pending.pop(request_id, None)
+            response = box[0] if box else {"subtype": "error", "error": f"no answer within {request.timeout:g} s"}
+            if response.get("subtype") == "success":
+                body = response.get("response")
+                record.response = answer = body if isinstance(body, dict) else {}
+            else:
+                record.error, answer = str(response.get("error")), None
+
     async def _play(self, script: Script) -> AsyncIterator[dict[str, Any]]:
         self._interrupted = False
-        replies = self._replies
+        replies, hooks = self._replies, self.hooks
         frames = script.frames
-        for frame in frames:
+        prompt = self._turn_prompts.popleft() if self._turn_prompts else ""
+        if hooks.active:
+            async for request in self._converse(hooks.turn_start(self.session.session_id, prompt)):
+                yield request
+        for index, frame in enumerate(frames):
             while replies:
                 yield replies.popleft()
             if self._closed:
                 return
             if self._interrupted and frame.data.get("type") != "result":
                 continue
+            data = frame.data
+            if hooks.active and not self._interrupted:
+                upcoming = (f.data for f in frames[index + 1:])
+                async for request in self._converse(hooks.before(data, upcoming)):
+                    yield request
+                data = hooks.rewrite(data)
             if frame.observation is not None:
                 self.truth = frame.observation.truth
-            data = frame.data
+                if frame.observation.kind == "call":
+                    self._last_call = self._calls.get(str((data.get("message") or {}).get("id")))
+                elif frame.observation.kind in ("compaction", "reset"):
+                    self._last_call = None
             if data.get("subtype") == "session_state_changed" and kept_by_client(data):
                 self.session_state = str(data.get("state"))
             if self._interrupted:
                 yield {**data, "terminal_reason": "aborted_streaming"}
             else:
                 yield data
+            if hooks.active and not self._interrupted:
+                async for request in self._converse(hooks.after(data)):
+                    yield request
+                self._interrupted = hooks.interrupt
         if self.session_state == "running" and not self._closed:
             # A recorded turn cut short of its "idle" (a truncated recording): the CLI reports "idle" at every
             # turn's end, and a client with hooks or SDK MCP servers waits for it (up to ten minutes) before it
@@ -192,10 +250,20 @@ class FakeTransport(Transport):
         kind = message.get("type")
         if kind == "control_request":
             self._replies.append(self._answer(message.get("request_id", ""), message.get("request") or {}))
+        elif kind == "control_response":
+            response = message.get("response") or {}
+            pending = self._pending.get(str(response.get("request_id")))
+            if pending is not None:
+                pending[1].append(response)
+                pending[0].set()
         elif kind == "user":
-            self.prompts.append((message.get("message") or {}).get("content"))
+            content = (message.get("message") or {}).get("content")
+            self.prompts.append(content)
+            prompt = content if isinstance(content, str) else "\n".join(
+                b.get("text", "") for b in content or () if isinstance(b, dict) and b.get("type") == "text")
             if self.responder is not None:
                 self._turns.append(self.responder(message))
+                self._turn_prompts.append(prompt)
                 return
             if self._next_script >= len(self.scripts):
                 name = self.session.name or self.session.session_id
@@ -203,6 +271,7 @@ class FakeTransport(Transport):
                     f"ctxsim: FakeTransport got user message #{self._next_script + 1} but session {name!r} "
                     f"scripts only {len(self.scripts)} queries")
             self._turns.append(self.scripts[self._next_script])
+            self._turn_prompts.append(prompt)
             self._next_script += 1
 
     def _answer(self, request_id: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -210,6 +279,7 @@ class FakeTransport(Transport):
         self.control_requests.append(str(subtype))
         body: dict[str, Any]
         if subtype == "initialize":
+            self.hooks.register(request)
             body = {
                 "commands": [{"name": n, "description": "", "argumentHint": ""}
                              for n in ("compact", "context", "clear", "cost")],
@@ -219,7 +289,7 @@ class FakeTransport(Transport):
                 "account": {},
             }
         elif subtype == "get_context_usage":
-            body = context_usage_response(self.session, self.truth, model=self.model)
+            body = context_usage_response(self.session, self.truth, model=self.model, last_call=self._last_call)
         elif subtype == "interrupt":
             self._interrupted = True
             body = {}
@@ -278,7 +348,7 @@ def _factory_for(target: Session | Sequence[Session] | TransportFactory) -> Tran
             session = replace(session)  # the same session replayed: a new client starts it again
         count += 1
         return FakeTransport(session, include_partial_messages=options.include_partial_messages,
-                             forward_subagent_text=options.forward_subagent_text)
+                             forward_subagent_text=options.forward_subagent_text, options=options)
 
     return make
 

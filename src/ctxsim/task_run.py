@@ -13,19 +13,19 @@ steps done, the true context, the policy's zone and what the loop did next.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .agent import ConnectionRecord, TurnRecord
+from .agent import ConnectionRecord, FakeAgent, TurnRecord
 from .loops import INVARIANTS, LoopReport, run_loop
 from .loops.catalogue import CATALOGUE as LOOPS
+from .loops.resolve import LoopSpec
 from .loops.rig import LoopRig
 from .reference.checkpoint import Checkpoint
 from .reference.policy import Action, PressurePolicy
 from .reference.restart import (
-    DONE_MARKER,
     WIND_DOWN_PROMPT,
     RestartResult,
     run_with_restarts,
@@ -34,7 +34,8 @@ from .scenario import TaskScenario
 from .scenario_run import MANY_POINTS, percent
 from .trackers.base import TrackerFactory
 
-__all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "describe_task", "explain_task", "reference_loop", "run_task"]
+__all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "agent_timeline", "describe_task", "explain_task", "reference_loop",
+           "run_task"]
 
 REFERENCE_LOOP = TaskScenario.reference
 """How items and reports name :func:`reference_loop`."""
@@ -176,6 +177,23 @@ class TaskRun:
 
     # reading it -------------------------------------------------------------------------------------------------
 
+    def shown(self, title: str, expected: str, where: str, *, full: bool = False,
+              timeline: bool = False) -> tuple[bool, str]:
+        """What ``ctxsim run`` prints for this run: whether it is what was ``expected`` (:meth:`verdict`), and
+        the verdict, the unmet expectations at ``where`` (the scenario's path), the broken invariants, the summary
+        and the timeline (always for the reference loop and trackers, for other loops with ``full`` or
+        ``timeline``)."""
+        met, does = self.verdict(expected)
+        lines = [f"\n== {title}: {does}: {'OK' if met else 'NOT AS EXPECTED'}"]
+        if expected in ("meet", "miss"):
+            lines += [f"{where}:{problem.line}: {problem.message}" for problem in self.problems()]
+        if not self.report.ok:
+            lines.append(str(self.report))
+        lines.append(self.summary())
+        if expected not in ("caught", "kept") or full or timeline:
+            lines.append(self.timeline(full=full))
+        return met, "\n".join(lines)
+
     def summary(self) -> str:
         """Three lines: the steps, the restarts and checkpoints, the loop checks' verdict."""
         report, agent = self.report, self.report.agent
@@ -202,50 +220,59 @@ class TaskRun:
 
         Past :data:`ctxsim.scenario_run.MANY_POINTS` turns only the turns where something happens are shown (a
         session's first and last turns, zone changes, checkpoints, rejections) unless ``full``."""
-        rows = list(self._rows())
-        turns = sum(1 for r in rows if r[0] == "turn")
-        elide = turns > MANY_POINTS and not full
-        out = []
-        skipped = 0
-        for kind, cells, keep in rows:
-            if kind == "turn" and elide and not keep:
-                skipped += 1
-                continue
-            if skipped:
-                out.append(f"        ... {_plural(skipped, 'turn')} like the ones around ...")
-                skipped = 0
-            out.append(cells if kind == "head" else _format(cells))  # "columns" and "turn" rows are cells
-        if elide:
-            out.append(f"({turns} turns; only those where something happens are shown)")
-        return "\n".join(out)
+        return agent_timeline(self.report.agent, self.report.rig.policy, checkpoints=self.checkpoints, full=full)
 
-    def _rows(self) -> Iterator[tuple[str, Any, bool]]:
-        agent, policy = self.report.agent, self.report.rig.policy
-        window = agent.task.window
-        effective = policy.effective_window(window)
-        taken = iter(self.checkpoints or ())
-        numbers = {c.index: k for k, c in enumerate(self.report.sessions, 1)}
-        connections = agent.connections
-        for n, connection in enumerate(connections):
-            yield "head", _heading(connection, numbers, connections), True
-            yield "columns", _HEADER, True
-            zone = None
-            for j, turn in enumerate(connection.turns):
-                later = connection.turns[j + 1] if j + 1 < len(connection.turns) else None
-                if turn.kind == "checkpoint":
-                    fallback = next(taken, None)
-                    note = f"agent wrote {turn.degradation}" + (f", loop took {fallback.fallback}" if fallback else "")
-                    then = "new session" if n + 1 < len(connections) else "loop ended"
-                    yield "turn", (turn.index, "checkpoint", "-", turn.peak_prompt, turn.peak_prompt / effective,
-                                   "REJECTED" if turn.rejected else "", f"{note}; {then}"), True
-                    continue
-                level = "REJECTED" if turn.rejected else _zone(policy.zone(turn.peak_prompt, window), policy)
-                then = _then(turn, later, n + 1 < len(connections))
-                prompt = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
-                keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
-                zone = level
-                yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,
-                               turn.peak_prompt / effective, level, then), keep
+
+def agent_timeline(agent: FakeAgent, policy: PressurePolicy | None = None, *,
+                   checkpoints: Sequence[Checkpoint] | None = None, full: bool = False) -> str:
+    """The turn timeline of what ``agent`` answered (:meth:`TaskRun.timeline`'s table), zones by ``policy``
+    (default: restart at 90%), ``checkpoints`` the loop took (when known)."""
+    rows = list(_rows(agent, policy or PressurePolicy(window=agent.task.window), checkpoints))
+    turns = sum(1 for r in rows if r[0] == "turn")
+    elide = turns > MANY_POINTS and not full
+    out = []
+    skipped = 0
+    for kind, cells, keep in rows:
+        if kind == "turn" and elide and not keep:
+            skipped += 1
+            continue
+        if skipped:
+            out.append(f"        ... {_plural(skipped, 'turn')} like the ones around ...")
+            skipped = 0
+        out.append(cells if kind == "head" else _format(cells))  # "columns" and "turn" rows are cells
+    if elide:
+        out.append(f"({turns} turns; only those where something happens are shown)")
+    return "\n".join(out)
+
+
+def _rows(agent: FakeAgent, policy: PressurePolicy,
+          checkpoints: Sequence[Checkpoint] | None) -> Iterator[tuple[str, Any, bool]]:
+    window = agent.task.window
+    effective = policy.effective_window(window)
+    marker = agent.prompts.done_marker
+    taken = iter(checkpoints or ())
+    numbers = {c.index: k for k, c in enumerate((c for c in agent.connections if c.work_turns), 1)}
+    connections = agent.connections
+    for n, connection in enumerate(connections):
+        yield "head", _heading(connection, numbers, connections), True
+        yield "columns", _HEADER, True
+        zone = None
+        for j, turn in enumerate(connection.turns):
+            later = connection.turns[j + 1] if j + 1 < len(connection.turns) else None
+            if turn.kind == "checkpoint":
+                fallback = next(taken, None)
+                note = f"agent wrote {turn.degradation}" + (f", loop took {fallback.fallback}" if fallback else "")
+                then = "new session" if n + 1 < len(connections) else "loop ended"
+                yield "turn", (turn.index, "checkpoint", "-", turn.peak_prompt, turn.peak_prompt / effective,
+                               "REJECTED" if turn.rejected else "", f"{note}; {then}"), True
+                continue
+            level = "REJECTED" if turn.rejected else _zone(policy.zone(turn.peak_prompt, window), policy)
+            then = _then(turn, later, n + 1 < len(connections), marker)
+            prompt = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
+            keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
+            zone = level
+            yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,
+                           turn.peak_prompt / effective, level, then), keep
 
 
 _HEADER = ("turn", "prompt", "steps", "context", "% eff.", "zone", "then")
@@ -283,8 +310,8 @@ def _zone(action: Action, policy: PressurePolicy) -> str:
     return str(action.value)
 
 
-def _then(turn: TurnRecord, later: TurnRecord | None, more: bool) -> str:
-    if turn.reply.startswith(DONE_MARKER):
+def _then(turn: TurnRecord, later: TurnRecord | None, more: bool, marker: str) -> str:
+    if turn.reply.startswith(marker):
         return "task complete"
     if later is None:
         return "new session" if more else "loop ended"
@@ -334,22 +361,29 @@ def describe_task(scenario: TaskScenario) -> str:
             f"max_restarts {spec.max_restarts}")
 
 
-def run_task(scenario: TaskScenario, *, loop: str = REFERENCE_LOOP, tracker_factory: TrackerFactory | None = None,
-             tracker: str = "reference", async_backend: str = "asyncio") -> TaskRun:
-    """Work ``scenario``'s task through ``loop`` (:data:`REFERENCE_LOOP` or a catalogued loop's name) against the
-    fake agent, judged by the loop checks. ``tracker_factory`` makes the tracker the loop is given (default: the
-    reference tracker), ``tracker`` names it in reports. Raises ``ValueError`` for a scenario without a task (a
+def run_task(scenario: TaskScenario, *, loop: str | LoopSpec = REFERENCE_LOOP,
+             tracker_factory: TrackerFactory | None = None, tracker: str = "reference",
+             async_backend: str = "asyncio") -> TaskRun:
+    """Work ``scenario``'s task through ``loop`` (:data:`REFERENCE_LOOP`, a catalogued loop's name, or a loop of
+    yours resolved by :func:`ctxsim.loops.resolve.resolve_loop`) against the fake agent, judged by the loop checks.
+    A loop of yours runs with the policy it declares (else the scenario's, handed to it in the rig) and the prompts
+    it declares (else seed 003's). ``tracker_factory`` makes the tracker the loop is given (default: the reference
+    tracker), ``tracker`` names it in reports. Raises ``ValueError`` for a scenario without a task (a
     :class:`~ctxsim.scenario.SessionScenario`: :func:`ctxsim.scenario_run.run_scenario` runs those)."""
     if not isinstance(scenario, TaskScenario):
         raise ValueError(f"ctxsim: run_task: scenario {scenario.name!r} has no task")
     spec = scenario.task
-    function = reference_loop if loop == REFERENCE_LOOP else LOOPS[loop].loop
     setup: dict[str, Any] = {"checkpoints": spec.checkpoints, "policy": spec.policy, "max_restarts": spec.max_restarts,
-                             "include_partial_messages": spec.partial, "name": loop}
+                             "include_partial_messages": spec.partial}
+    if isinstance(loop, LoopSpec):
+        function, name = loop.loop, loop.name
+        setup.update(policy=loop.policy or spec.policy, prompts=loop.prompts)
+    else:
+        function, name = (reference_loop if loop == REFERENCE_LOOP else LOOPS[loop].loop), loop
     if tracker_factory is not None:
         setup["tracker_factory"] = tracker_factory
-    report = run_loop(function, spec.task, async_backend=async_backend, **setup)
-    return TaskRun(scenario, loop, tracker, report)
+    report = run_loop(function, spec.task, async_backend=async_backend, name=name, **setup)
+    return TaskRun(scenario, name, tracker, report)
 
 
 def explain_task(run: TaskRun, head: str, *, verbosity: int = 0, shown: Callable[[Path], str] = str,

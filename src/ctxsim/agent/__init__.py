@@ -1,6 +1,7 @@
 """The reactive fake agent behind :class:`~ctxsim.sdk.FakeTransport`: a task of steps worked through across restarts.
 
-:mod:`.task` holds what it works on and records (no SDK needed); :mod:`.fake` the :class:`FakeAgent` itself. Names
+:mod:`.task` holds what it works on and records (no SDK needed); :mod:`.prompts` what the loop under test declares
+it says (:class:`LoopPrompts`, no SDK either); :mod:`.fake` the :class:`FakeAgent` itself. Names
 load on first use, so reading a task does not load the SDK.
 """
 
@@ -13,6 +14,8 @@ from .._lazy import lazy_exports
 _EXPORTS = {
     "AgentBoundError": "fake",
     "FakeAgent": "fake",
+    "LoopPrompts": "prompts",
+    "UnclassifiedPromptError": "prompts",
     "DEGRADATIONS": "task",
     "LOSSLESS": "task",
     "ConnectionRecord": "task",
@@ -31,15 +34,18 @@ __all__ = [
     "ConnectionRecord",
     "Degradation",
     "FakeAgent",
+    "LoopPrompts",
     "StepRecord",
     "Task",
     "TaskStep",
     "TurnKind",
     "TurnRecord",
+    "UnclassifiedPromptError",
 ]
 
 if TYPE_CHECKING:
     from .fake import AgentBoundError, FakeAgent
+    from .prompts import LoopPrompts, UnclassifiedPromptError
     from .task import (
         DEGRADATIONS,
         LOSSLESS,

@@ -4,12 +4,21 @@
 model working on a :class:`Task` of N steps would, and builds each answer with :mod:`ctxsim.world` so that the
 true context is known at every point and the wire is what Claude Code writes:
 
-- **Work turns** (the task prompt, a continuation prompt, any other prompt): it performs the next
+- **What a prompt is** comes from what the loop under test declares (:class:`LoopPrompts`: its checkpoint
+  request, its continuation prompt, its "go on" prompts; seed 003's by default) and from what the agent knows, never
+  from its words alone: a prompt matching the declared checkpoint request is one; a prompt matching the declared
+  continuation is one; the first prompt of a new session that carries a checkpoint (a ``<checkpoint>`` tag or the
+  ``## Completed Work`` / ``## Remaining Tasks`` / ``## Do Not Redo`` sections) is a continuation, else one that
+  contains the task prompt starts the task; a later prompt matching the declared "go on" prompts is a work turn.
+  Anything else raises :class:`UnclassifiedPromptError` quoting the prompt and saying how to declare it.
+- **Work turns** (the task prompt, a continuation prompt, a "go on" prompt): it performs the next
   ``steps_per_turn`` steps of its queue, each one tool call whose result adds the step's ``tokens`` to the
-  context, then ends the turn with a text reply (``TASK COMPLETE`` once its queue is empty).
-- **Checkpoint requests** (a prompt that mentions "checkpoint"): a checkpoint in seed 003's format listing the
-  completed and remaining steps, well formed or degraded as the plan says (:data:`DEGRADATIONS`).
-- **Continuation prompts** ("previous session" / "CONTINUING FROM PREVIOUS SESSION"): it resumes from what the
+  context, then ends the turn with a text reply (the declared ``done_marker``, ``TASK COMPLETE``, once its queue
+  is empty). A session that was never given the task or a continuation has nothing to work on: it says so, does
+  no step and never claims the task complete.
+- **Checkpoint requests**: a checkpoint in seed 003's format listing the completed and remaining steps, well
+  formed or degraded as the plan says (:data:`DEGRADATIONS`).
+- **Continuations**: it resumes from what the
   prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
   under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model with
   no state cannot know what was done). So a degraded checkpoint leads to redone or skipped steps, measurably.
@@ -39,7 +48,6 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 
-from ..reference.prompts import DONE_MARKER
 from ..sdk import FakeTransport
 from ..wire import Script
 from ..world import Query, Session, SessionBuilder, Truth
@@ -55,6 +63,7 @@ from ._turns import (
     reject_as_too_long,
     with_content,
 )
+from .prompts import LoopPrompts, UnclassifiedPromptError
 from .task import (
     DEGRADATIONS,
     LOSSLESS,
@@ -65,10 +74,13 @@ from .task import (
     TurnRecord,
 )
 
-__all__ = ["AgentBoundError", "FakeAgent"]
+__all__ = ["AgentBoundError", "FakeAgent", "UnclassifiedPromptError"]
 
-_CONTINUATION = re.compile(r"previous session", re.IGNORECASE)
-_CHECKPOINT = re.compile(r"checkpoint", re.IGNORECASE)
+_CARRIES_CHECKPOINT = re.compile(r"<\s*checkpoint\s*>|^[ \t]*#{1,6}[ \t]*(completed work|remaining tasks|do not redo)"
+                                 r"[ \t]*$", re.IGNORECASE | re.MULTILINE)
+NO_TASK_REPLY = ("I have no task in this session: nobody has told me what to work on, so there is nothing to "
+                 "continue.")
+"""The answer to a "go on" prompt on a session that was never given the task or a continuation."""
 
 
 class AgentBoundError(RuntimeError):
@@ -94,6 +106,8 @@ class _Conversation:
     """Tokens added since the last call (prompts, tool results)."""
     truth: Truth | None = None
     turns: int = 0
+    started: bool = False
+    """The session was given the task or a continuation (it knows what to work on)."""
     renderings: Renderings = field(default_factory=Renderings)
 
 
@@ -103,12 +117,16 @@ class FakeAgent:
     ``checkpoints`` plans how checkpoint requests are answered: one degradation for all, a sequence (the n-th
     request gets the n-th entry, later ones ``well_formed``) or a mapping from request number (1-based) to
     degradation. ``max_prompts`` and ``max_connections`` bound a loop that does not terminate: past them the
-    agent raises :class:`AgentBoundError` into the SDK call.
+    agent raises :class:`AgentBoundError` into the SDK call. ``prompts`` declares what the loop says
+    (:class:`LoopPrompts`, seed 003's prompts by default).
     """
 
     def __init__(self, task: Task, *, checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
-                 max_prompts: int | None = None, max_connections: int | None = None) -> None:
+                 max_prompts: int | None = None, max_connections: int | None = None,
+                 prompts: LoopPrompts | None = None) -> None:
         self.task = task
+        self.prompts = prompts or LoopPrompts()
+        """What the loop under test declared it says."""
         self.plan = checkpoints
         for name in self.degradations:
             if name not in DEGRADATIONS:
@@ -122,6 +140,8 @@ class FakeAgent:
         """Every connection, in order."""
         self.bound_errors: list[str] = []
         """Every bound the loop went past (kept even if the loop swallowed the error)."""
+        self.unclassified: list[str] = []
+        """Every prompt the agent could not classify, as the error said it (kept even if the loop swallowed it)."""
         self._conversations: dict[str, _Conversation] = {}
         self._prompts = 0
         self._checkpoints = 0
@@ -161,7 +181,12 @@ class FakeAgent:
     @property
     def finished(self) -> bool:
         """The agent said the task is complete."""
-        return any(t.reply.startswith(DONE_MARKER) for c in self.connections for t in c.turns)
+        return any(t.reply.startswith(self.prompts.done_marker) for c in self.connections for t in c.turns)
+
+    @property
+    def task_prompt(self) -> str:
+        """The prompt that starts the task, naming the declared done marker."""
+        return self.task.prompt_for(self.prompts.done_marker)
 
     def _bound(self, message: str) -> None:
         self.bound_errors.append(message)
@@ -188,7 +213,7 @@ class FakeAgent:
         record = ConnectionRecord(index, conversation.session.session_id, resumed)
         self.connections.append(record)
         transport = FakeTransport(conversation.session, responder=partial(
-            self._respond, conversation, record, options.include_partial_messages))
+            self._respond, conversation, record, options.include_partial_messages), options=options)
         transport.truth = conversation.truth
         return transport
 
@@ -212,7 +237,7 @@ class FakeAgent:
             self._bound(f"ctxsim: FakeAgent: prompt #{self._prompts} exceeds the bound of {self.max_prompts} "
                         f"prompts: the loop does not terminate")
         prompt = prompt_text((message.get("message") or {}).get("content"))
-        turn = TurnRecord(len(record.turns) + 1, self._classify(prompt, conversation), prompt,
+        turn = TurnRecord(len(record.turns) + 1, self._classify(prompt, conversation, record), prompt,
                           message_session_id=message.get("session_id"))
         record.turns.append(turn)
         conversation.turns += 1
@@ -226,12 +251,38 @@ class FakeAgent:
             planned, stop_reason = self._work(conversation), None
         return self._play(conversation, record, turn, planned, stop_reason, partial_messages)
 
-    def _classify(self, prompt: str, conversation: _Conversation) -> TurnKind:
-        if _CONTINUATION.search(prompt):
-            return "continuation"
-        if _CHECKPOINT.search(prompt) and prompt != self.task.prompt:  # a task may be named "checkpoint-..."
+    def _classify(self, prompt: str, conversation: _Conversation, record: ConnectionRecord) -> TurnKind:
+        """What ``prompt`` is (rules in the module docstring); raises :class:`UnclassifiedPromptError`."""
+        declared = self.prompts
+        first = conversation.turns == 0
+        request = declared.matches("checkpoint_request", prompt)
+        continuation = declared.matches("continuation", prompt)
+        carries = _CARRIES_CHECKPOINT.search(prompt) is not None
+        if request and continuation:  # both declarations match: what the agent knows decides
+            return "continuation" if first and carries else "checkpoint"
+        if request:
             return "checkpoint"
-        return "task" if conversation.turns == 0 else "continue"
+        if continuation:
+            return "continuation"
+        if first and carries:
+            return "continuation"
+        if declared.matches("continue_prompt", prompt):
+            return "continue"  # on a session that was never given the task, a "go on" with nothing to go on
+        if self.task_prompt in prompt or self.task.prompt in prompt:
+            return "task"
+        where = "the first prompt of a new session" if first else f"prompt {conversation.turns + 1} of its session"
+        shown = prompt if len(prompt) <= 400 else prompt[:400] + f"... ({len(prompt):,} characters)"
+        message = (
+            f"ctxsim: FakeAgent cannot classify {where} (connection {record.index}): {shown!r}. It is not the task "
+            f"prompt{' and carries no checkpoint' if first else ''}, "
+            f"and matches none of the prompts the loop declared: checkpoint_request "
+            f"{declared.describe('checkpoint_request')}; continuation {declared.describe('continuation')}; "
+            f"continue_prompt {declared.describe('continue_prompt')}. Declare what your loop says with "
+            f"ctxsim.agent.LoopPrompts (a text with {{placeholders}}, a regex or a predicate), e.g. "
+            f"my_loop.prompts = LoopPrompts(continuation='{{task}}\\n\\nResume from:\\n{{checkpoint}}'), or pass "
+            f"prompts= to check_restart_loop / FakeAgent / the fake_agent fixture")
+        self.unclassified.append(message)
+        raise UnclassifiedPromptError(message)
 
     def _ids_in(self, text: str) -> list[str]:
         seen: dict[str, None] = {}
@@ -242,6 +293,7 @@ class FakeAgent:
     def _resume(self, conversation: _Conversation, prompt: str, kind: TurnKind) -> None:
         """Set the queue from a task or continuation prompt (rules in the module docstring)."""
         order = {i: n for n, i in enumerate(self.task.ids)}
+        conversation.started = True
         if kind == "task":
             listed = self._ids_in(prompt)
             conversation.queue = listed or list(self.task.ids)
@@ -259,12 +311,14 @@ class FakeAgent:
             conversation.queue, conversation.done = list(self.task.ids), []
 
     def _work(self, conversation: _Conversation) -> list[Planned]:
+        if not conversation.started:
+            return [Planned(text=NO_TASK_REPLY)]
         count = self.task.steps_per_turn
         planned = [Planned(step=i) for i in conversation.queue[:count]]
         left = len(conversation.queue) - len(planned)
         names = ", ".join(p.step or "" for p in planned)
         if left == 0:
-            text = f"{DONE_MARKER}: every step is done."
+            text = f"{self.prompts.done_marker}: every step is done."
         else:
             text = f"Done {names}. Next: {conversation.queue[len(planned)]} ({left} steps left)."
         return [*planned, Planned(text=text)]

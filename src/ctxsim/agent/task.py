@@ -114,8 +114,12 @@ class Task:
     @property
     def prompt(self) -> str:
         """The prompt that starts the task."""
+        return self.prompt_for(DONE_MARKER)
+
+    def prompt_for(self, done_marker: str) -> str:
+        """The prompt that starts the task, asking for ``done_marker`` when every step is done."""
         return (f"Work through task {self.name!r}: {len(self.steps)} steps, in this order: "
-                f"{', '.join(self.ids)}. Do each step exactly once. Reply {DONE_MARKER} when every step is done.")
+                f"{', '.join(self.ids)}. Do each step exactly once. Reply {done_marker} when every step is done.")
 
     def tokens_of(self, prompt: str) -> int:
         """The context a user prompt takes."""

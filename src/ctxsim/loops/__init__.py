@@ -14,6 +14,8 @@ from .check import (
     Violation,
     arun_loop,
     check_restart_loop,
+    declared_policy,
+    declared_prompts,
     fake_agent,
     run_loop,
 )
@@ -29,6 +31,8 @@ __all__ = [
     "Violation",
     "arun_loop",
     "check_restart_loop",
+    "declared_policy",
+    "declared_prompts",
     "fake_agent",
     "run_loop",
 ]

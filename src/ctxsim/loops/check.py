@@ -19,7 +19,20 @@ checkpoint       at each restart the checkpoint is requested once, on the old se
                  no further restart
 termination      the loop ends, within its bound of ``max_restarts`` restarts
 fresh-lifecycle  each session runs under a fresh lifecycle (no "cannot start from state X")
+declared-prompts every prompt is one the loop declared (:class:`~ctxsim.agent.LoopPrompts`): the fake agent never
+                 guesses, so a prompt it cannot classify is reported, quoted, instead of every other check
 ================ ================================================================================================
+
+**What the loop declares.** The loop function may carry two attributes (or they are passed as keywords, which
+win): ``policy``, the :class:`~ctxsim.reference.PressurePolicy` it restarts by (or a fraction: ``0.8`` is 80% of
+the task's window), from which the true crossings are computed and which :attr:`LoopRig.policy` hands it; and
+``prompts``, the :class:`~ctxsim.agent.LoopPrompts` it sends (its checkpoint request, continuation prompt, "go on"
+prompts and done marker), by which the fake agent classifies every prompt. Without them: restart at 90% and seed
+003's prompts::
+
+    async def my_loop(rig): ...
+    my_loop.policy = 0.8
+    my_loop.prompts = LoopPrompts(continuation="{task}\n\nResume from this checkpoint:\n{checkpoint}")
 
     def my_loop(rig: LoopRig) -> int:
         return anyio.run(partial(my_agent.run, rig.prompt, options=rig.options, make_tracker=rig.make_tracker))
@@ -41,9 +54,8 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
-from ..agent import ConnectionRecord, FakeAgent, Task, TurnRecord
+from ..agent import ConnectionRecord, FakeAgent, LoopPrompts, Task, TurnRecord
 from ..reference.policy import PressurePolicy
-from ..reference.restart import DONE_MARKER
 from ..reference.tracker import ContextTracker
 from ..sdk import patch_sdk
 from ..trackers.base import TrackerFactory
@@ -60,6 +72,8 @@ __all__ = [
     "Violation",
     "arun_loop",
     "check_restart_loop",
+    "declared_policy",
+    "declared_prompts",
     "fake_agent",
     "run_loop",
 ]
@@ -73,6 +87,7 @@ INVARIANTS: dict[str, str] = {
                   "triggers no restart",
     "termination": "the loop ends, within its bound on restarts",
     "fresh-lifecycle": "each session runs under a fresh lifecycle",
+    "declared-prompts": "every prompt the loop sends is one it declared (LoopPrompts)",
 }
 """Every invariant the checks judge, by name."""
 
@@ -120,7 +135,8 @@ class LoopReport:
     @property
     def crossings(self) -> int:
         """Sessions whose truth crossed the threshold with work left to do: the restarts a loop owes."""
-        return sum(1 for c in self.sessions if _crossing(c, self.threshold, self.grace) is not None)
+        marker = self.agent.prompts.done_marker
+        return sum(1 for c in self.sessions if _crossing(c, self.threshold, self.grace, marker) is not None)
 
     @property
     def grace(self) -> int:
@@ -169,13 +185,13 @@ def _crosses(turn: TurnRecord, threshold: int) -> bool:
     return turn.rejected or turn.peak_prompt >= threshold
 
 
-def _crossing(connection: ConnectionRecord, threshold: int, grace: int) -> int | None:
+def _crossing(connection: ConnectionRecord, threshold: int, grace: int, marker: str) -> int | None:
     """The index (among work turns) of the first turn whose truth reached the threshold, unless the task was
     done within that turn or the ``grace`` turns after it (a wind-down): a crossing that owes a restart."""
     turns = connection.work_turns
     for n, turn in enumerate(turns):
         if _crosses(turn, threshold):
-            finished = any(t.reply.startswith(DONE_MARKER) for t in turns[n:n + grace + 1])
+            finished = any(t.reply.startswith(marker) for t in turns[n:n + grace + 1])
             return None if finished else n
     return None
 
@@ -189,7 +205,7 @@ def _judge_restarts(report: LoopReport) -> list[Violation]:
     out: list[Violation] = []
     sessions, threshold, grace = report.sessions, report.threshold, report.grace
     for k, connection in enumerate(sessions, 1):
-        crossing = _crossing(connection, threshold, grace)
+        crossing = _crossing(connection, threshold, grace, report.agent.prompts.done_marker)
         peak = max((t.peak_next for t in connection.work_turns), default=0)
         restarted = k < len(sessions)
         if restarted and crossing is None and peak < threshold:
@@ -316,6 +332,9 @@ def _judge_steps(report: LoopReport) -> list[Violation]:
 
 
 def _judge(report: LoopReport, *, lossless: bool) -> None:
+    if report.agent.unclassified:  # the run says nothing about the loop until the agent understands it
+        report.violations = [Violation("declared-prompts", report.agent.unclassified[0].removeprefix("ctxsim: "))]
+        return
     report.violations = [
         *(_judge_steps(report) if lossless else []),
         *_judge_sessions(report),
@@ -327,6 +346,27 @@ def _judge(report: LoopReport, *, lossless: bool) -> None:
 
 
 # --- running ------------------------------------------------------------------------------------------------------
+
+
+def declared_policy(loop: Any, task: Task | None = None) -> PressurePolicy | None:
+    """The policy ``loop`` declares (its ``policy`` attribute: a :class:`PressurePolicy` or a fraction of the
+    window), None when it declares none. Raises ``TypeError`` for anything else."""
+    value = getattr(loop, "policy", None)
+    if value is None or isinstance(value, PressurePolicy):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return PressurePolicy(restart_at=float(value), window=task.window if task is not None else None)
+    raise TypeError(f"ctxsim: {getattr(loop, '__name__', loop)!r}.policy is a {type(value).__name__}: declare a "
+                    f"PressurePolicy or a fraction of the window (0.8 is 80%)")
+
+
+def declared_prompts(loop: Any) -> LoopPrompts | None:
+    """The prompts ``loop`` declares (its ``prompts`` attribute), None when it declares none."""
+    value = getattr(loop, "prompts", None)
+    if value is None or isinstance(value, LoopPrompts):
+        return value
+    raise TypeError(f"ctxsim: {getattr(loop, '__name__', loop)!r}.prompts is a {type(value).__name__}: declare "
+                    f"a ctxsim.agent.LoopPrompts")
 
 
 @dataclass(frozen=True)
@@ -348,13 +388,17 @@ class LoopSetup:
     """Seconds after which an async loop counts as hung (a guard, not a speed check)."""
     name: str | None = None
     """How messages name the loop (default: its ``__name__``)."""
+    prompts: LoopPrompts | None = None
+    """What the loop says (default: the loop's ``prompts`` attribute, else seed 003's prompts)."""
 
     def prepare(self, loop: Callable[[LoopRig], Any], task: Task) -> LoopReport:
         """An agent and a rig for one run, in an empty report."""
-        settings = self.policy or PressurePolicy(window=task.window)
-        agent = FakeAgent(task, checkpoints=self.checkpoints, max_connections=2 * (self.max_restarts + 1) + 2)
+        settings = self.policy or declared_policy(loop, task) or PressurePolicy(window=task.window)
+        prompts = self.prompts or declared_prompts(loop) or LoopPrompts()
+        agent = FakeAgent(task, checkpoints=self.checkpoints, max_connections=2 * (self.max_restarts + 1) + 2,
+                          prompts=prompts)
         rig = LoopRig(task, settings, ClaudeAgentOptions(include_partial_messages=self.include_partial_messages),
-                      self.max_restarts, self.tracker_factory)
+                      self.max_restarts, self.tracker_factory, prompts=prompts)
         label = self.name or getattr(loop, "__name__", None) or type(loop).__name__
         return LoopReport(label, agent, rig, settings.threshold_tokens(window=task.window))
 
@@ -373,13 +417,14 @@ async def arun_loop(loop: Callable[[LoopRig], Any], task: Task, *,
                     checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
                     policy: PressurePolicy | None = None, max_restarts: int = 10,
                     tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
-                    hang_timeout: float | None = 60.0, name: str | None = None) -> LoopReport:
+                    hang_timeout: float | None = 60.0, name: str | None = None,
+                    prompts: LoopPrompts | None = None) -> LoopReport:
     """:func:`run_loop` from async code, for an async ``loop`` (a sync one would block the event loop).
 
     The keywords are :class:`LoopSetup`'s fields.
     """
     setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
-                      name)
+                      name, prompts)
     report = setup.prepare(loop, task)
     with patch_sdk(report.agent.transport):
         try:
@@ -395,17 +440,18 @@ def run_loop(loop: Callable[[LoopRig], Any], task: Task, *,
              policy: PressurePolicy | None = None, max_restarts: int = 10,
              tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
              hang_timeout: float | None = 60.0, name: str | None = None,
-             async_backend: str = "asyncio") -> LoopReport:
+             async_backend: str = "asyncio", prompts: LoopPrompts | None = None) -> LoopReport:
     """Run ``loop`` against a fake agent working on ``task`` and judge what it did.
 
     ``loop(rig)`` may be synchronous, or return an awaitable (an ``async def``), which runs on ``async_backend``.
     The other keywords are :class:`LoopSetup`'s fields: ``checkpoints`` (the agent's checkpoint replies),
-    ``policy`` (the setting the loop is told to use, from which true crossings are computed), ``max_restarts``,
-    ``tracker_factory``, ``include_partial_messages``, ``hang_timeout``, ``name``. The loop's own exception is
-    caught and judged, never raised. The report's ``violations`` list every broken invariant.
+    ``policy`` (the setting the loop is told to use, from which true crossings are computed; default: the loop's
+    ``policy`` attribute, else 90%), ``max_restarts``, ``tracker_factory``, ``include_partial_messages``,
+    ``hang_timeout``, ``name``, ``prompts`` (default: the loop's ``prompts`` attribute, else seed 003's). The
+    loop's own exception is caught and judged, never raised. The report's ``violations`` list every broken invariant.
     """
     setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
-                      name)
+                      name, prompts)
     report = setup.prepare(loop, task)
     with patch_sdk(report.agent.transport):
         try:
@@ -423,12 +469,12 @@ def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, *,
                        policy: PressurePolicy | None = None, max_restarts: int = 10,
                        tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
                        hang_timeout: float | None = 60.0, name: str | None = None,
-                       async_backend: str = "asyncio") -> LoopReport:
+                       async_backend: str = "asyncio", prompts: LoopPrompts | None = None) -> LoopReport:
     """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant) unless the
     loop kept every invariant. Returns the report when it did."""
     report = run_loop(loop, task, checkpoints=checkpoints, policy=policy, max_restarts=max_restarts,
                       tracker_factory=tracker_factory, include_partial_messages=include_partial_messages,
-                      hang_timeout=hang_timeout, name=name, async_backend=async_backend)
+                      hang_timeout=hang_timeout, name=name, async_backend=async_backend, prompts=prompts)
     if not report.ok:
         raise LoopCheckError(report)
     return report
@@ -436,12 +482,14 @@ def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, *,
 
 @contextmanager
 def fake_agent(task: Task, *, checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",
-               max_prompts: int | None = None, max_connections: int | None = None) -> Iterator[FakeAgent]:
+               max_prompts: int | None = None, max_connections: int | None = None,
+               prompts: LoopPrompts | None = None) -> Iterator[FakeAgent]:
     """Within the block, every ``ClaudeSDKClient`` / ``query()`` talks to a :class:`FakeAgent` working on ``task``.
 
     The keywords are :class:`FakeAgent`'s. For tests that drive a loop by hand and look at ``agent.steps`` /
     ``agent.connections`` themselves.
     """
-    agent = FakeAgent(task, checkpoints=checkpoints, max_prompts=max_prompts, max_connections=max_connections)
+    agent = FakeAgent(task, checkpoints=checkpoints, max_prompts=max_prompts, max_connections=max_connections,
+                      prompts=prompts)
     with patch_sdk(agent.transport):
         yield agent

@@ -12,7 +12,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
-from ..agent import Task
+from ..agent import LoopPrompts, Task
 from ..reference.policy import PressurePolicy
 from ..reference.restart import LifecycleError, SessionLifecycle
 from ..reference.tracker import ContextTracker
@@ -101,11 +101,13 @@ class LoopRig:
     trackers: list[TrackerProbe] = field(default_factory=list)
     lifecycles: list[LifecycleProbe] = field(default_factory=list)
     lifecycle_errors: list[str] = field(default_factory=list)
+    prompts: LoopPrompts = field(default_factory=LoopPrompts)
+    """What the loop declared it says (the fake agent classifies its prompts by these)."""
 
     @property
     def prompt(self) -> str:
-        """The prompt that starts the task."""
-        return self.task.prompt
+        """The prompt that starts the task (asking for the declared done marker)."""
+        return self.task.prompt_for(self.prompts.done_marker)
 
     @property
     def threshold_tokens(self) -> int:

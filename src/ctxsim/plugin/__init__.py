@@ -4,18 +4,29 @@ Options (each with an ini equivalent; the command line wins):
 
 ``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``scenarios``)
     Collect every ``*.yaml``/``*.yml`` scenario (:mod:`ctxsim.scenario`) under PATH (relative to the invocation
-    directory; the ini value is relative to the rootdir). Write it with ``=``: a bare word after the flag is
-    taken as its value. Without test paths on the command line only the scenarios are collected; with them,
-    scenario files among those paths are collected too.
+    directory; the ini value is relative to the rootdir) along with what pytest collects anyway: ``pytest
+    --ctx-scenarios`` runs the tests (``testpaths``, else the invocation directory) and the scenarios,
+    ``pytest --ctx-scenarios=scenarios tests/`` both. Paths on the command line that reach into PATH select
+    what runs of it (``pytest scenarios/a.yaml --ctx-scenarios``). Write PATH with ``=``: a bare word after the
+    flag is a path to collect (``pytest --ctx-scenarios scenarios`` runs only the scenarios), and one that looks
+    like scenarios outside PATH is a usage error saying how to write either meaning (:mod:`._paths`). Without
+    the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker; ``module`` is imported as is, else from the rootdir) or a catalogued name.
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
     ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several).
+``--ctx-loop=SPEC`` (ini ``ctx_loop``, one SPEC a line; the flag may be repeated)
+    Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
+    :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
+    It runs with the ``policy`` and ``prompts`` it declares as attributes (else the scenario's policy, handed to it
+    in the rig, and seed 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
-    default); ``live`` (the real CLI against a fake API) is not available in this version.
+    default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
+    on 127.0.0.1 (:mod:`ctxsim.live`), serving each scenario's world; a scenario (or tracker) that cannot run live
+    is skipped with the reason, task scenarios too.
 
 Each scenario file yields, in order: ``reference``, one item per tracker in ``expect.fail`` (passes when that
 tracker fails), one per tracker in ``expect.pass``, and one per ``--ctx-tracker``. A tracker passes a scenario
@@ -47,17 +58,19 @@ The package: the options and hooks here; the scenario files and their items in :
 
 from __future__ import annotations
 
-import os
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._shared import TRACKERS, shown
+from ._paths import FROM_INI, NOTES, SUFFIXES, ini_hint, scenario_root
+from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS, shown
 
 if TYPE_CHECKING:
+    from ..loops.resolve import LoopSpec
     from ..trackers.resolve import TrackerSpec
 
 __all__ = ["InlineSessions", "LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
@@ -66,12 +79,7 @@ __all__ = ["InlineSessions", "LoopItem", "MalformedScenario", "ScenarioFailed", 
 # Before pytest or a test imports them, so their asserts report like a test's own.
 pytest.register_assert_rewrite("ctxsim.testing", "ctxsim.check")
 
-_FROM_INI = ""
-"""The value of a bare ``--ctx-scenarios``: use the ini value. A string, so xdist can ship the option to workers."""
-
-_SUFFIXES = (".yaml", ".yml")
-_BACKENDS = {"inprocess": "", "live": "the live backend (the real Claude Code CLI against a fake Messages API on "
-                                      "127.0.0.1) is not available yet in this version of ctxsim; use inprocess"}
+_BACKENDS = {"inprocess": "", "live": ""}
 """Every backend name, and why it cannot be used (empty: it can)."""
 _ROOT = pytest.StashKey[Path]()
 
@@ -82,22 +90,28 @@ _ROOT = pytest.StashKey[Path]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ctxsim", "ctxsim context-window scenarios")
     group.addoption(
-        "--ctx-scenarios", dest="ctx_scenarios", nargs="?", const=_FROM_INI, default=None, metavar="PATH",
-        help="run the ctxsim scenario files (*.yaml, *.yml) under PATH as test items (default PATH: the "
-             "ctx_scenarios ini value, relative to the rootdir). Without test path arguments only the scenarios "
-             "are collected. Give PATH as --ctx-scenarios=PATH.")
+        "--ctx-scenarios", dest="ctx_scenarios", nargs="?", const=FROM_INI, default=None, metavar="PATH",
+        help="also run the ctxsim scenario files (*.yaml, *.yml) under PATH as test items, with the tests pytest "
+             "collects anyway (default PATH: the ctx_scenarios ini value, relative to the rootdir, else "
+             "scenarios). Give PATH as --ctx-scenarios=PATH: a bare word after the flag is a path to collect.")
     group.addoption(
         "--ctx-tracker", dest="ctx_tracker", action="append", default=None, metavar="SPEC",
         help="also check this tracker on every scenario, and make it the ctx_tracker fixture: module:factory "
              "(a tracker class or a function returning a tracker) or a catalogued name. Repeatable.")
     group.addoption(
+        "--ctx-loop", dest="ctx_loop", action="append", default=None, metavar="SPEC",
+        help="also run this restart loop over every task scenario: module:function (taking a LoopRig; it may "
+             "declare policy and prompts attributes) or a catalogued loop. Repeatable.")
+    group.addoption(
         "--ctx-backend", dest="ctx_backend", choices=tuple(_BACKENDS), default=None,
         help="where sessions play: inprocess (the real SDK client over a fake transport; default) or live "
-             "(not available yet).")
+             "(the bundled Claude Code CLI against a fake Messages API on 127.0.0.1).")
     parser.addini("ctx_scenarios", "directory (or file) of ctxsim scenarios for a bare --ctx-scenarios, relative "
-                                   "to the rootdir", default="scenarios")
+                                   "to the rootdir (default: scenarios)", default="")
     parser.addini("ctx_tracker", "trackers to check on every scenario (module:factory or a catalogued name), one "
                                  "a line; --ctx-tracker replaces them", type="linelist", default=[])
+    parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
+                              "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
 
 
@@ -111,26 +125,16 @@ def pytest_configure(config: pytest.Config) -> None:
                                 f"{', '.join(_BACKENDS)})")
     if _BACKENDS[backend]:
         raise pytest.UsageError(f"ctxsim: --ctx-backend={backend}: {_BACKENDS[backend]}")
+    config.stash[BACKEND] = backend
     specs = config.getoption("ctx_tracker", None) or config.getini("ctx_tracker")
     if specs:
         config.stash[TRACKERS] = _resolve_trackers(config, specs)
-    value = config.getoption("ctx_scenarios", None)
-    if value is None:
-        return
-    if value == _FROM_INI:
-        root = config.rootpath / (config.getini("ctx_scenarios") or "scenarios")
-    else:
-        root = config.invocation_params.dir / value
-    root = Path(os.path.abspath(root))
-    if not root.exists():
-        raise pytest.UsageError(f"ctxsim: --ctx-scenarios: no such file or directory: {root}")
-    config.stash[_ROOT] = root
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # No paths on the command line: collect the scenarios instead of testpaths / the invocation directory.
-        # Every xdist worker parses the same command line and makes the same choice. The args now come from
-        # the command line (the flag), so say so: the header would otherwise claim testpaths were collected.
-        config.args = [str(root)]
-        config.args_source = pytest.Config.ArgsSource.ARGS
+    loops = config.getoption("ctx_loop", None) or config.getini("ctx_loop")
+    if loops:
+        config.stash[LOOPS] = _resolve_loops(config, loops)
+    root = scenario_root(config)  # the scenarios join what pytest collects anyway (see ._paths)
+    if root is not None:
+        config.stash[_ROOT] = root
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
@@ -146,23 +150,63 @@ def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSp
     return out
 
 
+def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:
+    from ..loops.resolve import LoopSpecError, resolve_loop
+
+    search = [str(config.rootpath), str(config.invocation_params.dir)]
+    out = []
+    for spec in specs:
+        try:
+            out.append(resolve_loop(spec, search=search))
+        except LoopSpecError as exc:
+            raise pytest.UsageError(f"ctxsim: --ctx-loop={spec}: {exc}") from None
+    return out
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = []
     root = config.stash.get(_ROOT, None)
     if root is not None:
         lines.append(f"ctxsim scenarios: {shown(root, config)}")
+    notes: list[str] = config.stash.get(NOTES, [])
+    lines.extend(notes)
+    hint = ini_hint(config)
+    if hint is not None:
+        lines.append(hint)
     for spec in config.stash.get(TRACKERS, []):
         lines.append(f"ctxsim tracker under test: {spec.name} ({spec.spec})")
+    for loop in config.stash.get(LOOPS, []):
+        lines.append(f"ctxsim restart loop under test: {loop.name} ({loop.spec})")
     return lines
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
+    hint = ini_hint(config)
+    if hint is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        terminalreporter.write_line(hint)  # the header (and its hint) is not shown under -q
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     root = parent.config.stash.get(_ROOT, None)
-    if root is None or file_path.suffix not in _SUFFIXES:
+    if root is None or file_path.suffix not in SUFFIXES:
         return None
     if file_path != root and root not in file_path.parents:
         return None  # a YAML file outside the scenario path (fixtures, CI config...)
     return ScenarioFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    agents = item.stash.get(AGENTS, None)
+    if agents and report.failed and call.when == "call":
+        from ..task_run import agent_timeline
+
+        for n, agent in enumerate(agents, 1):
+            label = f"ctxsim fake agent {n}" if len(agents) > 1 else "ctxsim fake agent"
+            report.sections.append((f"{label}: task {agent.task.name!r}, turn timeline", agent_timeline(agent)))
+    return report
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

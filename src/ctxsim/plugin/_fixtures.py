@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._shared import TRACKERS
+from ._shared import AGENTS, TRACKERS
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -112,7 +112,7 @@ def ctx_tracker(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def fake_agent() -> Iterator[Any]:
+def fake_agent(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Drive your own restart loop against the reactive fake agent (:class:`~ctxsim.agent.FakeAgent`), for this test.
 
     Call it with a :class:`~ctxsim.agent.Task` (and the agent's keywords: ``checkpoints``, ``max_prompts``,
@@ -124,11 +124,20 @@ def fake_agent() -> Iterator[Any]:
             anyio.run(my_restart_loop, agent.task.prompt)
             assert agent.counts() == {step: 1 for step in agent.task.ids}
 
+    ``prompts=LoopPrompts(...)`` declares what your loop says (:class:`~ctxsim.agent.LoopPrompts`); a prompt the
+    agent cannot classify raises a ``ctxsim:`` error quoting it. When the test fails, its report shows every
+    agent's turn timeline (session, prompt kind, steps, true context, zone, what the loop did next).
     :func:`ctxsim.loops.check_restart_loop` judges a loop against every invariant instead.
     """
     from contextlib import ExitStack
 
     from ..loops import fake_agent as agent
 
+    made = request.node.stash.setdefault(AGENTS, [])
+
+    def make(task: Any, **kw: Any) -> Any:
+        made.append(stack.enter_context(agent(task, **kw)))
+        return made[-1]
+
     with ExitStack() as stack:
-        yield lambda task, **kw: stack.enter_context(agent(task, **kw))
+        yield make

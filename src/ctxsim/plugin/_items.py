@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._shared import BACKEND, TRACKERS, shown
+from ._shared import BACKEND, LOOPS, TRACKERS, shown
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
+    from ..loops.resolve import LoopSpec
     from ..scenario import Scenario, ScenarioError, SessionScenario, TaskScenario
     from ..trackers.resolve import TrackerSpec
 
@@ -81,6 +82,11 @@ class ScenarioFile(pytest.File):
             if scenario.ctx_tracker == "skip":
                 item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
             yield item
+        for mine in self.config.stash.get(LOOPS, []):
+            name = mine.name if mine.name not in taken else mine.spec
+            taken.add(name)
+            yield LoopItem.from_parent(self, name=name, scenario=scenario, loop=mine.name, expected="kept",
+                                       loop_spec=mine)
 
 
 class ScenarioFailed(Exception):
@@ -154,12 +160,12 @@ class ScenarioItem(_CheckItem):
             run = run_scenario_live(self.scenario, tracker, name=self.tracker)
         else:
             run = run_scenario(self.scenario, tracker, name=self.tracker)
-        if run.ok == self.expect_ok and not run.stalled:
+        if run.ok == self.expect_ok and not run.inconclusive:
             return
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
-        if run.stalled:
-            head = f"{where}: {self.tracker} on scenario {scenario.name!r}: the run did not finish ({self._rule()})"
+        if run.inconclusive:
+            head = f"{where}: {self.tracker} on scenario {scenario.name!r}: {run.inconclusive} ({self._rule()})"
         elif self.expect_ok:
             head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
         elif run.thresholds:
@@ -186,8 +192,11 @@ class LoopItem(_CheckItem):
     scenario: TaskScenario
 
     def __init__(self, *, scenario: TaskScenario, loop: str, expected: str, spec: TrackerSpec | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(scenario=scenario, subject=loop, spec=spec, **kwargs)
+                 loop_spec: LoopSpec | None = None, **kwargs: Any) -> None:
+        super().__init__(scenario=scenario, subject=loop if loop_spec is None else scenario.reference, spec=spec,
+                         **kwargs)
+        self.loop_spec = loop_spec
+        """The restart loop under test (``--ctx-loop``) this item runs; None for the reference or a catalogued one."""
         self.loop = loop
         """``reference-loop`` or a catalogued loop's name (the reference loop given ``spec``, when set)."""
         self.expected = expected
@@ -199,7 +208,8 @@ class LoopItem(_CheckItem):
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             pytest.skip("ctxsim: --ctx-backend=live: task scenarios (restart loops) run in-process only")
         spec = self.spec
-        run = run_task(self.scenario, loop=self.loop, tracker_factory=spec.factory if spec is not None else None,
+        run = run_task(self.scenario, loop=self.loop_spec or self.loop,
+                       tracker_factory=spec.factory if spec is not None else None,
                        tracker=spec.name if spec is not None else "reference")
         met, does = run.verdict(self.expected)
         if met:
@@ -208,6 +218,8 @@ class LoopItem(_CheckItem):
         line = problems[0].line if problems and self.expected == "meet" else self.line
         who = self.loop if spec is None else f"{self.loop} with tracker {spec.name} (--ctx-tracker={spec.spec})"
         rule = f" ({_LOOP_RULES[self.expected]})" if self.expected in _LOOP_RULES else ""
+        if self.loop_spec is not None:
+            rule = f" (--ctx-loop={self.loop_spec.spec}: every invariant must hold)"
         head = f"{shown(self.path, self.config)}:{line}: {who} on scenario {self.scenario.name!r}{rule}: {does}"
         raise ScenarioFailed(explain_task(run, head, verbosity=self.config.get_verbosity(),
                                           shown=lambda p: shown(p, self.config),

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from ..loops.resolve import LoopSpec
     from ..trackers.resolve import TrackerSpec
+
+BACKEND = pytest.StashKey[str]()
+"""Where scenario sessions play: ``inprocess`` or ``live`` (``--ctx-backend``)."""
+
+AGENTS = pytest.StashKey[list[Any]]()
+"""The fake agents a test made with the ``fake_agent`` fixture (their timelines go into a failing test's report)."""
+
+LOOPS = pytest.StashKey[list["LoopSpec"]]()
+"""The restart loops under test (``--ctx-loop``, else the ``ctx_loop`` ini lines), resolved at configure time."""
 
 TRACKERS = pytest.StashKey[list["TrackerSpec"]]()
 """The trackers under test (``--ctx-tracker``, else the ``ctx_tracker`` ini lines), resolved at configure time."""

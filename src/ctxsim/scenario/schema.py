@@ -131,6 +131,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("model", "string", "The model of this call.", "world.model"),
         Key("id", "string", "The message id.", "derived from the seed"),
         Key("request_id", "string or false", "The request id; ``false`` for none.", "derived from the seed"),
+        Key("text", "string", "What the model replies: the call's (first) text block, for agents that branch on "
+                              "it (``TASK COMPLETE``, a ``<checkpoint>`` block). The usage is unchanged.",
+            "filler text"),
     )),
     Section("repeat", "Several calls or steps. A scenario builds at most 20,000 calls in all.", (
         Key("times", "integer 1..10,000", "How many times.", required=True),

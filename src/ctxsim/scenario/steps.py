@@ -132,7 +132,17 @@ class StepBuilder:
         return {"input": split["in"], "cache_creation": split["cc"], "cache_read": split["cr"], "prompt": prompt,
                 "output": out, "blocks": blocks, "results": results, "model": r.get(c, "model", path, r.string),
                 "message_id": r.get(c, "id", path, r.string),
-                "request_id": r.get(c, "request_id", path, self.request_id)}
+                "request_id": r.get(c, "request_id", path, self.request_id), **self.text(c, path, blocks)}
+
+    def text(self, c: Any, path: str, blocks: tuple[str, ...] | None) -> dict[str, Any]:
+        """``{"text": ...}`` for a call that says what the model replies (none otherwise)."""
+        said = self.r.get(c, "text", path, self.r.string)
+        if said is None:
+            return {}
+        if blocks is not None and "text" not in blocks:
+            raise self.r.error(c.key_lines["text"], join_path(path, "text"),
+                               f"a reply text needs a text block, but blocks are {list(blocks)}")
+        return {"text": said}
 
     def blocks(self, value: Any, line: int, path: str) -> tuple[str, ...]:
         r = self.r

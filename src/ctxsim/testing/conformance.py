@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from .. import faults as F
+from .._blocking import run_blocking
 from ..check import Report, arun_tracker
 from ..trackers.base import Tracker, TrackerFactory
 from ..wire import Script, render
@@ -311,7 +310,7 @@ def check_tracker_conformance(make_tracker: MakeTracker, *, skip: Collection[str
     contract names, and skipping a contract that is not optional, are errors.
     """
     contracts, skipped = _contracts(skip, only, extra)
-    reports = anyio.run(partial(_acheck, make_tracker, contracts), backend=async_backend)
+    reports = run_blocking(partial(_acheck, make_tracker, contracts), backend=async_backend)
     return ConformanceResult(reports, skipped)
 
 

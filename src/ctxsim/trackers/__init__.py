@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 _EXPORTS = {
+    "AsyncTracker": "base",
     "FromRatio": "base",
     "RawDicts": "base",
     "ResultsOnly": "base",
@@ -29,6 +30,7 @@ _EXPORTS = {
 
 __all__ = [
     "CATALOGUE",
+    "AsyncTracker",
     "Breaks",
     "Entry",
     "FromRatio",
@@ -45,6 +47,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .base import (
+        AsyncTracker,
         FromRatio,
         RawDicts,
         ResultsOnly,

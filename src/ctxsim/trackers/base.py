@@ -2,7 +2,8 @@
 trackers of other shapes run.
 
 A tracker is anything with ``observe(message)`` (a ``claude_agent_sdk`` ``Message``) and
-``context_tokens() -> int | None`` (None: unknown); ``reset()`` is optional. The adapters cover the shapes seen in
+``context_tokens() -> int | None`` (None: unknown); ``reset()`` is optional. Either may be ``async def``
+(:class:`AsyncTracker`): the oracle awaits what they return. The adapters cover the shapes seen in
 the wild: :class:`RawDicts` (fed the raw stream-json dicts), :class:`ResultsOnly` (fed only ``ResultMessage``\\ s)
 and :class:`FromRatio` (a tracker that returns a ratio). A tracker (or adapter) with a ``judged_at`` set of
 observation kinds is compared at those points only.
@@ -10,13 +11,13 @@ observation kinds is compared at those points only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from claude_agent_sdk import ResultMessage
 
-__all__ = ["FromRatio", "RawDicts", "ResultsOnly", "Tracker", "TrackerFactory", "tracker_name"]
+__all__ = ["AsyncTracker", "FromRatio", "RawDicts", "ResultsOnly", "Tracker", "TrackerFactory", "tracker_name"]
 
 
 @runtime_checkable
@@ -26,6 +27,16 @@ class Tracker(Protocol):
     def observe(self, message: Any) -> None: ...
 
     def context_tokens(self) -> int | None: ...
+
+
+@runtime_checkable
+class AsyncTracker(Protocol):
+    """A tracker whose ``observe`` is ``async def`` (and its ``context_tokens`` too, or not): the oracle
+    (:mod:`ctxsim.check`) awaits them, whether run from sync code or async."""
+
+    def observe(self, message: Any) -> Awaitable[None]: ...
+
+    def context_tokens(self) -> int | Awaitable[int | None] | None: ...
 
 
 def tracker_name(tracker: object) -> str:
@@ -51,8 +62,8 @@ class RawDicts:
     def name(self) -> str:
         return tracker_name(self.tracker)
 
-    def observe_frame(self, message: Any, raw: dict[str, Any]) -> None:
-        self.tracker.observe(raw)
+    def observe_frame(self, message: Any, raw: dict[str, Any]) -> Any:
+        return self.tracker.observe(raw)  # an async tracker's awaitable: the oracle awaits it
 
     def observe(self, message: Any) -> None:  # pragma: no cover - the oracle calls observe_frame
         raise TypeError("ctxsim: RawDicts needs the raw line; run it through ctxsim.check")
@@ -79,9 +90,10 @@ class ResultsOnly:
     def name(self) -> str:
         return tracker_name(self.tracker)
 
-    def observe(self, message: Any) -> None:
+    def observe(self, message: Any) -> Any:
         if isinstance(message, ResultMessage):
-            (self.feed or type(self.tracker).observe)(self.tracker, message)
+            return (self.feed or type(self.tracker).observe)(self.tracker, message)
+        return None
 
     def context_tokens(self) -> int | None:
         value: int | None = self.tracker.context_tokens()
@@ -90,22 +102,37 @@ class ResultsOnly:
 
 @dataclass
 class FromRatio:
-    """Runs a tracker that reports a pressure ratio (0..1+) rather than tokens: tokens = ratio x ``window``."""
+    """Runs a tracker that reports a pressure ratio (a share of the window, 0..1 and past 1 when over) rather than
+    tokens: tokens = ratio x ``window``, rounded; None stays unknown.
+
+    The ratio is read by calling the tracker's method named ``method``, without arguments: ``pressure_ratio()`` by
+    default, ``FromRatio(tracker, 200_000, method="usage_fraction")`` for another name, and
+    ``FromRatio(tracker, 200_000, method="context_tokens")`` for a tracker whose ``context_tokens()`` returns the
+    ratio. ``ratio`` (a function of the tracker) reads it any other way and takes precedence over ``method``.
+    """
 
     tracker: Any
     window: int
-    ratio: Callable[[Any], float | None] = field(default=lambda t: t.pressure_ratio())
-    """How to read the ratio off the tracker."""
+    ratio: Callable[[Any], float | None] | None = None
+    """How to read the ratio off the tracker, when not by calling ``method``."""
+    method: str = field(default="pressure_ratio", kw_only=True)
+    """The tracker's method that returns the ratio (called without arguments)."""
+
+    def __post_init__(self) -> None:
+        if self.ratio is None and not callable(getattr(self.tracker, self.method, None)):
+            raise TypeError(f"ctxsim: FromRatio: {tracker_name(self.tracker)} has no {self.method}() method; name "
+                            f"the method that returns its ratio: FromRatio(tracker, {self.window}, method='...'), "
+                            f"or read it with ratio=lambda tracker: ...")
 
     @property
     def name(self) -> str:
         return tracker_name(self.tracker)
 
-    def observe(self, message: Any) -> None:
-        self.tracker.observe(message)
+    def observe(self, message: Any) -> Any:
+        return self.tracker.observe(message)  # an async tracker's awaitable: the oracle awaits it
 
     def context_tokens(self) -> int | None:
-        value = self.ratio(self.tracker)
+        value = self.ratio(self.tracker) if self.ratio is not None else getattr(self.tracker, self.method)()
         return None if value is None else round(value * self.window)
 
 

@@ -17,10 +17,14 @@ from typing import Any
 from .base import TrackerFactory, tracker_name
 from .catalogue import CATALOGUE
 
-__all__ = ["TrackerSpec", "TrackerSpecError", "resolve"]
+__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "resolve"]
 
 
-class TrackerSpecError(ValueError):
+class SpecError(ValueError):
+    """A ``module:attribute`` spec that names nothing usable; the message says why, in one line."""
+
+
+class TrackerSpecError(SpecError):
     """A tracker spec that names nothing usable; the message says why, in one line."""
 
 
@@ -48,6 +52,26 @@ def _import(module: str, search: Sequence[str]) -> Any:
     return importlib.import_module(module)
 
 
+def load_spec(spec: str, *, search: Sequence[str] = (), what: str = "name",
+              example: str = "mypackage.module:name") -> Any:
+    """The object ``module:attribute`` names (``attribute`` may be dotted). ``module`` is imported as is, else from
+    the ``search`` directories (the project's root). Raises :class:`SpecError` saying what is wrong, in one line."""
+    module_name, _, attr = spec.strip().partition(":")
+    if not module_name or not attr or not all(p.isidentifier() for p in module_name.split(".") + attr.split(".")):
+        raise SpecError(f"{spec!r} is not module:{what} (e.g. {example})")
+    try:
+        module = _import(module_name, search)
+    except Exception as exc:
+        raise SpecError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    found: Any = module
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise SpecError(f"module {module_name!r} has no {attr!r}") from None
+    return found
+
+
 def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
@@ -59,19 +83,10 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
         suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
         raise TrackerSpecError(f"{spec!r} is not in the catalogue{suggestion}; give a catalogued name "
                                f"({', '.join(sorted(CATALOGUE))}) or module:factory")
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr or not all(p.isidentifier() for p in module_name.split(".") + attr.split(".")):
-        raise TrackerSpecError(f"{spec!r} is not module:factory (e.g. mypackage.tracking:MyTracker)")
     try:
-        module = _import(module_name, search)
-    except Exception as exc:
-        raise TrackerSpecError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    factory: Any = module
-    for part in attr.split("."):
-        try:
-            factory = getattr(factory, part)
-        except AttributeError:
-            raise TrackerSpecError(f"module {module_name!r} has no {attr!r}") from None
+        factory = load_spec(spec, search=search, what="factory", example="mypackage.tracking:MyTracker")
+    except SpecError as exc:
+        raise TrackerSpecError(str(exc)) from None
     if not callable(factory):
         raise TrackerSpecError(f"{spec} is a {type(factory).__name__}, not a class or function that makes a "
                                f"tracker")
