@@ -92,3 +92,19 @@ def test_builder_rejects_half_stated_usage() -> None:
         SessionBuilder().call(input=3, cache_read=10)
     with pytest.raises(ValueError, match="ctxsim: 2 results for 1 tool_use"):
         SessionBuilder().call(blocks=("tool_use",), results=[1, 2])
+
+
+def test_an_inclusive_gateway_reports_the_whole_prompt_as_input_and_the_reference_reads_it_when_told() -> None:
+    # Aider-AI/aider#5516: prompt 17,111 with a cache read of 17,102 on the same call
+    from ctxsim.check import run_tracker
+    from ctxsim.reference import ContextTracker
+
+    session = (SessionBuilder(seed=2, usage="inclusive").query("go")
+               .call(input=9, cache_creation=0, cache_read=17_102, output=250).build())
+    assert session.final_truth is not None and session.final_truth.prompt == 17_111
+    usage = next(f.data["message"]["usage"] for s in render(session) for f in s.frames if f.data["type"] == "assistant")
+    assert (usage["input_tokens"], usage["cache_read_input_tokens"]) == (17_111, 17_102)
+    told = run_tracker(ContextTracker(usage="inclusive"), session)
+    assert told.ok and told.points[0].estimate == 17_111
+    untold = run_tracker(ContextTracker(), session)
+    assert not untold.ok and untold.points[0].estimate == 17_111 + 17_102  # 34,213: the cache read counted twice

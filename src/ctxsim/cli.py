@@ -32,6 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,10 +100,10 @@ def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
 def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, TrackerFactory, str]]:
     """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
     trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
-    from .trackers import CATALOGUE
+    from .trackers import CATALOGUE, reference_for
 
     chosen: list[tuple[str, TrackerFactory, str]] = [
-        ("reference", CATALOGUE["reference"].factory, "pass" if scenario.expect_reference else "fail")]
+        ("reference", partial(reference_for, scenario.session), "pass" if scenario.expect_reference else "fail")]
     listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
     if not specs:
         return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]

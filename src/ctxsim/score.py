@@ -28,6 +28,7 @@ from .scenario import SessionScenario
 from .scenario_run import ScenarioRun, run_scenario
 from .thresholds import crossings, match_firings
 from .trackers.base import TrackerFactory
+from .trackers.catalogue import reference_for
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
 
@@ -175,7 +176,8 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         say(f"ctxsim score: {scenario.name} ...")
         limits = _limits(scenario)
         for name, factory in trackers:
-            run = run_scenario(scenario, factory(), name=name)
+            tracker = reference_for(scenario.session) if name == "reference" else factory()  # told the world
+            run = run_scenario(scenario, tracker, name=name)
             rows[name].add(scenario.name, run.report, limits, bool(scenario.faults), run)
     streams = _streams(fuzz, seed) if fuzz > 0 else []
     for i, stream in enumerate(streams, 1):

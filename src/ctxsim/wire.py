@@ -117,9 +117,9 @@ def _cost(model: str, call: Call) -> float:
             + call.cache_creation_input_tokens * p_write + call.cache_read_input_tokens * p_read) / 1e6
 
 
-def _assistant_usage(call: Call) -> dict[str, int]:
+def _assistant_usage(call: Call, reported_input: int) -> dict[str, int]:
     return {
-        "input_tokens": call.input_tokens,
+        "input_tokens": reported_input,
         "cache_creation_input_tokens": call.cache_creation_input_tokens,
         "cache_read_input_tokens": call.cache_read_input_tokens,
         "output_tokens": PLACEHOLDER_OUTPUT_TOKENS,
@@ -223,13 +223,14 @@ class Renderer:
         shown = [b for b in call.blocks
                  if main or self.forward_subagent_text or isinstance(b, ToolUse)]
         frames: list[Frame] = []
-        usage = _assistant_usage(call)
+        usage = _assistant_usage(call, self.session.reported_input(call))
         streaming = self.partial and main
         if streaming:
             frames.append(self.system("status", status="requesting"))
             frames.append(self.stream_event({"type": "message_start", "message": {
                 "id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
-                "content": [], "stop_reason": None, "stop_sequence": None, "usage": _assistant_usage(call)}},
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": _assistant_usage(call, self.session.reported_input(call))}},
                 call.parent_tool_use_id))
         for index, block in enumerate(shown):
             if isinstance(block, Thinking) and main:
@@ -273,7 +274,7 @@ class Renderer:
             "maxOutputTokens": self.session.max_output_tokens,
         })
         cost = _cost(call.model, call)
-        entry["inputTokens"] += call.input_tokens
+        entry["inputTokens"] += self.session.reported_input(call)
         entry["outputTokens"] += call.output_tokens
         entry["cacheReadInputTokens"] += call.cache_read_input_tokens
         entry["cacheCreationInputTokens"] += call.cache_creation_input_tokens
@@ -282,7 +283,7 @@ class Renderer:
 
     def result(self, calls: list[Call], turns: int, label: str) -> Frame:
         usage = {
-            "input_tokens": sum(c.input_tokens for c in calls),
+            "input_tokens": sum(self.session.reported_input(c) for c in calls),
             "cache_creation_input_tokens": sum(c.cache_creation_input_tokens for c in calls),
             "cache_read_input_tokens": sum(c.cache_read_input_tokens for c in calls),
             "output_tokens": sum(c.output_tokens for c in calls),

@@ -148,9 +148,14 @@ class ScenarioItem(_CheckItem):
 
     def runtest(self) -> None:
         from ..scenario_run import explain, run_scenario
-        from ..trackers import CATALOGUE, make
+        from ..trackers import CATALOGUE, make, reference_for
 
-        tracker = self.spec.factory() if self.spec is not None else make(self.tracker)
+        if self.spec is not None:
+            tracker = self.spec.factory()
+        elif self.tracker == "reference":
+            tracker = reference_for(self.scenario.session)
+        else:
+            tracker = make(self.tracker)
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             from ..live.scenarios import live_skip_reason, run_scenario_live, tracker_skip_reason
 

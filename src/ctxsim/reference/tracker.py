@@ -18,7 +18,7 @@ from claude_agent_sdk import (
     SystemMessage,
 )
 
-from ..world.session import system_prefix
+from ..world.session import UsageConvention, system_prefix
 
 __all__ = ["ContextTracker", "cache_read_tokens", "prompt_tokens", "token_count"]
 
@@ -53,8 +53,9 @@ def token_count(value: Any) -> int | None:
     return None
 
 
-def prompt_tokens(usage: Any) -> int | None:
-    """The prompt size an API ``usage`` dict reports: ``input + cache_creation + cache_read``.
+def prompt_tokens(usage: Any, *, inclusive: bool = False) -> int | None:
+    """The prompt size an API ``usage`` dict reports: ``input + cache_creation + cache_read`` (with ``inclusive``,
+    for a gateway whose ``input_tokens`` already holds the cache counts: ``input_tokens``).
 
     Follows the API's own rules: the three fields are disjoint; when ``iterations`` lists several inference
     iterations, the last ``message`` iteration is the one that occupies the context; a zero or missing
@@ -67,6 +68,8 @@ def prompt_tokens(usage: Any) -> int | None:
     if not isinstance(usage, dict):
         return None
     usage = _occupying(usage)
+    if inclusive:  # the cache counts are parts of input_tokens, which may stand alone
+        usage = {"input_tokens": usage.get("input_tokens")} if "input_tokens" in usage else usage
     uncached, created, read = (usage.get("input_tokens"), usage.get("cache_creation_input_tokens"),
                                usage.get("cache_read_input_tokens"))
     if (type(uncached) is int and type(created) is int and type(read) is int
@@ -149,7 +152,7 @@ class ContextTracker:
     """
 
     def __init__(self, *, window: int | None = None, include_output: bool = True,
-                 prefix_tokens: int | None = None) -> None:
+                 prefix_tokens: int | None = None, usage: UsageConvention = "additive") -> None:
         self.fixed_window = window
         """A window given by the caller; otherwise read from the results' ``model_usage``."""
         self.include_output = include_output
@@ -157,6 +160,11 @@ class ContextTracker:
         self.prefix_tokens = prefix_tokens
         """The system prompt, tools and skills every request carries, when known (``get_context_usage()``'s
         categories other than messages and free space); None: estimated from the first main-chain call."""
+        self.usage = usage
+        """How the provider reports usage (:data:`ctxsim.world.UsageConvention`): ``inclusive`` for a gateway whose
+        ``input_tokens`` is the whole prompt (LiteLLM- or oMLX-style proxies). It cannot be told from one usage
+        dict (a large uncached input next to a cache read is legitimate Anthropic usage), so it is said, not
+        guessed."""
         self.reset()
 
     # the tracker contract ----------------------------------------------------------------------------------------
@@ -226,7 +234,7 @@ class ContextTracker:
         self._output = None
 
     def _call(self, message_id: Any, usage: Any, model: Any) -> None:
-        prompt = prompt_tokens(usage)
+        prompt = prompt_tokens(usage, inclusive=self.usage == "inclusive")
         key = message_id if isinstance(message_id, str) and message_id else None
         if prompt is None:
             if key is not None and key != self._latest and key not in self._ids and not _all_zero(usage):
@@ -265,7 +273,7 @@ class ContextTracker:
                 self._output = output  # cumulative: assign, never add
             if any(usage.get(k) is not None for k in ("input_tokens", "cache_read_input_tokens",
                                                       "cache_creation_input_tokens")):
-                prompt = prompt_tokens(usage)
+                prompt = prompt_tokens(usage, inclusive=self.usage == "inclusive")
                 if prompt is not None and self._prompt is not None:
                     self._prompt = prompt
 

@@ -204,6 +204,7 @@ def _builder(r: Reader, world: Map, name: str) -> SessionBuilder:
         baseline=r.get(world, "baseline", "world", r.count, SessionBuilder.baseline),
         max_output_tokens=r.get(world, "max_output", "world", r.positive, SessionBuilder.max_output_tokens),
         name=name,
+        usage=r.get(world, "usage", "world", r.choice(("additive", "inclusive")), "additive"),
     )
     if builder.baseline > window:
         if "baseline" in world:

@@ -77,6 +77,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("model", "string", "The model name the stream carries.", "``claude-sonnet-4-5``"),
         Key("window", "integer > 0", "The context window in tokens.", "200,000"),
         Key("baseline", _COUNT, "System prompt + tools a fresh conversation starts with.", "12,000"),
+        Key("usage", "``additive`` or ``inclusive``",
+            "How the provider reports usage: ``additive`` (the Anthropic API: input, cache creation and cache read "
+            "are disjoint) or ``inclusive`` (a gateway whose ``input_tokens`` is the whole prompt, e.g. LiteLLM: "
+            "the reference is told, and reads ``input_tokens`` alone).", "``additive``"),
         Key("max_output", "integer > 0", "The model's max output tokens (sets Claude Code's autocompact point).",
             "32,000"),
         Key("seed", "integer", "Ids, uuids and filler text derive from it; faults draw from it.", "0"),

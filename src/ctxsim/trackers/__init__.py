@@ -23,6 +23,7 @@ _EXPORTS = {
     "Breaks": "catalogue",
     "Entry": "catalogue",
     "make": "catalogue",
+    "reference_for": "catalogue",
     "TrackerSpec": "resolve",
     "TrackerSpecError": "resolve",
     "resolve": "resolve",
@@ -41,6 +42,7 @@ __all__ = [
     "TrackerSpec",
     "TrackerSpecError",
     "make",
+    "reference_for",
     "resolve",
     "tracker_name",
 ]
@@ -55,7 +57,7 @@ if TYPE_CHECKING:
         TrackerFactory,
         tracker_name,
     )
-    from .catalogue import CATALOGUE, Breaks, Entry, make
+    from .catalogue import CATALOGUE, Breaks, Entry, make, reference_for
     from .resolve import TrackerSpec, TrackerSpecError, resolve
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..reference.tracker import ContextTracker
+from ..world import Session
 from .base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory
 from .seeds import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
 from .survey import (
@@ -24,7 +25,7 @@ from .survey import (
     SummedUsage,
 )
 
-__all__ = ["CATALOGUE", "Breaks", "Entry", "make"]
+__all__ = ["CATALOGUE", "Breaks", "Entry", "make", "reference_for"]
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,11 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_EVERY_CONTRACT),
 )}
 """Every catalogued tracker by name."""
+
+
+def reference_for(session: Session) -> ContextTracker:
+    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage."""
+    return ContextTracker(usage=session.usage)
 
 
 def make(name: str) -> Tracker:

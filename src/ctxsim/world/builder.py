@@ -26,6 +26,7 @@ from .session import (
     Thinking,
     ToolResult,
     ToolUse,
+    UsageConvention,
 )
 
 __all__ = ["SessionBuilder", "filler_text"]
@@ -98,6 +99,8 @@ class SessionBuilder:
     session_id: str | None = None
     uncached_tail: int = 3
     """Uncached ``input_tokens`` of a derived call (real sessions show 1 to 10)."""
+    usage: UsageConvention = "additive"
+    """How the provider reports usage (:data:`~ctxsim.world.UsageConvention`)."""
     _rng: random.Random = field(init=False, repr=False)
     _queries: list[Query] = field(init=False, repr=False, default_factory=list)
     _steps: list[Step] | None = field(init=False, repr=False, default=None)
@@ -351,4 +354,5 @@ class SessionBuilder:
             max_output_tokens=self.max_output_tokens,
             seed=self.seed,
             name=self.name,
+            usage=self.usage,
         )

@@ -34,6 +34,7 @@ __all__ = [
     "ToolResult",
     "ToolUse",
     "Truth",
+    "UsageConvention",
     "auto_compact_threshold",
     "compaction_truth",
     "system_prefix",
@@ -236,6 +237,13 @@ def system_prefix(first_call: tuple[int, int]) -> int:
     return min(cached or prompt, MAX_SYSTEM_PREFIX)
 
 
+UsageConvention = Literal["additive", "inclusive"]
+"""How a provider reports usage. ``additive`` (the Anthropic API): ``input_tokens``, cache creation and cache read
+are disjoint, and the prompt is their sum. ``inclusive`` (OpenAI-style gateways and proxies such as LiteLLM, oMLX):
+``input_tokens`` is the whole prompt and the cache counts are parts of it (Aider-AI/aider#5516: input 17,111 with a
+cache read of 17,102, a prompt of 17,111, not 34,213)."""
+
+
 def compaction_truth(post_tokens: int, context: int, first_call: tuple[int, int] | None) -> Truth:
     """The truth after a compaction whose boundary reports ``post_tokens`` and after which the context holds
     ``context``: exactly that, and, as estimates that track it, everything between it and ``post_tokens`` plus
@@ -261,6 +269,8 @@ class Session:
     max_output_tokens: int = 32_000
     seed: int = 0
     name: str = ""
+    usage: UsageConvention = "additive"
+    """How the provider reports a call's usage (:data:`UsageConvention`); the truth is the same either way."""
     auto_compact_window: int | None = None
     """The window Claude Code compacts against and reports in ``get_context_usage`` when it differs from the
     model's (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``); ``modelUsage.contextWindow`` stays :attr:`window`."""
@@ -300,6 +310,10 @@ class Session:
             context = step.context_tokens if step.context_tokens is not None else self.baseline
             return Truth(context, 0, knowable=False, first_call=current.first_call if current else None)
         return current
+
+    def reported_input(self, call: Call) -> int:
+        """The ``input_tokens`` the provider reports for ``call`` under the session's :attr:`usage` convention."""
+        return call.prompt if self.usage == "inclusive" else call.input_tokens
 
     def context_after(self, compaction: Compaction) -> int:
         """What the context holds after ``compaction``: its ``context_tokens``, else baseline + ``post_tokens``."""
