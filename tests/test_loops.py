@@ -167,3 +167,11 @@ def test_a_loop_that_crashes_early_breaks_termination() -> None:
 
     report = run_loop(crashing, TASK)
     assert "termination" in report.broken and "the loop raised ValueError: boom" in str(report)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.anyio
+async def test_check_restart_loop_works_inside_a_running_event_loop(anyio_backend: str) -> None:
+    # an async test that checks its loop with the synchronous helper: the loop runs on a worker thread's own loop
+    report = check_restart_loop(reference, FORTY, async_backend=anyio_backend)
+    assert report.restarts == 3

@@ -49,11 +49,13 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
+from .._blocking import run_blocking
 from ..agent import ConnectionRecord, FakeAgent, LoopPrompts, Task, TurnRecord
 from ..reference.policy import PressurePolicy
 from ..reference.tracker import ContextTracker
@@ -457,7 +459,7 @@ def run_loop(loop: Callable[[LoopRig], Any], task: Task, *,
         try:
             outcome = loop(report.rig)
             if inspect.isawaitable(outcome):
-                outcome = anyio.run(_await, outcome, setup.hang_timeout, backend=async_backend)
+                outcome = run_blocking(partial(_await, outcome, setup.hang_timeout), backend=async_backend)
             report.returned = outcome
         except Exception as error:  # the loop's failure is part of the verdict
             report.error = error
