@@ -237,8 +237,8 @@ name: {name}
 source: "TODO: the report this reproduces"
 # What the tracker shows, and what the truth is, in a sentence or two.
 description: >-
-  The context is compacted from ~150k to 20k tokens. A tracker that keeps the largest cache read it has
-  seen still shows ~74% afterwards.
+  The context is compacted from ~150k tokens to a 20k summary (32k with the system prompt and tools). A tracker
+  that keeps the largest cache read it has seen still shows ~74% afterwards.
 world:
   model: claude-sonnet-4-5
   window: 200000      # the context window
@@ -254,7 +254,8 @@ queries:
       - call: {{results: [2500], out: 90}}
   - prompt: "Continue"
     steps:
-      # Claude Code compacted the conversation down to 20,000 tokens.
+      # Claude Code compacted the conversation: its compact_boundary says post_tokens 20,000 (the summary alone;
+      # the context then holds the baseline too). Or give context: what /context showed after.
       - compact: {{post: 20000}}
       - call: {{}}
       # Other steps: repeat, expire_cache, subagent, reset.
