@@ -222,7 +222,8 @@ class FaultStream:
         comes before it."""
         first: tuple[int, int] | None = None
         for _, _, unit in self.units():
-            if unit.main and first is None:
+            seen = unit.observation
+            if unit.main and first is None and (seen is None or seen.truth.knowable):  # a call the stream tells
                 for frame in unit.usage_frames():
                     usage = usage_of(frame)
                     prompt = readable_prompt(usage)
