@@ -18,13 +18,9 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, SystemMessage
 
 from ctxsim.check import run_tracker
-from ctxsim.reference import ContextTracker
+from ctxsim.reference import ContextTracker, prefix_from_context_usage
 from ctxsim.sdk import FakeTransport
 from ctxsim.world import SessionBuilder
-
-NOT_THE_PREFIX = {"messages", "free_space", "autocompact_buffer"}
-"""``get_context_usage`` categories that are not the system prefix every request carries."""
-
 
 def _rows(shared_dir: Path, name: str) -> list[dict[str, Any]]:
     path = shared_dir / "captures" / "claude-code-2.1.330" / name
@@ -41,9 +37,7 @@ def capture(shared_dir: Path) -> dict[str, Any]:
     boundary = next(r for r in raw if r.get("subtype") == "compact_boundary")["compact_metadata"]
     after = {r["after_query"]: r["context_usage"]["totalTokens"] for r in rows if "context_usage" in r}
     three = _rows(shared_dir, "sdk-messages-three-queries.jsonl")
-    categories = next(r["context_usage"]["categories"] for r in three if "context_usage" in r)
-    prefix = sum(c["tokens"] for c in categories
-                 if c.get("kind") == "used" and c.get("id") not in NOT_THE_PREFIX and not c.get("isDeferred"))
+    prefix = prefix_from_context_usage(next(r["context_usage"] for r in three if "context_usage" in r))
     return {"calls": list(usages.values()), "post": boundary["post_tokens"], "pre": boundary["pre_tokens"],
             "cli_after_compact": after["/compact"], "prefix": prefix}
 
@@ -88,7 +82,7 @@ def test_get_context_usage_after_compact_agrees_with_the_cli(capture: dict[str, 
 def test_the_reference_agrees_when_told_the_prefix_and_is_within_the_knowable_band_when_not(
         capture: dict[str, Any]) -> None:
     session = _session(capture)
-    told = ContextTracker(prefix_tokens=capture["prefix"])   # what a loop reads off get_context_usage()
+    told = ContextTracker(prefix_tokens=capture["prefix"])   # what prefix_from_context_usage() read off the CLI
     report = run_tracker(told, session)
     assert report.ok
     after = report.points[-1]
@@ -113,3 +107,15 @@ def test_a_tracker_that_copies_post_tokens_fails_at_the_compaction(capture: dict
     report = run_tracker(CopiesPost(), _session(capture))
     assert not report.ok
     assert [p.observation.kind for p in report.failures][0] == "compaction"
+
+
+def test_the_fake_transport_reports_the_baseline_as_the_system_prefix() -> None:
+    session = SessionBuilder(seed=3, baseline=11_981).query("go").call().compact(2672).build()
+
+    async def main() -> dict[str, Any]:
+        with anyio.fail_after(30):
+            async with ClaudeSDKClient(transport=FakeTransport(session)) as client:
+                return dict(await client.get_context_usage())
+
+    usage = anyio.run(main)
+    assert prefix_from_context_usage(usage) == 11_981

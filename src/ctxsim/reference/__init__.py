@@ -39,6 +39,7 @@ _EXPORTS = {
     "ContextTracker": "tracker",
     "cache_read_tokens": "tracker",
     "prompt_tokens": "tracker",
+    "prefix_from_context_usage": "tracker",
     "token_count": "tracker",
 }
 
@@ -59,6 +60,7 @@ __all__ = [
     "cache_read_tokens",
     "extract_checkpoint",
     "is_prompt_too_long",
+    "prefix_from_context_usage",
     "prompt_tokens",
     "request_checkpoint",
     "run_turn",
@@ -89,6 +91,6 @@ if TYPE_CHECKING:
         run_turn,
         run_with_restarts,
     )
-    from .tracker import ContextTracker, cache_read_tokens, prompt_tokens, token_count
+    from .tracker import ContextTracker, cache_read_tokens, prefix_from_context_usage, prompt_tokens, token_count
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

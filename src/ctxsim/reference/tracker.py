@@ -20,7 +20,7 @@ from claude_agent_sdk import (
 
 from ..world.session import UsageConvention, system_prefix
 
-__all__ = ["ContextTracker", "cache_read_tokens", "prompt_tokens", "token_count"]
+__all__ = ["ContextTracker", "cache_read_tokens", "prefix_from_context_usage", "prompt_tokens", "token_count"]
 
 MAX_PROMPT_FIELD = 100_000_000
 """No context window comes near this; a larger prompt count is garbage, not a count."""
@@ -92,6 +92,23 @@ def prompt_tokens(usage: Any, *, inclusive: bool = False) -> int | None:
     if not known or sum(known) == 0:
         return None
     return sum(known)
+
+
+NOT_THE_PREFIX = frozenset({"messages", "free_space", "autocompact_buffer"})
+"""The ``get_context_usage()`` categories that are not the system prefix every request carries."""
+
+
+def prefix_from_context_usage(context_usage: Any) -> int | None:
+    """The system prompt, tools and skills every request carries, as ``get_context_usage()`` reports them: its
+    categories in use but messages and free space (deferred tools are not sent); None where it lists none. Give it
+    to :class:`ContextTracker` as ``prefix_tokens`` so that a compaction reads right to the token."""
+    categories = context_usage.get("categories") if isinstance(context_usage, dict) else None
+    if not isinstance(categories, list):
+        return None
+    counts = [token_count(c.get("tokens")) for c in categories if isinstance(c, dict)
+              and c.get("kind", "used") == "used" and not c.get("isDeferred")
+              and c.get("id", str(c.get("name", "")).lower().replace(" ", "_")) not in NOT_THE_PREFIX]
+    return sum(c for c in counts if c is not None) if counts else None
 
 
 def cache_read_tokens(usage: Any) -> int:
