@@ -8,7 +8,7 @@ importer then checks that the steps give every tracker the same verdict as the r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .dump import scenario_yaml
@@ -156,8 +156,12 @@ def _repeats(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def steps_scenario(recording: Recording, *, name: str, source: str, world: Mapping[str, Any],
-                   comment: str = "") -> str | None:
-    """The scenario text (without ``expect``) of ``recording`` as steps, or None when steps cannot say it."""
+                   comment: str = "", context_after: Sequence[int] = ()) -> str | None:
+    """The scenario text (without ``expect``) of ``recording`` as steps, or None when steps cannot say it.
+
+    ``context_after`` is what the CLI's ``get_context_usage()`` said after each query, when the capture recorded it:
+    a query that ends on a compaction (``/compact``) then states that as the context the compaction left (what
+    ``/context`` shows), where the recording alone can only estimate the system prefix."""
     compactions = [f.observation.truth.prompt for s in recording.scripts(int(world["window"])) for f in s.frames
                    if f.observation is not None and f.observation.kind == "compaction"]
     walk = _Walk(compactions)
@@ -166,7 +170,10 @@ def steps_scenario(recording: Recording, *, name: str, source: str, world: Mappi
         for i, frames in enumerate(recording.queries):
             for _, data in frames:
                 walk.frame(data)
-            queries.append({"prompt": f"(recorded query {i + 1})", "steps": walk.finish()})
+            steps = walk.finish()
+            if steps and "compact" in steps[-1] and i < len(context_after):
+                steps[-1]["compact"]["context"] = context_after[i]
+            queries.append({"prompt": f"(recorded query {i + 1})", "steps": steps})
     except _Unsayable:
         return None
     if not any(q["steps"] for q in queries):
