@@ -12,6 +12,8 @@ session does the last 2 steps; 90% (180,000) would need turn 21, past the task's
 from __future__ import annotations
 
 import hypothesis  # noqa: F401 - kept across pytester's in-process runs (see test_plugin.py)
+from pathlib import Path
+
 import pytest
 
 import ctxsim.loops
@@ -64,8 +66,8 @@ async def restart_loop(rig, *, keep_tracker=False, resume_old=False, checkpoint_
                     reply, _ = await turn(other, CHECKPOINT_ASK)
             else:
                 reply, _ = await turn(client, CHECKPOINT_ASK)
-        found = re.search(r"<checkpoint>(.*?)</checkpoint>", reply, re.S)
-        prompt = RESUME.format(task=rig.prompt, checkpoint=found.group(1) if found else reply)
+        found = re.findall(r"<checkpoint>(.*?)</checkpoint>", reply, re.S)  # a revised block comes last
+        prompt = RESUME.format(task=rig.prompt, checkpoint=found[-1] if found else reply)
         restarts += 1
         if restarts > rig.max_restarts:
             raise RuntimeError("too many restarts")
@@ -162,6 +164,16 @@ def test_ctx_loop_runs_the_users_loop_over_the_task_corpus(project: pytest.Pytes
     result.stdout.fnmatch_lines(["ctxsim restart loop under test: restart_loop (myloop:restart_loop)",
                                  "scenarios/twenty.yaml::reference-loop PASSED*",
                                  "scenarios/twenty.yaml::restart_loop PASSED*"])
+
+
+def test_ctx_loop_passes_the_users_loop_on_every_task_scenario_of_the_corpus(project: pytest.Pytester) -> None:
+    corpus = Path(__file__).resolve().parent.parent / "scenarios"
+    tasks = [p for p in sorted(corpus.glob("*.yaml")) if "\ntask:" in p.read_text()]
+    assert len(tasks) >= 10
+    for path in tasks:
+        (project.path / "scenarios" / path.name).write_text(path.read_text())
+    result = project.runpytest("--ctx-scenarios", "--ctx-loop=myloop:restart_loop", "-k", "restart_loop")
+    result.assert_outcomes(passed=len(tasks) + 1)  # the corpus, and the project's own twenty.yaml
 
 
 def test_ctx_loop_from_the_ini_and_a_buggy_loop_fails_naming_the_invariant(project: pytest.Pytester) -> None:
