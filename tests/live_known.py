@@ -3,7 +3,10 @@ A test fails on any other difference, and on a known one that no longer occurs (
 
 None today: the four the suite found (the summary call counted in modelUsage and the cost, the auto-compact window
 apart from the model's, the context after /clear, /context's thinking tail) are modelled by the world and the
-transport (Compaction.summary, Session.auto_compact_window, ConversationReset.context_tokens, wire.thinking_tail)."""
+transport (Compaction.summary, Session.auto_compact_window, ConversationReset.context_tokens, wire.thinking_tail).
+Nor in the hook calls: where the in-process order or inputs differed from CLI 2.1.330 (UserPromptSubmit for /compact
+and /clear, the compaction's SubagentStop, the input keys, a subagent's agent_type on its tool hooks, a PreToolUse
+denial's text, permission prompts for read-only tools), ctxsim.sdk_hooks now does what the CLI does."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "autocompact": {},
     "autocompact-midturn": {},
     "clear": {},
+    "hook-deny": {},
+    "permissions": {},
 }
 """Per scripted session: ``(step, field)`` -> why it differs."""
 

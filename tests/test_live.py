@@ -79,15 +79,17 @@ def leaves_nothing_behind() -> Iterator[None]:
 
 @pytest.mark.parametrize("name", list(SESSIONS))
 def test_live_and_inprocess_agree(name: str) -> None:
-    """The scripted session through the real CLI, and its world through FakeTransport: every tracker-relevant
-    field of every message and of get_context_usage at every step, compared. Then the live run against the
-    recorded capture (the drift report)."""
+    """The scripted session through the real CLI, and its world through FakeTransport, each with the same hook
+    callbacks (every event) and, where the permission mode asks, a can_use_tool callback: every tracker-relevant
+    field of every message and of get_context_usage, and every hook call and permission prompt, at every step,
+    compared. Then the live run against the recorded capture (the drift report)."""
     scripted = SESSIONS[name]
 
     async def both() -> tuple[object, object]:
         live = await play_live(scripted, timeout=30)
         assert live.session is not None
-        inprocess = await play_inprocess(live.session, include_partial_messages=scripted.include_partial_messages)
+        inprocess = await play_inprocess(live.session, include_partial_messages=scripted.include_partial_messages,
+                                         hooks=scripted.hooks)
         return live, inprocess
 
     live, inprocess = anyio.run(both)

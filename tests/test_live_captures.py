@@ -1,10 +1,11 @@
 """The in-process fake against the captures of the real CLI that ``ctxsim record`` wrote into ``tests/captures``.
 
 Every capture holds a scripted session played live (CLI 2.1.330, the fake Messages API answering), the world session
-that happened, and the tracker-relevant projection of every message and ``get_context_usage`` the CLI gave. Here the
-world session is played in-process (FakeTransport under the real ``ClaudeSDKClient``) and compared field by field
-with the recorded projection: no CLI, no network and nothing outside the repository is needed. The expected values
-are the recorded ones. ``tests/live_known.py`` lists the differences that remain, with what removes each.
+that happened, the tracker-relevant projection of every message and ``get_context_usage`` the CLI gave, and every
+hook call and permission prompt the client's callbacks got. Here the world session is played in-process
+(FakeTransport under the real ``ClaudeSDKClient``, the same callbacks registered) and compared field by field with
+the recorded projection: no CLI, no network and nothing outside the repository is needed. The expected values are
+the recorded ones. ``tests/live_known.py`` lists the differences that remain, with what removes each.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def test_every_scripted_session_has_a_capture() -> None:
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
     played = anyio.run(lambda: play_inprocess(capture.session,
-                                              include_partial_messages=capture.include_partial_messages),
+                                              include_partial_messages=capture.include_partial_messages,
+                                              hooks=capture.hooks),
                        backend=backend)
     differences = compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
     problem = unexplained(capture.name, differences)
@@ -40,6 +42,7 @@ def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
     compared = sum(len(m) for s in capture.steps for m in s.messages) + sum(len(s.context_usage)
                                                                            for s in capture.steps)
     assert compared > 50  # the comparison really looked at fields
+    assert all(step.hooks or step.prompt == "/clear" for step in capture.steps)  # hook calls recorded and compared
 
 
 @pytest.mark.parametrize("capture", ALL, ids=[c.name for c in ALL])
@@ -73,3 +76,21 @@ def test_recorded_facts_of_the_cli() -> None:
     mid = _capture("autocompact-midturn")
     kinds = [m["subtype"] if m["type"] == "system" else m["type"] for m in mid.steps[1].messages]
     assert kinds == ["assistant", "user", "compact_boundary", "assistant", "result"]
+    # Hooks (every event registered): no UserPromptSubmit for /compact or /clear; each compaction's summary agent
+    # ends in a SubagentStop of agent type "" right after PreCompact; a PreToolUse deny becomes the tool's result.
+    def events(name: str, step: int) -> list[str]:
+        return [h.get("event") or f"{h['type']}:{h['tool_name']}" for h in _capture(name).steps[step].hooks]
+
+    assert events("compact", 2) == ["PreCompact", "SubagentStop"] and not events("clear", 1)
+    assert events("autocompact-midturn", 1) == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PreCompact",
+                                                "SubagentStop", "Stop"]
+    assert _capture("compact").steps[2].hooks[1]["agent_type"] == ""
+    denied = _capture("hook-deny").steps[0]
+    assert events("hook-deny", 0) == ["UserPromptSubmit", "PreToolUse", "Stop"]  # no PostToolUse
+    assert [m["error_texts"] for m in denied.messages if m["type"] == "user"] == [
+        ["PreToolUse:Bash hook error: ctxsim denies this tool"]]
+    # Permission mode default: touch and rm are asked, ls and the Agent call are not; a refusal skips PostToolUse.
+    assert events("permissions", 0) == ["UserPromptSubmit", "PreToolUse", "can_use_tool:Bash", "PostToolUse",
+                                        "PreToolUse", "PostToolUse", "PreToolUse", "can_use_tool:Bash", "Stop"]
+    assert events("permissions", 1) == ["UserPromptSubmit", "PreToolUse", "SubagentStart", "PreToolUse",
+                                        "can_use_tool:Bash", "PostToolUse", "SubagentStop", "PostToolUse", "Stop"]

@@ -145,20 +145,23 @@ def test_each_hook_fires_at_its_moment_with_claude_codes_inputs() -> None:
     assert agent_tool.name == "Agent" and calls[2].parent_tool_use_id == agent_tool.id
     assert [e[0] for e in events] == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PreToolUse",
                                       "SubagentStart", "PreToolUse", "PostToolUse", "SubagentStop", "PostToolUse",
-                                      "PreCompact", "Stop"]
-    assert events[0] == ("UserPromptSubmit", "work", None)
+                                      "PreCompact", "SubagentStop", "Stop"]
+    assert events[0][:2] == ("UserPromptSubmit", "work")
     assert events[1] == ("PreToolUse", main_tool.name, main_tool.id)
     assert events[3] == ("PreToolUse", agent_tool.name, agent_tool.id)
     assert events[5] == ("PreToolUse", sub_tool.name, sub_tool.id)
     assert events[4][1] == events[7][1] == "general-purpose"
-    assert events[9][1] == "auto" and events[10] == ("Stop", "Done for now.", None)
+    assert events[9][1] == "auto" and events[10][1] == ""  # the compaction's summary agent stops (CLI 2.1.330)
+    assert events[11][:2] == ("Stop", "Done for now.")
+    assert all(e[2] is not None for e in events)  # the CLI gives hooks that are not about a tool an id as well
     assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error
 
 
 def test_a_pre_tool_use_deny_and_a_permission_deny_become_the_tool_result() -> None:
-    session = (SessionBuilder(seed=2).query("go").call(prompt=20_000, blocks=("tool_use", "tool_use"),
+    session = (SessionBuilder(seed=7).query("go").call(prompt=20_000, blocks=("tool_use", "tool_use"),
                                                        results=[300, 300]).call(text="ok").build())
     first, second = list(session.queries[0].steps[0].blocks)
+    assert first.name == second.name == "Bash"  # pytest commands: asked in the default permission mode
     asked: list[str] = []
 
     async def guard(hook_input: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
@@ -176,7 +179,8 @@ def test_a_pre_tool_use_deny_and_a_permission_deny_become_the_tool_result() -> N
     results = {b.tool_use_id: b for m in messages if isinstance(m, UserMessage) and isinstance(m.content, list)
                for b in m.content}
     assert asked == [second.id]  # the hook's deny decides the first tool: no permission prompt for it
-    assert (results[first.id].content, results[first.id].is_error) == ("not this one", True)
+    assert (results[first.id].content, results[first.id].is_error) == (
+        f"PreToolUse:{first.name} hook error: not this one", True)  # CLI 2.1.330's text
     assert (results[second.id].content, results[second.id].is_error) == ("the user said no", True)
 
 
@@ -208,3 +212,24 @@ def test_a_matcher_selects_by_tool_name() -> None:
 
     _run(session, ClaudeAgentOptions(hooks={"PreToolUse": [HookMatcher(matcher=names[1], hooks=[record])]}))
     assert seen == [n for n in names if n == names[1]]
+
+
+def test_read_only_tools_get_no_permission_prompt() -> None:
+    """As CLI 2.1.330 in the default permission mode: Read and Grep, a read-only Bash command and the Agent call
+    run unasked; a Bash command that changes things is asked (the live suite's ``permissions`` session)."""
+    from ctxsim.sdk_hooks import _unasked
+
+    assert _unasked("Read", {}) and _unasked("Grep", {}) and _unasked("Agent", {})
+    assert _unasked("Bash", {"command": "echo one"}) and _unasked("Bash", {"command": "ls"})
+    assert not _unasked("Bash", {"command": "touch made.txt"}) and not _unasked("Bash", {"command": "ls > x"})
+    assert not _unasked("Edit", {})
+    session = SessionBuilder(seed=3).query("go").call(prompt=20_000, blocks=("tool_use", "tool_use"),
+                                                      results=[300, 300]).call(text="ok").build()
+    asked: list[str] = []
+
+    async def permit(name: str, tool_input: Any, context: Any) -> Any:
+        asked.append(name)
+        return PermissionResultAllow()
+
+    _run(session, ClaudeAgentOptions(can_use_tool=permit))
+    assert [b.name for b in session.queries[0].steps[0].blocks] == ["Grep", "Bash"] and asked == ["Bash"]

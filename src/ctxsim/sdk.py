@@ -32,7 +32,7 @@ from claude_agent_sdk._internal.message_parser import parse_message
 
 from .sdk_hooks import Conversation, HookAnswer, HookPlayer
 from .wire import Script, context_usage_response, render
-from .world import Call, Session, Truth
+from .world import Call, Compaction, Session, Text, Truth
 
 __all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
            "parse_message", "patch_sdk"]
@@ -118,6 +118,7 @@ class FakeTransport(Transport):
         asks = options is not None and options.can_use_tool is not None
         mode = (options.permission_mode if options is not None else None) or "default"
         self.hooks = HookPlayer(permission_prompts=asks and mode != "bypassPermissions", permission_mode=mode)
+        self.hooks.know(*_unseen_texts(session))
         """The CLI side of hooks and permission prompts: what was asked, what came back."""
         self._pending: dict[str, tuple[anyio.Event, list[dict[str, Any]]]] = {}
         self._turns: deque[Script] = deque()
@@ -306,6 +307,23 @@ class FakeTransport(Transport):
                 "error": f"ctxsim: FakeTransport does not answer control request {subtype!r}"}}
         return {"type": "control_response",
                 "response": {"subtype": "success", "request_id": request_id, "response": body}}
+
+
+def _unseen_texts(session: Session) -> tuple[list[str], dict[str, str]]:
+    """What the hooks tell that no frame shows: each compaction's summary text, in order, and each subagent's last
+    text, by its ``Agent`` tool use id."""
+    summaries: list[str] = []
+    agents: dict[str, str] = {}
+    for query in session.queries:
+        for step in query.steps:
+            if isinstance(step, Compaction):
+                blocks = step.summary.blocks if step.summary is not None else ()
+                summaries.append("\n".join(b.text for b in blocks if isinstance(b, Text)))
+            elif isinstance(step, Call) and step.parent_tool_use_id is not None:
+                texts = [b.text for b in step.blocks if isinstance(b, Text)]
+                if texts:
+                    agents[step.parent_tool_use_id] = texts[-1]
+    return summaries, agents
 
 
 # --- patching code that builds its own client -------------------------------------------------------------------

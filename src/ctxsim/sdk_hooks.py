@@ -8,24 +8,36 @@ it plays a turn, and waits for the answers. :class:`HookPlayer` decides, frame b
 requests Claude Code would send and when, and applies the answers where Claude Code does:
 
 =================== ==========================================================================================
-event               when (inputs beside ``session_id``, ``transcript_path``, ``cwd``, ``permission_mode``)
+event               when (inputs beside ``session_id``, ``transcript_path``, ``cwd``, ``prompt_id`` and, but
+                    for SubagentStart and PreCompact, ``permission_mode``)
 =================== ==========================================================================================
-UserPromptSubmit    when a user message arrives, before the turn (``prompt``)
+UserPromptSubmit    when a user message arrives, before the turn (``prompt``); not for the local commands
+                    (``/compact``, ``/clear``, ``/context``, ``/cost``)
 PreToolUse          after the assistant message with a ``tool_use``, before its result (``tool_name``,
                     ``tool_input``, ``tool_use_id``); a ``permissionDecision: deny`` (or ``decision: block``)
-                    denies the tool: its result becomes the reason, ``is_error: true``, and PostToolUse is
-                    skipped; ``allow`` skips the permission prompt
-can_use_tool        after PreToolUse, when the client has a ``can_use_tool`` callback and the permission mode is
-                    not ``bypassPermissions``; ``deny`` denies the tool as above (``interrupt`` ends the turn)
-PostToolUse         before the tool's result (``tool_name``, ``tool_input``, ``tool_response``, ``tool_use_id``)
+                    denies the tool: its result becomes ``PreToolUse:<tool> hook error: <reason>`` (reason
+                    ``Blocked by hook`` when none is given), ``is_error: true``, and PostToolUse is skipped;
+                    ``allow`` skips the permission prompt
+can_use_tool        after PreToolUse, when the client has a ``can_use_tool`` callback, the permission mode is
+                    not ``bypassPermissions`` and the tool is not one Claude Code runs unasked (``Agent``,
+                    ``Read``, ``Glob``, ``Grep``, a read-only ``Bash`` command such as ``echo`` or ``ls``);
+                    ``deny`` makes the result its message (``interrupt`` ends the turn)
+PostToolUse         before the tool's result (``tool_name``, ``tool_input``, ``tool_response``, ``tool_use_id``,
+                    ``duration_ms``)
 SubagentStart       before the subagent's ``task_started`` (``agent_id``, ``agent_type``)
 SubagentStop        before the subagent's hand-back result reaches the main chain (``stop_hook_active``,
-                    ``agent_id``, ``agent_transcript_path``, ``agent_type``)
+                    ``agent_id``, ``agent_transcript_path``, ``agent_type``, ``last_assistant_message``: its
+                    last text); also for the compaction's summary agent (``agent_type`` ``""``, its summary),
+                    before the boundary
 PreCompact          before a compaction (its ``status: compacting`` or ``compact_boundary``), with the
                     boundary's ``trigger`` (``manual``/``auto``) and ``custom_instructions`` None
 Stop                before the result of a turn that got an answer from the model and ended without error
                     (``stop_hook_active`` false, ``last_assistant_message``)
 =================== ==========================================================================================
+
+A subagent's tool hooks carry its ``agent_id`` and ``agent_type``; the stop hooks carry ``background_tasks`` and
+``session_crons`` (empty). Hooks that are not about a tool get a fresh id as their ``tool_use_id``, as Claude Code
+gives them. All of this is what CLI 2.1.330 sends (``tests/test_live.py`` compares it, hook by hook).
 
 A matcher of ``None``, ``""`` or ``"*"`` matches every event; otherwise it is matched (as a regex, in full) against
 the tool name (tool hooks), the trigger (PreCompact) or the agent type (subagent hooks). Other answers (a Stop
@@ -37,6 +49,8 @@ result tokens are still counted by the scripted calls that follow).
 from __future__ import annotations
 
 import re
+import uuid
+from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +63,16 @@ HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "SubagentStart",
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds to wait for an answer when the matcher sets no ``timeout`` (Claude Code's default for hooks)."""
+
+LOCAL_COMMANDS = frozenset({"compact", "clear", "context", "cost"})
+"""Slash commands Claude Code runs itself, without a ``UserPromptSubmit`` hook."""
+
+UNASKED_TOOLS = frozenset({"Agent", "Task", "Read", "Glob", "Grep"})
+"""Tools Claude Code runs without a permission prompt in the modes that ask."""
+
+READ_ONLY_COMMANDS = frozenset({"echo", "ls", "pwd", "cat", "head", "tail", "wc", "grep", "which", "whoami", "date",
+                                "true"})
+"""``Bash`` commands Claude Code runs unasked (one simple command of these, no redirection or chaining)."""
 
 CWD = "/home/dev/project"
 """The working directory the rendered sessions report (``system/init``), and hook inputs with them."""
@@ -111,6 +135,16 @@ class HookPlayer:
     _compacting: bool = False
     _last_text: str | None = None
     _answered: bool = False
+    _prompt_id: str = ""
+    _ids: int = 0
+    _summaries: deque[str] = field(default_factory=deque)
+    _agent_texts: dict[str, str] = field(default_factory=dict)
+
+    def know(self, summaries: list[str], agent_texts: Mapping[str, str]) -> None:
+        """What the frames do not show: the compaction summaries in order, and each subagent's last text (by the
+        tool use id of its ``Agent`` call), for the ``SubagentStop`` hooks' ``last_assistant_message``."""
+        self._summaries.extend(summaries)
+        self._agent_texts.update(agent_texts)
 
     def register(self, initialize: Mapping[str, Any]) -> None:
         """Read the hooks of the SDK's ``initialize`` request."""
@@ -126,10 +160,16 @@ class HookPlayer:
 
     # what is sent ------------------------------------------------------------------------------------------------
 
+    def _id(self) -> str:
+        self._ids += 1
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ctxsim:hook:{self._ids}"))
+
     def _base(self, session_id: str, event: str) -> dict[str, Any]:
-        return {"session_id": session_id, "transcript_path": f"/home/dev/.claude/projects/-home-dev-project/"
-                f"{session_id}.jsonl", "cwd": CWD, "permission_mode": self.permission_mode,
-                "hook_event_name": event}
+        out = {"session_id": session_id, "transcript_path": f"/home/dev/.claude/projects/-home-dev-project/"
+               f"{session_id}.jsonl", "cwd": CWD, "prompt_id": self._prompt_id, "hook_event_name": event}
+        if event not in ("SubagentStart", "PreCompact"):
+            out["permission_mode"] = self.permission_mode
+        return out
 
     def _hooks(self, event: str, value: str | None, hook_input: dict[str, Any],
                tool_use_id: str | None = None) -> Iterator[HookRequest]:
@@ -137,11 +177,14 @@ class HookPlayer:
             if matcher.matches(value):
                 for callback_id in matcher.callback_ids:
                     yield HookRequest({"subtype": "hook_callback", "callback_id": callback_id, "input": hook_input,
-                                       "tool_use_id": tool_use_id}, matcher.timeout)
+                                       "tool_use_id": tool_use_id or self._id()}, matcher.timeout)
 
     def turn_start(self, session_id: str, prompt: str) -> Conversation:
-        """A user message arrived: ``UserPromptSubmit``."""
+        """A user message arrived: ``UserPromptSubmit`` (not for a local command)."""
         self._last_text, self._answered, self.interrupt = None, False, False
+        self._prompt_id = self._id()
+        if prompt.startswith("/") and prompt[1:].split(" ", 1)[0] in LOCAL_COMMANDS:
+            return
         hook_input = {**self._base(session_id, "UserPromptSubmit"), "prompt": prompt}
         yield from self._hooks("UserPromptSubmit", None, hook_input)
 
@@ -158,6 +201,9 @@ class HookPlayer:
                 trigger = str((boundary.get("compact_metadata") or {}).get("trigger") or "manual")
                 hook_input = {**self._base(session_id, "PreCompact"), "trigger": trigger, "custom_instructions": None}
                 yield from self._hooks("PreCompact", trigger, hook_input)
+            if subtype == "compact_boundary":  # the summary agent is done
+                summary = self._summaries.popleft() if self._summaries else ""
+                yield from self._subagent_stop(session_id, "a" + self._id().replace("-", "")[:16], "", summary)
             self._compacting = subtype == "status"
         elif kind == "system" and subtype == "task_started":
             agent_id, agent_type = str(data.get("task_id")), str(data.get("subagent_type") or "general-purpose")
@@ -169,21 +215,26 @@ class HookPlayer:
                 tool_use_id = str(block.get("tool_use_id"))
                 if data.get("parent_tool_use_id") is None and tool_use_id in self._agents:
                     agent_id, agent_type = self._agents.pop(tool_use_id)
-                    hook_input = {**self._base(session_id, "SubagentStop"), "stop_hook_active": False,
-                                  "agent_id": agent_id, "agent_transcript_path": f"/home/dev/.claude/projects/"
-                                  f"-home-dev-project/{session_id}/subagents/agent-{agent_id}.jsonl",
-                                  "agent_type": agent_type}
-                    yield from self._hooks("SubagentStop", agent_type, hook_input)
+                    yield from self._subagent_stop(session_id, agent_id, agent_type,
+                                                   self._agent_texts.get(tool_use_id, ""))
                 tool = self._tools.pop(tool_use_id, None)
                 if tool is not None and tool_use_id not in self.denied:
                     hook_input = {**self._base(session_id, "PostToolUse"), **tool,
-                                  "tool_response": block.get("content"), "tool_use_id": tool_use_id}
+                                  "tool_response": block.get("content"), "tool_use_id": tool_use_id,
+                                  "duration_ms": 0}
                     yield from self._hooks("PostToolUse", tool["tool_name"], hook_input, tool_use_id)
         elif kind == "result" and self._answered and not data.get("is_error") and not self.interrupt:
             hook_input = {**self._base(session_id, "Stop"), "stop_hook_active": False}
             if self._last_text is not None:
                 hook_input["last_assistant_message"] = self._last_text
-            yield from self._hooks("Stop", None, hook_input)
+            yield from self._hooks("Stop", None, {**hook_input, "background_tasks": [], "session_crons": []})
+
+    def _subagent_stop(self, session_id: str, agent_id: str, agent_type: str, text: str) -> Iterator[HookRequest]:
+        hook_input = {**self._base(session_id, "SubagentStop"), "stop_hook_active": False, "agent_id": agent_id,
+                      "agent_transcript_path": f"/home/dev/.claude/projects/-home-dev-project/{session_id}/"
+                      f"subagents/agent-{agent_id}.jsonl", "agent_type": agent_type,
+                      "last_assistant_message": text, "background_tasks": [], "session_crons": []}
+        yield from self._hooks("SubagentStop", agent_type, hook_input)
 
     def after(self, data: Mapping[str, Any]) -> Conversation:
         """The requests due after the frame ``data``: a tool use's ``PreToolUse`` and permission prompt."""
@@ -198,7 +249,7 @@ class HookPlayer:
             tool_use_id, name = str(block.get("id")), str(block.get("name"))
             tool = {"tool_name": name, "tool_input": block.get("input") or {}}
             if data.get("parent_tool_use_id") is not None:
-                tool["agent_id"] = self._agents.get(str(data["parent_tool_use_id"]), ("", ""))[0]
+                tool["agent_id"], tool["agent_type"] = self._agents.get(str(data["parent_tool_use_id"]), ("", ""))
             self._tools[tool_use_id] = tool
             hook_input = {**self._base(str(data.get("session_id") or ""), "PreToolUse"), **tool,
                           "tool_use_id": tool_use_id}
@@ -207,9 +258,9 @@ class HookPlayer:
                 answer = yield request
                 decision = _pre_tool_decision(answer) or decision
                 if decision and decision.startswith("deny:"):
-                    self.denied[tool_use_id] = decision[5:] or f"Permission to use {name} has been denied."
+                    self.denied[tool_use_id] = f"PreToolUse:{name} hook error: {decision[5:] or 'Blocked by hook'}"
                     break
-            if decision is None and self.permission_prompts:
+            if decision is None and self.permission_prompts and not _unasked(name, block.get("input") or {}):
                 answer = yield HookRequest({"subtype": "can_use_tool", "tool_name": name,
                                             "input": tool["tool_input"], "permission_suggestions": [],
                                             "tool_use_id": tool_use_id, "blocked_path": None}, DEFAULT_TIMEOUT)
@@ -239,6 +290,16 @@ class HookPlayer:
 def _blocks(data: Mapping[str, Any], kind: str) -> list[dict[str, Any]]:
     content = (data.get("message") or {}).get("content")
     return [b for b in content if isinstance(b, dict) and b.get("type") == kind] if isinstance(content, list) else []
+
+
+def _unasked(name: str, tool_input: Mapping[str, Any]) -> bool:
+    """Claude Code runs this tool use without a permission prompt (:data:`UNASKED_TOOLS`, a read-only command)."""
+    if name in UNASKED_TOOLS:
+        return True
+    command = str(tool_input.get("command") or "") if name == "Bash" else ""
+    if not command or any(c in command for c in ";&|<>`$\n"):
+        return False
+    return command.split()[0] in READ_ONLY_COMMANDS
 
 
 def _pre_tool_decision(answer: dict[str, Any] | None) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 import claude_agent_sdk
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, ResultMessage
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
 from ..world import DEFAULT_MODEL
 from .api import FakeMessagesAPI
@@ -83,14 +83,15 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
 
 def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, include_partial_messages: bool = False,
                 autocompact_window: int | None = None, stderr: Callable[[str], None] | None = None,
-                env: Mapping[str, str] | None = None, **overrides: Any) -> ClaudeAgentOptions:
+                env: Mapping[str, str] | None = None, permission_mode: PermissionMode = "bypassPermissions",
+                **overrides: Any) -> ClaudeAgentOptions:
     """Options that run the bundled CLI against the fake API at ``base_url``, in ``workdir`` (``home/`` and
     ``project/`` are made there). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
     home, project = workdir / "home", workdir / "project"
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
     return ClaudeAgentOptions(
-        model=model, permission_mode="bypassPermissions", cwd=str(project), setting_sources=[],
+        model=model, permission_mode=permission_mode, cwd=str(project), setting_sources=[],
         env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env),
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 

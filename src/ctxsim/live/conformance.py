@@ -3,34 +3,101 @@
 A :class:`ScriptedSession` is a list of :class:`Ask` steps: a prompt (or a command: ``/compact``, ``/clear``) and
 the replies the fake model gives to the main chain and to subagents while the CLI answers it. :func:`play_live`
 plays it through the real bundled CLI against :class:`~ctxsim.live.api.FakeMessagesAPI` and records, per step,
-the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live.projection`), and the
+the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live.projection`), every hook
+call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
+``can_use_tool`` callback where the permission mode asks), and the
 world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported, in the
 order the CLI reported them). :func:`play_inprocess` plays that session through
-:class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection, and
+:class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
 :func:`~ctxsim.live.projection.compare` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the conformance suite: several queries with tools and thinking,
 partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
-and in the middle of a turn), ``/clear``.
+and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``, permission prompts allowed and
+refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import anyio
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionMode,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+)
 
 from ..sdk import FakeTransport
 from ..world import DEFAULT_MODEL, Session, Text, Thinking, ToolUse
 from ._recorded import session_of
 from .api import FakeMessagesAPI, Reply, Served
 from .claude import LiveClaude, LiveError, bundled_cli_version
-from .projection import Projection, StepProjection, project_context_usage, project_message
+from .projection import (
+    Projection,
+    StepProjection,
+    project_context_usage,
+    project_hook,
+    project_message,
+    project_permission,
+)
 
-__all__ = ["SESSIONS", "Ask", "Played", "ScriptedSession", "play_inprocess", "play_live"]
+__all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetup", "Played", "ScriptedSession",
+           "play_inprocess", "play_live"]
+
+HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop", "PreCompact",
+               "Stop")
+"""The hook events the conformance suite registers (each with one callback matching everything)."""
+DENY_REASON = "ctxsim denies this tool"
+"""The reason of :attr:`HookSetup.deny_tool`'s denial."""
+REFUSAL = "ctxsim refuses this command"
+"""The message of :attr:`HookSetup.refuse_command`'s refusal."""
+
+
+@dataclass(frozen=True)
+class HookSetup:
+    """The callbacks a scripted session registers on the client, live and in-process alike: a callback for every
+    event of :data:`HOOK_EVENTS` that records it and answers ``{}`` (or denies the tool ``deny_tool``), and, unless
+    the permission mode is ``bypassPermissions`` (where the CLI never asks), a ``can_use_tool`` callback that
+    allows every tool but a ``Bash`` command starting with ``refuse_command``."""
+
+    permission_mode: PermissionMode = "bypassPermissions"
+    deny_tool: str | None = None
+    refuse_command: str | None = None
+
+    def options(self, seen: list[Projection]) -> dict[str, Any]:
+        """``ClaudeAgentOptions`` keywords that register the callbacks; each call is appended to ``seen``."""
+
+        async def hook(hook_input: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+            seen.append(project_hook(hook_input, tool_use_id))
+            if hook_input.get("hook_event_name") == "PreToolUse" and hook_input.get("tool_name") == self.deny_tool:
+                return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                               "permissionDecisionReason": DENY_REASON}}
+            return {}
+
+        async def permit(tool_name: str, tool_input: dict[str, Any], context: Any) -> Any:
+            seen.append(project_permission(tool_name, tool_input, getattr(context, "tool_use_id", None)))
+            command = str(tool_input.get("command", ""))
+            if tool_name == "Bash" and self.refuse_command and command.startswith(self.refuse_command):
+                return PermissionResultDeny(message=REFUSAL)
+            return PermissionResultAllow()
+
+        out: dict[str, Any] = {"hooks": {e: [HookMatcher(hooks=[hook])]  # type: ignore[list-item]
+                                         for e in HOOK_EVENTS},
+                               "permission_mode": self.permission_mode}
+        if self.permission_mode != "bypassPermissions":
+            out["can_use_tool"] = permit
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able form (``HookSetup(**data)`` reads it)."""
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -54,6 +121,7 @@ class ScriptedSession:
     autocompact_window: int | None = None
     """``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` for the CLI (and the window of the world); None: the CLI's default."""
     model: str = DEFAULT_MODEL
+    hooks: HookSetup = HookSetup()
 
 
 @dataclass
@@ -86,9 +154,11 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
     all_messages: list[list[Any]] = []
     served: list[list[Served]] = []
     steps: list[StepProjection] = []
+    hooks: list[Projection] = []
     with api:
         async with LiveClaude(api, model=scripted.model, include_partial_messages=scripted.include_partial_messages,
-                              autocompact_window=scripted.autocompact_window, timeout=timeout) as live:
+                              autocompact_window=scripted.autocompact_window, timeout=timeout,
+                              **scripted.hooks.options(hooks)) as live:
             initial_usage = await live.context_usage()
             for number, ask in enumerate(scripted.steps, 1):
                 before = len(api.served)
@@ -102,7 +172,9 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                 usage = await live.context_usage()
                 all_messages.append(messages)
                 served.append(api.served[before:])
-                steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage)))
+                steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
+                                            hooks[:]))
+                hooks.clear()
     totals = [step.context_usage.get("totalTokens") for step in steps]
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
@@ -111,14 +183,16 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                   anyio.current_time() - started)
 
 
-async def play_inprocess(session: Session, *, include_partial_messages: bool = False,
+async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
                          timeout: float = 10.0) -> Played:
-    """Play ``session`` through :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient``, projected as
-    :func:`play_live` projects the CLI's messages; bounded by ``timeout`` seconds in all."""
+    """Play ``session`` through :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the
+    callbacks of ``hooks``, projected as :func:`play_live` projects the CLI's messages and hook calls; bounded by
+    ``timeout`` seconds in all."""
     started = anyio.current_time()
     steps: list[StepProjection] = []
-    transport = FakeTransport(session, include_partial_messages=include_partial_messages)
-    options = ClaudeAgentOptions(include_partial_messages=include_partial_messages)
+    seen: list[Projection] = []
+    options = ClaudeAgentOptions(include_partial_messages=include_partial_messages, **hooks.options(seen))
+    transport = FakeTransport(session, include_partial_messages=include_partial_messages, options=options)
     with anyio.move_on_after(timeout) as waited:
         async with ClaudeSDKClient(options, transport=transport) as client:
             initial = project_context_usage(await client.get_context_usage())
@@ -130,7 +204,8 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
                     if isinstance(message, ResultMessage):
                         break
                 steps.append(StepProjection(query.prompt, _projected(messages),
-                                            project_context_usage(await client.get_context_usage())))
+                                            project_context_usage(await client.get_context_usage()), seen[:]))
+                seen.clear()
     if waited.cancelled_caught:
         raise LiveError(f"ctxsim: the in-process play of session {session.name!r} did not finish within "
                         f"{timeout:g} s ({len(steps)} of {len(session.queries)} queries done)")
@@ -190,5 +265,21 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
         Ask("/clear"),
         Ask("after the clear"),
     ), "/clear, then a query in the new conversation"),
+    ScriptedSession("hook-deny", (
+        Ask("run a command", main=_TOOL_TURN),
+        Ask("thanks"),
+    ), "a PreToolUse hook denies the Bash call: its result is the hook's reason, an error",
+        hooks=HookSetup(deny_tool="Bash")),
+    ScriptedSession("permissions", (
+        Ask("change things", main=(Reply((Text("Making a file."), _bash("touch made.txt"))),
+                                   Reply((Text("Listing."), _bash("ls"))),
+                                   Reply((Text("Removing it."), _bash("rm made.txt"))),
+                                   Reply((Text("Could not remove it."),)))),
+        Ask("delegate this", main=(Reply((Text("Delegating."), _agent("make a file"))),
+                                   Reply((Text("The subagent is done."),))),
+            subagent=(Reply((_bash("touch sub.txt"),)), Reply((Text("Made it."),)))),
+    ), "permission mode default with a can_use_tool callback: touch asked and allowed, ls not asked, rm asked and "
+       "refused; an Agent call not asked, its subagent's touch asked",
+        hooks=HookSetup(permission_mode="default", refuse_command="rm")),
 )}
 """The conformance suite's scripted sessions, by name."""

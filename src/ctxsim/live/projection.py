@@ -5,7 +5,8 @@ message its ``message_id``, ``parent_tool_use_id``, usage and block kinds; for a
 carries; for a result its usage, per-model usage, cost and session id; ``compact_boundary`` and conversation resets;
 for stream events (partial messages) the ``message_start`` and ``message_delta`` usage. Everything else (the
 ``init`` frame, statuses, task notifications, user messages without tool results: replayed prompts, compaction
-summaries, command output) is left out. :func:`project_context_usage` does the same for ``get_context_usage()``.
+summaries, command output) is left out. :func:`project_context_usage` does the same for ``get_context_usage()``,
+and :func:`project_hook` for one hook call or permission prompt the SDK handed the client's callbacks.
 
 Projections are flat ``{field: value}`` dicts, so :func:`compare` can name every field that differs.
 """
@@ -17,10 +18,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent, SystemMessage, UserMessage
+from claude_agent_sdk import (
+    AssistantMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    ToolResultBlock,
+    UserMessage,
+)
 
-__all__ = ["CONTEXT_USAGE_FIELDS", "Difference", "Projection", "StepProjection", "compare", "project_context_usage",
-           "project_message"]
+__all__ = ["CONTEXT_USAGE_FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
+           "project_context_usage", "project_hook", "project_message", "project_permission"]
 
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
@@ -54,7 +62,10 @@ def project_message(message: Any) -> Projection | None:
         ids = [b.tool_use_id for b in content if hasattr(b, "tool_use_id")] if isinstance(content, list) else []
         if not ids:
             return None
-        return {"type": "user", "parent_tool_use_id": message.parent_tool_use_id, "tool_results": ids}
+        results = [b for b in content if isinstance(b, ToolResultBlock)] if isinstance(content, list) else []
+        return {"type": "user", "parent_tool_use_id": message.parent_tool_use_id, "tool_results": ids,
+                "is_error": [bool(b.is_error) for b in results], "error_texts": [b.content for b in results
+                                                                                 if b.is_error]}
     if isinstance(message, ResultMessage):
         out: Projection = {"type": "result", "subtype": message.subtype, "is_error": message.is_error,
                            "session_id": message.session_id, **_usage("usage", message.usage),
@@ -86,6 +97,28 @@ def project_message(message: Any) -> Projection | None:
     return None
 
 
+HOOK_FIELDS = ("prompt", "tool_name", "agent_type", "trigger", "custom_instructions", "stop_hook_active",
+               "last_assistant_message")
+"""The hook inputs compared (where the event has them): what a tracker or an agent acts on. Ids the CLI draws
+(session, prompt, agent), paths and timings are not; which input keys there are is."""
+TOOL_HOOKS = frozenset({"PreToolUse", "PostToolUse"})
+
+
+def project_hook(hook_input: Mapping[str, Any], tool_use_id: str | None) -> Projection:
+    """One hook call: its event, the keys of its input, :data:`HOOK_FIELDS`, and the tool use id of a tool hook
+    (for the others, whether the CLI gave one)."""
+    event = hook_input.get("hook_event_name")
+    return {"type": "hook", "event": event, "keys": sorted(hook_input),
+            **{k: hook_input[k] for k in HOOK_FIELDS if k in hook_input},
+            "tool_use_id": tool_use_id if event in TOOL_HOOKS else tool_use_id is not None}
+
+
+def project_permission(tool_name: str, tool_input: Mapping[str, Any], tool_use_id: str | None) -> Projection:
+    """One ``can_use_tool`` prompt: the tool, its input and its tool use id."""
+    return {"type": "can_use_tool", "tool_name": tool_name, "tool_input": dict(tool_input),
+            "tool_use_id": tool_use_id}
+
+
 def project_context_usage(usage: Mapping[str, Any]) -> Projection:
     """The tracker-relevant fields of a ``get_context_usage()`` answer."""
     return {"type": "context_usage", **{k: usage.get(k) for k in CONTEXT_USAGE_FIELDS}}
@@ -93,20 +126,23 @@ def project_context_usage(usage: Mapping[str, Any]) -> Projection:
 
 @dataclass
 class StepProjection:
-    """One step of a scripted session (a query or command): its messages' projections and the context usage after."""
+    """One step of a scripted session (a query or command): its messages' projections, the context usage after,
+    and the hook calls and permission prompts the client's callbacks got, in order."""
 
     prompt: str
     messages: list[Projection]
     context_usage: Projection
+    hooks: list[Projection] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able form (see :meth:`from_json`)."""
-        return {"prompt": self.prompt, "messages": self.messages, "context_usage": self.context_usage}
+        return {"prompt": self.prompt, "messages": self.messages, "context_usage": self.context_usage,
+                "hooks": self.hooks}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StepProjection:
         """The inverse of :meth:`to_json`."""
-        return cls(str(data["prompt"]), list(data["messages"]), dict(data["context_usage"]))
+        return cls(str(data["prompt"]), list(data["messages"]), dict(data["context_usage"]), list(data["hooks"]))
 
 
 @dataclass(frozen=True)
@@ -139,8 +175,9 @@ def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
             initial: tuple[Projection, Projection] | None = None) -> list[Difference]:
     """Every field where the two projections of one session differ, step by step and message by message.
 
-    ``initial`` compares the context usage before the first query as well. Messages are compared by position: a
-    missing or extra message is one difference (``(message)``), then the comparison goes on at the next position.
+    ``initial`` compares the context usage before the first query as well. Messages, and then hook calls, are
+    compared by position: a missing or extra one is one difference (``(message)``), then the comparison goes on at
+    the next position.
     """
     out: list[Difference] = []
     if initial is not None:
@@ -162,4 +199,9 @@ def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
             kind = (x or y or {}).get("type")
             out += _compare_items(f"{step} message {index + 1} ({kind})", x, y, number + 1)
         out += _compare_items(f"{step} get_context_usage", a.context_usage, b.context_usage, number + 1)
+        for index in range(max(len(a.hooks), len(b.hooks))):
+            x = a.hooks[index] if index < len(a.hooks) else None
+            y = b.hooks[index] if index < len(b.hooks) else None
+            event = (x or y or {}).get("event") or (x or y or {}).get("type")
+            out += _compare_items(f"{step} hook {index + 1} ({event})", x, y, number + 1)
     return out

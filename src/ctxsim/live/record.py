@@ -2,7 +2,9 @@
 
 :func:`record` plays scripted sessions live (:mod:`ctxsim.live.conformance`) and writes one JSON file per session
 under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
-(:func:`session_to_json`), and the projection of every step and of the context usage before the first. The tests
+(:func:`session_to_json`), the callbacks registered (:class:`~ctxsim.live.conformance.HookSetup`), and the
+projection of every step (its messages, context usage and hook calls) and of the context usage before the first. The
+tests
 replay the session in-process and compare it with the recorded projection, so no fidelity test needs the CLI or
 files outside the repository. ``ctxsim record`` runs :func:`record`.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +37,15 @@ from ..world import (
     ToolResult,
     ToolUse,
 )
-from .conformance import SESSIONS, Played
+from .conformance import SESSIONS, HookSetup, Played
 from .projection import Difference, Projection, StepProjection
 
 __all__ = ["Capture", "capture_dir", "drift", "load_capture", "load_captures", "record", "record_command",
            "session_from_json",
            "session_to_json", "write_capture"]
 
-FORMAT = 1
+FORMAT = 2
+"""2: the hook calls of each step, and the callbacks registered (``hooks``)."""
 _VOLATILE = frozenset({"session_id"})
 """Fields that differ on every run (random ids): never compared across runs."""
 
@@ -135,6 +138,8 @@ class Capture:
     initial: Projection
     steps: list[StepProjection]
     path: Path | None = None
+    hooks: HookSetup = field(default_factory=HookSetup)
+    """The callbacks the run registered (play the session in-process with the same)."""
 
 
 def capture_dir(directory: Path, cli_version: str) -> Path:
@@ -142,7 +147,8 @@ def capture_dir(directory: Path, cli_version: str) -> Path:
     return directory / f"claude-code-{cli_version}"
 
 
-def write_capture(directory: Path, name: str, played: Played, *, include_partial_messages: bool) -> Path:
+def write_capture(directory: Path, name: str, played: Played, *, include_partial_messages: bool,
+                  hooks: HookSetup | None = None) -> Path:
     """Write the live run ``played`` of scripted session ``name``; returns the file written."""
     if played.session is None:
         raise ValueError("ctxsim: only a live run (with its world session) can be written as a capture")
@@ -151,7 +157,8 @@ def write_capture(directory: Path, name: str, played: Played, *, include_partial
     path = target / f"{name}.json"
     data = {"format": FORMAT, "name": name, "cli_version": played.cli_version,
             "sdk_version": claude_agent_sdk.__version__, "include_partial_messages": include_partial_messages,
-            "session": session_to_json(played.session), "initial": played.initial,
+            "hooks": (hooks or HookSetup()).to_json(), "session": session_to_json(played.session),
+            "initial": played.initial,
             "steps": [s.to_json() for s in played.steps]}
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     return path
@@ -164,7 +171,7 @@ def load_capture(path: Path) -> Capture:
         raise ValueError(f"ctxsim: {path}: capture format {data.get('format')!r}, expected {FORMAT}")
     return Capture(data["name"], data["cli_version"], data["sdk_version"], data["include_partial_messages"],
                    session_from_json(data["session"]), data["initial"],
-                   [StepProjection.from_json(s) for s in data["steps"]], path)
+                   [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]))
 
 
 def load_captures(directory: Path) -> list[Capture]:
@@ -184,7 +191,8 @@ async def record(directory: Path, names: Iterable[str] | None = None, *, timeout
         scripted = SESSIONS[name]
         played = await play_live(scripted, timeout=timeout)
         written.append(write_capture(directory, name, played,
-                                     include_partial_messages=scripted.include_partial_messages))
+                                     include_partial_messages=scripted.include_partial_messages,
+                                     hooks=scripted.hooks))
     return written
 
 
@@ -224,7 +232,7 @@ def drift(capture: Capture, live: Played) -> tuple[list[Difference], list[Differ
 
     def strip(steps: Sequence[StepProjection]) -> list[StepProjection]:
         return [StepProjection(s.prompt, [{k: v for k, v in m.items() if k not in _VOLATILE} for m in s.messages],
-                               s.context_usage) for s in steps]
+                               s.context_usage, s.hooks) for s in steps]
 
     differences = compare(strip(capture.steps), strip(live.steps), initial=(capture.initial, live.initial))
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
