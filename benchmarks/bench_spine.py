@@ -7,7 +7,9 @@ from one run, figures measured side by side on one deterministic generated sessi
     :class:`ReplayTransport` (the cheapest transport doing the same job), and their ratio. Rounds alternate
     A/B/A/B...; each figure is the median of its rounds.
 (b) messages/s of the direct path (``SessionBuilder.build()`` + ``render()`` + ``run_tracker_parsed``), with its
-    split, next to the SDK's ``parse_message`` alone over the same frames.
+    split, next to the SDK's ``parse_message`` alone over the same frames; then both again after ``gc.freeze()``
+    (the objects the imports left, ~110k, moved out of the cyclic collector's way: what its full passes over them
+    cost; 10-45% of the direct path here, varying between runs).
 
 Targets are printed as PASS/MISS, never asserted: timings depend on the machine.
 """
@@ -44,6 +46,8 @@ TARGET_TRANSPORT_RATIO = 0.9
 """FakeTransport must run the client at >= 90% of the speed of the cheapest replay transport."""
 TARGET_DIRECT_RATE = 100_000
 """The direct path (build + render + parse + track) must handle >= 100k messages/s."""
+TARGET_DIRECT_RATIO = 0.35
+"""The direct path's rate over the SDK parser's alone, on the same frames (issue 13)."""
 
 
 # --- the workload -------------------------------------------------------------------------------------------------
@@ -218,6 +222,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     a = anyio.run(partial(transport_rounds, session, scripts, rounds), backend="asyncio")
     b = direct_rounds(queries, rounds)
+    gc.freeze()  # the import-time heap (~110k objects: the SDK, mcp, pydantic) out of the collector's way
+    frozen = direct_rounds(queries, rounds)
+    gc.unfreeze()
     elapsed = time.perf_counter() - started
 
     ratio = a["ratio"]
@@ -235,7 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("(b) direct path", f"{b['direct']:,.0f} msg/s", f">= {TARGET_DIRECT_RATE:,}",
          mark(b["direct"] >= TARGET_DIRECT_RATE)),
         ("(b) SDK parse_message alone", f"{b['parser']:,.0f} msg/s", "", ""),
-        ("(b) direct / parser alone", f"{b['direct'] / b['parser']:.3f}", "", ""),
+        ("(b) direct / parser alone", f"{b['direct'] / b['parser']:.3f}", f">= {TARGET_DIRECT_RATIO}",
+         mark(b["direct"] / b["parser"] >= TARGET_DIRECT_RATIO)),
+        ("(b) direct path, after gc.freeze()", f"{frozen['direct']:,.0f} msg/s", f">= {TARGET_DIRECT_RATE:,}",
+         mark(frozen["direct"] >= TARGET_DIRECT_RATE)),
+        ("(b) SDK parse_message alone, after gc.freeze()", f"{frozen['parser']:,.0f} msg/s", "", ""),
+        ("(b) direct / parser alone, after gc.freeze()", f"{frozen['direct'] / frozen['parser']:.3f}",
+         f">= {TARGET_DIRECT_RATIO}", mark(frozen["direct"] / frozen["parser"] >= TARGET_DIRECT_RATIO)),
     ]
     for name, stage in (("build", "SessionBuilder...build()"), ("render", "render()"),
                         ("track", "run_tracker_parsed()")):

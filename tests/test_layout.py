@@ -33,6 +33,7 @@ LAYERS = (
     "ctxsim.loops",
     "ctxsim.testing",
     "ctxsim.scenario",
+    "ctxsim.campaign",
     "ctxsim.strategies",
     "ctxsim.fuzz",
     "ctxsim.scenario_run",

@@ -108,3 +108,21 @@ def test_an_inclusive_gateway_reports_the_whole_prompt_as_input_and_the_referenc
     assert told.ok and told.points[0].estimate == 17_111
     untold = run_tracker(ContextTracker(), session)
     assert not untold.ok and untold.points[0].estimate == 17_111 + 17_102  # 34,213: the cache read counted twice
+
+
+def test_a_session_streamed_query_by_query_renders_as_the_whole() -> None:
+    from ctxsim.wire import render_stream
+
+    def grow(b: SessionBuilder) -> SessionBuilder:
+        for q in range(4):
+            b.query(f"step {q}").call(blocks=("thinking", "text", "tool_use"), results=(300,)).call()
+            if q == 2:
+                b.compact(5_000)
+        return b
+
+    whole = render(grow(SessionBuilder(seed=3)).build(), include_partial_messages=True)
+    b = grow(SessionBuilder(seed=3))
+    taken = b.take()  # the closed queries, handed over; build() returns the rest
+    streamed = list(render_stream(b.world(), queries=[*taken, *b.build().queries], include_partial_messages=True))
+    assert [f.data for s in streamed for f in s.frames] == [f.data for s in whole for f in s.frames]
+    assert [f.observation for s in streamed for f in s.frames] == [f.observation for s in whole for f in s.frames]

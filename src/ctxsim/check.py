@@ -30,7 +30,7 @@ import inspect
 import math
 import numbers
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -432,9 +432,11 @@ def run_tracker(tracker: Tracker | AsyncTracker, session: Session, *, tolerance:
     return run_blocking(run, backend=async_backend)
 
 
-def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, scripts: Sequence[Script], *,
+def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, scripts: Iterable[Script], *,
                        tolerance: int = 0) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
+
+    ``scripts`` may be any iterable, e.g. :func:`ctxsim.wire.render_stream`: each script is let go once read.
 
     For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
     the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`). There is no

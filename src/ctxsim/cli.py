@@ -335,8 +335,8 @@ def _fuzz(args: argparse.Namespace) -> int:
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
     path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"))
-    print(result.report)
-    print(f"\nctxsim fuzz: {spec.name} fails after {result.examples} streams; the shrunk counterexample is {path}")
+    print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
+          f"the shrunk counterexample is {path}")
     print(f"reproduce it: pytest --ctx-scenarios={path} --ctx-tracker={args.tracker}")
     return 1
 

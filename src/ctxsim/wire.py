@@ -23,7 +23,7 @@ import json
 import math
 import random
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from .world import (
     Call,
     Compaction,
     ConversationReset,
+    Query,
     Session,
     Step,
     SubagentStart,
@@ -50,6 +51,7 @@ __all__ = [
     "Script",
     "context_usage_response",
     "render",
+    "render_stream",
     "thinking_tail",
 ]
 
@@ -306,8 +308,10 @@ class Renderer:
 
     # steps -----------------------------------------------------------------------------------------------------
 
-    def script(self, query_index: int) -> Script:
-        query = self.session.queries[query_index]
+    def script(self, query_index: int, query: Query | None = None) -> Script:
+        """The frames of query ``query_index`` (0-based) of the session, or of ``query`` given as that query."""
+        if query is None:
+            query = self.session.queries[query_index]
         q = f"q{query_index + 1}"
         script = Script(query_index, query.prompt)
         frames = script.frames
@@ -371,6 +375,20 @@ def render(session: Session, *, include_partial_messages: bool = False, forward_
     """
     renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
     return [renderer.script(i) for i in range(len(session.queries))]
+
+
+def render_stream(session: Session, *, queries: Iterable[Query] | None = None, include_partial_messages: bool = False,
+                  forward_subagent_text: bool = False, cwd: str = "/home/dev/project") -> Iterator[Script]:
+    """:func:`render`, one query at a time: each :class:`Script` is made when it is asked for, so a caller that
+    checks it and lets it go (:func:`ctxsim.check.run_tracker_parsed` takes any iterable) holds one query's frames
+    at a time, not the whole session's. The same frames as :func:`render`.
+
+    ``queries`` (an iterable, e.g. a generator over :meth:`ctxsim.world.SessionBuilder.take`) renders those queries
+    in order, in ``session``'s world, instead of ``session.queries``: a session too long to hold is built, rendered
+    and checked a query at a time."""
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    given = enumerate(session.queries if queries is None else queries)
+    return (renderer.script(i, query) for i, query in given)
 
 
 def thinking_tail(call: Call | None) -> int:

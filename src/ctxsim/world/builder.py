@@ -339,15 +339,32 @@ class SessionBuilder:
         self._chain(None).pending_growth += result_tokens
         return self
 
+    def take(self) -> tuple[Query, ...]:
+        """The queries closed since the last :meth:`take`, handed over and forgotten (the one being built stays).
+
+        For a session too long to hold: render and check each batch as it comes (``ctxsim.wire.render_stream``
+        with ``queries=``, against :meth:`world`) instead of calling :meth:`build`, which returns only the queries
+        not taken."""
+        taken, self._queries = tuple(self._queries), []
+        return taken
+
+    def world(self) -> Session:
+        """The session's world (id, model, window, baseline, seed...) with no queries: what a renderer needs
+        besides the queries themselves."""
+        return self._session(())
+
     def build(self) -> Session:
         """The finished session."""
         if self._subagent is not None:
             self.end_subagent()
         self._close_query()
+        return self._session(tuple(self._queries))
+
+    def _session(self, queries: tuple[Query, ...]) -> Session:
         assert self.session_id is not None
         return Session(
             session_id=self.session_id,
-            queries=tuple(self._queries),
+            queries=queries,
             model=self.model,
             window=self.window,
             baseline=self.baseline,
