@@ -208,6 +208,7 @@ def test_a_corpus_scenario_has_the_same_verdict_live_and_in_process() -> None:
 def test_ctx_backend_live_runs_what_it_can_and_skips_the_rest(pytester: pytest.Pytester) -> None:
     for name in ("b08-result-usage-as-context.yaml", "compaction.yaml"):
         (pytester.path / name).write_text((CORPUS / name).read_text())
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")  # the suite's pytest-asyncio
     result = pytester.runpytest("--ctx-scenarios=.", "--ctx-backend=live", "-rs", "-p", "no:randomly")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(["*ctxsim: --ctx-backend=live: query 2 compacts: the live CLI decides compaction*"])
