@@ -1,0 +1,83 @@
+"""The ``ctxsim`` command: run a scenario and look at it, write and check scenario files.
+
+::
+
+    ctxsim run SCENARIO [--tracker NAME|module:factory ...] [--plot out.png|out.svg] [--all]
+
+``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
+``--tracker``, too), then each catalogued loop the scenario names and each ``--loop`` (yours:
+``module:function``), and prints each one's verdict, summary and
+loop timeline (turns, context, zones, checkpoints, restarts, steps).
+    ctxsim scenario new NAME [--dir DIR] [--force]
+    ctxsim scenario check FILE ...
+    ctxsim scenario keys
+    ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
+    ctxsim catalogue [--tracker NAME|module:factory ...]
+    ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
+    ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
+    ctxsim record [NAME...] [--dir tests/captures] [--list]
+
+``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
+conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
+
+Subcommands are registered in one place, :data:`COMMANDS`: a new one (``ctxsim fuzz``) is one more
+:class:`Command` there. Exit status: 0 when every expectation holds, 1 when one does not, 2 for a usage or input
+error, which is printed as one ``ctxsim:`` line without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ._common import Command, CommandError
+from ._quality import _catalogue, _configure_catalogue, _configure_fuzz, _configure_score, _fuzz, _score
+from ._recordings import _configure_import, _configure_record, _import, _record
+from ._run import _configure_run, _run
+from ._scenario import _configure_scenario, _scenario
+
+__all__ = ["COMMANDS", "Command", "CommandError", "main"]
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
+    Command("scenario", "write a scenario template, check scenario files, list the format's keys",
+            _configure_scenario, _scenario),
+    Command("fuzz", "generate faulted streams until one breaks a tracker; write it as a scenario",
+            _configure_fuzz, _fuzz),
+    Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
+            _configure_catalogue, _catalogue),
+    Command("import", "turn transcripts or a stream-json capture into a shareable scenario (text scrubbed)",
+            _configure_import, _import),
+    Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
+            _configure_score, _score),
+    Command("record", "play the live conformance sessions through the bundled CLI and write their captures",
+            _configure_record, _record),
+)
+"""Every subcommand, in the order ``ctxsim --help`` lists them."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(prog="ctxsim", description="Check context-window trackers of Claude Agent "
+                                                                "SDK agents against a simulated ground truth.")
+    parser.add_argument("--version", action="version", version=f"ctxsim {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.configure(sub.add_parser(command.name, help=command.help, description=command.help))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    args = _parser().parse_args(argv)
+    command = next(c for c in COMMANDS if c.name == args.command)
+    try:
+        return command.run(args)
+    except CommandError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `ctxsim run ... | head`
+        return 0

@@ -1,0 +1,54 @@
+"""What the subcommands share: the error they raise, how a command is declared, loading a scenario
+and naming a tracker."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..scenario import SessionScenario, TaskScenario
+    from ..trackers.resolve import TrackerSpec
+
+
+
+class CommandError(Exception):
+    """A usage or input error: the message (a ``ctxsim:`` line) is printed, the exit status is 2."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one line of help, how to declare its arguments and what it does."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
+
+
+def _load(path: Path) -> SessionScenario | TaskScenario:
+    from ..scenario import ScenarioError, load_scenario
+
+    try:
+        return load_scenario(path)
+    except ScenarioError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
+    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
+    from ..loops.resolve import resolve_loop
+    from ..trackers.resolve import SpecError, resolve
+
+    try:
+        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")

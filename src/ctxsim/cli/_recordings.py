@@ -1,0 +1,47 @@
+"""Recordings: ``ctxsim import`` (a user's transcripts or stream-json to a shareable scenario) and ``ctxsim
+record`` (the live conformance sessions' captures)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    pass
+
+from ._common import CommandError
+
+
+def _configure_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recordings", nargs="+", type=Path, metavar="RECORDING",
+                        help="Claude Code transcripts (a session's .jsonl and its subagents/*.jsonl, any order) or "
+                             "one stream-json capture")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="FILE", help="the scenario to write")
+    parser.add_argument("--stream", action="store_true", help="always write the scrubbed stream, never steps")
+    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+
+
+def _import(args: argparse.Namespace) -> int:
+    from ..scenario.importer import ImportFailure, write_import
+
+    try:
+        written = write_import(args.recordings, args.output, force=args.force, steps=not args.stream)
+    except ImportFailure as exc:
+        raise CommandError(str(exc)) from None
+    print(f"wrote {' and '.join(map(str, written))}: text scrubbed, ids re-keyed, numbers kept; "
+          f"run it:  ctxsim run {written[0]}")
+    return 0
+
+
+def _configure_record(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; --list shows them)")
+    parser.add_argument("--dir", type=Path, default=Path("tests/captures"),
+                        help="where the captures go, under claude-code-<CLI version>/ (default: tests/captures)")
+    parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
+
+
+def _record(args: argparse.Namespace) -> int:
+    from ..live.record import record_command
+
+    return record_command(args.names, args.dir, list_only=args.list)

@@ -1,0 +1,156 @@
+"""``ctxsim run``: a scenario's trackers (or, for a task scenario, its restart loops) with their timelines."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario, SessionScenario, TaskScenario
+    from ..scenario_run import ScenarioRun
+    from ..trackers.base import TrackerFactory
+
+from ._common import CommandError, _count, _load, _resolve_tracker
+
+
+def _configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", type=Path, help="the scenario file (YAML)")
+    parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
+                        help="a catalogued tracker or your own (module:factory); repeatable. Default: the "
+                             "trackers the scenario names. The reference always runs.")
+    parser.add_argument("--loop", "-l", action="append", default=[], metavar="NAME|module:function",
+                        help="on a task scenario, also run this restart loop (yours: a function taking a LoopRig) "
+                             "and show its turn timeline; repeatable")
+    parser.add_argument("--plot", type=Path, metavar="FILE", help="write a plot of truth, estimates and "
+                                                                  "thresholds (.png or .svg; needs matplotlib)")
+    parser.add_argument("--all", action="store_true", help="show every point of long timelines (and, for a task "
+                                                           "scenario, the timeline of every catalogued loop)")
+
+
+def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, TrackerFactory, str]]:
+    """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
+    trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
+    from ..trackers import CATALOGUE, reference_for
+
+    chosen: list[tuple[str, TrackerFactory, str]] = [
+        ("reference", partial(reference_for, scenario.session), "pass" if scenario.expect_reference else "fail")]
+    listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
+    if not specs:
+        return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
+    return chosen + _under_test(scenario, specs, listed)
+
+
+def _under_test(scenario: Scenario, specs: Sequence[str],
+                listed: Mapping[str, str]) -> list[tuple[str, TrackerFactory, str]]:
+    """``(name, factory, expectation)`` for each ``--tracker`` but the reference: what ``listed`` (the scenario's
+    own list: name to ``pass`` or ``fail``) says of a catalogued one, else what ``expect.ctx_tracker`` says."""
+    chosen: list[tuple[str, TrackerFactory, str]] = []
+    for spec in specs:
+        resolved = _resolve_tracker(spec)
+        if resolved.name == "reference":
+            continue
+        expected = listed.get(resolved.name) if resolved.catalogued else None
+        if expected is None:
+            expected = {"pass": "pass", "fail": "fail"}.get(scenario.ctx_tracker, "none")
+        chosen.append((resolved.name, resolved.factory, expected))
+    return chosen
+
+
+def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
+    if run.inconclusive:
+        return False, f"{run.inconclusive}: NOT AS EXPECTED"
+    does = "tracks it" if run.ok else "fails on it"
+    if expected == "none":
+        return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
+    met = run.ok == (expected == "pass")
+    want = "track it" if expected == "pass" else "fail on it"
+    return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
+
+
+def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
+    """``ctxsim run`` on a task scenario: each restart loop's verdict, summary and timeline."""
+    from ..task_run import REFERENCE_LOOP, describe_task, run_task
+
+    if args.plot is not None:
+        raise CommandError(f"ctxsim: --plot: scenario {args.scenario} is a task scenario: it has a loop timeline, "
+                           f"not a tracker timeline to plot (run without --plot)")
+    expect = scenario.loop_expect
+    runs: list[tuple[str, dict[str, Any], str]] = [(REFERENCE_LOOP, {}, "meet")]
+    runs += [(loop, {"loop": loop}, "caught") for loop in expect.must_fail]
+    runs += [(loop, {"loop": loop}, "kept") for loop in expect.must_pass]
+    for name, factory, expected in _under_test(scenario, args.tracker, {}):
+        wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
+        runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": factory, "tracker": name}, wanted))
+    mine = [_resolve_tracker(spec, "--loop") for spec in args.loop]
+    runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
+    print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
+    if scenario.source:
+        print(f"source: {scenario.source}")
+    all_met = True
+    for title, options, expected in runs:
+        met, text = run_task(scenario, **options).shown(title, expected, str(args.scenario), full=args.all,
+                                                        timeline="--loop=" in title)
+        all_met &= met
+        print(text)
+    print(f"\n{_count(len(runs), 'loop run')}: " + ("every expectation met" if all_met else
+                                                    "some expectations NOT met"))
+    return 0 if all_met else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``ctxsim run``: the runs of a session scenario's trackers, or of a task scenario's restart loops."""
+    from ..scenario import TaskScenario
+
+    scenario = _load(args.scenario)
+    if isinstance(scenario, TaskScenario):
+        return _run_task(args, scenario)
+    return _run_session(args, scenario)
+
+
+def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
+    """``ctxsim run`` on a session scenario: each tracker's verdict, summary and timeline, and the plot."""
+    from ..scenario_run import MANY_POINTS, run_scenario
+
+    if args.plot is not None:
+        from ..plot import FORMATS, PlotUnavailable, require_pyplot
+
+        if args.plot.suffix.lower() not in FORMATS:
+            raise CommandError(f"ctxsim: --plot {args.plot}: use a .png or .svg file name")
+        try:
+            require_pyplot()
+        except PlotUnavailable as exc:
+            raise CommandError(f"{exc} (or run without --plot)") from None
+    trackers = _trackers(scenario, args.tracker)
+    session = scenario.session
+    print(f"scenario {scenario.name} ({args.scenario}): window {session.window:,}, tolerance "
+          f"±{scenario.tolerance:,} tokens" + (f", recorded stream {scenario.recording.path}"
+                                               if scenario.recording is not None else ""))
+    if scenario.source:
+        print(f"source: {scenario.source}")
+    runs, all_met = [], True
+    for name, factory, expected in trackers:
+        run = run_scenario(scenario, factory(), name=name)
+        runs.append(run)
+        met, verdict = _verdict(run, expected)
+        all_met &= met
+        print(f"\n== {name}: {verdict}")
+        print(run.report.summary())
+        many = len(run.report.points) > MANY_POINTS and not args.all
+        print(run.table(only_failures=many))
+        if many:
+            print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
+        for problem in run.problems():
+            print(problem)
+        if run.report.failures:
+            first = run.report.failures[0].observation.label
+            where = scenario.where(first)
+            print(f"first failing point: {first}" + (f" ({where[0]}:{where[1]})" if where else ""))
+    if args.plot is not None:
+        from ..plot import plot_runs
+
+        print(f"\nplot written to {plot_runs(runs, args.plot)}")
+    print(f"\n{len(runs)} trackers: " + ("every expectation met" if all_met else "some expectations NOT met"))
+    return 0 if all_met else 1
