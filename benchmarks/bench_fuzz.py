@@ -1,6 +1,6 @@
 """Fuzz throughput: generated 20-call sessions with faults, checked against the reference tracker.
 
-Run ``python benchmarks/bench_fuzz.py`` (about three minutes) or ``--quick`` (about half a minute). It prints,
+Run ``python benchmarks/bench_fuzz.py`` (about five minutes) or ``--quick`` (about half a minute). It prints,
 from one run on this machine:
 
 (a) per core: streams/s of the whole fuzz loop, as ``ctxsim fuzz`` and the README's ``@given`` template run it
@@ -10,16 +10,23 @@ from one run on this machine:
 (b) the same kind of fuzz run as a pytest suite (``--parts`` tests of ``--part-examples`` streams each, a
     Hypothesis seed per test), its wall time under ``pytest -n 0`` and ``pytest -n 2`` (startup included), and the
     speed-up. Each xdist worker pays the startup again (~4 s here, most of it importing the SDK), so the speed-up
-    grows with the length of the run; the default run is about a minute and a half on one core. As a control, the
+    grows with the length of the run; by default the suite is sized from (a)'s rate to a campaign of about two
+    minutes on one core (``--campaign``), as issue 13's target is stated. As a control, the
     same tests split in two halves run as two plain pytest processes at once (no xdist): what two cores of this
     machine give this work at best.
 
-Targets (>= 500 streams/s per core; >= 1.7x with two workers) are printed as PASS/MISS, never asserted.
+Targets (>= 150 streams/s per core; >= 1.7x with two workers on a campaign of about two minutes on one core) are
+printed as PASS/MISS, never asserted.
+
+Like ``ctxsim fuzz`` and the pytest plugin, (a) runs after ``gc.freeze()``: the ~110k objects the imports leave
+(the SDK, ``mcp``, pydantic, Hypothesis) are moved out of the cyclic collector's way, so its full passes stop
+walking them again and again (``ctxsim._lazy.freeze_imports``).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import subprocess
@@ -43,10 +50,10 @@ from ctxsim.strategies import fault_plans, message_streams, sessions
 from ctxsim.wire import render
 
 CALLS = 20
-TARGET_RATE = 500
-"""Generated 20-call sessions with faults, checked against the reference, per second on one core."""
+TARGET_RATE = 150
+"""Generated 20-call sessions with faults, checked against the reference, per second on one core (issue 13)."""
 TARGET_SPEEDUP = 1.7
-"""The same fuzz run under ``pytest -n 2`` against ``-n 0``."""
+"""The same fuzz run under ``pytest -n 2`` against ``-n 0``, on a campaign of about two minutes on one core."""
 
 def fuzz_settings(examples: int) -> settings:
     """Generation only (no shrinking, no example database): the loop a fuzz campaign spends its time in."""
@@ -147,19 +154,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="about half a minute: fewer streams")
     parser.add_argument("--examples", type=int, help="streams per figure of (a) (default 300, quick 60)")
     parser.add_argument("--parts", type=int, help="tests in the suite of (b) (default 16, quick 8)")
-    parser.add_argument("--part-examples", type=int, help="streams per test of (b) (default 150, quick 15)")
+    parser.add_argument("--part-examples", type=int,
+                        help="streams per test of (b) (default: sized from (a)'s rate to --campaign seconds)")
+    parser.add_argument("--campaign", type=float, default=120.0,
+                        help="seconds on one core the suite of (b) is sized to (default 120; quick 15)")
     args = parser.parse_args(argv)
     examples = args.examples or (60 if args.quick else 300)
     parts = args.parts or (8 if args.quick else 16)
-    part_examples = args.part_examples or (15 if args.quick else 150)
+    campaign = 15.0 if args.quick and args.campaign == 120.0 else args.campaign
 
     started = time.perf_counter()
+    gc.collect()
+    gc.freeze()  # as ctxsim fuzz and the plugin do once their imports are done
     loop = whole_loop(examples)
+    rate = loop["streams"] / loop["seconds"]
+    part_examples = args.part_examples or max(15, round(campaign * rate / parts))
     split = stages(examples)
     runs = speedup(parts, part_examples)
     elapsed = time.perf_counter() - started
 
-    rate = loop["streams"] / loop["seconds"]
     check_rate = 1 / split["check"]
     ratio = runs["one"] / runs["two"]
     print(f"ctxsim fuzz benchmark{' (quick)' if args.quick else ''}: Python {platform.python_version()}, "

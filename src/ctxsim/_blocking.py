@@ -13,13 +13,13 @@ import asyncio
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
 T = TypeVar("T")
 
-__all__ = ["in_event_loop", "run_blocking"]
+__all__ = ["in_event_loop", "run_blocking", "step_once"]
 
 
 def in_event_loop() -> bool:
@@ -55,3 +55,17 @@ def run_blocking(func: Callable[[], Awaitable[T]], *, backend: str = "asyncio") 
         assert isinstance(value, BaseException)
         raise value
     return value  # type: ignore[return-value]
+
+
+def step_once(awaitable: Any) -> tuple[bool, Any]:
+    """Step ``awaitable`` once, without an event loop: ``(True, its value)`` when that finished it, else
+    ``(False, None)``: it waits on a loop, and is closed."""
+    steps = awaitable.__await__()
+    try:
+        steps.send(None)
+    except StopIteration as done:
+        return True, done.value
+    close = getattr(steps, "close", None)
+    if close is not None:
+        close()
+    return False, None

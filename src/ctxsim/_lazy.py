@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["freeze_imports", "lazy_exports", "thaw_imports"]
 
 
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
@@ -32,3 +32,40 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return list(namespace.get("__all__", exports))
 
     return __getattr__, __dir__
+
+
+_frozen_at = 0
+"""``len(sys.modules)`` at the last :func:`freeze_imports` that froze."""
+
+
+def freeze_imports(*, new_modules: int = 20) -> bool:
+    """Move every object alive now into the cyclic collector's permanent generation (``gc.freeze()``) when at
+    least ``new_modules`` modules were imported since the last call that froze; True when it froze.
+
+    The imports a run needs (the SDK, ``mcp``, pydantic, Hypothesis: ~110k objects) stay alive for the whole
+    process, yet every full collection walks them again: 10-45% of a long loop's time (README, Benchmarks). Frozen,
+    they are never walked; objects made later are collected as usual. Call it where a long run has done its
+    imports (the pytest plugin once scenarios are collected and again after the first item loaded the SDK,
+    ``ctxsim fuzz`` before its loop, the benchmarks). Only timing changes: what a run computes does not.
+    """
+    import gc
+    import sys
+
+    global _frozen_at
+    if len(sys.modules) - _frozen_at < new_modules:
+        return False
+    gc.freeze()
+    _frozen_at = len(sys.modules)
+    return True
+
+
+def thaw_imports() -> None:
+    """Undo :func:`freeze_imports` (``gc.unfreeze()``): where code that runs next looks for an object's referrers
+    with ``gc.get_referrers``, which does not see frozen objects (Hypothesis, first imported after the freeze,
+    registers Trio's PRNG so and would warn that it cannot see who holds it)."""
+    import gc
+
+    global _frozen_at
+    if _frozen_at:  # only what freeze_imports froze: a process that froze its own objects keeps them frozen
+        gc.unfreeze()
+    _frozen_at = 0

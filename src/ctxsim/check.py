@@ -28,9 +28,8 @@ from __future__ import annotations
 
 import inspect
 import math
-import numbers
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -38,9 +37,9 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
-from ._blocking import run_blocking
+from ._blocking import run_blocking, step_once
 from .sdk import FakeTransport, client_message
-from .trackers._diagnosis import looks_like_ratio, ratio_hint, user_traceback
+from .trackers._diagnosis import is_token_count, looks_like_ratio, ratio_hint, user_traceback
 from .trackers.base import AsyncTracker, FromRatio, RawDicts, ResultsOnly, Tracker, tracker_name
 from .wire import Frame, Observation, Script
 from .world import Session
@@ -247,45 +246,69 @@ class _Probe:
     async def feed(self, message: Any, frame: Frame) -> bool:
         """Hand ``message`` to the tracker (awaiting what an async tracker returns) and, at an observation point,
         record its estimate; False when the tracker raised or gave something other than a token count."""
-        report = self.report
-        report.messages += 1
+        self.report.messages += 1
         try:
-            if self.observe_frame is not None:
-                done = self.observe_frame(message, frame.data)
-            else:
-                done = self.tracker.observe(message)
+            done = self._observe(message, frame)
             if done is not None and inspect.isawaitable(done):
                 await done
             observation = frame.observation
-            if observation is not None and observation.index not in self.seen and (
-                    self.judged_at is None or observation.kind in self.judged_at):
-                self.seen.add(observation.index)
+            if observation is not None and self._judged(observation):
                 estimate = self.tracker.context_tokens()
                 if estimate is not None and not isinstance(estimate, int) and inspect.isawaitable(estimate):
                     estimate = await estimate
-                if estimate is not None and not _is_token_count(estimate):
-                    report.crash = (f"ctxsim: tracker {report.tracker} returned {estimate!r} from context_tokens(), "
-                                    f"not a token count, {self._where(message, frame)}")
-                    return False
-                report.points.append(Point(observation, estimate, report.tolerance))
+                return self._record(estimate, observation, message, frame)
         except Exception as exc:
-            report.crash = (f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} "
-                            f"{self._where(message, frame)}")
-            report.traceback = user_traceback(exc)
-            return False
+            return self._raised(exc, message, frame)
         return True
 
     def feed_now(self, message: Any, frame: Frame) -> bool:
-        """:meth:`feed` without an event loop: an async tracker must finish without waiting on one."""
-        step: Coroutine[Any, Any, bool] = self.feed(message, frame)
+        """:meth:`feed` without an event loop or a coroutine a message: an async tracker must be done in a step."""
+        self.report.messages += 1
         try:
-            step.send(None)
-        except StopIteration as done:
-            return bool(done.value)
-        step.close()
+            done = self._observe(message, frame)
+            if done is not None and inspect.isawaitable(done) and not step_once(done)[0]:
+                return self._waits(message, frame)
+            observation = frame.observation
+            if observation is not None and self._judged(observation):
+                estimate = self.tracker.context_tokens()
+                if estimate is not None and not isinstance(estimate, int) and inspect.isawaitable(estimate):
+                    finished, estimate = step_once(estimate)
+                    if not finished:
+                        return self._waits(message, frame)
+                return self._record(estimate, observation, message, frame)
+        except Exception as exc:
+            return self._raised(exc, message, frame)
+        return True
+
+    def _observe(self, message: Any, frame: Frame) -> object:
+        return self.observe_frame(message, frame.data) if self.observe_frame is not None else self.tracker.observe(
+            message)
+
+    def _judged(self, observation: Observation) -> bool:
+        """True the first time an observation point the tracker is judged at comes by."""
+        if observation.index in self.seen or (self.judged_at is not None and observation.kind not in self.judged_at):
+            return False
+        self.seen.add(observation.index)
+        return True
+
+    def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
+        if estimate is not None and not is_token_count(estimate):
+            return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
+        self.report.points.append(Point(observation, estimate, self.report.tolerance))
+        return True
+
+    def _raised(self, exc: Exception, message: Any, frame: Frame) -> bool:
+        self.report.traceback = user_traceback(exc)
+        return self._fail(f"raised {type(exc).__name__}: {exc}", message, frame)
+
+    def _waits(self, message: Any, frame: Frame) -> bool:
         self.report.crash = (f"ctxsim: tracker {self.report.tracker} waits on an event loop "
                              f"{self._where(message, frame)}, and run_tracker_parsed has none: run it with "
                              f"run_tracker or arun_tracker")
+        return False
+
+    def _fail(self, what: str, message: Any, frame: Frame) -> bool:
+        self.report.crash = f"ctxsim: tracker {self.report.tracker} {what} {self._where(message, frame)}"
         return False
 
     def _where(self, message: Any, frame: Frame) -> str:
@@ -293,11 +316,6 @@ class _Probe:
         ident = getattr(message, "message_id", None) or getattr(message, "subtype", None) or ""
         return (f"on message #{self.report.messages} ({type(message).__name__} {ident}"
                 f"{', ' + label if label else ''})")
-
-
-def _is_token_count(value: Any) -> bool:
-    """A number of tokens: any finite real number but a bool (not NaN, infinity, a string or None)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class _Progress:

@@ -56,6 +56,7 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
+    from ._lazy import freeze_imports, thaw_imports
     from .check import run_tracker_parsed
     from .strategies import message_streams, scenario_text
 
@@ -80,12 +81,16 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
             failing.append((stream, str(report)))
             raise AssertionError(report.summary())
 
+    froze = freeze_imports()  # the imports' objects out of the cyclic collector's way for the loop (ctxsim._lazy)
     try:
         prop()
     except AssertionError:
         stream, report = failing[-1]  # Hypothesis replays the shrunk example last
         result.scenario = scenario_text(stream)
         result.report = report
+    finally:
+        if froze:
+            thaw_imports()
     result.seconds = time.monotonic() - started
     return result
 

@@ -48,6 +48,7 @@ from .world import (
     SessionBuilder,
     auto_compact_threshold,
 )
+from .world._shapes import CALL_BYTES, SUBAGENT_BYTES, Bytes, main_call, subagent
 from .world.content import dress, prompts
 
 __all__ = [
@@ -66,8 +67,6 @@ _UP_TO_1, _UP_TO_2, _UP_TO_3 = st.integers(0, 1), st.integers(0, 2), st.integers
 _QUERIES = st.integers(1, 3)
 _SEEDS = st.integers(0, 2**16 - 1)
 _BOOLEANS = st.booleans()
-_SUBAGENT_TASKS = ("explore the code", "find where the config is parsed", "run the slow tests",
-                   "review the diff for bugs", "search the docs for the retry policy")
 
 
 def _knob(where: str, name: str, value: Any, *, minimum: int = 0) -> SearchStrategy[Any]:
@@ -132,25 +131,23 @@ class _Tally:
         self.prompt, self.output, self.pending = self.baseline + post, 0, 0  # the system prefix stays
 
 
-_RESULT_TOKENS = st.one_of(st.integers(1, 3_000), st.integers(3_000, 30_000))
-_CALL = st.tuples(st.booleans(), st.lists(_RESULT_TOKENS, max_size=3), st.integers(1, 4_000))
-"""A main call: thinking block or not, the tokens of each tool result, the final output."""
-_SUB_CALL = st.tuples(st.booleans(), st.lists(st.integers(1, 5_000), max_size=2), st.integers(1, 2_000))
-_SUBAGENT = st.tuples(st.sampled_from(_SUBAGENT_TASKS), st.integers(50, 2_000),
-                      st.lists(_SUB_CALL, min_size=1, max_size=3), st.integers(50, 3_000))
-"""A subagent: its task, its prompt tokens, its calls, the tokens of its answer."""
+_CALL = st.binary(min_size=CALL_BYTES, max_size=CALL_BYTES)
+"""A main call's bytes, read by :func:`ctxsim.world._shapes.main_call` (not ``.map``-ed: a map costs more than
+the draw)."""
+_SUBAGENT = st.binary(min_size=SUBAGENT_BYTES, max_size=SUBAGENT_BYTES)
 
 
 def _spots(draw: Any, count: SearchStrategy[int], name: str, n: int, low: int = 0) -> list[int]:
     """Up to ``count`` distinct call indices in ``low..n-1``.
 
-    Drawn as offsets taken modulo the range, so that removing a call while shrinking never invalidates them.
+    Drawn as offsets (two bytes each, one draw) taken modulo the range, so that removing a call while shrinking
+    never invalidates them.
     """
     wanted = _checked("sessions", name, draw(count), 0)
     if n <= low or not wanted:
         return []
-    offsets = draw(st.lists(st.integers(0, 10_000), min_size=wanted, max_size=wanted))
-    return sorted({low + o % (n - low) for o in offsets})
+    b = Bytes(draw(st.binary(min_size=2 * wanted, max_size=2 * wanted)))
+    return sorted({low + b.take(2) % (n - low) for _ in range(wanted)})
 
 
 def _blocks(thinking: bool, results: Sequence[int]) -> list[str]:
@@ -159,7 +156,7 @@ def _blocks(thinking: bool, results: Sequence[int]) -> list[str]:
 
 @st.composite
 def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
-    calls = draw(knobs["calls"])
+    calls = [main_call(raw) for raw in draw(knobs["calls"])]
     n = len(calls)
     window = _checked("sessions", "window", draw(knobs["window"]), 100_000)
     baseline = _checked("sessions", "baseline", draw(knobs["baseline"]), 1)
@@ -170,7 +167,7 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
                               f"at most a quarter of the window")
     more_queries = _checked("sessions", "queries", draw(knobs["queries"]), 1) - 1
     starts = {0, *_spots(draw, st.just(more_queries), "queries", n, 1)}
-    subagents = {i: draw(_SUBAGENT) for i in _spots(draw, knobs["subagents"], "subagents", n)}
+    subagents = {i: subagent(draw(_SUBAGENT)) for i in _spots(draw, knobs["subagents"], "subagents", n)}
     expiries = set(_spots(draw, knobs["cache_expiries"], "cache_expiries", n, 1))
     compactions = set(_spots(draw, knobs["compactions"], "compactions", n, 1))
     resets = set(_spots(draw, knobs["resets"], "resets", n, 1))

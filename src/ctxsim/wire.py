@@ -205,27 +205,39 @@ class Renderer:
                       "parent_tool_use_id": parent})
 
     def assistant(self, call: Call, block: Thinking | Text | ToolUse, usage: dict[str, int]) -> Frame:
-        data: dict[str, Any] = {
-            "type": "assistant",
-            "message": {
-                "id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
-                "content": [_block_dict(block)], "stop_reason": None, "stop_sequence": None,
-                "usage": usage.copy(),
-            },
-            "parent_tool_use_id": call.parent_tool_use_id,
-            "session_id": self.session_id,
-            "uuid": next(self.uuids),
-        }
+        head, message = self._assistant_templates(call)
+        return self._assistant(head, message, block, usage)
+
+    def _assistant_templates(self, call: Call) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The ``assistant`` frame and its ``message`` for ``call``, built once a call and copied per block."""
+        message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                   "content": None, "stop_reason": None, "stop_sequence": None, "usage": None}
+        head = {"type": "assistant", "message": None, "parent_tool_use_id": call.parent_tool_use_id,
+                "session_id": self.session_id, "uuid": None}
         if call.request_id is not None:
-            data["request_id"] = call.request_id
+            head["request_id"] = call.request_id
+        return head, message
+
+    def _assistant(self, head: dict[str, Any], message: dict[str, Any], block: Thinking | Text | ToolUse,
+                   usage: dict[str, int]) -> Frame:
+        """One block's frame from the call's templates: its own dicts (``message`` and ``usage`` copied), as the
+        CLI parses each line separately."""
+        inner = message.copy()
+        inner["content"] = [_block_dict(block)]
+        inner["usage"] = usage.copy()
+        data = head.copy()
+        data["message"] = inner
+        data["uuid"] = next(self.uuids)
         return Frame(data)
 
     def call_frames(self, call: Call, label: str, kind: str) -> list[Frame]:
         main = call.is_main
-        shown = [b for b in call.blocks
-                 if main or self.forward_subagent_text or isinstance(b, ToolUse)]
+        shown = call.blocks if main or self.forward_subagent_text else [
+            b for b in call.blocks if isinstance(b, ToolUse)]
         frames: list[Frame] = []
         usage = _assistant_usage(call, self.session.reported_input(call))
+        head, message = self._assistant_templates(call)
+        assistant = self._assistant
         streaming = self.partial and main
         if streaming:
             frames.append(self.system("status", status="requesting"))
@@ -235,7 +247,7 @@ class Renderer:
                 "usage": _assistant_usage(call, self.session.reported_input(call))}},
                 call.parent_tool_use_id))
         for index, block in enumerate(shown):
-            if isinstance(block, Thinking) and main:
+            if main and isinstance(block, Thinking):
                 estimate = math.ceil(len(block.text) / 4)
                 frames.append(self.system("thinking_tokens", estimated_tokens=estimate,
                                           estimated_tokens_delta=estimate))
@@ -244,9 +256,10 @@ class Renderer:
                                                  "content_block": _empty_block(block)}, None))
                 frames.append(self.stream_event({"type": "content_block_delta", "index": index,
                                                  "delta": _delta(block)}, None))
-            frames.append(self.assistant(call, block, usage))
-            if streaming:
+                frames.append(assistant(head, message, block, usage))
                 frames.append(self.stream_event({"type": "content_block_stop", "index": index}, None))
+            else:
+                frames.append(assistant(head, message, block, usage))
         if streaming:
             frames.append(self.stream_event({"type": "message_delta",
                                              "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
@@ -328,7 +341,8 @@ class Renderer:
         frames.append(self.result(main_calls, turns, f"{q} result"))
         return script
 
-    def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> Iterator[Frame]:
+    def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
+        """The frames of ``step``, in order."""
         self.truth = self.session.truth_after(step, self.truth)
         if isinstance(step, Call):
             self.add_model_usage(step)
@@ -338,25 +352,26 @@ class Renderer:
             else:
                 n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
                 label, kind = f"{q} subagent call {n}", "subagent"
-            yield from self.call_frames(step, label, kind)
+            frames = self.call_frames(step, label, kind)
             if not step.is_main:
-                yield self.system("task_progress", task_id=step.parent_tool_use_id,
-                                  tool_use_id=step.parent_tool_use_id, description="Running subagent",
-                                  usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
-                                         "duration_ms": 100 * n})
+                frames.append(self.system("task_progress", task_id=step.parent_tool_use_id,
+                                          tool_use_id=step.parent_tool_use_id, description="Running subagent",
+                                          usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
+                                                 "duration_ms": 100 * n}))
+            return frames
         elif isinstance(step, ToolResult):
-            yield self.tool_result(step)
+            return [self.tool_result(step)]
         elif isinstance(step, SubagentStart):
-            yield self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
-                              description=step.description, task_type="local_agent", prompt=step.prompt,
-                              subagent_type="general-purpose", is_backgrounded=False)
+            return [self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
+                                description=step.description, task_type="local_agent", prompt=step.prompt,
+                                subagent_type="general-purpose", is_backgrounded=False)]
         elif isinstance(step, Compaction):
             if step.summary is not None:
                 self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
             frame = self.system("compact_boundary", compact_metadata={
                 "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
             self.observe(frame, f"{q} compaction", "compaction")
-            yield frame
+            return [frame]
         elif isinstance(step, ConversationReset):
             frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
                            "uuid": self.uuid(), "session_id": self.session_id})
@@ -364,7 +379,8 @@ class Renderer:
             self.model_usage.clear()
             self.total_cost = 0.0
             self.observe(frame, f"{q} reset", "reset")
-            yield frame
+            return [frame]
+        return []
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,

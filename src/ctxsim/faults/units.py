@@ -40,10 +40,13 @@ USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_t
 def clone(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts, lists, scalars): faster than :func:`copy.deepcopy` on frames."""
     if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
+        return {k: clone(v) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [clone(v) for v in value]
+        return [clone(v) if isinstance(v, _CONTAINERS) else v for v in value]
     return value
+
+
+_CONTAINERS = (dict, list)
 
 
 def is_count(value: Any) -> bool:
@@ -231,7 +234,13 @@ class Unit:
 
     def first_usage(self) -> dict[str, Any] | None:
         """The usage dict of the first of the call's messages that has one."""
-        return next((u for f in self.usage_frames() if (u := usage_of(f)) is not None), None)
+        for frame in self.frames:  # usage_frames() and usage_of(), without the list
+            message = message_of(frame.data)
+            if message is not None:
+                usage = message.get("usage")
+                if isinstance(usage, dict):
+                    return usage
+        return None
 
     @property
     def model(self) -> str | None:

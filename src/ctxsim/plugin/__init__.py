@@ -51,6 +51,9 @@ world defaults.
 
 The plugin is loaded in every pytest session where ``pytest-ctxsim`` is installed, so this package imports only
 pytest: YAML, the SDK and the rest of ctxsim are imported inside hooks, items and fixtures, once asked for.
+Once scenarios are collected (``--ctx-scenarios``), and again once the first scenario item has loaded the
+SDK, the objects the imports left are frozen out of the cyclic collector's way (``gc.freeze()``,
+:func:`ctxsim._lazy.freeze_imports`); the session's end unfreezes them.
 
 The package: the options and hooks here; the scenario files and their items in :mod:`._items`; the fixtures in
 :mod:`._fixtures`; what they share in :mod:`._shared`.
@@ -64,6 +67,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
 from ._paths import FROM_INI, NOTES, SUFFIXES, ini_hint, scenario_root
@@ -194,6 +198,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFi
     if file_path != root and root not in file_path.parents:
         return None  # a YAML file outside the scenario path (fixtures, CI config...)
     return ScenarioFile.from_parent(parent, path=file_path)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # A run of ctxsim's scenarios (--ctx-scenarios): the objects the imports left (~110k: the SDK, mcp, pydantic,
+    # Hypothesis) move out of the cyclic collector's way (ctxsim._lazy). A run without it is left as it is.
+    if session.config.stash.get(_ROOT, None) is not None:
+        freeze_imports()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    thaw_imports()  # before the terminal summary, where Hypothesis' plugin may import it for the first time
 
 
 @pytest.hookimpl(wrapper=True)

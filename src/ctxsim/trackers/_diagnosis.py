@@ -3,14 +3,22 @@ a hint when its estimates look like ratios rather than tokens."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import traceback
+from typing import Any
 
 import claude_agent_sdk
 
 _HIDDEN = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
            os.path.dirname(os.path.abspath(claude_agent_sdk.__file__)) + os.sep)
 """ctxsim's and the SDK's source trees: their frames are left out of a tracker's traceback."""
+
+
+def is_token_count(value: Any) -> bool:
+    """A number of tokens: any finite real number but a bool (not NaN, infinity, a string or None)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def user_traceback(exc: BaseException) -> str | None:
