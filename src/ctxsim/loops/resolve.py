@@ -8,14 +8,13 @@ the window) and ``prompts`` (a :class:`~ctxsim.agent.LoopPrompts`) as attributes
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..agent import LoopPrompts
 from ..reference.policy import PressurePolicy
-from ..trackers.resolve import SpecError, load_spec
+from ..trackers.resolve import SpecError, load_spec, not_catalogued
 from .catalogue import CATALOGUE
 from .check import declared_policy, declared_prompts
 from .rig import LoopRig
@@ -48,10 +47,7 @@ def resolve_loop(spec: str, *, search: Sequence[str] = ()) -> LoopSpec:
     if ":" not in spec:
         if spec in CATALOGUE:
             return LoopSpec(spec, spec, CATALOGUE[spec].loop, catalogued=True)
-        hint = difflib.get_close_matches(spec, list(CATALOGUE), n=1)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise LoopSpecError(f"{spec!r} is not a catalogued loop{suggestion}; give a catalogued name "
-                            f"({', '.join(sorted(CATALOGUE))}) or module:function")
+        raise LoopSpecError(not_catalogued(spec, CATALOGUE, noun="a catalogued loop", form="module:function"))
     try:
         loop = load_spec(spec, search=search, what="function", example="mypackage.agent:restart_loop")
     except SpecError as exc:

@@ -61,9 +61,9 @@ The package: the options and hooks here; the scenario files and their items in :
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -72,6 +72,8 @@ from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fak
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
 from ._paths import FROM_INI, NOTES, SUFFIXES, ini_hint, scenario_root
 from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS, shown
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..loops.resolve import LoopSpec
@@ -144,26 +146,26 @@ def pytest_configure(config: pytest.Config) -> None:
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
     from ..trackers.resolve import TrackerSpecError, resolve
 
-    search = [str(config.rootpath), str(config.invocation_params.dir)]
-    out = []
-    for spec in specs:
-        try:
-            out.append(resolve(spec, search=search))
-        except TrackerSpecError as exc:
-            raise pytest.UsageError(f"ctxsim: --ctx-tracker={spec}: {exc}") from None
-    return out
+    return _resolved(config, specs, resolve, TrackerSpecError, "--ctx-tracker")
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:
     from ..loops.resolve import LoopSpecError, resolve_loop
 
+    return _resolved(config, specs, resolve_loop, LoopSpecError, "--ctx-loop")
+
+
+def _resolved(config: pytest.Config, specs: list[str], resolve: Callable[..., T], error: type[Exception],
+              option: str) -> list[T]:
+    """Each of ``specs`` resolved (``module`` imported from the rootdir or the invocation directory when it is not
+    importable as is); one that names nothing usable is a usage error naming ``option``."""
     search = [str(config.rootpath), str(config.invocation_params.dir)]
     out = []
     for spec in specs:
         try:
-            out.append(resolve_loop(spec, search=search))
-        except LoopSpecError as exc:
-            raise pytest.UsageError(f"ctxsim: --ctx-loop={spec}: {exc}") from None
+            out.append(resolve(spec, search=search))
+        except error as exc:
+            raise pytest.UsageError(f"ctxsim: {option}={spec}: {exc}") from None
     return out
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .recording import Recording, RecordingError, read_recording, transcript_frames
+from .recording import Recording, RecordingError, read_jsonl, read_recording, transcript_frames
 from .scrub import Scrubber
 
 __all__ = ["ImportFailure", "Imported", "import_recordings", "write_import"]
@@ -81,26 +81,12 @@ class _Source:
 
 def _read(path: Path) -> list[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        return [data for _, data in read_jsonl(path)]
     except OSError as exc:
         raise ImportFailure(f"ctxsim: import: {path}: cannot read it: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ImportFailure(f"ctxsim: import: {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    out = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise ImportFailure(f"ctxsim: import: {path}:{number}: not a JSON line ({exc})") from None
-        if not isinstance(data, dict):
-            raise ImportFailure(f"ctxsim: import: {path}:{number}: a line is a JSON object, got "
-                                f"{type(data).__name__}")
-        out.append(data)
-    if not out:
-        raise ImportFailure(f"ctxsim: import: {path}: empty")
-    return out
+    except RecordingError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise ImportFailure(f"ctxsim: import: {where}: {exc}") from None
 
 
 def _format(path: Path, lines: list[dict[str, Any]]) -> str:

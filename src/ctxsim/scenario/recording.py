@@ -34,7 +34,7 @@ from ..reference.tracker import cache_read_tokens, prompt_tokens
 from ..wire import Frame, Observation, Script
 from ..world import Truth, compaction_truth, system_prefix
 
-__all__ = ["Recording", "RecordingError", "read_recording", "transcript_frame", "transcript_frames"]
+__all__ = ["Recording", "RecordingError", "read_jsonl", "read_recording", "transcript_frame", "transcript_frames"]
 
 FORMATS = ("auto", "stream-json", "transcript")
 _DROPPED = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
@@ -83,10 +83,9 @@ class Recording:
 # --- reading ----------------------------------------------------------------------------------------------------
 
 
-def read_recording(path: Path, fmt: str = "auto") -> Recording:
-    """Read and check the recording at ``path``; raises :class:`RecordingError` on the first bad line."""
-    from ..sdk import parse_message
-
+def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of the JSON-lines file at ``path``; raises
+    :class:`RecordingError` naming the first line that is not a JSON object (line 0: the file is not UTF-8)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -102,6 +101,14 @@ def read_recording(path: Path, fmt: str = "auto") -> Recording:
         if not isinstance(data, dict):
             raise RecordingError(number, f"a line is a JSON object, got {type(data).__name__}")
         lines.append((number, data))
+    return lines
+
+
+def read_recording(path: Path, fmt: str = "auto") -> Recording:
+    """Read and check the recording at ``path``; raises :class:`RecordingError` on the first bad line."""
+    from ..sdk import parse_message
+
+    lines = read_jsonl(path)
     if fmt == "auto":
         fmt = "transcript" if any("isSidechain" in d or "parentUuid" in d for _, d in lines) else "stream-json"
     recording = Recording(path, fmt)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .base import TrackerFactory, tracker_name
 from .catalogue import CATALOGUE
 
-__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "resolve"]
+__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "not_catalogued", "resolve"]
 
 
 class SpecError(ValueError):
@@ -72,6 +72,15 @@ def load_spec(spec: str, *, search: Sequence[str] = (), what: str = "name",
     return found
 
 
+def not_catalogued(name: str, catalogued: Iterable[str], *, noun: str, form: str) -> str:
+    """The one-line error for ``name``, which is not among ``catalogued`` (``noun``: what it is not), with the
+    closest catalogued name as a hint and ``form`` (``module:factory``) as the other way to name one."""
+    known = sorted(catalogued)
+    hint = difflib.get_close_matches(name, known, n=1)
+    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+    return f"{name!r} is not {noun}{suggestion}; give a catalogued name ({', '.join(known)}) or {form}"
+
+
 def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
@@ -79,10 +88,7 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     if ":" not in spec:
         if spec in CATALOGUE:
             return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)
-        hint = difflib.get_close_matches(spec, list(CATALOGUE), n=1)
-        suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-        raise TrackerSpecError(f"{spec!r} is not in the catalogue{suggestion}; give a catalogued name "
-                               f"({', '.join(sorted(CATALOGUE))}) or module:factory")
+        raise TrackerSpecError(not_catalogued(spec, CATALOGUE, noun="in the catalogue", form="module:factory"))
     try:
         factory = load_spec(spec, search=search, what="factory", example="mypackage.tracking:MyTracker")
     except SpecError as exc:
