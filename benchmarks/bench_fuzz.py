@@ -136,9 +136,9 @@ def speedup(parts: int, examples: int) -> dict[str, Any]:
         (work / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_fuzz.py"]
-        bare, _ = timed(argv + ["--co"], work, env, 2)  # startup alone; the first run writes the bytecode caches
-        one, last_one = timed(argv + ["-n", "0"], work, env, 1)
-        two, last_two = timed(argv + ["-n", "2"], work, env, 1)
+        bare, _ = timed([*argv, "--co"], work, env, 2)  # startup alone; the first run writes the bytecode caches
+        one, last_one = timed([*argv, "-n", "0"], work, env, 1)
+        two, last_two = timed([*argv, "-n", "2"], work, env, 1)
         halves = [[f"test_fuzz.py::test_fuzz[{part}]" for part in range(parts)[half::2]] for half in (0, 1)]
         started = time.perf_counter()
         running = [subprocess.Popen(argv[:-1] + ids, cwd=work, env=env, stdout=subprocess.DEVNULL)

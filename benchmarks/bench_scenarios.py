@@ -117,7 +117,7 @@ def main() -> None:
                          rounds)
         bare, _ = timed([python, "-c", "pass"], work, env, rounds)
         sdk, _ = timed([python, "-c", "import claude_agent_sdk"], work, env, rounds)
-        lean, _ = timed(run + ["-p", "no:hypothesispytest", "-p", "no:faker"], work, env, rounds)
+        lean, _ = timed([*run, "-p", "no:hypothesispytest", "-p", "no:faker"], work, env, rounds)
         load_ms, run_ms, items = in_process(files)
 
     own = total - floor - (sdk - bare)

@@ -33,11 +33,10 @@ import anyio
 import claude_agent_sdk
 from _bench import mark, print_table
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, Transport
-from ctxsim.sdk import parse_message
 
 from ctxsim.check import run_tracker_parsed
 from ctxsim.reference import ContextTracker
-from ctxsim.sdk import FakeTransport
+from ctxsim.sdk import FakeTransport, parse_message
 from ctxsim.wire import Script, render
 from ctxsim.world import Session, SessionBuilder
 
@@ -129,9 +128,11 @@ async def drive(transport: Transport, prompts: Sequence[str]) -> int:
     try:
         for prompt in prompts:
             await client.query(prompt)
+            last = None
             async for message in client.receive_response():
                 messages += 1
-            if not isinstance(message, ResultMessage):
+                last = message
+            if not isinstance(last, ResultMessage):
                 raise RuntimeError("bench: a response ended without its ResultMessage")
     finally:
         await client.disconnect()
@@ -147,7 +148,7 @@ async def transport_rounds(session: Session, scripts: list[Script], rounds: int)
     }
     times: dict[str, list[float]] = {name: [] for name in makers}
     counts: dict[str, set[int]] = {name: set() for name in makers}
-    for name, make in makers.items():  # warm-up, untimed
+    for make in makers.values():  # warm-up, untimed
         await drive(make(), prompts)
     for _ in range(rounds):
         for name, make in makers.items():  # A/B/A/B...

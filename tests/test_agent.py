@@ -6,8 +6,8 @@ import anyio
 import pytest
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, ToolUseBlock
 
-from ctxsim.agent._turns import Renderings
 from ctxsim.agent import DEGRADATIONS, LOSSLESS, AgentBoundError, FakeAgent, Task, TaskStep
+from ctxsim.agent._turns import Renderings
 from ctxsim.loops import fake_agent
 from ctxsim.reference import (
     CHECKPOINT_REQUEST_PROMPT,
@@ -79,11 +79,11 @@ def test_rendering_one_query_at_a_time_gives_the_frames_of_a_whole_render() -> N
 
 
 def test_task_validation_is_one_clear_error() -> None:
-    with pytest.raises(ValueError, match="^ctxsim: Task 'x' has no steps"):
+    with pytest.raises(ValueError, match=r"^ctxsim: Task 'x' has no steps"):
         Task((), name="x")
     with pytest.raises(ValueError, match=r"^ctxsim: Task 'x' repeats step ids: \['a'\]"):
         Task((TaskStep("a", 1), TaskStep("a", 2)), name="x")
-    with pytest.raises(ValueError, match="^ctxsim: FakeAgent: unknown checkpoint degradation 'mangled'"):
+    with pytest.raises(ValueError, match=r"^ctxsim: FakeAgent: unknown checkpoint degradation 'mangled'"):
         FakeAgent(small_task(), checkpoints=["mangled"])
     assert Task.uniform(120, 1).ids[:2] == ("s001", "s002")
 
@@ -304,7 +304,7 @@ def test_bounds_stop_a_loop_that_does_not_end() -> None:
                                                                          match="prompt #4 exceeds the bound of 3"):
         run(main)
     assert agent.bound_errors and agent.bound_errors[0].startswith("ctxsim: FakeAgent:")
-    with fake_agent(small_task()), pytest.raises(Exception, match="options.resume names session 'nope'"):
+    with fake_agent(small_task()), pytest.raises(Exception, match=r"options\.resume names session 'nope'"):
         run(lambda: ClaudeSDKClient(ClaudeAgentOptions(resume="nope")).connect())
 
 

@@ -22,6 +22,7 @@ from ctxsim.reference import ContextTracker, prefix_from_context_usage
 from ctxsim.sdk import FakeTransport
 from ctxsim.world import SessionBuilder
 
+
 def _rows(shared_dir: Path, name: str) -> list[dict[str, Any]]:
     path = shared_dir / "captures" / "claude-code-2.1.330" / name
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -71,7 +72,7 @@ def test_get_context_usage_after_compact_agrees_with_the_cli(capture: dict[str, 
             async with ClaudeSDKClient(transport=FakeTransport(session)) as client:
                 for query in session.queries:
                     await client.query(query.prompt)
-                    async for message in client.receive_response():
+                    async for _ in client.receive_response():
                         pass
                 return int((await client.get_context_usage())["totalTokens"])
 
@@ -106,7 +107,7 @@ def test_a_tracker_that_copies_post_tokens_fails_at_the_compaction(capture: dict
 
     report = run_tracker(CopiesPost(), _session(capture))
     assert not report.ok
-    assert [p.observation.kind for p in report.failures][0] == "compaction"
+    assert report.failures[0].observation.kind == "compaction"
 
 
 def test_the_fake_transport_reports_the_baseline_as_the_system_prefix() -> None:

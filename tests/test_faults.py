@@ -297,7 +297,7 @@ def test_uncached_gateway_usage_reports_the_whole_prompt_as_input() -> None:
     for call in MAIN:
         for line in assistants(out, call.message_id):
             assert line["message"]["usage"] == {"input_tokens": call.prompt, "output_tokens": 1}
-    q1 = [c for c in SESSION.queries[0].main_calls]
+    q1 = list(SESSION.queries[0].main_calls)
     assert results(out)[0]["usage"]["input_tokens"] == sum(c.prompt for c in q1)
     assert results(out)[0]["usage"]["cache_read_input_tokens"] == 0
 

@@ -10,7 +10,6 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient, SystemMessage
 
 from ctxsim.agent import Task
-from ctxsim.loops.catalogue import CATALOGUE, seed003_loop
 from ctxsim.loops import (
     INVARIANTS,
     LoopCheckError,
@@ -20,6 +19,7 @@ from ctxsim.loops import (
     check_restart_loop,
     run_loop,
 )
+from ctxsim.loops.catalogue import CATALOGUE, seed003_loop
 from ctxsim.reference import PressurePolicy, build_continuation_prompt, request_checkpoint, run_with_restarts
 from ctxsim.reference.restart import CONTINUE_PROMPT, run_turn, task_complete
 

@@ -169,12 +169,15 @@ def test_token_count_and_prompt_tokens_rules() -> None:
     assert [token_count(v) for v in (5, 5.0, "12", " 7 ", -1, True, None, "x", float("inf"))] == \
         [5, 5, 12, 7, None, None, None, None, None]
     assert prompt_tokens({"input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 10,
-                          "cache_creation": {"ephemeral_5m_input_tokens": 400, "ephemeral_1h_input_tokens": 100}}) == 511
+                          "cache_creation": {"ephemeral_5m_input_tokens": 400,
+                                             "ephemeral_1h_input_tokens": 100}}) == 511
     assert prompt_tokens({"input_tokens": "3", "cache_read_input_tokens": 1e3}) == 1003
     # a field that is there but is not a count spoils the sum: 3 + 9 of a 12,012-token prompt is not an answer
-    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 9, "cache_read_input_tokens": -12_000}) is None
+    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 9,
+                          "cache_read_input_tokens": -12_000}) is None
     assert prompt_tokens({"input_tokens": 3, "cache_read_input_tokens": 10**15}) is None
-    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 10**15, "cache_read_input_tokens": 5}) is None
+    assert prompt_tokens({"input_tokens": 3, "cache_creation_input_tokens": 10**15,
+                          "cache_read_input_tokens": 5}) is None
     # usage.iterations: the last message iteration is what occupies the context
     assert prompt_tokens({"input_tokens": 99, "iterations": [
         {"type": "message", "input_tokens": 1, "cache_read_input_tokens": 10},

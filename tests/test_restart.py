@@ -63,7 +63,7 @@ def test_forty_steps_three_restarts_every_step_once(backend: str, partial_messag
         result = run_forty(backend=backend, partial_messages=partial_messages)
 
     assert result.continuation_count == sessions - 1 == 3
-    assert agent.counts() == {i: 1 for i in FORTY.ids}
+    assert agent.counts() == dict.fromkeys(FORTY.ids, 1)
     assert [len([s for s in agent.steps if s.connection == c.index]) for c in agent.connections] == \
         [n] * (sessions - 1) + [STEPS - n * (sessions - 1)]
     ids = [c.session_id for c in agent.connections]
@@ -174,7 +174,7 @@ def test_graduated_policy_winds_down_then_restarts_when_it_repeats() -> None:
     assert [t.prompt for t in first.turns].count(WIND_DOWN_PROMPT) == 1
     assert first.turns[n].prompt == WIND_DOWN_PROMPT and len(first.work_turns) == n + 1
     assert result.continuation_count == math.ceil(STEPS / (n + 1)) - 1
-    assert agent.counts() == {i: 1 for i in FORTY.ids}
+    assert agent.counts() == dict.fromkeys(FORTY.ids, 1)
 
 
 def test_checkpoint_request_goes_to_the_same_client_that_crossed() -> None:

@@ -26,11 +26,11 @@ class SumsCalls(ContextTracker):
 
     def observe(self, message: object) -> None:
         super().observe(message)
-        if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None and message.usage:
-            if message.message_id not in self.ids:
-                self.ids.add(message.message_id or "")
-                u = message.usage
-                self.total += u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+        if (isinstance(message, AssistantMessage) and message.parent_tool_use_id is None and message.usage
+                and message.message_id not in self.ids):
+            self.ids.add(message.message_id or "")
+            u = message.usage
+            self.total += u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
 
     def context_tokens(self) -> int | None:
         return self.total or super().context_tokens()
@@ -81,7 +81,7 @@ def test_state_machine_passes_the_reference() -> None:
 
 
 def test_state_machine_catches_a_planted_sum() -> None:
-    with pytest.raises(AssertionError, match="ctxsim: .*the tracker says"):
+    with pytest.raises(AssertionError, match=r"ctxsim: .*the tracker says"):
         run_state_machine_as_test(tracker_state_machine(SumsCalls), settings=FAST)
 
 

@@ -11,9 +11,9 @@ session does the last 2 steps; 90% (180,000) would need turn 21, past the task's
 
 from __future__ import annotations
 
-import hypothesis  # noqa: F401 - kept across pytester's in-process runs (see test_plugin.py)
 from pathlib import Path
 
+import hypothesis  # noqa: F401 - kept across pytester's in-process runs (see test_plugin.py)
 import pytest
 
 import ctxsim.loops

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ctxsim.wire import PLACEHOLDER_OUTPUT_TOKENS, render
-from ctxsim.world import Call, Compaction, SessionBuilder, Truth
+from ctxsim.world import Call, Compaction, Session, SessionBuilder, Truth
 
 
 def build(seed: int = 5):
@@ -19,7 +19,9 @@ def build(seed: int = 5):
 
 
 def test_same_seed_same_bytes_and_different_seed_differs() -> None:
-    dump = lambda s, partial: json.dumps([sc.dicts() for sc in render(s, include_partial_messages=partial)])
+    def dump(s: Session, partial: bool) -> str:
+        return json.dumps([sc.dicts() for sc in render(s, include_partial_messages=partial)])
+
     for partial in (False, True):
         assert dump(build(5), partial) == dump(build(5), partial)
     assert dump(build(5), False) != dump(build(6), False)

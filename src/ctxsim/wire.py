@@ -18,6 +18,7 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -106,6 +107,7 @@ class Script:
         return [f.data for f in self.frames]
 
 
+@functools.cache
 def _price(model: str) -> tuple[float, float, float, float]:
     for family, price in _PRICES.items():
         if family in model:
@@ -343,6 +345,8 @@ class Renderer:
 
     def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
         """The frames of ``step``, in order."""
+        if isinstance(step, ToolResult):  # the truth moves with calls, compactions and resets only
+            return [self.tool_result(step)]
         self.truth = self.session.truth_after(step, self.truth)
         if isinstance(step, Call):
             self.add_model_usage(step)
@@ -359,8 +363,6 @@ class Renderer:
                                           usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
                                                  "duration_ms": 100 * n}))
             return frames
-        elif isinstance(step, ToolResult):
-            return [self.tool_result(step)]
         elif isinstance(step, SubagentStart):
             return [self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
                                 description=step.description, task_type="local_agent", prompt=step.prompt,

@@ -37,10 +37,10 @@ _EXPORTS = {
     "run_turn": "restart",
     "run_with_restarts": "restart",
     "ContextTracker": "tracker",
-    "cache_read_tokens": "tracker",
-    "prompt_tokens": "tracker",
-    "prefix_from_context_usage": "tracker",
-    "token_count": "tracker",
+    "cache_read_tokens": "usage",
+    "prompt_tokens": "usage",
+    "prefix_from_context_usage": "usage",
+    "token_count": "usage",
 }
 
 __all__ = [
@@ -91,6 +91,7 @@ if TYPE_CHECKING:
         run_turn,
         run_with_restarts,
     )
-    from .tracker import ContextTracker, cache_read_tokens, prefix_from_context_usage, prompt_tokens, token_count
+    from .tracker import ContextTracker
+    from .usage import cache_read_tokens, prefix_from_context_usage, prompt_tokens, token_count
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

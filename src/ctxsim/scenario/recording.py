@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..reference.tracker import cache_read_tokens, prompt_tokens
+from ..reference.usage import cache_read_tokens, prompt_tokens
 from ..wire import Frame, Observation, Script
 from ..world import Truth, compaction_truth, system_prefix
 

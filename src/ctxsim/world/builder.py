@@ -51,6 +51,9 @@ _TOOLS: tuple[tuple[str, Callable[[random.Random], dict[str, object]]], ...] = (
 _CORPUS = " ".join(random.Random("ctxsim.world.corpus").choices(_WORDS, k=16_384)) + " "
 """Deterministic code-like text that :func:`filler_text` slices from (about 100k characters)."""
 
+_CORPUS_RUN = _CORPUS * 3
+"""The corpus repeated: a text of up to twice its length (large tool results) is one slice, not a new repeat."""
+
 
 def filler_text(rng: random.Random, tokens: int) -> str:
     """Deterministic code-like text of about ``tokens`` tokens (``CHARS_PER_TOKEN`` characters each).
@@ -60,12 +63,11 @@ def filler_text(rng: random.Random, tokens: int) -> str:
     target = max(0, tokens) * CHARS_PER_TOKEN
     if target == 0:
         return ""
-    corpus = _CORPUS
-    start = rng.randrange(len(corpus))
+    start = rng.randrange(len(_CORPUS))
     end = start + target
-    if end <= len(corpus):
-        return corpus[start:end]
-    return (corpus * (end // len(corpus) + 1))[start:end]
+    if end <= len(_CORPUS_RUN):
+        return _CORPUS_RUN[start:end]
+    return (_CORPUS * (end // len(_CORPUS) + 1))[start:end]
 
 
 @dataclass
@@ -190,10 +192,10 @@ class SessionBuilder:
         """
         parent = self._subagent
         chain = self._chain(parent)
-        explicit = (input, cache_creation, cache_read)
-        if all(v is not None for v in explicit):
+        stated = (input is not None) + (cache_creation is not None) + (cache_read is not None)
+        if stated == 3:
             usage = (int(input), int(cache_creation), int(cache_read))  # type: ignore[arg-type]
-        elif any(v is not None for v in explicit):
+        elif stated:
             raise ValueError("ctxsim: give all of input, cache_creation and cache_read, or none of them")
         else:
             usage = self._derive_split(chain, prompt)
@@ -204,17 +206,19 @@ class SessionBuilder:
         if results and len(results) != n_tools:
             raise ValueError(f"ctxsim: {len(results)} results for {n_tools} tool_use blocks")
         result_tokens = list(results) if results else [200] * n_tools
+        rng = self._rng
         built: list[Block] = []
         tool_uses: list[ToolUse] = []
+        said = text
         for kind in kinds:
             if kind == "thinking":
-                built.append(Thinking(filler_text(self._rng, 12)))
+                built.append(Thinking(filler_text(rng, 12)))
             elif kind == "text":
-                said = text if text is not None and not any(isinstance(b, Text) for b in built) else None
-                built.append(Text(said if said is not None else filler_text(self._rng, 10)))
+                built.append(Text(said if said is not None else filler_text(rng, 10)))
+                said = None  # the first text block says it; the others stay filler
             elif kind == "tool_use":
-                name, make_input = self._rng.choice(_TOOLS)
-                tool = ToolUse(self._new_id("toolu"), name, make_input(self._rng))
+                name, make_input = rng.choice(_TOOLS)
+                tool = ToolUse(self._new_id("toolu"), name, make_input(rng))
                 built.append(tool)
                 tool_uses.append(tool)
             else:
@@ -243,7 +247,7 @@ class SessionBuilder:
         chain.pending_growth = 0
         chain.expired = False
         for tool, tokens in zip(tool_uses, result_tokens):
-            steps.append(ToolResult(tool.id, filler_text(self._rng, tokens), tokens, parent_tool_use_id=parent))
+            steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
             chain.pending_growth += tokens
         return self
 
