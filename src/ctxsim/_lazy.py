@@ -37,6 +37,12 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
 _frozen_at = 0
 """``len(sys.modules)`` at the last :func:`freeze_imports` that froze."""
 
+_threshold: tuple[int, int, int] | None = None
+"""The collector's thresholds before the first :func:`freeze_imports` that froze, for :func:`thaw_imports`."""
+
+YOUNG_THRESHOLD = 10_000
+"""Allocations between two young-generation collections while frozen (CPython's default is 700)."""
+
 
 def freeze_imports(*, new_modules: int = 20) -> bool:
     """Move every object alive now into the cyclic collector's permanent generation (``gc.freeze()``) when at
@@ -44,28 +50,36 @@ def freeze_imports(*, new_modules: int = 20) -> bool:
 
     The imports a run needs (the SDK, ``mcp``, pydantic, Hypothesis: ~110k objects) stay alive for the whole
     process, yet every full collection walks them again: 10-45% of a long loop's time (README, Benchmarks). Frozen,
-    they are never walked; objects made later are collected as usual. Call it where a long run has done its
-    imports (the pytest plugin once scenarios are collected and again after the first item loaded the SDK,
-    ``ctxsim fuzz`` before its loop, the benchmarks). Only timing changes: what a run computes does not.
+    they are never walked; objects made later are collected as usual, the young ones every
+    :data:`YOUNG_THRESHOLD` allocations instead of 700 (a rendered stream allocates thousands of dicts that live
+    until it is checked; refcounting still frees them at once, only cycles wait). Call it where a long run has
+    done its imports (the pytest plugin once scenarios are collected and again after the first item loaded the
+    SDK, ``ctxsim fuzz`` before its loop, the benchmarks). Only timing changes: what a run computes does not.
     """
     import gc
     import sys
 
-    global _frozen_at
+    global _frozen_at, _threshold
     if len(sys.modules) - _frozen_at < new_modules:
         return False
     gc.freeze()
+    if _threshold is None:
+        _threshold = gc.get_threshold()
+        gc.set_threshold(max(_threshold[0], YOUNG_THRESHOLD), *_threshold[1:])
     _frozen_at = len(sys.modules)
     return True
 
 
 def thaw_imports() -> None:
-    """Undo :func:`freeze_imports` (``gc.unfreeze()``): where code that runs next looks for an object's referrers
-    with ``gc.get_referrers``, which does not see frozen objects (Hypothesis, first imported after the freeze,
-    registers Trio's PRNG so and would warn that it cannot see who holds it)."""
+    """Undo :func:`freeze_imports` (``gc.unfreeze()``, and the collector's thresholds as they were): where code that
+    runs next looks for an object's referrers with ``gc.get_referrers``, which does not see frozen objects
+    (Hypothesis, first imported after the freeze, registers Trio's PRNG so and would warn that it cannot see who
+    holds it)."""
     import gc
 
-    global _frozen_at
+    global _frozen_at, _threshold
     if _frozen_at:  # only what freeze_imports froze: a process that froze its own objects keeps them frozen
         gc.unfreeze()
-    _frozen_at = 0
+    if _threshold is not None:
+        gc.set_threshold(*_threshold)
+    _frozen_at, _threshold = 0, None
