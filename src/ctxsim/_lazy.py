@@ -55,9 +55,16 @@ def freeze_imports(*, new_modules: int = 20) -> bool:
     until it is checked; refcounting still frees them at once, only cycles wait). Call it where a long run has
     done its imports (the pytest plugin once scenarios are collected and again after the first item loaded the
     SDK, ``ctxsim fuzz`` before its loop, the benchmarks). Only timing changes: what a run computes does not.
+
+    Hypothesis is imported first (a pytest run imports it anyway, at the latest for its terminal summary): on
+    import it registers other libraries' random generators (Trio's), checking who holds each with
+    ``gc.get_referrers``, which does not see frozen objects; done before the freeze, that check sees everything and
+    walks a smaller heap.
     """
     import gc
     import sys
+
+    import hypothesis  # noqa: F401  (below)
 
     global _frozen_at, _threshold
     if len(sys.modules) - _frozen_at < new_modules:
@@ -71,10 +78,9 @@ def freeze_imports(*, new_modules: int = 20) -> bool:
 
 
 def thaw_imports() -> None:
-    """Undo :func:`freeze_imports` (``gc.unfreeze()``, and the collector's thresholds as they were): where code that
-    runs next looks for an object's referrers with ``gc.get_referrers``, which does not see frozen objects
-    (Hypothesis, first imported after the freeze, registers Trio's PRNG so and would warn that it cannot see who
-    holds it)."""
+    """Undo :func:`freeze_imports` (``gc.unfreeze()``, and the collector's thresholds as they were), at the end of
+    the run that froze: a process that goes on (pytest run in-process, as ``pytester`` does) gets its collector
+    back as it was."""
     import gc
 
     global _frozen_at, _threshold

@@ -53,7 +53,7 @@ The plugin is loaded in every pytest session where ``pytest-ctxsim`` is installe
 pytest: YAML, the SDK and the rest of ctxsim are imported inside hooks, items and fixtures, once asked for.
 Once scenarios are collected (``--ctx-scenarios``), and again once the first scenario item has loaded the
 SDK, the objects the imports left are frozen out of the cyclic collector's way (``gc.freeze()``,
-:func:`ctxsim._lazy.freeze_imports`); the session's end unfreezes them.
+:func:`ctxsim._lazy.freeze_imports`); the run's last cleanup unfreezes them.
 
 The package: the options and hooks here; the scenario files and their items in :mod:`._items`; the fixtures in
 :mod:`._fixtures`; what they share in :mod:`._shared`.
@@ -122,6 +122,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Registered before pytest's own cleanups, so run after them: its last full collections (unraisable
+    # exceptions) still find the imports frozen and skip them.
+    config.add_cleanup(thaw_imports)
     config.addinivalue_line("markers", "ctx_scenario: a ctxsim scenario check (collected by --ctx-scenarios)")
     config.addinivalue_line("markers", "ctx(**world): world defaults (model, window, baseline, max_output, seed) "
                                        "for the ctx_session fixture")
@@ -208,10 +211,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if session.config.stash.get(_ROOT, None) is not None:
         freeze_imports()
 
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    thaw_imports()  # before the terminal summary, where Hypothesis' plugin may import it for the first time
 
 
 @pytest.hookimpl(wrapper=True)
