@@ -111,7 +111,6 @@ SUITE = """\
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from ctxsim._lazy import freeze_imports
 from ctxsim.check import run_tracker_parsed
 from ctxsim.reference import ContextTracker
 from ctxsim.strategies import message_streams, sessions

@@ -64,7 +64,7 @@ def freeze_imports(*, new_modules: int = 20) -> bool:
     import gc
     import sys
 
-    import hypothesis  # noqa: F401  (below)
+    import hypothesis  # noqa: F401  (before the freeze: the docstring's last paragraph)
 
     global _frozen_at, _threshold
     if len(sys.modules) - _frozen_at < new_modules:

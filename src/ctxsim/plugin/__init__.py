@@ -212,7 +212,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         freeze_imports()
 
 
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield

@@ -30,6 +30,7 @@ from .usage import (
 
 __all__ = ["ContextTracker"]
 
+
 class ContextTracker:
     """The main conversation's context size, from the messages of the real SDK.
 

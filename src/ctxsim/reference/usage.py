@@ -92,7 +92,7 @@ NOT_THE_PREFIX = frozenset({"messages", "free_space", "autocompact_buffer"})
 def prefix_from_context_usage(context_usage: Any) -> int | None:
     """The system prompt, tools and skills every request carries, as ``get_context_usage()`` reports them: its
     categories in use but messages and free space (deferred tools are not sent); None where it lists none. Give it
-    to :class:`ContextTracker` as ``prefix_tokens`` so that a compaction reads right to the token."""
+    to :class:`ctxsim.reference.ContextTracker` as ``prefix_tokens`` so that a compaction reads right to the token."""
     categories = context_usage.get("categories") if isinstance(context_usage, dict) else None
     if not isinstance(categories, list):
         return None
