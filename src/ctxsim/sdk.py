@@ -31,7 +31,7 @@ from claude_agent_sdk import ClaudeAgentOptions, Message, Transport
 from claude_agent_sdk._internal.message_parser import parse_message
 
 from .sdk_hooks import Conversation, HookAnswer, HookPlayer
-from .wire import Script, context_usage_response, render
+from .wire import Script, context_usage_response, prompt_text, render
 from .world import Call, Compaction, Session, Text, Truth
 
 __all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
@@ -260,8 +260,7 @@ class FakeTransport(Transport):
         elif kind == "user":
             content = (message.get("message") or {}).get("content")
             self.prompts.append(content)
-            prompt = content if isinstance(content, str) else "\n".join(
-                b.get("text", "") for b in content or () if isinstance(b, dict) and b.get("type") == "text")
+            prompt = prompt_text(content)
             if self.responder is not None:
                 self._turns.append(self.responder(message))
                 self._turn_prompts.append(prompt)

@@ -51,8 +51,10 @@ __all__ = [
     "Renderer",
     "Script",
     "context_usage_response",
+    "prompt_text",
     "render",
     "render_stream",
+    "text_blocks",
     "thinking_tail",
 ]
 
@@ -407,6 +409,21 @@ def render_stream(session: Session, *, queries: Iterable[Query] | None = None, i
     renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
     given = enumerate(session.queries if queries is None else queries)
     return (renderer.script(i, query) for i, query in given)
+
+
+def text_blocks(content: Any) -> list[str]:
+    """The texts of a message's ``content`` as Claude Code and the Messages API write it: the string itself, or the
+    ``text`` of each ``text`` block of the list (other blocks, and content of any other shape, give none)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def prompt_text(content: Any) -> str:
+    """A user message's prompt: its :func:`text_blocks`, one to a line ("" when it has none)."""
+    return "\n".join(text_blocks(content))
 
 
 def thinking_tail(call: Call | None) -> int:

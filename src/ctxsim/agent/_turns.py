@@ -59,15 +59,6 @@ class Planned:
     text: str = ""
 
 
-def prompt_text(content: Any) -> str:
-    """The text of a user message's content (a string, or a list of content blocks)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
 def parse_sections(text: str) -> dict[str, str]:
     """Markdown sections by lower-cased heading: the text between a heading and the next one."""
     heads = list(_SECTION.finditer(text))

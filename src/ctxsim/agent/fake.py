@@ -49,7 +49,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions
 
 from ..sdk import FakeTransport
-from ..wire import Script
+from ..wire import Script, prompt_text
 from ..world import Query, Session, SessionBuilder, Truth
 from ._turns import (
     NO_WORK_REPLY,
@@ -59,7 +59,6 @@ from ._turns import (
     checkpoint_reply,
     mark_stopped,
     parse_sections,
-    prompt_text,
     reject_as_too_long,
     with_content,
 )

@@ -17,6 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from ..wire import prompt_text, text_blocks
+
 __all__ = ["COMPACT_MARK", "PromptCache", "RequestKind", "classify", "estimate_tokens", "last_user_text"]
 
 RequestKind = Literal["main", "subagent", "compact", "side"]
@@ -35,12 +37,6 @@ def estimate_tokens(value: Any) -> int:
     return max(1, len(text) // 4)
 
 
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    return [b.get("text", "") for b in content or () if isinstance(b, dict) and b.get("type") == "text"]
-
-
 def last_user_text(body: Mapping[str, Any]) -> str:
     """The last text block of the last user message that is not a ``<system-reminder>`` ("" when none).
 
@@ -50,7 +46,7 @@ def last_user_text(body: Mapping[str, Any]) -> str:
     messages = body.get("messages") or []
     if not messages or messages[-1].get("role") != "user":
         return ""
-    texts = [t for t in _texts(messages[-1].get("content")) if not t.lstrip().startswith("<system-reminder>")]
+    texts = [t for t in text_blocks(messages[-1].get("content")) if not t.lstrip().startswith("<system-reminder>")]
     return texts[-1] if texts else ""
 
 
@@ -65,7 +61,7 @@ def classify(body: Mapping[str, Any]) -> RequestKind:
     """The kind of a ``/v1/messages`` request body (see the module's facts)."""
     messages = body.get("messages") or []
     if messages and messages[-1].get("role") == "user":
-        text = "\n".join(_texts(messages[-1].get("content")))
+        text = prompt_text(messages[-1].get("content"))
         if COMPACT_MARK in text and "<summary>" in text:
             return "compact"
     if not body.get("tools"):
