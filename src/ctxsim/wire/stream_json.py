@@ -1,4 +1,4 @@
-"""Claude Code's wire format: a :class:`~ctxsim.world.Session` rendered as the CLI's stream-json.
+"""Claude Code's stream-json: a :class:`~ctxsim.world.Session` rendered as the CLI writes it on stdout.
 
 :func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
 writes on stdout for it, in order. The rendering reproduces what the real CLI 2.1.330 does (``shared/captures``):
@@ -18,18 +18,15 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import math
 import random
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-from .world import (
-    CHARS_PER_TOKEN,
+from ..world import (
     Call,
     Compaction,
     ConversationReset,
@@ -43,85 +40,16 @@ from .world import (
     ToolUse,
     Truth,
 )
+from ._prices import cost as call_cost
+from .frames import Frame, Observation, Script
 
-__all__ = [
-    "CLAUDE_CODE_VERSION",
-    "Frame",
-    "Observation",
-    "Renderer",
-    "Script",
-    "context_usage_response",
-    "prompt_text",
-    "render",
-    "render_stream",
-    "text_blocks",
-    "thinking_tail",
-]
+__all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "render", "render_stream"]
 
 CLAUDE_CODE_VERSION = "2.1.330"
 """The CLI version whose output this module reproduces."""
 
 PLACEHOLDER_OUTPUT_TOKENS = 1
 """The ``output_tokens`` the CLI copies from ``message_start`` into every per-block assistant message."""
-
-# USD per million tokens: input, output, cache write (5 min), cache read.
-_PRICES: dict[str, tuple[float, float, float, float]] = {
-    "opus": (5.0, 25.0, 6.25, 0.50),
-    "sonnet": (3.0, 15.0, 3.75, 0.30),
-    "haiku": (1.0, 5.0, 1.25, 0.10),
-}
-
-
-@dataclass(frozen=True)
-class Observation:
-    """A point of the session where a tracker is compared with the truth."""
-
-    index: int
-    """1-based position among the session's observation points."""
-    label: str
-    """Where in the session this is, e.g. ``q1 call 2`` or ``q2 result``."""
-    kind: str
-    """What closed it: ``call``, ``subagent``, ``compaction``, ``reset`` or ``result``."""
-    truth: Truth
-    """The true context from this frame on."""
-    window: int
-    """The context window in force."""
-
-
-@dataclass(slots=True)
-class Frame:
-    """One line the CLI writes: a stream-json dict, and the observation it closes, if any."""
-
-    data: dict[str, Any]
-    observation: Observation | None = None
-
-
-@dataclass
-class Script:
-    """Everything the CLI writes in answer to one user query, ending with its ``result``."""
-
-    query_index: int
-    prompt: str
-    frames: list[Frame] = field(default_factory=list)
-
-    def dicts(self) -> list[dict[str, Any]]:
-        """The raw stream-json dicts, in order."""
-        return [f.data for f in self.frames]
-
-
-@functools.cache
-def _price(model: str) -> tuple[float, float, float, float]:
-    for family, price in _PRICES.items():
-        if family in model:
-            return price
-    return _PRICES["sonnet"]
-
-
-def _cost(model: str, call: Call) -> float:
-    p_in, p_out, p_write, p_read = _price(model)
-    return (call.input_tokens * p_in + call.output_tokens * p_out
-            + call.cache_creation_input_tokens * p_write + call.cache_read_input_tokens * p_read) / 1e6
-
 
 def _assistant_usage(call: Call, reported_input: int) -> dict[str, int]:
     return {
@@ -292,7 +220,7 @@ class Renderer:
             "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window,
             "maxOutputTokens": self.session.max_output_tokens,
         })
-        cost = _cost(call.model, call)
+        cost = call_cost(call.model, call)
         entry["inputTokens"] += self.session.reported_input(call)
         entry["outputTokens"] += call.output_tokens
         entry["cacheReadInputTokens"] += call.cache_read_input_tokens
@@ -411,58 +339,3 @@ def render_stream(session: Session, *, queries: Iterable[Query] | None = None, i
     return (renderer.script(i, query) for i, query in given)
 
 
-def text_blocks(content: Any) -> list[str]:
-    """The texts of a message's ``content`` as Claude Code and the Messages API write it: the string itself, or the
-    ``text`` of each ``text`` block of the list (other blocks, and content of any other shape, give none)."""
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-
-
-def prompt_text(content: Any) -> str:
-    """A user message's prompt: its :func:`text_blocks`, one to a line ("" when it has none)."""
-    return "\n".join(text_blocks(content))
-
-
-def thinking_tail(call: Call | None) -> int:
-    """What Claude Code's ``get_context_usage`` adds to the last main-chain call's prompt: after a call whose first
-    block is thinking, a chars/4 estimate of its later text blocks (``ctxsim.live`` measured 800 characters adding
-    200 tokens, and nothing without the thinking block)."""
-    if call is None or not call.blocks or not isinstance(call.blocks[0], Thinking):
-        return 0
-    return sum(len(b.text) for b in call.blocks[1:] if isinstance(b, Text)) // CHARS_PER_TOKEN
-
-
-def context_usage_response(session: Session, truth: Truth | None, *, model: str | None = None,
-                           last_call: Call | None = None) -> dict[str, Any]:
-    """What the CLI answers to ``get_context_usage`` when the true context is ``truth``.
-
-    ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI, plus the
-    :func:`thinking_tail` of ``last_call`` (that call, while it is the last thing that happened); before the first
-    call it is the system baseline. The window is the one Claude Code compacts against
-    (:attr:`~ctxsim.world.Session.context_window`).
-    """
-    total = (truth.prompt if truth is not None else session.baseline) + thinking_tail(last_call)
-    window = session.context_window
-    skills = session.baseline // 8
-    return {
-        "categories": [
-            {"name": "System tools", "tokens": session.baseline - skills, "color": "inactive"},
-            {"name": "Skills", "tokens": skills, "color": "warning"},
-            {"name": "Messages", "tokens": max(0, total - session.baseline), "color": "purple"},
-            {"name": "Free space", "tokens": max(0, window - total), "color": "promptBorder"},
-        ],
-        "totalTokens": total,
-        "maxTokens": window,
-        "rawMaxTokens": window,
-        "percentage": round(100 * total / window),
-        "model": model or session.model,
-        "isAutoCompactEnabled": True,
-        "autoCompactThreshold": session.auto_compact_threshold,
-        "memoryFiles": [],
-        "mcpTools": [],
-        "agents": [],
-        "gridRows": [],
-    }
