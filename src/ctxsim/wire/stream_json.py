@@ -7,7 +7,8 @@ writes on stdout for it, in order. The rendering reproduces what the real CLI 2.
    ``usage`` (each message its own dict, as the CLI parses each line separately);
 2. that ``usage.output_tokens`` is the stale ``message_start`` placeholder, never the final count;
 3. with partial messages on, ``stream_event`` frames (``message_start`` ... ``message_delta`` with the final
-   output count, ``message_stop``) around the assistant messages;
+   output count and, as the Messages API sends them, the cumulative input and cache counts, ``message_stop``)
+   around the assistant messages;
 4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
 5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction;
 6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
@@ -47,6 +48,10 @@ __all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "rend
 
 CLAUDE_CODE_VERSION = "2.1.330"
 """The CLI version whose output this module reproduces."""
+
+COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
+                            "The summary below covers the earlier portion of the conversation.")
+"""How the CLI opens the user message that carries a compaction's summary."""
 
 PLACEHOLDER_OUTPUT_TOKENS = 1
 """The ``output_tokens`` the CLI copies from ``message_start`` into every per-block assistant message."""
@@ -195,7 +200,7 @@ class Renderer:
         if streaming:
             frames.append(self.stream_event({"type": "message_delta",
                                              "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
-                                             "usage": {"output_tokens": call.output_tokens}}, None))
+                                             "usage": self.delta_usage(usage, call)}, None))
             frames.append(self.stream_event({"type": "message_stop"}, None))
         if frames:
             self.observe(frames[-1], label, kind)
@@ -213,6 +218,31 @@ class Renderer:
             "tool_use_result": {"stdout": result.content, "stderr": "", "interrupted": False,
                                 "isImage": False},
         })
+
+    def delta_usage(self, usage: dict[str, int], call: Call) -> dict[str, int]:
+        """``message_delta``'s usage, as the session's provider sends it (:data:`~ctxsim.world.DeltaUsage`)."""
+        if self.session.delta_usage == "output":
+            return {"output_tokens": call.output_tokens}
+        return {**usage, "output_tokens": call.output_tokens}
+
+    def compaction_messages(self, step: Compaction) -> list[Frame]:
+        """The user frames the CLI writes after a boundary: the summary that now opens the conversation
+        (``isSynthetic``; a text block after an autocompaction, a string after ``/compact``), and for ``/compact``
+        the command's output, replayed (``isReplay``)."""
+        written = next((b.text for b in step.summary.blocks if isinstance(b, Text)), "") if step.summary else ""
+        summary = f"{COMPACT_SUMMARY_PREAMBLE}\n\nSummary:\n{written}"
+        content: str | list[dict[str, Any]] = summary if step.trigger == "manual" else [
+            {"type": "text", "text": summary}]
+        frames = [self.user(content, isReplay=False, isSynthetic=True) if step.trigger == "manual"
+                  else self.user(content, isSynthetic=True)]
+        if step.trigger == "manual":
+            frames.append(self.user("<local-command-stdout>Compacted </local-command-stdout>", isReplay=True))
+        return frames
+
+    def user(self, content: str | list[dict[str, Any]], **flags: bool) -> Frame:
+        """A user frame that carries no tool result (a summary, a command's output)."""
+        return Frame({"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+                      "session_id": self.session_id, "uuid": self.uuid(), **flags})
 
     def add_model_usage(self, call: Call) -> None:
         entry = self.model_usage.setdefault(call.model, {
@@ -262,10 +292,16 @@ class Renderer:
         frames = script.frames
         main_calls: list[Call] = []
         turns = 0
-        frames.append(self.init(self.session.model))
+        # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
+        clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        if not clears:
+            frames.append(self.init(self.session.model))
         sub_counts: dict[str, int] = {}
         for step in query.steps:
             frames.extend(self.step(step, q, main_calls, sub_counts))
+            if clears:
+                frames.append(self.init(self.session.model))
+                clears = False
             if isinstance(step, Call):
                 turns += 1
             elif isinstance(step, ConversationReset):
@@ -303,7 +339,7 @@ class Renderer:
             frame = self.system("compact_boundary", compact_metadata={
                 "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
             self.observe(frame, f"{q} compaction", "compaction")
-            return [frame]
+            return [frame, *self.compaction_messages(step)]
         elif isinstance(step, ConversationReset):
             frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
                            "uuid": self.uuid(), "session_id": self.session_id})
