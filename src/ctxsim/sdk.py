@@ -47,8 +47,8 @@ def kept_by_client(data: Mapping[str, Any]) -> bool:
 
     Mirrors ``claude_agent_sdk._internal.query.Query._read_messages``: the control protocol
     (:data:`CLIENT_ONLY_TYPES`) and the ``system``/``session_state_changed`` frames marked ``sdk_host_only: true``
-    that Claude Code 2.1.330 writes (state ``running``/``idle``; the client tracks them to end runs, then drops
-    them). The one rule for every part of ctxsim that predicts what the client yields.
+    that Claude Code writes (every captured release; state ``running``/``idle``; the client tracks them to end
+    runs, then drops them). The one rule for every part of ctxsim that predicts what the client yields.
     """
     kind = data.get("type")
     if kind in CLIENT_ONLY_TYPES:

@@ -31,6 +31,7 @@ import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
 from ..sdk import subprocess_pid, subprocess_transport
+from ..wire.versions import installed_cli_version
 from ..world import DEFAULT_MODEL
 from ._tap import FrameTap
 from .api import FakeMessagesAPI
@@ -85,14 +86,11 @@ def cli_version(cli: str | Path | None = None) -> str:
 
 def bundled_cli_version() -> str:
     """The version of the Claude Code CLI bundled in the installed ``claude-agent-sdk``."""
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude.version"
-    try:
-        words = path.read_text().split()  # "2.1.330 (Claude Code)"
-    except OSError:
-        raise LiveError(f"ctxsim: no CLI is bundled in this claude-agent-sdk ({path} is missing)") from None
-    if not words:
-        raise LiveError(f"ctxsim: {path} is empty")
-    return words[0]
+    version = installed_cli_version()
+    if version is None:
+        raise LiveError(f"ctxsim: no CLI version is bundled in this claude-agent-sdk ({bundled_cli_path()}.version "
+                        f"is missing or empty)")
+    return version
 
 
 def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,

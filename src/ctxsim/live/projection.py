@@ -89,8 +89,9 @@ def project_message(message: Any) -> Projection | None:
         event = message.event
         kind = event.get("type")
         if kind == "message_start":
-            return {"type": "stream_event", "event": kind, "message_id": event["message"].get("id"),
-                    "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", event["message"].get("usage"))}
+            started = event.get("message") or {}
+            return {"type": "stream_event", "event": kind, "message_id": started.get("id"),
+                    "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", started.get("usage"))}
         if kind == "message_delta":
             return {"type": "stream_event", "event": kind, "parent_tool_use_id": message.parent_tool_use_id,
                     "stop_reason": (event.get("delta") or {}).get("stop_reason"),

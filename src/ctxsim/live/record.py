@@ -25,6 +25,7 @@ from typing import Any
 
 import claude_agent_sdk
 
+from ..wire.versions import CAPTURES, captured_versions, version_key
 from ..world import (
     Call,
     Compaction,
@@ -50,8 +51,7 @@ FORMAT = 3
 (ids by shape), the raw frames' key paths (``frame_keys``), the CLI's autocompact point, the provider's
 ``message_delta`` usage."""
 
-CAPTURES = Path(__file__).parent / "captures"
-"""The captures that ship with ctxsim: ``claude-code-<version>/<scripted session>.json``."""
+
 
 
 def _block_json(block: Text | Thinking | ToolUse) -> dict[str, Any]:
@@ -181,17 +181,6 @@ def load_capture(path: Path) -> Capture:
                    session_from_json(data["session"]), data["initial"],
                    [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]),
                    dict(data["frame_keys"]))
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """``2.1.330`` as ``(2, 1, 330)``, for ordering versions (a part that is not a number counts as 0)."""
-    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
-
-
-def captured_versions(directory: Path = CAPTURES) -> list[str]:
-    """The CLI versions with captures under ``directory``, oldest first."""
-    return sorted((p.name.removeprefix("claude-code-") for p in directory.glob("claude-code-*") if p.is_dir()),
-                  key=version_key)
 
 
 def load_captures(directory: Path = CAPTURES) -> list[Capture]:

@@ -106,9 +106,9 @@ class ReleaseCheck:
         for path in self.recorded:
             lines.append(f"wrote {path}")
         tracked = sum(len(s.tracked) for s in self.sessions)
-        untracked = sum(len(s.untracked) for s in self.sessions)
+        untracked_count = sum(len(s.untracked) for s in self.sessions)
         lines.append(f"{'FAIL' if tracked else 'ok'}: {tracked} difference(s) in fields trackers read, "
-                     f"{untracked} in keys no tracker reads")
+                     f"{untracked_count} in keys no tracker reads")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 - :mod:`.stream_json` — what the CLI writes on stdout for the SDK (``--output-format stream-json``), query by query;
 - :mod:`.context_usage` — its answer to the ``get_context_usage`` control request;
 - :mod:`.frames` — the lines of every format, grouped by query, and the observation points they close;
-- :mod:`.content` — reading the text of a message's content.
+- :mod:`.content` — reading the text of a message's content;
+- :mod:`.versions` — the Claude Code installed, and the versions the wire is checked against.
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ from __future__ import annotations
 from .content import prompt_text, text_blocks
 from .context_usage import context_usage_response, thinking_tail
 from .frames import Frame, Observation, Script
-from .stream_json import CLAUDE_CODE_VERSION, PLACEHOLDER_OUTPUT_TOKENS, Renderer, render, render_stream
+from .stream_json import PLACEHOLDER_OUTPUT_TOKENS, Renderer, cli_version_rendered, render, render_stream
 
 __all__ = [
-    "CLAUDE_CODE_VERSION",
     "PLACEHOLDER_OUTPUT_TOKENS",
     "Frame",
     "Observation",
     "Renderer",
     "Script",
+    "cli_version_rendered",
     "context_usage_response",
     "prompt_text",
     "render",

@@ -1,7 +1,8 @@
 """Claude Code's stream-json: a :class:`~ctxsim.world.Session` rendered as the CLI writes it on stdout.
 
 :func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
-writes on stdout for it, in order. The rendering reproduces what the real CLI 2.1.330 does (``shared/captures``):
+writes on stdout for it, in order. The rendering reproduces what the real CLI does, as checked against the captures
+of every recorded release (:mod:`ctxsim.wire.versions`; the tests replay each, and play the installed CLI live):
 
 1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
    ``usage`` (each message its own dict, as the CLI parses each line separately);
@@ -43,11 +44,15 @@ from ..world import (
 )
 from ._prices import cost as call_cost
 from .frames import Frame, Observation, Script
+from .versions import captured_versions, installed_cli_version
 
-__all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "render", "render_stream"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
 
-CLAUDE_CODE_VERSION = "2.1.330"
-"""The CLI version whose output this module reproduces."""
+
+def cli_version_rendered(asked: str | None = None) -> str:
+    """The Claude Code version a rendering stands for: ``asked``, else the installed CLI's, else the newest
+    captured one (its ``init`` frame's ``claude_code_version``)."""
+    return asked or installed_cli_version() or (captured_versions() or ["unknown"])[-1]
 
 COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
                             "The summary below covers the earlier portion of the conversation.")
@@ -95,8 +100,9 @@ class Renderer:
     the new query. :func:`render` is the whole-session form."""
 
     def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
-                 cwd: str) -> None:
+                 cwd: str, cli_version: str | None = None) -> None:
         self.session = session
+        self.cli_version = cli_version_rendered(cli_version)
         self.partial = include_partial_messages
         self.forward_subagent_text = forward_subagent_text
         self.cwd = cwd
@@ -132,7 +138,7 @@ class Renderer:
             "tools": ["Task", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"],
             "mcp_servers": [], "model": model, "permissionMode": "bypassPermissions",
             "slash_commands": ["compact", "context", "clear", "cost", "init", "review"],
-            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": CLAUDE_CODE_VERSION,
+            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": self.cli_version,
             "output_style": "default", "agents": ["general-purpose", "Explore", "Plan"], "skills": [],
             "plugins": [], "uuid": self.uuid(),
         })
@@ -352,12 +358,13 @@ class Renderer:
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,
-           cwd: str = "/home/dev/project") -> list[Script]:
+           cwd: str = "/home/dev/project", cli_version: str | None = None) -> list[Script]:
     """Render ``session`` as the stream-json the CLI writes: one :class:`Script` per query.
 
-    Deterministic: the same session renders to the same frames, uuids included.
+    Deterministic: the same session renders to the same frames, uuids included. ``cli_version`` is the Claude Code
+    the rendering stands for (:func:`cli_version_rendered`).
     """
-    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd, cli_version)
     return [renderer.script(i) for i in range(len(session.queries))]
 
 

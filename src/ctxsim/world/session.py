@@ -50,7 +50,8 @@ CHARS_PER_TOKEN = 4
 
 MAX_SYSTEM_PREFIX = 30_000
 """The most a stream-reading tracker should take the system prompt, tools and skills to be. Claude Code's measure
-10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (2.1.39, real recordings); a
+10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (an older CLI, in real
+recordings); a
 first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
 
 
