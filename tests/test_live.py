@@ -8,6 +8,7 @@ in ``ctxsim/live/captures`` (of the installed version, or the newest one below i
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -217,3 +218,123 @@ def test_ctx_backend_live_runs_what_it_can_and_skips_the_rest(pytester: pytest.P
     result = pytester.runpytest("--ctx-scenarios=.", "--ctx-backend=live", "-rs", "-p", "no:randomly")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(["*ctxsim: --ctx-backend=live: query 2 compacts: the live CLI decides compaction*"])
+
+
+# --- conformance sees what it compares (issue 18's two planted divergences, against the real CLI) --------------
+
+
+def _planted_on_live(plant: Callable[[dict[str, object]], dict[str, object]]) -> list[str]:
+    """Play partial-messages live, then in-process with ``plant`` editing the fake's frames: the tracked fields
+    the comparison names."""
+
+    async def both() -> list[str]:
+        scripted = SESSIONS["partial-messages"]
+        live = await play_live(scripted, timeout=30)
+        assert live.session is not None
+        fake = await play_inprocess(live.session, include_partial_messages=True, hooks=scripted.hooks,
+                                    edit=plant)  # type: ignore[arg-type]
+        differences = compare(live.steps, fake.steps, initial=(live.initial, fake.initial))
+        return sorted({f"{d.kind} {d.field}" for d in differences if d.tracked})
+
+    return anyio.run(both)
+
+
+def test_a_per_block_stop_reason_planted_in_the_fake_fails_against_the_cli() -> None:
+    """The CLI writes ``stop_reason: null`` on every per-block assistant message; a fake that copies the call's
+    stop reason onto them is named."""
+
+    def plant(frame: dict[str, object]) -> dict[str, object]:
+        if frame.get("type") != "assistant":
+            return frame
+        message = dict(frame["message"])  # type: ignore[call-overload]
+        message["stop_reason"] = "end_turn"
+        return {**frame, "message": message}
+
+    assert _planted_on_live(plant) == ["assistant stop_reason"]
+
+
+def test_a_message_delta_input_shift_planted_in_the_fake_fails_against_the_cli() -> None:
+    def plant(frame: dict[str, object]) -> dict[str, object]:
+        event = frame.get("event")
+        if frame.get("type") != "stream_event" or not isinstance(event, dict) or event.get("type") != "message_delta":
+            return frame
+        usage = dict(event["usage"])
+        usage["input_tokens"] += 777
+        return {**frame, "event": {**event, "usage": usage}}
+
+    assert _planted_on_live(plant) == ["stream_event/message_delta usage.input_tokens"]
+
+
+# --- ctxsim conformance on any CLI ---------------------------------------------------------------------------------
+
+WRAPPER = """#!{python}
+# A wrapper around the real Claude Code CLI that edits what it writes on stdout (ctxsim's conformance tests).
+import json, signal, subprocess, sys
+child = subprocess.Popen([{cli!r}, *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
+signal.signal(signal.SIGTERM, lambda *_: (child.terminate(), sys.exit(143)))
+for line in child.stdout:
+    try:
+        frame = json.loads(line)
+    except ValueError:
+        sys.stdout.write(line)
+    else:
+{edit}
+        sys.stdout.write(json.dumps(frame) + "\\n")
+    sys.stdout.flush()
+sys.exit(child.wait())
+"""
+
+
+def _wrapper(tmp_path: Path, edit: str) -> Path:
+    import sys
+
+    from ctxsim.live.claude import bundled_cli_path
+
+    path = tmp_path / "claude-wrapper"
+    body = "\n".join(" " * 8 + line for line in edit.strip().splitlines())
+    path.write_text(WRAPPER.format(python=sys.executable, cli=str(bundled_cli_path()), edit=body))
+    path.chmod(0o755)
+    return path
+
+
+def _conformance(*args: str) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from ctxsim.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["conformance", *args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_conformance_on_a_wrapper_that_inflates_cache_reads_exits_1_naming_the_field(tmp_path: Path) -> None:
+    cli = _wrapper(tmp_path, """
+if frame.get("type") == "assistant":
+    frame["message"]["usage"]["cache_read_input_tokens"] += 1000""")
+    status, out, _ = _conformance("several-queries", "--cli", str(cli))
+    assert status == 1, out
+    rows = [line for line in out.splitlines() if " usage.cache_read_input_tokens " in line]
+    assert rows and all(line.rstrip().endswith("yes") for line in rows), out
+    assert out.splitlines()[-1].startswith("FAIL: ")
+
+
+def test_conformance_on_a_wrapper_that_adds_an_untracked_key_exits_0_listing_it(tmp_path: Path) -> None:
+    cli = _wrapper(tmp_path, """
+if frame.get("type") == "assistant":
+    frame["ctxsim_probe"] = 1""")
+    status, out, _ = _conformance("several-queries", "--cli", str(cli), "--json")
+    assert status == 0, out
+    report = json.loads(out)
+    (session,) = report["sessions"]
+    assert {"field": "keys: ctxsim_probe", "tracked": False} in [
+        {"field": d["field"], "tracked": d["tracked"]} for d in session["differences"]]
+    assert "appeared: assistant ctxsim_probe" in session["drift"]["summary"]
+
+
+def test_conformance_on_a_cli_that_cannot_start_is_one_ctxsim_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-claude"
+    status, out, err = _conformance("--cli", str(missing))
+    assert status == 2 and not out
+    assert err.startswith(f"ctxsim: the CLI {missing} cannot be started: ") and err.count("\n") == 1

@@ -79,24 +79,25 @@ class ReleaseCheck:
     def table(self) -> str:
         """The report ``ctxsim conformance`` prints: a row per difference (field, fake, CLI, tracked), then the
         drift from the last recorded release, then the verdict."""
-        rows: list[tuple[str, str, str, str, str]] = []
+        rows: list[tuple[str, ...]] = []
         for s in self.sessions:
-            rows += [(s.name, f"{d.where}: {d.field}", _shown(d.right), _shown(d.left), "yes") for d in s.tracked]
+            rows += [(s.name, d.where, d.field, _shown(d.right), _shown(d.left), "yes") for d in s.tracked]
         # Keys no tracker reads repeat in every session: one row each, with how many sessions showed it.
-        untracked: dict[tuple[str, str, str], list[str]] = {}
+        untracked: dict[tuple[str, str, str, str], list[str]] = {}
         for s in self.sessions:
             for d in s.untracked:
-                untracked.setdefault((f"{d.where}: {d.field}", _shown(d.right), _shown(d.left)), []).append(s.name)
-        rows += [(names[0] if len(names) == 1 else f"{len(names)} sessions", where, fake, real, "no")
-                 for (where, fake, real), names in sorted(untracked.items())]
+                untracked.setdefault((d.where, d.field, _shown(d.right), _shown(d.left)), []).append(s.name)
+        rows += [(names[0] if len(names) == 1 else f"{len(names)} sessions", *key, "no")
+                 for key, names in sorted(untracked.items())]
         lines = [f"ctxsim conformance: Claude Code {self.version} ({self.cli}), {len(self.sessions)} scripted "
                  f"sessions live and in-process in {self.seconds:.1f} s"]
         if rows:
-            header = ("session", "field", "fake", "CLI", "trackers read it")
-            widths = [min(70, max(len(r[i]) for r in [header, *rows])) for i in range(5)]
-            lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-            lines += ["  ".join(c[:70].ljust(w) for c, w in zip(r, widths)).rstrip()
-                      for r in sorted(rows, key=lambda r: (r[4] != "yes", r[0]))]
+            header = ("session", "where", "field", "fake", "CLI", "trackers read it")
+            limits = (30, 45, 200, 24, 24, 20)  # the field is never cut
+            cells = [[c if len(c) <= limit else c[:limit - 1] + "…" for c, limit in zip(r, limits)]
+                     for r in [header, *sorted(rows, key=lambda r: (r[5] != "yes", r[0]))]]
+            widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+            lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
         else:
             lines.append("the fake and the CLI agree on every field and every frame key")
         drifted = [s for s in self.sessions if s.drift is not None]
@@ -145,9 +146,9 @@ async def _check_one(name: str, cli: str | None, timeout: float,
 
 
 def check_release(cli: str | None = None, *, names: Sequence[str] | None = None, record: Path | None = None,
-                  captures: Path = CAPTURES, timeout: float = 60.0) -> ReleaseCheck:
+                  captures: Path = CAPTURES, timeout: float = 60.0, concurrency: int = CONCURRENCY) -> ReleaseCheck:
     """Play the scripted sessions ``names`` (default: all) on ``cli`` (None: the CLI bundled in the installed SDK)
-    and in-process, :data:`CONCURRENCY` at a time, and sort their differences; with ``record``, write each live run
+    and in-process, ``concurrency`` at a time, and sort their differences; with ``record``, write each live run
     as a capture under that directory. A CLI that cannot be started is a :class:`~ctxsim.live.claude.LiveError`."""
     started = time.monotonic()
     version = cli_version(cli)
@@ -161,7 +162,7 @@ def check_release(cli: str | None = None, *, names: Sequence[str] | None = None,
     failures: list[Exception] = []
 
     async def run_all() -> None:
-        limiter = anyio.CapacityLimiter(CONCURRENCY)
+        limiter = anyio.CapacityLimiter(concurrency)
 
         async def one(name: str) -> None:
             async with limiter:
