@@ -103,22 +103,29 @@ def _fresh_session(frame: Frame) -> None:
 
 
 def _delete(path: str) -> Callable[[Frame], None]:
-    def change(frame: Frame) -> None:
-        *parents, key = path.split(".")
-        target: Any = frame
-        for part in parents:
-            if part.endswith("[]"):
-                for item in target[part[:-2]]:
-                    item.pop(key, None)
-                return
-            target = target.get(part) if part != "*" else next(iter(target.values()))
-            if target is None:
-                return
-        if parents and parents[-1] == "*":
-            return
-        target.pop(key, None)
+    """Remove the key at ``path`` (``*``: under every entry of a dict; ``name[]``: under every item of a list)."""
 
-    return change
+    def remove(target: Any, parts: list[str]) -> None:
+        head, *rest = parts
+        if not isinstance(target, dict):
+            return
+        if head == "*" and not rest:
+            target.clear()  # ``modelUsage.*``: no model left
+            return
+        if head == "*":
+            children: list[Any] = list(target.values())
+        elif head.endswith("[]"):
+            children = list(target.get(head[:-2]) or [])
+        elif not rest:
+            target.pop(head, None)
+            return
+        else:
+            children = [target.get(head)]
+        for child in children:
+            if rest:
+                remove(child, rest)
+
+    return lambda frame: remove(frame, path.split("."))
 
 
 def _model_usage(key: str) -> Callable[[Frame], None]:
@@ -225,14 +232,16 @@ PLANTED: dict[tuple[str, str], tuple[str, Planter]] = {
 """A planted divergence for every projected field, and the captured session where that field shows."""
 
 PLANTED_KEYS: dict[tuple[str, str], str] = {
-    (kind, path): session for kind, paths in TRACKED.items() for path in paths
+    ("result/success" if kind == "result" else kind, path): session for kind, paths in TRACKED.items()
+    for path in paths
     for session in [{"system/compact_boundary": "compact", "stream_event/message_start": "partial-messages",
                      "stream_event/message_delta": "partial-messages", "conversation_reset": "clear",
                      "user": "hook-deny"}.get(kind, "several-queries")]
     if path != "type" and not (kind == "assistant" and path == "error")
 }
-"""Every tracked key of every tracked frame kind (but ``type``, which names the kind, and the assistant's
-``error``, which the CLI writes only on an error), deleted from the fake's frames of that kind."""
+"""Every tracked key of every tracked frame kind (results as ``result/success``; but ``type``, which names the kind,
+and the assistant's ``error``, which the CLI writes only on an error), deleted from the fake's frames of that kind,
+in a captured session whose frames carry it."""
 
 
 def _replay(capture: Capture, edit: Planter) -> list[Difference]:
@@ -270,8 +279,7 @@ def test_a_tracked_key_gone_from_the_fake_is_named(kind: str, path: str) -> None
     (``subtype``, ``event.type``) takes the kind with it; a key the SDK's own parser requires makes the play fail
     with the parser's error naming it (a CLI that dropped it fails every conformance run outright)."""
     capture = CAPTURES[PLANTED_KEYS[(kind, path)]]
-    if path not in capture.frame_keys.get(kind, ()):
-        pytest.skip(f"the CLI wrote no {path} on {kind} frames of {capture.name!r} (nothing to remove)")
+    assert path in capture.frame_keys.get(kind, ()), f"the CLI wrote no {path} on {kind} frames of {capture.name!r}"
     key = path.rsplit(".", 1)[-1].removesuffix("[]")
     try:
         differences = _replay(capture, _on(kind, _delete(path)))
