@@ -11,13 +11,22 @@ the recorded ones. ``tests/live_known.py`` lists the differences that remain, wi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from live_known import KNOWN, unexplained
 
 from ctxsim.live.conformance import SESSIONS, play_inprocess
 from ctxsim.live.projection import compare, compare_keys, message_kind
-from ctxsim.live.record import Capture, captured_versions, load_captures, session_from_json, session_to_json
+from ctxsim.live.record import (
+    Capture,
+    capture_for,
+    captured_versions,
+    load_captures,
+    session_from_json,
+    session_to_json,
+)
 
 ALL = load_captures()
 
@@ -97,3 +106,22 @@ def test_recorded_facts_of_the_cli(version: str) -> None:
                                         "PreToolUse", "PostToolUse", "PreToolUse", "can_use_tool:Bash", "Stop"]
     assert events("permissions", 1) == ["UserPromptSubmit", "PreToolUse", "SubagentStart", "PreToolUse",
                                         "can_use_tool:Bash", "PostToolUse", "SubagentStop", "PostToolUse", "Stop"]
+
+
+def test_the_capture_for_a_version_is_its_own_or_the_newest_below(tmp_path: Path) -> None:
+    """A CLI newer than every capture is compared with the newest one (never failed for being new); one between two
+    with the older; one older than all with the oldest."""
+    versions = captured_versions()
+    for version in versions:
+        chosen = capture_for(version)
+        assert chosen is not None and chosen[0] == version and set(chosen[1]) == set(SESSIONS)
+    newer = capture_for("2.99.0")
+    assert newer is not None and newer[0] == versions[-1]
+    older = capture_for("0.1.0")
+    assert older is not None and older[0] == versions[0]
+    for name in ("2.1.5", "2.1.40"):  # 2.1.40 sorts after 2.1.5: versions compare by number, not text
+        (tmp_path / f"claude-code-{name}").mkdir()
+    assert captured_versions(tmp_path) == ["2.1.5", "2.1.40"]
+    assert capture_for("2.1.39", tmp_path) == ("2.1.5", {})
+    assert capture_for("2.1.40", tmp_path) == ("2.1.40", {})
+    assert capture_for("2.1.1", Path(tmp_path / "none")) is None
