@@ -18,8 +18,8 @@ import pytest
 from claude_agent_sdk._errors import MessageParseError  # the parser's own error (not exported)
 
 from ctxsim.live.conformance import play_inprocess
-from ctxsim.live.frame_keys import TRACKED, frame_kind
-from ctxsim.live.projection import FIELDS, Difference, compare, compare_keys, field_pattern
+from ctxsim.live.frame_keys import RAW_FIELDS, TRACKED, frame_kind
+from ctxsim.live.projection import FIELDS, Difference, compare, compare_keys, compare_raw, field_pattern
 from ctxsim.live.record import Capture, captured_versions, load_captures
 
 Frame = dict[str, Any]
@@ -249,7 +249,7 @@ def _replay(capture: Capture, edit: Planter) -> list[Difference]:
                                               include_partial_messages=capture.include_partial_messages,
                                               hooks=capture.hooks, edit=edit))
     return (compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
-            + compare_keys(capture.frame_keys, played.frame_keys))
+            + compare_keys(capture.frame_keys, played.frame_keys) + compare_raw(capture.raw, played.raw))
 
 
 def test_every_projected_field_has_a_planted_divergence() -> None:
@@ -291,6 +291,23 @@ def test_a_tracked_key_gone_from_the_fake_is_named(kind: str, path: str) -> None
         return
     assert any(d.kind == f"frames {kind}" and d.field == f"keys: {path}" and d.tracked for d in differences), (
         f"removing {path} from the fake's {kind} frames was not reported as a tracked key")
+
+
+PLANTED_RAW: dict[tuple[str, str], Planter] = {
+    ("assistant", "request_id"): _on("assistant", _set("request_id", "req_planted")),
+}
+"""A planted divergence for every raw-frame value compared (:data:`~ctxsim.live.frame_keys.RAW_FIELDS`)."""
+
+
+def test_every_raw_field_has_a_planted_divergence() -> None:
+    assert {(kind, name) for kind, names in RAW_FIELDS.items() for name in names} == set(PLANTED_RAW)
+
+
+@pytest.mark.parametrize(("kind", "name"), sorted(PLANTED_RAW), ids=[f"{k}:{n}" for k, n in sorted(PLANTED_RAW)])
+def test_a_planted_raw_value_is_named(kind: str, name: str) -> None:
+    differences = _replay(CAPTURES["several-queries"], PLANTED_RAW[(kind, name)])
+    assert [d.field for d in differences if d.tracked] and all(
+        d.kind == f"frames {kind}" and d.field == name for d in differences if d.tracked)
 
 
 def test_an_untracked_key_is_drift_not_a_failure() -> None:

@@ -22,7 +22,7 @@ from live_known import unexplained
 from ctxsim.live.api import FakeMessagesAPI, Reply
 from ctxsim.live.claude import LiveClaude, LiveError, child_processes
 from ctxsim.live.conformance import SESSIONS, Played, play_inprocess, play_live
-from ctxsim.live.projection import compare, compare_keys
+from ctxsim.live.projection import compare, compare_keys, compare_raw
 from ctxsim.live.record import CAPTURES, capture_for, drift
 from ctxsim.plugin import DRIFT_PROPERTY
 from ctxsim.world import Text
@@ -97,6 +97,7 @@ def test_live_and_inprocess_agree(name: str, record_property: Callable[[str, obj
     live, inprocess = anyio.run(both)
     differences = compare(live.steps, inprocess.steps, initial=(live.initial, inprocess.initial))
     keys = compare_keys(live.frame_keys, inprocess.frame_keys)
+    differences += compare_raw(live.raw, inprocess.raw)
     problem = unexplained(name, differences + [d for d in keys if d.tracked])
     assert not problem, problem
     untracked = sorted({f"{d.kind.removeprefix('frames ')} {d.field.removeprefix('keys: ')}" for d in keys

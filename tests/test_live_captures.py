@@ -18,7 +18,7 @@ import pytest
 from live_known import KNOWN, unexplained
 
 from ctxsim.live.conformance import SESSIONS, play_inprocess
-from ctxsim.live.projection import compare, compare_keys, message_kind
+from ctxsim.live.projection import compare, compare_keys, compare_raw, message_kind
 from ctxsim.live.record import (
     Capture,
     capture_for,
@@ -47,6 +47,7 @@ def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
                        backend=backend)
     differences = compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
     differences += [d for d in compare_keys(capture.frame_keys, played.frame_keys) if d.tracked]
+    differences += compare_raw(capture.raw, played.raw)
     problem = unexplained(capture.name, differences)
     assert not problem, problem
     compared = sum(len(m) for s in capture.steps for m in s.messages) + sum(len(s.context_usage)

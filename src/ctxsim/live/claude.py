@@ -175,7 +175,8 @@ class LiveClaude:
         self.stderr: deque[str] = deque(maxlen=200)
         """The CLI's last lines on stderr."""
         self.pids: set[int] = set()
-        """The CLI's process (the children this process gained while connecting)."""
+        """The CLI's process, as its transport started it (where the transport does not say: the children this
+        process gained while connecting)."""
         self.workdir: Path | None = None
         self._client: ClaudeSDKClient | None = None
         self._tap: FrameTap | None = None

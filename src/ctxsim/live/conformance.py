@@ -40,7 +40,7 @@ from ._recorded import session_of
 from ._tap import FrameEdit, FrameTap
 from .api import FakeMessagesAPI, Reply, Served
 from .claude import LiveClaude, LiveError, cli_version
-from .frame_keys import FrameKeys, frame_keys
+from .frame_keys import FrameKeys, frame_keys, raw_fields
 from .projection import (
     Projection,
     StepProjection,
@@ -142,6 +142,8 @@ class Played:
     """Live: the wall time of the run, connecting and disconnecting included."""
     frame_keys: FrameKeys = field(default_factory=dict)
     """Every key path the raw frames carried, by frame kind (the SDK's control frames left out)."""
+    raw: dict[str, list[Any]] = field(default_factory=dict)
+    """The raw-frame values trackers read that the SDK's messages drop (request ids), frame by frame."""
 
 
 _MODEL_WINDOW = 200_000
@@ -186,14 +188,14 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
                                             hooks[:]))
                 hooks.clear()
-            keys = _keys(live.frames)
+            keys, raw = _keys(live.frames), raw_fields(live.frames)
     totals = [step.context_usage.get("totalTokens") for step in steps]
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
                          auto_compact_window=scripted.autocompact_window,
                          auto_compact_at=initial_usage.get("autoCompactThreshold"))
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
-                  anyio.current_time() - started, keys)
+                  anyio.current_time() - started, keys, raw)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
@@ -225,7 +227,7 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
         raise LiveError(f"ctxsim: the in-process play of session {session.name!r} did not finish within "
                         f"{timeout:g} s ({len(steps)} of {len(session.queries)} queries done)")
     return Played(initial, id_shapes(steps), session, seconds=anyio.current_time() - started,
-                  frame_keys=_keys(transport.frames))
+                  frame_keys=_keys(transport.frames), raw=raw_fields(transport.frames))
 
 
 # --- the scripted sessions of the conformance suite -------------------------------------------------------------

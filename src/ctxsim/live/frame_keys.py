@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["OPAQUE", "TRACKED", "FrameKeys", "frame_keys", "frame_kind", "is_tracked"]
+__all__ = ["OPAQUE", "RAW_FIELDS", "TRACKED", "FrameKeys", "frame_keys", "frame_kind", "is_tracked", "raw_fields"]
 
 FrameKeys = dict[str, list[str]]
 """``{frame kind: sorted key paths}``."""
@@ -101,3 +101,18 @@ def is_tracked(kind: str, path: str | None = None) -> bool:
     if keys is None:
         return False
     return path is None or path in keys
+
+
+RAW_FIELDS = {"assistant": ("request_id",)}
+"""Values trackers read from raw frames that the SDK's messages do not carry: compared frame by frame."""
+
+
+def raw_fields(frames: Iterable[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """For each field of :data:`RAW_FIELDS`, its value on every frame of that kind, in order
+    (``{"assistant request_id": ["req_ctxsim0001", ...]}``; a frame without it gives None)."""
+    out: dict[str, list[Any]] = {f"{kind} {name}": [] for kind, names in RAW_FIELDS.items() for name in names}
+    for frame in frames:
+        kind = frame_kind(frame)
+        for name in RAW_FIELDS.get(kind, ()):
+            out[f"{kind} {name}"].append(frame.get(name))
+    return out

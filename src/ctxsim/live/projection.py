@@ -36,8 +36,8 @@ from claude_agent_sdk import (
 )
 
 __all__ = ["CONTEXT_USAGE_FIELDS", "FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
-           "compare_keys", "field_pattern", "id_shapes", "message_kind", "project_context_usage", "project_hook",
-           "project_message", "project_permission"]
+           "compare_keys", "compare_raw", "field_pattern", "id_shapes", "message_kind", "project_context_usage",
+           "project_hook", "project_message", "project_permission"]
 
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
@@ -265,6 +265,22 @@ def compare_keys(left: Mapping[str, Sequence[str]], right: Mapping[str, Sequence
         out += [Difference(f"frames {kind}", f"keys: {path}", "present" if path in a else _ABSENT,
                            "present" if path in b else _ABSENT, 0, f"frames {kind}", is_tracked(kind, path))
                 for path in sorted(a ^ b)]
+    return out
+
+
+def compare_raw(left: Mapping[str, Sequence[Any]], right: Mapping[str, Sequence[Any]]) -> list[Difference]:
+    """Every raw-frame value (:func:`~ctxsim.live.frame_keys.raw_fields`) that differs between two runs, frame by
+    frame: ``frames assistant`` / ``request_id`` at the n-th assistant frame; one more or fewer frame is one
+    difference too."""
+    out = []
+    for name in sorted(set(left) | set(right)):
+        kind, _, field_name = name.partition(" ")
+        a, b = list(left.get(name, ())), list(right.get(name, ()))
+        for index in range(max(len(a), len(b))):
+            x = a[index] if index < len(a) else _ABSENT
+            y = b[index] if index < len(b) else _ABSENT
+            if x != y:
+                out.append(Difference(f"frames {kind} #{index + 1}", field_name, x, y, 0, f"frames {kind}"))
     return out
 
 

@@ -148,6 +148,8 @@ class Capture:
     """The callbacks the run registered (play the session in-process with the same)."""
     frame_keys: dict[str, list[str]] = field(default_factory=dict)
     """Every key path the CLI's raw frames carried, by frame kind."""
+    raw: dict[str, list[Any]] = field(default_factory=dict)
+    """The raw-frame values trackers read that the SDK's messages drop (request ids), frame by frame."""
 
 
 def capture_dir(directory: Path, cli_version: str) -> Path:
@@ -167,7 +169,7 @@ def write_capture(directory: Path, name: str, played: Played, *, include_partial
             "sdk_version": claude_agent_sdk.__version__, "include_partial_messages": include_partial_messages,
             "hooks": (hooks or HookSetup()).to_json(), "session": session_to_json(played.session),
             "initial": played.initial,
-            "steps": [s.to_json() for s in played.steps], "frame_keys": played.frame_keys}
+            "steps": [s.to_json() for s in played.steps], "frame_keys": played.frame_keys, "raw": played.raw}
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     return path
 
@@ -180,7 +182,7 @@ def load_capture(path: Path) -> Capture:
     return Capture(data["name"], data["cli_version"], data["sdk_version"], data["include_partial_messages"],
                    session_from_json(data["session"]), data["initial"],
                    [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]),
-                   dict(data["frame_keys"]))
+                   dict(data["frame_keys"]), dict(data["raw"]))
 
 
 def load_captures(directory: Path = CAPTURES) -> list[Capture]:
@@ -280,9 +282,10 @@ class Drift:
 
 def drift(capture: Capture, live: Played) -> Drift:
     """How the live run ``live`` differs from ``capture`` of the same scripted session."""
-    from .projection import compare, compare_keys
+    from .projection import compare, compare_keys, compare_raw
 
     differences = compare(capture.steps, live.steps, initial=(capture.initial, live.initial))
+    differences += compare_raw(capture.raw, live.raw)
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
     return Drift(capture.cli_version, live.cli_version, [d for d in differences if d not in numbers], numbers,
                  compare_keys(capture.frame_keys, live.frame_keys))

@@ -28,7 +28,7 @@ import anyio
 
 from .claude import LiveError, cli_version
 from .conformance import SESSIONS, Played, play_inprocess, play_live
-from .projection import Difference, compare, compare_keys
+from .projection import Difference, compare, compare_keys, compare_raw
 from .record import CAPTURES, Drift, capture_for, drift, write_capture
 
 __all__ = ["ReleaseCheck", "SessionCheck", "check_release"]
@@ -139,7 +139,7 @@ async def _check_one(name: str, cli: str | None, timeout: float,
     fake = await play_inprocess(live.session, include_partial_messages=scripted.include_partial_messages,
                                 hooks=scripted.hooks)
     differences = compare(live.steps, fake.steps, initial=(live.initial, fake.initial))
-    differences += compare_keys(live.frame_keys, fake.frame_keys)
+    differences += compare_keys(live.frame_keys, fake.frame_keys) + compare_raw(live.raw, fake.raw)
     capture = captured.get(name)
     return SessionCheck(name, differences, drift(capture, live) if capture is not None else None,
                         live.seconds), live
