@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     pass
 
-from ._common import CommandError, _load, _resolve_tracker
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,8 @@ def _catalogue(args: argparse.Namespace) -> int:
 
 def _configure_score(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenarios", nargs="*", type=Path, metavar="SCENARIOS",
-                        help="scenario files or directories (default: ./scenarios)")
+                        help="scenario files, directories or bundled scenarios' names (default: bundled, the "
+                             "corpus shipped with ctxsim)")
     parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
                         help="your tracker, scored beside the catalogue (repeatable)")
     parser.add_argument("--fuzz", type=int, default=0, metavar="N", help="also score N generated faulted streams")
@@ -83,6 +84,7 @@ def _configure_score(parser: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from ..corpus import BUNDLED
     from ..scenario import SessionScenario
     from ..score import score
     from ..trackers import CATALOGUE
@@ -96,11 +98,7 @@ def _score(args: argparse.Namespace) -> int:
             raise CommandError(f"{exc} (needed by --html; or run without it)") from None
     if args.fuzz < 0:
         raise CommandError(f"ctxsim: score: --fuzz must be 0 or more, got {args.fuzz}")
-    files = []
-    for path in args.scenarios or [Path("scenarios")]:
-        if not path.exists():
-            raise CommandError(f"ctxsim: score: no such file or directory: {path}")
-        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    files = _scenario_files(args.scenarios or [Path(BUNDLED)], "score")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
     for spec in args.tracker:

@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from ..scenario_run import ScenarioRun
     from ..trackers.base import TrackerFactory
 
-from ._common import CommandError, _count, _load, _resolve_tracker
+from ._common import CommandError, _count, _find, _load, _resolve_tracker
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", type=Path, help="the scenario file (YAML)")
+    parser.add_argument("scenario", type=Path, help="the scenario file (YAML), or a bundled scenario's name "
+                                                    "(`ctxsim scenario list`)")
     parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
                         help="a catalogued tracker or your own (module:factory); repeatable. Default: the "
                              "trackers the scenario names. The reference always runs.")
@@ -104,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
     """``ctxsim run``: the runs of a session scenario's trackers, or of a task scenario's restart loops."""
     from ..scenario import TaskScenario
 
+    args.scenario = _find(args.scenario)
     scenario = _load(args.scenario)
     if isinstance(scenario, TaskScenario):
         return _run_task(args, scenario)

@@ -70,8 +70,8 @@ import pytest
 from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._paths import FROM_INI, NOTES, SUFFIXES, ini_hint, scenario_root
-from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS, shown
+from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, scenario_path
+from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS
 
 T = TypeVar("T")
 
@@ -87,7 +87,7 @@ pytest.register_assert_rewrite("ctxsim.testing", "ctxsim.check")
 
 _BACKENDS = {"inprocess": "", "live": ""}
 """Every backend name, and why it cannot be used (empty: it can)."""
-_ROOT = pytest.StashKey[Path]()
+_SCENARIOS = pytest.StashKey[ScenarioPath]()
 
 
 # --- hooks -----------------------------------------------------------------------------------------------------
@@ -141,9 +141,9 @@ def pytest_configure(config: pytest.Config) -> None:
     loops = config.getoption("ctx_loop", None) or config.getini("ctx_loop")
     if loops:
         config.stash[LOOPS] = _resolve_loops(config, loops)
-    root = scenario_root(config)  # the scenarios join what pytest collects anyway (see ._paths)
-    if root is not None:
-        config.stash[_ROOT] = root
+    scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
+    if scenarios is not None:
+        config.stash[_SCENARIOS] = scenarios
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
@@ -174,9 +174,9 @@ def _resolved(config: pytest.Config, specs: list[str], resolve: Callable[..., T]
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = []
-    root = config.stash.get(_ROOT, None)
-    if root is not None:
-        lines.append(f"ctxsim scenarios: {shown(root, config)}")
+    scenarios = config.stash.get(_SCENARIOS, None)
+    if scenarios is not None:
+        lines.append(header(scenarios, config))
     notes: list[str] = config.stash.get(NOTES, [])
     lines.extend(notes)
     hint = ini_hint(config)
@@ -197,18 +197,15 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
-    root = parent.config.stash.get(_ROOT, None)
-    if root is None or file_path.suffix not in SUFFIXES:
-        return None
-    if file_path != root and root not in file_path.parents:
-        return None  # a YAML file outside the scenario path (fixtures, CI config...)
+    if not is_scenario_file(file_path, parent.config.stash.get(_SCENARIOS, None), parent.session):
+        return None  # not YAML, or YAML that is no scenario (fixtures, CI config...)
     return ScenarioFile.from_parent(parent, path=file_path)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # A run of ctxsim's scenarios (--ctx-scenarios): the objects the imports left (~110k: the SDK, mcp, pydantic,
     # Hypothesis) move out of the cyclic collector's way (ctxsim._lazy). A run without it is left as it is.
-    if session.config.stash.get(_ROOT, None) is not None:
+    if session.config.stash.get(_SCENARIOS, None) is not None:
         freeze_imports()
 
 
