@@ -35,7 +35,7 @@ from pathlib import Path
 from _bench import mark, timed
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "src" / "ctxsim" / "corpus"
 TARGET_SECONDS = 4.0
 TARGET_OWN_MS = 10.0
 """Milliseconds a scenario above the floor (pytest with its plugins, importing the SDK)."""

@@ -306,7 +306,7 @@ def test_scrubbing_rules() -> None:
 @pytest.mark.parametrize("name", ["compaction", "b17-clear-keeps-old-context", "b14-resume-invalidates-cache",
                                   "seed000-cache-read-719"])
 def test_a_stream_of_the_wire_shape_imports_as_readable_steps(tmp_path: Path, name: str) -> None:
-    scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / f"{name}.yaml")
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus" / f"{name}.yaml")
     assert isinstance(scenario, SessionScenario)
     path = tmp_path / "stream.jsonl"
     path.write_text("".join(json.dumps(f.data) + "\n" for s in render(scenario.session) for f in s.frames))

@@ -187,7 +187,7 @@ def test_over_window_prompt_gets_the_api_error_and_the_cli_compacts() -> None:
 
 # --- scenarios through the live backend ---------------------------------------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[1] / "scenarios"
+CORPUS = Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus"
 
 
 def test_a_corpus_scenario_has_the_same_verdict_live_and_in_process() -> None:

@@ -16,7 +16,7 @@ from ctxsim.scenario_run import run_scenario
 from ctxsim.score import score
 from ctxsim.trackers import CATALOGUE, make
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus"
 SMALL = ["compaction", "seed000-cache-read-719", "b17-clear-keeps-old-context", "b19-subagent-line-as-latest"]
 
 

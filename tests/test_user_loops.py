@@ -144,7 +144,7 @@ expect:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n")
     pytester.makepyfile(myloop=MYLOOP)
     path = pytester.path / "scenarios" / "twenty.yaml"
     path.parent.mkdir()
@@ -167,7 +167,7 @@ def test_ctx_loop_runs_the_users_loop_over_the_task_corpus(project: pytest.Pytes
 
 
 def test_ctx_loop_passes_the_users_loop_on_every_task_scenario_of_the_corpus(project: pytest.Pytester) -> None:
-    corpus = Path(__file__).resolve().parent.parent / "scenarios"
+    corpus = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
     tasks = [p for p in sorted(corpus.glob("*.yaml")) if "\ntask:" in p.read_text()]
     assert len(tasks) >= 10
     for path in tasks:
@@ -177,7 +177,7 @@ def test_ctx_loop_passes_the_users_loop_on_every_task_scenario_of_the_corpus(pro
 
 
 def test_ctx_loop_from_the_ini_and_a_buggy_loop_fails_naming_the_invariant(project: pytest.Pytester) -> None:
-    project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n"
                     "ctx_loop =\n    myloop:keeps_tracker\n    myloop:checkpoint_on_new_client\n")
     result = project.runpytest("--ctx-scenarios")
     result.assert_outcomes(passed=1, failed=2)
