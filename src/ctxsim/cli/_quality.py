@@ -101,11 +101,13 @@ def _score(args: argparse.Namespace) -> int:
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "score")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    yours = []
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)
         if resolved.name not in CATALOGUE:
             trackers.append((resolved.name, resolved.factory))
-    board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr)
+            yours.append(resolved.name)
+    board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr, yours=yours)
     print(board.table())
     if args.html is not None:
         from ..plot import write_scoreboard_html
