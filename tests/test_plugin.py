@@ -165,7 +165,7 @@ def collected(project: pytest.Pytester, *args: str) -> list[str]:
 
 
 def bundled_items(*names: str) -> list[str]:
-    """The node ids of the bundled corpus (the scenarios named, else all), as pytest shows them: relative to it."""
+    """The node ids of the bundled corpus (the scenarios named, else all), as pytest shows them."""
     items = []
     for path in ctxsim.corpus.bundled_scenarios():
         sc = ctxsim.scenario.load_scenario(path)
@@ -175,7 +175,7 @@ def bundled_items(*names: str) -> list[str]:
             kinds = ["reference-loop", *sc.loop_expect.must_fail, *sc.loop_expect.must_pass]
         else:
             kinds = ["reference", *sc.must_fail, *sc.must_pass]
-        items += [f"{path.name}::{kind}" for kind in kinds]
+        items += [f"bundled/{path.name}::{kind}" for kind in kinds]
     return items
 
 

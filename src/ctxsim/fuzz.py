@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .trackers.base import TrackerFactory
+from .trackers.base import TrackerFactory, make_tracker
 
 __all__ = ["FuzzResult", "fuzz"]
 
@@ -74,7 +74,8 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
         if progress is not None and result.examples % step == 0 and not failing:
             print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
                   file=progress)
-        report = run_tracker_parsed(factory(), stream.session, stream.scripts, tolerance=tolerance)
+        tracker = make_tracker(factory, stream.session)
+        report = run_tracker_parsed(tracker, stream.session, stream.scripts, tolerance=tolerance)
         if not report.ok:
             if not failing:
                 result.found_at, result.found_after = result.examples, time.monotonic() - started

@@ -27,7 +27,7 @@ from .check import Report
 from .scenario import SessionScenario
 from .scenario_run import ScenarioRun, run_scenario
 from .thresholds import crossings, match_firings
-from .trackers.base import TrackerFactory
+from .trackers.base import TrackerFactory, make_tracker
 from .trackers.catalogue import reference_for
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
@@ -188,7 +188,9 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         say(f"ctxsim score: {scenario.name} ...")
         limits = _limits(scenario)
         for name, factory in trackers:
-            tracker = reference_for(scenario.session) if name == "reference" else factory()  # told the world
+            # told the world: the reference its usage convention, a factory taking `world` all of it
+            tracker = reference_for(scenario.session) if name == "reference" else make_tracker(factory,
+                                                                                               scenario.session)
             run = run_scenario(scenario, tracker, name=name)
             rows[name].add(scenario.name, run.report, limits, bool(scenario.faults), run)
     streams = _streams(fuzz, seed) if fuzz > 0 else []
@@ -196,7 +198,8 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         say(f"ctxsim score: generated stream {i}/{len(streams)} ...") if i % 20 == 0 else None
         limit = [float(stream.session.auto_compact_threshold)]
         for name, factory in trackers:
-            report = run_tracker_parsed(factory(), stream.session, copy.deepcopy(stream.scripts), tolerance=0)
+            tracker = make_tracker(factory, stream.session)
+            report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0)
             rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
     ranked = sorted(rows.values(), key=lambda r: r.rank_key())
     return Scoreboard(ranked, len(scenarios), len(streams), frozenset(yours))

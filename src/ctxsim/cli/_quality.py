@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -52,6 +53,7 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table
     from ..trackers import CATALOGUE
+    from ..trackers.base import make_tracker
 
     rows = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
@@ -62,7 +64,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     results = {}
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
-        results[name] = check_tracker_conformance(factory)
+        results[name] = check_tracker_conformance(partial(make_tracker, factory))
     declared = {name: CATALOGUE[name].breaks.of(c.name for c in CONTRACTS) for name in rows if name in CATALOGUE}
     print(conformance_table(results, declared))
     off = [name for name, want in declared.items() if set(results[name].failed) != want]

@@ -70,7 +70,7 @@ import pytest
 from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, scenario_path
+from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
 from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS
 
 T = TypeVar("T")
@@ -199,7 +199,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
     if not is_scenario_file(file_path, parent.config.stash.get(_SCENARIOS, None), parent.session):
         return None  # not YAML, or YAML that is no scenario (fixtures, CI config...)
-    return ScenarioFile.from_parent(parent, path=file_path)
+    return ScenarioFile.from_parent(parent, path=file_path, nodeid=node_id(file_path, parent.config))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -112,6 +112,18 @@ def is_scenario_file(path: Path, scenarios: ScenarioPath | None, session: pytest
     return _SCENARIO_KEY.search(head) is not None
 
 
+def node_id(path: Path, config: pytest.Config) -> str | None:
+    """The node id of the scenario file ``path`` when pytest's own would not do: ``bundled/NAME.yaml`` for the
+    bundled corpus (pytest would name it relative to site-packages, or leave it empty), the path as typed for
+    another file outside the rootdir; None (pytest's own) for a file under the rootdir."""
+    corpus = bundled_dir()
+    if corpus in path.parents:
+        return f"{BUNDLED}/{path.relative_to(corpus).as_posix()}"
+    if config.rootpath in path.parents:
+        return None
+    return Path(shown(path, config)).as_posix()
+
+
 def header(scenarios: ScenarioPath, config: pytest.Config) -> str:
     """The report header's line for the scenario path."""
     if scenarios.root is None:
