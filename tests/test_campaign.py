@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -85,14 +86,10 @@ def test_example_database_reads_the_environment(tmp_path: Path, monkeypatch: pyt
     assert isinstance(example_database(tmp_path / "given"), DirectoryBasedExampleDatabase)
 
 
-def test_redis_without_the_client_says_what_to_install() -> None:
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="pip install redis"):
-            example_database("redis://localhost:6379/0")
-    else:
-        pytest.skip("redis is installed")
+def test_redis_without_the_client_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # as where it is not installed
+    with pytest.raises(ImportError, match=r"pip install 'pytest-ctxsim\[redis\]'"):
+        example_database("redis://localhost:6379/0")
 
 
 def test_the_fuzz_profile_takes_the_shared_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,3 +102,55 @@ def test_the_fuzz_profile_takes_the_shared_database(tmp_path: Path, monkeypatch:
     finally:
         monkeypatch.delenv(DATABASE_ENV)
         register_profiles()  # as the rest of the suite knows it
+
+
+# --- ctxsim fuzz on a real Redis ---------------------------------------------------------------------------------
+
+
+def _fuzz(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``ctxsim fuzz ARGV`` as a user runs it: a fresh process in ``work``."""
+    env = {k: v for k, v in os.environ.items() if k not in (DATABASE_ENV, "PYTEST_XDIST_WORKER")}
+    return subprocess.run([sys.executable, "-c", "import sys; from ctxsim.cli import main; "
+                           "sys.exit(main(['fuzz', *sys.argv[1:]]))", *argv],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_second_fuzz_run_replays_the_first_ones_counterexample_from_redis(tmp_path: Path, redis_url: str) -> None:
+    tracker = ["--tracker", "claude-code-statusline"]
+    first = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "1", "--out", "first.yaml")
+    assert first.returncode == 1, first.stdout + first.stderr
+    # another seed, one example: only the database can hand it the counterexample
+    second = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "2", "--examples", "1", "--out", "second.yaml")
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert (tmp_path / "second.yaml").read_text() == (tmp_path / "first.yaml").read_text()
+    # the control: the same run on an empty database (another Redis db number) finds nothing
+    empty = redis_url.rsplit("/", 1)[0] + "/1"
+    control = _fuzz(tmp_path, *tracker, "--db", empty, "--seed", "2", "--examples", "1", "--out", "third.yaml")
+    assert control.returncode == 0, control.stdout + control.stderr
+    assert "tracked all 1 generated streams" in control.stdout and not (tmp_path / "third.yaml").exists()
+    # the database is keyed by tracker: another tracker's run does not replay (nor delete) this one's
+    other = _fuzz(tmp_path, "--tracker", "reference", "--db", redis_url, "--seed", "2", "--examples", "1")
+    assert other.returncode == 0, other.stdout + other.stderr
+    again = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "3", "--examples", "1", "--out", "again.yaml")
+    assert again.returncode == 1 and (tmp_path / "again.yaml").read_text() == (tmp_path / "first.yaml").read_text()
+
+
+def test_fuzz_workers_share_the_database(tmp_path: Path, redis_url: str) -> None:
+    tracker = ["--tracker", "ccstatusline"]
+    found = _fuzz(tmp_path, *tracker, "--db", redis_url, "--workers", "2", "--examples", "100", "--out", "w.yaml")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "fails after" in found.stdout
+    replay = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "7", "--examples", "1", "--out", "r.yaml")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert (tmp_path / "r.yaml").read_text() == (tmp_path / "w.yaml").read_text()
+
+
+def test_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = _fuzz(tmp_path, "--tracker", "reference", "--db", f"redis://127.0.0.1:{port}/0")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ctxsim: the example database 'redis://127.0.0.1:{port}/0' did not answer")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

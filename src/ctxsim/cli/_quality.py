@@ -24,15 +24,34 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0: the same run every time)")
     parser.add_argument("--out", type=Path, default=None, metavar="FILE",
                         help="where to write a counterexample (default ctxsim-fuzz-<tracker>.yaml)")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="a Hypothesis example database shared by runs on any machine: redis://host:port/db "
+                             "(pip install 'pytest-ctxsim[redis]') or a directory. A run replays what it holds for "
+                             "this tracker first, and saves its counterexample there")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="fuzz in N processes on this machine (seeds SEED..SEED+N-1, the examples shared out, "
+                             "one database); default 1")
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..fuzz import fuzz, write_scenario
+    from ..campaign import DatabaseUnreachable, example_database
+    from ..fuzz import fuzz, fuzz_workers, write_scenario
 
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
         raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
-    result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed)
+    if args.workers < 1:
+        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
+    try:
+        database = example_database(args.db) if args.db else None
+    except (ImportError, DatabaseUnreachable) as exc:
+        raise CommandError(f"{exc} (--db)") from None
+    if args.workers > 1:
+        result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples, tolerance=args.tolerance,
+                              seed=args.seed, db=args.db, search=[str(Path.cwd())])
+    else:
+        result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed,
+                      database=database, key=args.tracker)
     if result.scenario is None:
         print(f"ctxsim fuzz: {spec.name} tracked all {result.examples} generated streams")
         return 0
