@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -154,3 +156,60 @@ def test_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.startswith(f"ctxsim: the example database 'redis://127.0.0.1:{port}/0' did not answer")
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# The README's HypoFuzz test, on the reference (HypoFuzz runs plain @given tests; a failing one would stop it
+# shrinking under this Hypothesis: see the README).
+FUZZ_SUITE = """\
+from hypothesis import given, settings
+
+from ctxsim.check import run_tracker_parsed
+from ctxsim.reference import ContextTracker
+from ctxsim.strategies import message_streams, register_profiles
+
+register_profiles()
+settings.load_profile("ctx-fuzz")
+
+
+@given(message_streams())
+def test_my_tracker(stream):
+    report = run_tracker_parsed(ContextTracker(), stream.session, stream.scripts, tolerance=1000)
+    assert report.ok, f"{report}\\n{stream!r}"
+"""
+
+
+def test_a_bounded_hypofuzz_run_writes_to_the_same_redis_database(tmp_path: Path, redis_url: str) -> None:
+    pytest.importorskip("hypofuzz", reason="ctxsim: hypofuzz is not installed (pip install 'pytest-ctxsim[hypofuzz]')")
+    import redis
+
+    hypothesis_cli = Path(sys.executable).with_name("hypothesis")
+    (tmp_path / "test_ctx_fuzz.py").write_text(FUZZ_SUITE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    assert _fuzz(tmp_path, "--tracker", "ccstatusline", "--db", redis_url, "--examples", "100").returncode == 1
+    client = redis.Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=30)
+    before = set(client.keys("*"))
+    env = {**os.environ, DATABASE_ENV: redis_url}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    fuzzer = subprocess.Popen([str(hypothesis_cli), "fuzz", "--no-dashboard", "-n", "1", "--", "test_ctx_fuzz.py",
+                               "-p", "no:cacheprovider"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 180
+    try:
+        while not [k for k in client.keys("*") if k.endswith(b".hypofuzz.reports")]:
+            assert fuzzer.poll() is None, f"ctxsim: hypofuzz ended early:\n{fuzzer.communicate()[0]}"
+            assert time.monotonic() < deadline, "ctxsim: hypofuzz wrote no report to the database within 180 s"
+            time.sleep(0.5)
+    finally:
+        os.killpg(fuzzer.pid, signal.SIGINT)  # bounded: stop the fuzzer and its worker process
+        try:
+            out = fuzzer.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(fuzzer.pid, signal.SIGKILL)
+            out = fuzzer.communicate()[0]
+    assert "using 1 process to fuzz 1 test" in out, out
+    after = set(client.keys("*"))
+    assert before <= after, "ctxsim: the fuzz command's counterexample is gone"
+    hypofuzz = after - before
+    assert b"hypothesis-example:hypofuzz.test_keys" in hypofuzz
+    assert any(k.endswith(b".hypofuzz.reports") and client.scard(k) for k in hypofuzz)
+    client.close()
