@@ -212,3 +212,40 @@ def test_ctx_backend_live_runs_what_it_can_and_skips_the_rest(pytester: pytest.P
     result = pytester.runpytest("--ctx-scenarios=.", "--ctx-backend=live", "-rs", "-p", "no:randomly")
     result.assert_outcomes(passed=2, skipped=2)
     result.stdout.fnmatch_lines(["*ctxsim: --ctx-backend=live: query 2 compacts: the live CLI decides compaction*"])
+
+
+# --- temporary directories ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["clean", "error", "interrupt"])
+def test_a_live_run_leaves_nothing_in_the_temp_directory(ending: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything a live run makes (ctxsim's work directory; the CLI's project directory, fs.watch probes and
+    cwd files under claude-<uid>/) is gone when it ends: cleanly, on an error, on an interrupt."""
+    import tempfile
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))  # the system temp directory of this run, and of the CLI it starts
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    api = FakeMessagesAPI()
+    seen: list[Path] = []
+
+    async def main() -> None:
+        async with LiveClaude(api) as live:
+            await live.ask("hello")
+            seen.extend(private.rglob("*"))
+            if ending == "error":
+                raise ValueError("boom")
+            if ending == "interrupt":
+                raise KeyboardInterrupt
+
+    with api:
+        if ending == "clean":
+            anyio.run(main)
+        else:
+            with pytest.raises((ValueError, KeyboardInterrupt)):
+                anyio.run(main)
+    assert any(p.name.startswith("ctxsim-live-") for p in seen)  # it did use this temp directory
+    assert any("claude-" in p.name for p in seen), [str(p) for p in seen]  # and so did the CLI, inside it
+    assert list(private.iterdir()) == []
