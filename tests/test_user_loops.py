@@ -253,3 +253,36 @@ def test_a_failing_test_with_the_fake_agent_fixture_shows_the_turn_timeline(proj
         "-- session 2 (connection 2, session id *",
         "*2  continue*s20*task complete",
     ])
+
+
+RAISING_LOOP = """
+from ctxsim.agent import Task
+from ctxsim.loops import check_restart_loop
+
+
+def my_helper():
+    raise RuntimeError("my loop broke here")
+
+
+def my_loop(rig):
+    my_helper()
+
+
+def test_my_loop():
+    check_restart_loop(my_loop, Task.uniform(4, tokens=1_000))
+"""
+
+
+def test_a_loop_check_error_shows_the_users_frames_first(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_raising_loop=RAISING_LOOP)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # the loop's own traceback first (its helper's line), then the verdict raised from it, from the user's test
+    result.stdout.fnmatch_lines(['*raise RuntimeError("my loop broke here")',
+                                 "E       RuntimeError: my loop broke here",
+                                 "*direct cause of the following exception*",
+                                 "*check_restart_loop(my_loop, Task.uniform(4, tokens=1_000))",
+                                 "E       ctxsim.loops.check.LoopCheckError: *"])
+    assert "raise LoopCheckError(report)" not in out and "outcome = loop(report.rig)" not in out
