@@ -609,3 +609,13 @@ def test_a_tracker_judged_at_no_point_fails_whatever_the_scenario_expects(projec
         "ctxsim: result-usage-as-context was judged at no point of session 'recorded'*",
     ])
     result.stdout.fnmatch_lines(["scenarios/recorded_fail.yaml:4: *: it was judged at no point * (expect.fail)"])
+
+
+def test_a_skip_raised_inside_ctxsim_points_at_the_users_scenario(project: pytest.Pytester) -> None:
+    scenario(project, "scenarios/faulted.yaml", GOOD + "faults: [duplicate_blocks]\n")
+    result = project.runpytest("--ctx-scenarios", "--ctx-backend=live", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines([  # the line each item stands for: the reference's, and expect.fail's
+        "SKIPPED [[]1[]] scenarios/faulted.yaml:6: ctxsim: --ctx-backend=live: faults edit the rendered stream*",
+        "SKIPPED [[]1[]] scenarios/faulted.yaml:7: ctxsim: --ctx-backend=live: faults edit the rendered stream*"])
+    assert "_items.py" not in result.stdout.str()

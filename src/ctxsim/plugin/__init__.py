@@ -212,6 +212,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
+    _skip_at_the_users_item(item, report)
     agents = item.stash.get(AGENTS, None)
     if agents and report.failed and call.when == "call":
         from ..task_run import agent_timeline
@@ -220,6 +221,22 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             label = f"ctxsim fake agent {n}" if len(agents) > 1 else "ctxsim fake agent"
             report.sections.append((f"{label}: task {agent.task.name!r}, turn timeline", agent_timeline(agent)))
     return report
+
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+"""ctxsim's own source tree: a skip raised in it is located at the user's test or scenario instead."""
+
+
+def _skip_at_the_users_item(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A skip raised inside ctxsim (``pytest.skip`` in a scenario item, or in ctxsim code a test called) is
+    reported at the item's own location, the user's test or scenario file and line, not at ctxsim's line."""
+    if not (report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3):
+        return
+    path, _line, reason = report.longrepr
+    if _PACKAGE not in Path(path).resolve().parents:
+        return
+    where, line = item.reportinfo()[:2]
+    report.longrepr = (str(where), (line or 0) + 1, reason)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
