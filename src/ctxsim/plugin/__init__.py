@@ -22,6 +22,10 @@ Options (each with an ini equivalent; the command line wins):
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
     It runs with the ``policy`` and ``prompts`` it declares as attributes (else the scenario's policy, handed to it
     in the rig, and seed 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`.
+``--ctx-block-real`` (ini ``ctx_block_real = true``)
+    Fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a connection
+    (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried
+    (:mod:`._guard`), even where its code caught the refusal.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
     default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
@@ -69,6 +73,7 @@ import pytest
 
 from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
+from ._guard import Guard
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
 from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
 from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS
@@ -88,6 +93,8 @@ pytest.register_assert_rewrite("ctxsim.testing", "ctxsim.check")
 _BACKENDS = {"inprocess": "", "live": ""}
 """Every backend name, and why it cannot be used (empty: it can)."""
 _SCENARIOS = pytest.StashKey[ScenarioPath]()
+_BLOCK_REAL = pytest.StashKey[bool]()
+_GUARD = pytest.StashKey[Guard]()
 
 
 # --- hooks -----------------------------------------------------------------------------------------------------
@@ -109,6 +116,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run this restart loop over every task scenario: module:function (taking a LoopRig; it may "
              "declare policy and prompts attributes) or a catalogued loop. Repeatable.")
     group.addoption(
+        "--ctx-block-real", dest="ctx_block_real", action="store_true", default=None,
+        help="fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a "
+             "connection (or looks up a name) beyond 127.0.0.1, with a ctxsim: error naming what tried.")
+    group.addoption(
         "--ctx-backend", dest="ctx_backend", choices=tuple(_BACKENDS), default=None,
         help="where sessions play: inprocess (the real SDK client over a fake transport; default) or live "
              "(the bundled Claude Code CLI against a fake Messages API on 127.0.0.1).")
@@ -119,6 +130,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
                               "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
+    parser.addini("ctx_block_real", "fail any test that would reach a real model or the network beyond 127.0.0.1 "
+                                    "(as --ctx-block-real)", type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -135,6 +148,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if _BACKENDS[backend]:
         raise pytest.UsageError(f"ctxsim: --ctx-backend={backend}: {_BACKENDS[backend]}")
     config.stash[BACKEND] = backend
+    config.stash[_BLOCK_REAL] = bool(config.getoption("ctx_block_real", None) or config.getini("ctx_block_real"))
     specs = config.getoption("ctx_tracker", None) or config.getini("ctx_tracker")
     if specs:
         config.stash[TRACKERS] = _resolve_trackers(config, specs)
@@ -213,6 +227,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
     _skip_at_the_users_item(item, report)
+    guard = item.stash.get(_GUARD, None)
+    if guard is not None and guard.refused:
+        _fail_for_real_calls(report, guard)
     agents = item.stash.get(AGENTS, None)
     if agents and report.failed and call.when == "call":
         from ..task_run import agent_timeline
@@ -221,6 +238,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             label = f"ctxsim fake agent {n}" if len(agents) > 1 else "ctxsim fake agent"
             report.sections.append((f"{label}: task {agent.task.name!r}, turn timeline", agent_timeline(agent)))
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    if not item.config.stash.get(_BLOCK_REAL, False):
+        return (yield)
+    guard = item.stash[_GUARD] = Guard(item.nodeid)  # --ctx-block-real: for setup, call and teardown (._guard)
+    guard.install()
+    try:
+        return (yield)
+    finally:
+        guard.remove()
+
+
+def _fail_for_real_calls(report: pytest.TestReport, guard: Guard) -> None:
+    """Fail ``report`` for the real calls the guard refused during it, even where the test's code caught the
+    refusal; each refusal is reported once."""
+    messages, guard.refused[:] = list(guard.refused), []
+    text = "\n".join(messages)
+    if report.failed:
+        report.sections.append(("ctxsim --ctx-block-real", text))
+    else:
+        report.outcome = "failed"
+        report.longrepr = text
 
 
 _PACKAGE = Path(__file__).resolve().parent.parent
