@@ -20,6 +20,22 @@ settings.register_profile("ctxsim-suite", deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("ctxsim-suite")
 
+# The SDK's ClaudeSDKClient.receive_response() returns after the ResultMessage without closing the receive_messages
+# generators under it; under trio their finalizer warns when they are collected (claude-agent-sdk's, not ctxsim's).
+# Marks outrank -W, so `pytest -W error` runs the suite without failing on them.
+_SDK_ASYNC_GENERATORS = (
+    "ignore:Async generator 'claude_agent_sdk.:ResourceWarning",
+    r"ignore:Exception ignored in. <async_generator object (ClaudeSDKClient|Query)\.receive_messages"
+    ":pytest.PytestUnraisableExceptionWarning",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for spec in _SDK_ASYNC_GENERATORS:
+            item.add_marker(pytest.mark.filterwarnings(spec))
+
+
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 """The project's shared material (captures, real recordings), checked out beside the repository."""
 

@@ -39,21 +39,8 @@ prompts and done marker), by which the fake agent classifies every prompt. Witho
 
     check_restart_loop(my_loop, Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
 
-**What the loop returns** (the one value the checks read from it): the number of restarts it made, as an
-``int``, or an object with a ``continuation_count`` attribute (what seed 003's loop returns, and
-:func:`ctxsim.reference.run_with_restarts`); ``restart-count`` then checks that it agrees with the new sessions the
-loop started. ``None`` or any other value is not checked. An exception the loop raises is not re-raised: it is
-part of the verdict (the report's ``error``), and :class:`LoopCheckError` is raised *from* it, so a failing test
-shows the loop's own traceback first.
-
-**What its checkpoint step must produce.** At a restart the loop asks the old session for a checkpoint with the
-declared ``checkpoint_request`` prompt, takes the checkpoint out of the reply
-(:func:`ctxsim.reference.extract_checkpoint` returns a :class:`~ctxsim.reference.Checkpoint`: ``.text`` the
-checkpoint, ``.fallback`` which rule found it, ``.usable`` whether there is anything to resume from), and sends
-it in the first prompt of the new session: the declared ``continuation`` with the checkpoint text in its
-``{checkpoint}`` place (or a prompt carrying a ``<checkpoint>`` block or the ``## Completed Work`` /
-``## Remaining Tasks`` sections). What the fake agent then resumes is what that text says is done.
-
+**What the loop returns**: its restart count (``int``, or an object with ``continuation_count``), checked by
+``restart-count`` (the README's "Check your own restart loop" has the whole contract, its checkpoint step too).
 The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops.catalogue`.
 """
 
@@ -465,9 +452,8 @@ def run_loop(loop: Callable[[LoopRig], Any], task: Task, *,
     ``policy`` (the setting the loop is told to use, from which true crossings are computed; default: the loop's
     ``policy`` attribute, else 90%), ``max_restarts``, ``tracker_factory``, ``include_partial_messages``,
     ``hang_timeout``, ``name``, ``prompts`` (default: the loop's ``prompts`` attribute, else seed 003's). The
-    loop's own exception is caught and judged, never raised. The report's ``violations`` list every broken invariant.
-    """
-    __tracebackhide__ = True  # a failing test shows the user's frames, not this one's
+    loop's own exception is judged, never raised. The report's ``violations`` list every broken invariant."""
+    __tracebackhide__ = True  # a failing test shows the user's frames first
     setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
                       name, prompts)
     report = setup.prepare(loop, task)
@@ -488,9 +474,8 @@ def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, *,
                        tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
                        hang_timeout: float | None = 60.0, name: str | None = None,
                        async_backend: str = "asyncio", prompts: LoopPrompts | None = None) -> LoopReport:
-    """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant) unless the
-    loop kept every invariant. Returns the report when it did. The error is raised from the loop's own exception,
-    when it raised one, and this frame is hidden from pytest's traceback (``__tracebackhide__``)."""
+    """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant; from the loop's
+    exception, if any) unless the loop kept every invariant. Returns the report when it did."""
     __tracebackhide__ = True
     report = run_loop(loop, task, checkpoints=checkpoints, policy=policy, max_restarts=max_restarts,
                       tracker_factory=tracker_factory, include_partial_messages=include_partial_messages,
