@@ -1,14 +1,19 @@
-"""``ctxsim scenario``: write a commented template, check scenario files, list the format's keys."""
+"""``ctxsim scenario``: write a commented template, check and list scenario files, list the format's keys."""
 
 from __future__ import annotations
 
 import argparse
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..corpus import BUNDLED
 from ._common import CommandError, _count, _scenario_files
+
+if TYPE_CHECKING:
+    from ..scenario import Scenario
 
 TEMPLATE = '''\
 # {name}: a ctxsim scenario. Run it:  pytest --ctx-scenarios={path}   or   ctxsim run {path}
@@ -90,20 +95,26 @@ def _scenario(args: argparse.Namespace) -> int:
     return 0
 
 
+def _loaded(files: list[Path]) -> Iterator[tuple[Path, Scenario]]:
+    """Each file that loads, with its scenario; the ``ctxsim:`` error (file, line, key) of each that does not is
+    printed to stderr instead."""
+    from ..scenario import ScenarioError, load_scenario
+
+    for file in files:
+        try:
+            yield file, load_scenario(file)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+
+
 def _check(files: list[Path]) -> int:
     """Load every file; print ``ok`` for each that loads and the ``ctxsim:`` error (file, line, key) of each that
     does not, then the count; 1 when any failed."""
-    from ..scenario import ScenarioError, load_scenario
-
-    bad = 0
-    for file in files:
-        try:
-            scenario = load_scenario(file)
-        except ScenarioError as exc:
-            print(exc, file=sys.stderr)
-            bad += 1
-            continue
+    ok = 0
+    for file, scenario in _loaded(files):
+        ok += 1
         print(f"{file}: ok ({scenario.name}: {scenario.outline()})")
+    bad = len(files) - ok
     if bad:
         print(f"ctxsim scenario check: {bad} of {_count(len(files), 'file')} did not load", file=sys.stderr)
     return 1 if bad else 0
@@ -111,19 +122,14 @@ def _check(files: list[Path]) -> int:
 
 def _list(files: list[Path]) -> int:
     """One line a scenario: its name (what ``ctxsim run NAME`` takes, for a bundled one), kind and source."""
-    from ..scenario import ScenarioError, TaskScenario, load_scenario
+    from ..scenario import TaskScenario
 
     width = max(len(f.stem) for f in files)
-    bad = 0
-    for file in files:
-        try:
-            scenario = load_scenario(file)
-        except ScenarioError as exc:
-            print(exc, file=sys.stderr)
-            bad += 1
-            continue
+    ok = 0
+    for file, scenario in _loaded(files):
+        ok += 1
         kind = "task" if isinstance(scenario, TaskScenario) else "session"
         about = " ".join((scenario.source or scenario.description or "").split())
         about = about if len(about) <= 80 else about[:79] + "…"
         print(f"{file.stem:<{width}}  {kind:<7}  {about}".rstrip())
-    return 1 if bad else 0
+    return 0 if ok == len(files) else 1
