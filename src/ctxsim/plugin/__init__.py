@@ -2,21 +2,23 @@
 
 Options (each with an ini equivalent; the command line wins):
 
-``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``scenarios``)
-    Collect every ``*.yaml``/``*.yml`` scenario (:mod:`ctxsim.scenario`) under PATH (relative to the invocation
-    directory; the ini value is relative to the rootdir) along with what pytest collects anyway: ``pytest
-    --ctx-scenarios`` runs the tests (``testpaths``, else the invocation directory) and the scenarios,
-    ``pytest --ctx-scenarios=scenarios tests/`` both. Paths on the command line that reach into PATH select
-    what runs of it (``pytest scenarios/a.yaml --ctx-scenarios``). Write PATH with ``=``: a bare word after the
-    flag is a path to collect (``pytest --ctx-scenarios scenarios`` runs only the scenarios), and one that looks
-    like scenarios outside PATH is a usage error saying how to write either meaning (:mod:`._paths`). Without
-    the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
+``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``)
+    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the
+    scenario path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's
+    (relative to the rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it
+    anywhere a PATH goes). With paths on the command line, those, with the scenario files in them, and ``=PATH``
+    or the ini's path (the bundled corpus only when asked). A scenario file named on the command line is
+    collected with or without the flag (``pytest bug.yaml``). A bare word after the flag is a path to collect
+    (:mod:`._paths` has the rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
-    arguments that returns a tracker; ``module`` is imported as is, else from the rootdir) or a catalogued name.
+    arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
+    :class:`~ctxsim.trackers.base.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
+    catalogued name.
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
-    ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several).
+    ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several; with none, a test using
+    it fails saying how to name one).
 ``--ctx-loop=SPEC`` (ini ``ctx_loop``, one SPEC a line; the flag may be repeated)
     Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
@@ -48,7 +50,7 @@ name each unmet expectation with its ``file:line`` and show the loop's timeline 
 
 Fixtures: ``fake_claude`` (SDK clients built during the test play simulated sessions), ``ctx_session`` (build a
 session inline from scenario YAML, or get a :class:`~ctxsim.world.SessionBuilder`), ``ctx_tracker`` (a fresh
-tracker under test), ``fake_agent`` (SDK clients built during the test talk to the reactive fake agent working
+tracker under test, as named), ``fake_agent`` (SDK clients built during the test talk to the reactive fake agent working
 on a task: for checking your own restart loop). All are synchronous, so they work alike from sync tests and from
 async tests under pytest-asyncio (strict or auto mode) or anyio. The ``ctx(**world)`` marker sets ``ctx_session``'s
 world defaults.
