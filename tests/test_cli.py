@@ -180,8 +180,9 @@ def test_bundled_scenarios_are_listed_and_run_by_name(here: Path, capsys: pytest
     assert [line.split()[0] for line in out.splitlines()] == [p.stem for p in bundled_scenarios()]
     assert "compaction " in out and "checkpoint-block " in out
     (here / "compaction.yaml").unlink()  # by name, from a directory without it
-    code, out, _ = run(capsys, "run", "compaction")
-    assert code == 0 and out.startswith(f"scenario compaction ({SCENARIOS / 'compaction.yaml'})")
+    for name in ("compaction", "compaction.yaml", "bundled/compaction.yaml"):
+        code, out, _ = run(capsys, "run", name)
+        assert code == 0 and out.startswith(f"scenario compaction ({SCENARIOS / 'compaction.yaml'})")
     assert run(capsys, "run", "compactio")[2] == (
         "ctxsim: compactio: no such file, nor a bundled scenario of that name; did you mean compaction?\n")
 

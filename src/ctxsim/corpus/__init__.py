@@ -51,13 +51,13 @@ def scenario_files(path: Path) -> list[Path]:
 
 def find_scenario(ref: str | Path) -> Path:
     """The scenario file ``ref`` names: a path to a file, else the name of a bundled scenario (with or without
-    ``.yaml``). Raises :class:`ScenarioNotFound` when it names neither, with the closest bundled names."""
+    ``.yaml``, or ``bundled/NAME.yaml`` as pytest's node ids show it). Raises :class:`ScenarioNotFound` when it names neither, with the closest bundled names."""
     path = Path(ref)
     if path.exists():
         return path
     name = path.name.removesuffix(".yaml").removesuffix(".yml")
     names = {p.stem: p for p in bundled_scenarios()}
-    if path.parent == Path() and name in names:
+    if path.parent in (Path(), Path(BUNDLED)) and name in names:  # as named, or as pytest's node ids show it
         return names[name]
     close = difflib.get_close_matches(name, list(names), n=3)
     hint = f"did you mean {', '.join(close)}?" if close else "`ctxsim scenario list` lists the bundled ones"
