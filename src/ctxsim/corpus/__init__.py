@@ -51,7 +51,8 @@ def scenario_files(path: Path) -> list[Path]:
 
 def find_scenario(ref: str | Path) -> Path:
     """The scenario file ``ref`` names: a path to a file, else the name of a bundled scenario (with or without
-    ``.yaml``, or ``bundled/NAME.yaml`` as pytest's node ids show it). Raises :class:`ScenarioNotFound` when it names neither, with the closest bundled names."""
+    ``.yaml``, or ``bundled/NAME.yaml`` as pytest's node ids show it). Raises :class:`ScenarioNotFound` when it
+    names neither, with the closest bundled names."""
     path = Path(ref)
     if path.exists():
         return path
