@@ -1,11 +1,11 @@
 """Wall time of ``pytest --ctx-scenarios`` over a corpus of 100 scenarios, startup included.
 
-Run ``python benchmarks/bench_scenarios.py`` (about a minute) or ``--quick`` (one round). The corpus is the shipped
-``scenarios/`` tree copied round-robin into a temporary directory until it holds ``--count`` files (recordings and
-other data files the scenarios name are copied along, so relative ``stream:`` paths still resolve). Each round runs
-``python -m pytest --ctx-scenarios=DIR -q`` in a fresh subprocess, exactly as a user would, and the figure is the
-median wall time. Targets (issue 13): 100 scenarios under 4 s, and at most 10 ms a scenario above the floor (pytest
-with its plugins, and importing the SDK), printed as PASS/MISS, never asserted.
+Run ``python benchmarks/bench_scenarios.py`` (about a minute) or ``--quick`` (one round). The corpus is the bundled
+one (``src/ctxsim/corpus/``) copied round-robin into a temporary directory until it holds ``--count`` files
+(recordings and other data files the scenarios name are copied along, so relative ``stream:`` paths still
+resolve). Each round runs ``python -m pytest --ctx-scenarios=DIR -q`` in a fresh subprocess, exactly as a user
+would, and the figure is the median wall time. Targets (issue 13): 100 scenarios under 4 s, and at most 10 ms a
+scenario above the floor (pytest with its plugins, and importing the SDK), printed as PASS/MISS, never asserted.
 
 To say where the time goes it also measures, the same way:
 
@@ -35,7 +35,7 @@ from pathlib import Path
 from _bench import mark, timed
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "src" / "ctxsim" / "corpus"
 TARGET_SECONDS = 4.0
 TARGET_OWN_MS = 10.0
 """Milliseconds a scenario above the floor (pytest with its plugins, importing the SDK)."""
@@ -43,7 +43,7 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
 
 def make_corpus(directory: Path, count: int) -> list[Path]:
-    """``count`` scenario files in ``directory``, copied round-robin from ``scenarios/``, data files alongside."""
+    """``count`` scenario files in ``directory``, copied round-robin from the bundled corpus, data files alongside."""
     sources = sorted(p for p in SCENARIOS.rglob("*") if p.suffix in (".yaml", ".yml"))
     if not sources:
         raise SystemExit(f"no scenarios under {SCENARIOS}")
@@ -125,7 +125,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     distinct = len({f.name[4:] for f in files})
     print(f"pytest --ctx-scenarios over {args.count} scenarios ({items} items; corpus: {distinct} distinct files "
-          f"from scenarios/), median of {rounds}")
+          f"from the bundled corpus), median of {rounds}")
     print(f"python {sys.version.split()[0]}, {cpu} cores, load average {load:.1f}, bytecode cache "
           f"{'off' if args.no_bytecode else 'on'}")
     print(f"  pytest result: {outcome}")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -85,14 +88,10 @@ def test_example_database_reads_the_environment(tmp_path: Path, monkeypatch: pyt
     assert isinstance(example_database(tmp_path / "given"), DirectoryBasedExampleDatabase)
 
 
-def test_redis_without_the_client_says_what_to_install() -> None:
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="pip install redis"):
-            example_database("redis://localhost:6379/0")
-    else:
-        pytest.skip("redis is installed")
+def test_redis_without_the_client_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)  # as where it is not installed
+    with pytest.raises(ImportError, match=r"pip install 'pytest-ctxsim\[redis\]'"):
+        example_database("redis://localhost:6379/0")
 
 
 def test_the_fuzz_profile_takes_the_shared_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,3 +104,112 @@ def test_the_fuzz_profile_takes_the_shared_database(tmp_path: Path, monkeypatch:
     finally:
         monkeypatch.delenv(DATABASE_ENV)
         register_profiles()  # as the rest of the suite knows it
+
+
+# --- ctxsim fuzz on a real Redis ---------------------------------------------------------------------------------
+
+
+def _fuzz(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``ctxsim fuzz ARGV`` as a user runs it: a fresh process in ``work``."""
+    env = {k: v for k, v in os.environ.items() if k not in (DATABASE_ENV, "PYTEST_XDIST_WORKER")}
+    return subprocess.run([sys.executable, "-c", "import sys; from ctxsim.cli import main; "
+                           "sys.exit(main(['fuzz', *sys.argv[1:]]))", *argv],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_second_fuzz_run_replays_the_first_ones_counterexample_from_redis(tmp_path: Path, redis_url: str) -> None:
+    tracker = ["--tracker", "claude-code-statusline"]
+    first = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "1", "--out", "first.yaml")
+    assert first.returncode == 1, first.stdout + first.stderr
+    # another seed, one example: only the database can hand it the counterexample
+    second = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "2", "--examples", "1", "--out", "second.yaml")
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert (tmp_path / "second.yaml").read_text() == (tmp_path / "first.yaml").read_text()
+    # the control: the same run on an empty database (another Redis db number) finds nothing
+    empty = redis_url.rsplit("/", 1)[0] + "/1"
+    control = _fuzz(tmp_path, *tracker, "--db", empty, "--seed", "2", "--examples", "1", "--out", "third.yaml")
+    assert control.returncode == 0, control.stdout + control.stderr
+    assert "tracked all 1 generated streams" in control.stdout and not (tmp_path / "third.yaml").exists()
+    # the database is keyed by tracker: another tracker's run does not replay (nor delete) this one's
+    other = _fuzz(tmp_path, "--tracker", "reference", "--db", redis_url, "--seed", "2", "--examples", "1")
+    assert other.returncode == 0, other.stdout + other.stderr
+    again = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "3", "--examples", "1", "--out", "again.yaml")
+    assert again.returncode == 1 and (tmp_path / "again.yaml").read_text() == (tmp_path / "first.yaml").read_text()
+
+
+def test_fuzz_workers_share_the_database(tmp_path: Path, redis_url: str) -> None:
+    tracker = ["--tracker", "ccstatusline"]
+    found = _fuzz(tmp_path, *tracker, "--db", redis_url, "--workers", "2", "--examples", "100", "--out", "w.yaml")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "fails after" in found.stdout
+    replay = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "7", "--examples", "1", "--out", "r.yaml")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert (tmp_path / "r.yaml").read_text() == (tmp_path / "w.yaml").read_text()
+
+
+def test_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = _fuzz(tmp_path, "--tracker", "reference", "--db", f"redis://127.0.0.1:{port}/0")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ctxsim: the example database 'redis://127.0.0.1:{port}/0' did not answer")
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# The README's HypoFuzz test, on the reference (HypoFuzz runs plain @given tests; a failing one would stop it
+# shrinking under this Hypothesis: see the README).
+FUZZ_SUITE = """\
+from hypothesis import given, settings
+
+from ctxsim.check import run_tracker_parsed
+from ctxsim.reference import ContextTracker
+from ctxsim.strategies import message_streams, register_profiles
+
+register_profiles()
+settings.load_profile("ctx-fuzz")
+
+
+@given(message_streams())
+def test_my_tracker(stream):
+    report = run_tracker_parsed(ContextTracker(), stream.session, stream.scripts, tolerance=1000)
+    assert report.ok, f"{report}\\n{stream!r}"
+"""
+
+
+def test_a_bounded_hypofuzz_run_writes_to_the_same_redis_database(tmp_path: Path, redis_url: str) -> None:
+    pytest.importorskip("hypofuzz", reason="ctxsim: hypofuzz is not installed (pip install 'pytest-ctxsim[hypofuzz]')")
+    import redis
+
+    hypothesis_cli = Path(sys.executable).with_name("hypothesis")
+    (tmp_path / "test_ctx_fuzz.py").write_text(FUZZ_SUITE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    assert _fuzz(tmp_path, "--tracker", "ccstatusline", "--db", redis_url, "--examples", "100").returncode == 1
+    client = redis.Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=30)
+    before = set(client.keys("*"))
+    env = {**os.environ, DATABASE_ENV: redis_url}
+    env.pop("PYTEST_XDIST_WORKER", None)
+    fuzzer = subprocess.Popen([str(hypothesis_cli), "fuzz", "--no-dashboard", "-n", "1", "--", "test_ctx_fuzz.py",
+                               "-p", "no:cacheprovider"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 180
+    try:
+        while not [k for k in client.keys("*") if k.endswith(b".hypofuzz.reports")]:
+            assert fuzzer.poll() is None, f"ctxsim: hypofuzz ended early:\n{fuzzer.communicate()[0]}"
+            assert time.monotonic() < deadline, "ctxsim: hypofuzz wrote no report to the database within 180 s"
+            time.sleep(0.5)
+    finally:
+        os.killpg(fuzzer.pid, signal.SIGINT)  # bounded: stop the fuzzer and its worker process
+        try:
+            out = fuzzer.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(fuzzer.pid, signal.SIGKILL)
+            out = fuzzer.communicate()[0]
+    assert "using 1 process to fuzz 1 test" in out, out
+    after = set(client.keys("*"))
+    assert before <= after, "ctxsim: the fuzz command's counterexample is gone"
+    hypofuzz = after - before
+    assert b"hypothesis-example:hypofuzz.test_keys" in hypofuzz
+    assert any(k.endswith(b".hypofuzz.reports") and client.scard(k) for k in hypofuzz)
+    client.close()

@@ -15,7 +15,7 @@ from ctxsim.scenario import load_scenario, schema
 from ctxsim.scenario_run import run_scenario
 from ctxsim.trackers import make
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
 MALFORMED = Path(__file__).resolve().parent / "malformed"
 
 MY_TRACKER = '''
@@ -78,7 +78,8 @@ def test_run_against_your_own_tracker(here: Path, capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["run", "nowhere.yaml"], "ctxsim: nowhere.yaml: cannot read the scenario: No such file or directory"),
+    (["run", "nowhere.yaml"], "ctxsim: nowhere.yaml: no such file, nor a bundled scenario of that name; "
+                                  "`ctxsim scenario list` lists the bundled ones"),
     (["run", "compaction.yaml", "--tracker", "my_cli_trackers:Nope"],
      "ctxsim: --tracker=my_cli_trackers:Nope: module 'my_cli_trackers' has no 'Nope'"),
     (["run", "compaction.yaml", "--plot", "out.pdf"], "ctxsim: --plot out.pdf: use a .png or .svg file name"),
@@ -140,7 +141,8 @@ def test_the_template_passes_under_pytest(pytester: pytest.Pytester, monkeypatch
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     monkeypatch.chdir(pytester.path)
     assert cli.main(["scenario", "new", "first", "--dir", "scenarios"]) == 0
-    pytester.runpytest("--ctx-scenarios").assert_outcomes(passed=2)
+    pytester.runpytest("--ctx-scenarios=scenarios").assert_outcomes(passed=2)
+    pytester.runpytest("scenarios/first.yaml").assert_outcomes(passed=2)  # named: a scenario, flag or not
 
 
 def test_scenario_check_and_keys(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,8 +150,41 @@ def test_scenario_check_and_keys(here: Path, capsys: pytest.CaptureFixture[str])
     code, out, err = run(capsys, "scenario", "check", "compaction.yaml", "bad.yaml")
     assert code == 1
     assert out == "compaction.yaml: ok (compaction: 6 points)\n"
-    assert err.startswith("ctxsim: bad.yaml:6: expect.fail[0]: no tracker 'mala-overwrit'") and err.count("\n") == 1
+    assert err.startswith("ctxsim: bad.yaml:6: expect.fail[0]: no tracker 'mala-overwrit'")
+    assert err.splitlines()[1:] == ["ctxsim scenario check: 1 of 2 files did not load"]
     assert run(capsys, "scenario", "keys") == (0, schema.reference(), "")
+
+
+def test_scenario_check_of_a_directory_names_every_broken_file(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (here / "dir" / "sub").mkdir(parents=True)
+    shutil.copy(MALFORMED / "10-unknown-tracker.yaml", here / "dir" / "b.yaml")
+    (here / "dir" / "sub" / "a.yml").write_text("queries: 3\n")
+    shutil.copy(here / "compaction.yaml", here / "dir" / "c.yaml")
+    code, out, err = run(capsys, "scenario", "check", "dir")
+    assert code == 1
+    assert out == f"{Path('dir/c.yaml')}: ok (compaction: 6 points)\n"
+    lines = err.splitlines()
+    assert len(lines) == 3 and lines[0].startswith("ctxsim: dir/b.yaml:6: expect.fail[0]: no tracker 'mala-overwrit'")
+    assert lines[1:] == ["ctxsim: dir/sub/a.yml:1: queries: expected a list, got 3",
+                         "ctxsim scenario check: 2 of 3 files did not load"]
+    (here / "empty").mkdir()
+    assert run(capsys, "scenario", "check", "empty") == (
+        2, "", "ctxsim: scenario check: empty: no scenario files (*.yaml, *.yml) in this directory\n")
+
+
+def test_bundled_scenarios_are_listed_and_run_by_name(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim.corpus import bundled_scenarios
+
+    code, out, err = run(capsys, "scenario", "list")
+    assert code == 0 and err == ""
+    assert [line.split()[0] for line in out.splitlines()] == [p.stem for p in bundled_scenarios()]
+    assert "compaction " in out and "checkpoint-block " in out
+    (here / "compaction.yaml").unlink()  # by name, from a directory without it
+    for name in ("compaction", "compaction.yaml", "bundled/compaction.yaml"):
+        code, out, _ = run(capsys, "run", name)
+        assert code == 0 and out.startswith(f"scenario compaction ({SCENARIOS / 'compaction.yaml'})")
+    assert run(capsys, "run", "compactio")[2] == (
+        "ctxsim: compactio: no such file, nor a bundled scenario of that name; did you mean compaction?\n")
 
 
 # --- ctxsim run on a task scenario ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import pytest
 from ctxsim.scenario import Scenario, SessionScenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "src" / "ctxsim" / "corpus"
 SHARED = ROOT.parent / "shared"
 TRACKERS_MD = SHARED / "research" / "trackers.md"
 SEEDS = SHARED / "seeds"

@@ -306,7 +306,7 @@ def test_scrubbing_rules() -> None:
 @pytest.mark.parametrize("name", ["compaction", "b17-clear-keeps-old-context", "b14-resume-invalidates-cache",
                                   "seed000-cache-read-719"])
 def test_a_stream_of_the_wire_shape_imports_as_readable_steps(tmp_path: Path, name: str) -> None:
-    scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / f"{name}.yaml")
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus" / f"{name}.yaml")
     assert isinstance(scenario, SessionScenario)
     path = tmp_path / "stream.jsonl"
     path.write_text("".join(json.dumps(f.data) + "\n" for s in render(scenario.session) for f in s.frames))
@@ -332,3 +332,32 @@ def test_ctxsim_import_command(shared_dir: Path, tmp_path: Path, capsys: pytest.
     assert main(["import", str(bad), "-o", str(tmp_path / "b.yaml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ctxsim: import: {bad}:2: not a JSON line") and err.count("\n") == 1
+
+
+def test_an_empty_or_half_written_recording_names_the_file_and_line(tmp_path: Path) -> None:
+    line = json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "isSidechain": False, "sessionId": "s",
+                       "message": {"role": "user", "content": "hi"}})
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ImportFailure) as raised:
+        import_recordings([empty], name="x")
+    assert str(raised.value) == (f"ctxsim: import: {empty}:1: the file is empty (is the session still writing it? "
+                                 f"import it once the session is idle, or give the session's own .jsonl)")
+    writing = tmp_path / "writing.jsonl"  # a transcript still being written: its last line is cut off
+    writing.write_text(f"{line}\n{line}\n" + line[:40])
+    with pytest.raises(ImportFailure) as raised:
+        import_recordings([writing], name="x")
+    message = str(raised.value)
+    assert message.startswith(f"ctxsim: import: {writing}:3: not a JSON line (")
+    assert message.endswith("; the last line is cut off (is the session still writing it? import it once the "
+                            "session is idle)")
+    broken = tmp_path / "broken.jsonl"  # a bad line in the middle is no half-written file
+    broken.write_text(f"{line}\n{line[:40]}\n{line}\n")
+    where = re.escape(str(broken))
+    with pytest.raises(ImportFailure, match=rf"^ctxsim: import: {where}:2: not a JSON line \([^;]*\)$"):
+        import_recordings([broken], name="x")
+    nothing = tmp_path / "nothing.jsonl"  # lines, but no call to check against: still names the file
+    nothing.write_text(f"{line}\n")
+    with pytest.raises(ImportFailure, match=rf"^ctxsim: import: {re.escape(str(nothing))}: the recording cannot be "
+                                            rf"played: no main-chain call with usage"):
+        import_recordings([nothing], name="x")

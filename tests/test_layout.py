@@ -19,6 +19,7 @@ SRC = Path(ctxsim.__file__).resolve().parent
 LAYERS = (
     "ctxsim._lazy",
     "ctxsim._blocking",
+    "ctxsim.corpus",
     "ctxsim.world",
     "ctxsim.wire",
     "ctxsim.faults",

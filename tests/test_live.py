@@ -194,7 +194,7 @@ def test_over_window_prompt_gets_the_api_error_and_the_cli_compacts() -> None:
 
 # --- scenarios through the live backend ---------------------------------------------------------------------------
 
-CORPUS = Path(__file__).resolve().parents[1] / "scenarios"
+CORPUS = Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus"
 
 
 def test_a_corpus_scenario_has_the_same_verdict_live_and_in_process() -> None:
@@ -339,3 +339,40 @@ def test_conformance_on_a_cli_that_cannot_start_is_one_ctxsim_line(tmp_path: Pat
     status, out, err = _conformance("--cli", str(missing))
     assert status == 2 and not out
     assert err.startswith(f"ctxsim: the CLI {missing} cannot be started: ") and err.count("\n") == 1
+
+
+# --- temporary directories ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ending", ["clean", "error", "interrupt"])
+def test_a_live_run_leaves_nothing_in_the_temp_directory(ending: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything a live run makes (ctxsim's work directory; the CLI's project directory, fs.watch probes and
+    cwd files under claude-<uid>/) is gone when it ends: cleanly, on an error, on an interrupt."""
+    import tempfile
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))  # the system temp directory of this run, and of the CLI it starts
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    api = FakeMessagesAPI()
+    seen: list[Path] = []
+
+    async def main() -> None:
+        async with LiveClaude(api) as live:
+            await live.ask("hello")
+            seen.extend(private.rglob("*"))
+            if ending == "error":
+                raise ValueError("boom")
+            if ending == "interrupt":
+                raise KeyboardInterrupt
+
+    with api:
+        if ending == "clean":
+            anyio.run(main)
+        else:
+            with pytest.raises((ValueError, KeyboardInterrupt)):
+                anyio.run(main)
+    assert any(p.name.startswith("ctxsim-live-") for p in seen)  # it did use this temp directory
+    assert any("claude-" in p.name for p in seen), [str(p) for p in seen]  # and so did the CLI, inside it
+    assert list(private.iterdir()) == []

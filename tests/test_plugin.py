@@ -11,6 +11,7 @@ import hypothesis  # noqa: F401
 import pytest
 
 import ctxsim.check
+import ctxsim.corpus
 import ctxsim.scenario
 import ctxsim.trackers
 
@@ -18,7 +19,7 @@ import ctxsim.trackers
 # inside one (the SDK, or hypothesis, whose plugin imports it for its terminal summary) is imported again, and
 # assertion-rewritten, by the next run: seconds each. Importing them here keeps them across runs.
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
 
 GOOD = """\
 source: "unit test: a cached call"
@@ -54,8 +55,9 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A project with an ini (quiet about pytest-asyncio's loop scope) and no scenarios yet."""
-    pytester.makeini(INI)
+    """A project with an ini (quiet about pytest-asyncio's loop scope; its scenarios under ``scenarios/``) and no
+    scenarios yet."""
+    pytester.makeini(f"{INI}ctx_scenarios = scenarios\n")
     return pytester
 
 
@@ -71,7 +73,7 @@ def test_good_scenario_runs_reference_and_expected_failure(project: pytest.Pytes
     result = project.runpytest("--ctx-scenarios", "-v")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([
-        "ctxsim scenarios: scenarios",
+        "ctxsim scenarios: scenarios (ini ctx_scenarios)",
         "scenarios/good.yaml::reference PASSED*",
         "scenarios/good.yaml::mala-overwrite PASSED*",
     ])
@@ -132,6 +134,7 @@ def test_malformed_scenario_is_one_failing_item_and_the_others_still_run(project
 
 
 def test_inert_without_the_flag(project: pytest.Pytester) -> None:
+    project.makeini(INI)
     scenario(project, "scenarios/good.yaml", GOOD)
     scenario(project, "scenarios/bad.yaml", BAD)
     project.makepyfile(test_plain="def test_plain():\n    pass\n")
@@ -161,14 +164,34 @@ def collected(project: pytest.Pytester, *args: str) -> list[str]:
     return [line for line in result.stdout.lines if "::" in line]
 
 
-def test_the_flag_adds_the_scenarios_to_the_tests(user_project: pytest.Pytester) -> None:
-    # the tests (testpaths) and the scenarios, the tests first
-    assert collected(user_project, "--ctx-scenarios") == TESTS + GOOD_ITEMS
-    user_project.runpytest("--ctx-scenarios").assert_outcomes(passed=4)
+def bundled_items(*names: str) -> list[str]:
+    """The node ids of the bundled corpus (the scenarios named, else all), as pytest shows them."""
+    items = []
+    for path in ctxsim.corpus.bundled_scenarios():
+        sc = ctxsim.scenario.load_scenario(path)
+        if names and path.stem not in names:
+            continue
+        if isinstance(sc, ctxsim.scenario.TaskScenario):
+            kinds = ["reference-loop", *sc.loop_expect.must_fail, *sc.loop_expect.must_pass]
+        else:
+            kinds = ["reference", *sc.must_fail, *sc.must_pass]
+        items += [f"bundled/{path.name}::{kind}" for kind in kinds]
+    return items
+
+
+def test_what_the_flag_collects(user_project: pytest.Pytester) -> None:
+    # no path on the command line: the scenario path alone, never the tests around it
+    assert collected(user_project, "--ctx-scenarios=scenarios") == GOOD_ITEMS
+    assert collected(user_project, "--ctx-scenarios=scenarios/good.yaml") == GOOD_ITEMS
+    assert collected(user_project, "--ctx-scenarios") == bundled_items()  # no ini path: the bundled corpus
+    # paths on the command line: those, and the scenario path given by =PATH
     assert collected(user_project, "--ctx-scenarios=scenarios", "tests") == TESTS + GOOD_ITEMS
     assert collected(user_project, "--ctx-scenarios=scenarios", "tests/test_x.py") == TESTS[:1] + GOOD_ITEMS
-    # paths that reach into the scenarios select them; other YAML is never a scenario
+    assert collected(user_project, "tests", "--ctx-scenarios") == TESTS  # the bundled corpus only when asked
+    assert collected(user_project, "tests", "--ctx-scenarios=bundled") == TESTS + bundled_items()
+    # paths that reach into the scenarios select them; YAML without a scenario's keys is no scenario
     assert collected(user_project, "scenarios/good.yaml", "--ctx-scenarios") == GOOD_ITEMS
+    assert collected(user_project, "scenarios", "--ctx-scenarios") == GOOD_ITEMS
     assert collected(user_project, ".", "--ctx-scenarios") == GOOD_ITEMS + TESTS
     # without the flag, neither the scenarios nor any hint (no ctx_scenarios in the ini)
     result = user_project.runpytest()
@@ -176,29 +199,39 @@ def test_the_flag_adds_the_scenarios_to_the_tests(user_project: pytest.Pytester)
     assert "ctxsim scenarios" not in result.stdout.str() and ".yaml" not in result.stdout.str()
 
 
+def test_a_scenario_file_named_on_the_command_line_runs_alone_beside_a_broken_test(
+        user_project: pytest.Pytester) -> None:
+    scenario(user_project, "bug.yaml", GOOD)
+    scenario(user_project, "test_broken.py", "import no_such_module\n")
+    scenario(user_project, "tests/test_broken.py", "import no_such_module\n")
+    for args in (["bug.yaml"], ["--ctx-scenarios=bug.yaml"], ["bug.yaml", "--ctx-scenarios"]):
+        result = user_project.runpytest(*args, "-v")
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        result.assert_outcomes(passed=2)
+        result.stdout.fnmatch_lines(["bug.yaml::reference PASSED*", "bug.yaml::mala-overwrite PASSED*"])
+    # a directory collects its scenario files, with the flag
+    scenario(user_project, "mine/one.yaml", GOOD)
+    scenario(user_project, "mine/data.yaml", "just: data\n")
+    assert collected(user_project, "mine", "--ctx-scenarios") == ["mine/one.yaml::reference",
+                                                                  "mine/one.yaml::mala-overwrite"]
+    assert user_project.runpytest("mine").ret == pytest.ExitCode.NO_TESTS_COLLECTED  # without it, pytest's rules
+
+
 def test_a_bare_word_after_the_flag_is_a_path_to_collect(user_project: pytest.Pytester) -> None:
     result = user_project.runpytest("--ctx-scenarios", "tests/test_x.py")
-    result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines(["ctxsim: 'tests/test_x.py' after --ctx-scenarios is a path to collect; the "
-                                 "scenarios are under scenarios (--ctx-scenarios=PATH names another scenario path)"])
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["ctxsim: 'tests/test_x.py' after --ctx-scenarios is a path to collect "
+                                 "(--ctx-scenarios=tests/test_x.py names a scenario path)"])
     assert collected(user_project, "--ctx-scenarios", "tests/test_x.py", "scenarios") == TESTS[:1] + GOOD_ITEMS
-    assert collected(user_project, "tests/test_y.py", "--ctx-scenarios", "tests/test_x.py") == (
-        TESTS[::-1] + GOOD_ITEMS)
-    assert collected(user_project, "--ctx-scenarios", "scenarios") == GOOD_ITEMS  # the corpus alone
-    # a word that looks like scenarios elsewhere is not silently taken either way
+    assert collected(user_project, "tests/test_y.py", "--ctx-scenarios", "tests/test_x.py") == TESTS[::-1]
+    assert collected(user_project, "--ctx-scenarios", "scenarios") == GOOD_ITEMS  # the scenarios alone
+    assert collected(user_project, "--ctx-scenarios", "bundled") == bundled_items()
     scenario(user_project, "corpus/other.yaml", GOOD)
-    result = user_project.runpytest("--ctx-scenarios", "corpus")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "ERROR: ctxsim: --ctx-scenarios corpus: a word after the flag is a path to collect, and 'corpus' holds YAML "
-        "outside the scenario path scenarios (the default, no ctx_scenarios in the ini), which would not run: write "
-        "--ctx-scenarios=corpus to run its scenarios with the tests, or pytest corpus --ctx-scenarios=corpus to run "
-        "them alone"])
     other = ["corpus/other.yaml::reference", "corpus/other.yaml::mala-overwrite"]
-    assert collected(user_project, "--ctx-scenarios=corpus") == TESTS + other
-    assert collected(user_project, "corpus", "--ctx-scenarios=corpus") == other
+    assert collected(user_project, "--ctx-scenarios", "corpus") == other
+    assert collected(user_project, "--ctx-scenarios=corpus") == other
     # in addopts too: the flag there would swallow the first path of the command line
-    user_project.makeini(f"{INI}testpaths = tests\naddopts = --ctx-scenarios\n")
+    user_project.makeini(f"{INI}testpaths = tests\nctx_scenarios = scenarios\naddopts = --ctx-scenarios\n")
     assert collected(user_project, "tests/test_y.py") == TESTS[1:] + GOOD_ITEMS
     result = user_project.runpytest("--ctx-scenarios=tests/test_x.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -209,7 +242,7 @@ def test_a_bare_word_after_the_flag_is_a_path_to_collect(user_project: pytest.Py
 def test_the_ini_path_without_the_flag_says_how_to_run_it(user_project: pytest.Pytester) -> None:
     user_project.makeini(f"{INI}testpaths = tests\nctx_scenarios = scenarios\n")
     hint = ("ctxsim scenarios: scenarios (ini ctx_scenarios) are not collected without the flag: pytest "
-            "--ctx-scenarios runs them with the tests")
+            "--ctx-scenarios runs them")
     result = user_project.runpytest()
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([hint])
@@ -217,16 +250,23 @@ def test_the_ini_path_without_the_flag_says_how_to_run_it(user_project: pytest.P
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.stdout.fnmatch_lines([hint])
     result = user_project.runpytest("--ctx-scenarios")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=2)
     assert "not collected" not in result.stdout.str()
+    result = user_project.runpytest("tests", "--ctx-scenarios")
+    result.assert_outcomes(passed=4)
 
 
 def test_xdist_collects_the_tests_and_the_scenarios_alike_on_every_worker(user_project: pytest.Pytester) -> None:
     for name in ("c", "a", "b"):
         scenario(user_project, f"scenarios/{name}.yaml", GOOD)
-    result = user_project.runpytest_subprocess("-n", "2", "--ctx-scenarios", "-p", "no:cacheprovider",
-                                               "-p", "no:hypothesispytest", "-p", "no:faker")
+    result = user_project.runpytest_subprocess("-n", "2", "tests", "--ctx-scenarios=scenarios", "-p",
+                                               "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:faker")
     result.assert_outcomes(passed=10)
+    assert "Different tests were collected" not in result.stdout.str()
+    # the bundled corpus, outside the rootdir, alike on every worker too
+    result = user_project.runpytest_subprocess("-n", "2", "--ctx-scenarios", "-k", "compaction", "-p",
+                                               "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:faker")
+    result.assert_outcomes(passed=len(bundled_items("compaction")))
     assert "Different tests were collected" not in result.stdout.str()
 
 
@@ -239,13 +279,14 @@ def test_path_from_the_command_line_or_the_ini(project: pytest.Pytester) -> None
     project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = corpus\n")
     result = project.runpytest("--ctx-scenarios", "-v")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["ctxsim scenarios: corpus", "corpus/sub/good.yaml::reference PASSED*"])
+    result.stdout.fnmatch_lines(["ctxsim scenarios: corpus (ini ctx_scenarios)",
+                                 "corpus/sub/good.yaml::reference PASSED*"])
 
 
 def test_missing_path_is_a_usage_error(project: pytest.Pytester) -> None:
     result = project.runpytest("--ctx-scenarios=nowhere")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ctxsim: --ctx-scenarios: no such file or directory: *nowhere"])
+    result.stderr.fnmatch_lines(["*ctxsim: --ctx-scenarios: no such file or directory: *nowhere (--ctx-scenarios)"])
 
 
 def test_items_are_ordered_marked_and_located(project: pytest.Pytester) -> None:
@@ -267,17 +308,11 @@ def test_items_are_ordered_marked_and_located(project: pytest.Pytester) -> None:
     result.assert_outcomes(deselected=6)
 
 
-def test_shipped_scenarios_hold(project: pytest.Pytester) -> None:
-    shutil.copytree(SCENARIOS, project.path / "scenarios")
-    result = project.runpytest("--ctx-scenarios", "-q")
-    items = 0
-    for path in SCENARIOS.glob("*.yaml"):  # reference (or reference-loop) + each tracker or loop the file names
-        sc = ctxsim.scenario.load_scenario(path)
-        if isinstance(sc, ctxsim.scenario.TaskScenario):
-            items += 1 + len(sc.loop_expect.must_fail) + len(sc.loop_expect.must_pass)
-        else:
-            items += 1 + len(sc.must_fail) + len(sc.must_pass)
-    result.assert_outcomes(passed=items)
+def test_shipped_scenarios_hold(pytester: pytest.Pytester) -> None:
+    # an empty directory, no ini: a bare flag runs the bundled corpus, every item passing
+    result = pytester.runpytest("--ctx-scenarios", "-q", "-p", "no:asyncio")
+    result.assert_outcomes(passed=len(bundled_items()))  # reference (or reference-loop) + each it names
+    assert {p.name for p in ctxsim.corpus.bundled_scenarios()} == {p.name for p in SCENARIOS.glob("*.yaml")}
 
 
 REWRITTEN = """
@@ -470,7 +505,7 @@ def test_a_tracker_that_raises_shows_the_traceback_through_its_own_code(tracked:
 
 
 def test_the_ini_names_trackers_too_and_a_catalogued_name_is_not_run_twice(tracked: pytest.Pytester) -> None:
-    tracked.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    tracked.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n"
                     "ctx_tracker =\n    mytrackers:MyTracker\n    mala-overwrite\n")
     items, _ = tracked.inline_genitems("--ctx-scenarios")
     assert [i.nodeid.split("::")[1] for i in items] == [
@@ -574,3 +609,13 @@ def test_a_tracker_judged_at_no_point_fails_whatever_the_scenario_expects(projec
         "ctxsim: result-usage-as-context was judged at no point of session 'recorded'*",
     ])
     result.stdout.fnmatch_lines(["scenarios/recorded_fail.yaml:4: *: it was judged at no point * (expect.fail)"])
+
+
+def test_a_skip_raised_inside_ctxsim_points_at_the_users_scenario(project: pytest.Pytester) -> None:
+    scenario(project, "scenarios/faulted.yaml", GOOD + "faults: [duplicate_blocks]\n")
+    result = project.runpytest("--ctx-scenarios", "--ctx-backend=live", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines([  # the line each item stands for: the reference's, and expect.fail's
+        "SKIPPED [[]1[]] scenarios/faulted.yaml:6: ctxsim: --ctx-backend=live: faults edit the rendered stream*",
+        "SKIPPED [[]1[]] scenarios/faulted.yaml:7: ctxsim: --ctx-backend=live: faults edit the rendered stream*"])
+    assert "_items.py" not in result.stdout.str()

@@ -94,7 +94,7 @@ def test_inline_mistakes_name_the_test(ctx_session):
 
 def test_ctx_tracker_is_fresh_and_tracks(ctx_tracker, request):
     assert ctx_tracker.context_tokens() is None
-    expected = request.config.getoption("ctx_tracker") and "MyTracker" or "ContextTracker"
+    expected = "MyTracker" if request.config.getoption("ctx_tracker") == ["mytrackers:MyTracker"] else "ContextTracker"
     assert type(ctx_tracker).__name__ == expected
 
 
@@ -122,8 +122,17 @@ async def test_async_under_anyio(ctx_session, ctx_tracker, fake_claude):
 
 def test_fixtures_work_from_sync_and_async_tests(project: pytest.Pytester) -> None:
     project.makepyfile(test_uses_ctx_fixtures=FIXTURE_TESTS)
-    project.runpytest("test_uses_ctx_fixtures.py", "-p", "anyio").assert_outcomes(passed=7)
+    project.runpytest("test_uses_ctx_fixtures.py", "-p", "anyio", "--ctx-tracker=reference").assert_outcomes(passed=7)
     project.runpytest("test_uses_ctx_fixtures.py", "--ctx-tracker=mytrackers:MyTracker").assert_outcomes(passed=7)
+
+
+def test_ctx_tracker_without_a_tracker_named_says_how_to_name_one(project: pytest.Pytester) -> None:
+    project.makepyfile(test_uses_ctx_tracker="def test_it(ctx_tracker):\n    pass\n")
+    result = project.runpytest("test_uses_ctx_tracker.py")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ctxsim: the ctx_tracker fixture has no tracker to make: name yours with "
+                                 "--ctx-tracker=module:factory*"])
+    assert "ContextTracker" not in result.stdout.str()
 
 
 def test_several_trackers_under_test_parametrize_the_fixture(project: pytest.Pytester) -> None:
@@ -280,3 +289,52 @@ def test_the_oracle_works_from_asyncio_and_anyio_tests_and_awaits_async_trackers
     result.assert_outcomes(passed=4)
     out = result.stdout.str()
     assert "never awaited" not in out and "Already running" not in out
+
+
+WORLD_TRACKERS = '''
+from ctxsim.reference import ContextTracker
+from ctxsim.trackers.base import TrackerWorld
+
+class Mine(ContextTracker):
+    name = "mine"
+
+
+def told(world: TrackerWorld) -> Mine:
+    return Mine(usage=world.usage)
+
+
+def untold() -> Mine:
+    return Mine()
+'''
+
+
+def test_a_tracker_factory_may_take_the_scenarios_world(project: pytest.Pytester) -> None:
+    import ctxsim.corpus
+
+    project.makepyfile(worldtrackers=WORLD_TRACKERS)
+    gateway = str(ctxsim.corpus.find_scenario("gateway-inclusive-usage-aider-5516"))
+    result = project.runpytest(f"--ctx-scenarios={gateway}", "--ctx-tracker=worldtrackers:told", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["bundled/gateway-inclusive-usage-aider-5516.yaml::mine PASSED*"])
+    # the same tracker, not told the gateway's usage convention, adds the cache read twice
+    result = project.runpytest(f"--ctx-scenarios={gateway}", "--ctx-tracker=worldtrackers:untold")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*mine must track scenario 'gateway-inclusive-usage-aider-5516'*"])
+
+
+def test_make_tracker_tells_a_world_factory_the_sessions_world() -> None:
+    from ctxsim import SessionBuilder
+    from ctxsim.trackers.base import TrackerWorld, make_tracker, takes_world
+
+    seen: list[TrackerWorld] = []
+
+    def told(world: TrackerWorld) -> object:
+        seen.append(world)
+        return object()
+
+    session = SessionBuilder(window=1_000_000, usage="inclusive", model="claude-opus-4-1").query("q").call().build()
+    make_tracker(told, session)
+    make_tracker(told)
+    assert seen == [TrackerWorld(window=1_000_000, usage="inclusive", model="claude-opus-4-1",
+                                 auto_compact_threshold=session.auto_compact_threshold), TrackerWorld()]
+    assert takes_world(told) and not takes_world(list) and not takes_world(lambda: None)

@@ -63,7 +63,7 @@ class Low(ContextTracker):
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n")
     pytester.makepyfile(looptrackers=TRACKERS)
     return pytester
 

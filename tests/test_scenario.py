@@ -23,7 +23,7 @@ from ctxsim.world import (
     ToolUse,
 )
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
 
 VALID = """\
 name: unit

@@ -16,7 +16,7 @@ from ctxsim.scenario_run import run_scenario
 from ctxsim.score import score
 from ctxsim.trackers import CATALOGUE, make
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "corpus"
 SMALL = ["compaction", "seed000-cache-read-719", "b17-clear-keeps-old-context", "b19-subagent-line-as-latest"]
 
 
@@ -52,6 +52,8 @@ def test_ctxsim_score_with_my_tracker(tmp_path: Path, capsys: pytest.CaptureFixt
     rows = [line.split()[1] for line in out.splitlines()[2:]]
     assert out.startswith(f"ctxsim score: {len(CATALOGUE) + 1} trackers over {len(SMALL)} scenarios")
     assert rows[0] in ("reference", "mine") and {"reference", "mine"} == set(rows[:2])  # the same score
+    mine = next(line for line in out.splitlines() if " mine " in line)
+    assert "mine (yours)" in mine and "arbiter-msgid (yours)" not in out  # catalogued: not the user's own
 
 
 def test_html_without_matplotlib_is_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
@@ -179,3 +181,17 @@ def test_a_long_session_with_a_wild_outlier_keeps_its_lines_apart(tmp_path: Path
         assert threshold and autocompact and window
         # on a linear axis up to ~216,000 tokens over ~450 px: 17,000 tokens apart is ~35 px, 33,000 ~70 px
         assert min(threshold) - max(autocompact) > 20 and min(autocompact) - max(window) > 40
+
+
+def test_the_page_marks_the_users_tracker(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from ctxsim.plot import write_scoreboard_html
+
+    scenarios = [load_scenario(SCENARIOS / "compaction.yaml")]
+    board = score(scenarios, [("reference", ContextTracker), ("mine", ContextTracker), ("arbiter-msgid",
+                                                                                        CATALOGUE["arbiter-msgid"].factory)],
+                  yours=["mine"])
+    page = write_scoreboard_html(board, tmp_path / "page").read_text()
+    marked = [row for row in page.splitlines() if 'class="yours"' in row or 'class="first yours"' in row]
+    assert len(marked) == 1 and "<td class=\"name\">mine (yours)</td>" in marked[0]
+    assert "<b>mine (yours)</b>" in page and "arbiter-msgid (yours)" not in page

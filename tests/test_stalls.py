@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -140,7 +141,7 @@ def test_a_recording_with_session_state_frames_plays_through_pytest(pytester: py
     scenarios = pytester.path / "scenarios"
     scenarios.mkdir()
     scenario_file(scenarios, "states", recorded_with_states(scenarios / "states.jsonl"))
-    result = within(GUARD, lambda: pytester.runpytest("--ctx-scenarios", "-v"))
+    result = within(GUARD, lambda: pytester.runpytest("--ctx-scenarios=scenarios", "-v"))
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["scenarios/states.yaml::reference PASSED*"])
 
@@ -155,7 +156,7 @@ def test_the_real_capture_plays_through_ctxsim_run_and_pytest(shared_dir: Path, 
     out = capsys.readouterr().out
     assert "ctxsim: reference tracks session 'capture'" in out
     assert "q2 compaction" in out and "q3 result" in out  # every query played: three, /compact the second
-    result = within(GUARD, lambda: pytester.runpytest("--ctx-scenarios", "-v"))
+    result = within(GUARD, lambda: pytester.runpytest("--ctx-scenarios=scenarios", "-v"))
     result.assert_outcomes(passed=2)
 
 
@@ -218,11 +219,12 @@ class EndingEarly(FakeTransport):
     """A CLI whose output ends after the first query's first two frames (the process exited)."""
 
     async def _play(self, script: Script) -> AsyncIterator[dict[str, Any]]:
-        async for data in super()._play(script):
-            if data is script.frames[2].data:
-                self._closed = True
-                return
-            yield data
+        async with aclosing(super()._play(script)) as played:
+            async for data in played:
+                if data is script.frames[2].data:
+                    self._closed = True
+                    return
+                yield data
 
 
 def test_a_stream_that_ends_early_ends_the_run_saying_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -281,7 +283,7 @@ def test_a_stalled_scenario_is_a_failing_item_not_a_crash_of_the_run(pytester: p
     scenarios = pytester.path / "scenarios"
     scenarios.mkdir()
     scenario_file(scenarios, "states", recorded_with_states(scenarios / "states.jsonl"))
-    result = pytester.runpytest_subprocess("--ctx-scenarios", "-v", timeout=GUARD)
+    result = pytester.runpytest_subprocess("--ctx-scenarios=scenarios", "-v", timeout=GUARD)
     result.assert_outcomes(failed=2)  # the reference and mala-overwrite, which is expected to fail
     result.stdout.fnmatch_lines([
         "scenarios/states.yaml:*: reference on scenario 'states': the run did not finish (the SDK client went "

@@ -19,7 +19,7 @@ from ctxsim.scenario import ScenarioError, TaskScenario, parse_scenario
 from ctxsim.task_run import REFERENCE_LOOP, TaskRun, describe_task, run_task
 from ctxsim.wire import render
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
 WORLD = "world: {window: 200000, baseline: 12000}\n"
 SIZES = "  prompt_tokens: 200\n  output_tokens: 100\n"
 

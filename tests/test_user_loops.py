@@ -144,7 +144,7 @@ expect:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n")
     pytester.makepyfile(myloop=MYLOOP)
     path = pytester.path / "scenarios" / "twenty.yaml"
     path.parent.mkdir()
@@ -167,7 +167,7 @@ def test_ctx_loop_runs_the_users_loop_over_the_task_corpus(project: pytest.Pytes
 
 
 def test_ctx_loop_passes_the_users_loop_on_every_task_scenario_of_the_corpus(project: pytest.Pytester) -> None:
-    corpus = Path(__file__).resolve().parent.parent / "scenarios"
+    corpus = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
     tasks = [p for p in sorted(corpus.glob("*.yaml")) if "\ntask:" in p.read_text()]
     assert len(tasks) >= 10
     for path in tasks:
@@ -177,7 +177,7 @@ def test_ctx_loop_passes_the_users_loop_on_every_task_scenario_of_the_corpus(pro
 
 
 def test_ctx_loop_from_the_ini_and_a_buggy_loop_fails_naming_the_invariant(project: pytest.Pytester) -> None:
-    project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+    project.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nctx_scenarios = scenarios\n"
                     "ctx_loop =\n    myloop:keeps_tracker\n    myloop:checkpoint_on_new_client\n")
     result = project.runpytest("--ctx-scenarios")
     result.assert_outcomes(passed=1, failed=2)
@@ -253,3 +253,36 @@ def test_a_failing_test_with_the_fake_agent_fixture_shows_the_turn_timeline(proj
         "-- session 2 (connection 2, session id *",
         "*2  continue*s20*task complete",
     ])
+
+
+RAISING_LOOP = """
+from ctxsim.agent import Task
+from ctxsim.loops import check_restart_loop
+
+
+def my_helper():
+    raise RuntimeError("my loop broke here")
+
+
+def my_loop(rig):
+    my_helper()
+
+
+def test_my_loop():
+    check_restart_loop(my_loop, Task.uniform(4, tokens=1_000))
+"""
+
+
+def test_a_loop_check_error_shows_the_users_frames_first(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_raising_loop=RAISING_LOOP)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # the loop's own traceback first (its helper's line), then the verdict raised from it, from the user's test
+    result.stdout.fnmatch_lines(['*raise RuntimeError("my loop broke here")',
+                                 "E       RuntimeError: my loop broke here",
+                                 "*direct cause of the following exception*",
+                                 "*check_restart_loop(my_loop, Task.uniform(4, tokens=1_000))",
+                                 "E       ctxsim.loops.check.LoopCheckError: *"])
+    assert "raise LoopCheckError(report)" not in out and "outcome = loop(report.rig)" not in out

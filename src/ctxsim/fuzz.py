@@ -6,6 +6,12 @@ shrunk to a few calls. The shrunk stream is written as a scenario file that repr
 
     pytest --ctx-scenarios=ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker
 
+With an example database (``ctxsim fuzz --db redis://host:6379/0``, or a directory; :mod:`ctxsim.campaign`) a run
+first replays what the database holds for the same tracker and tolerance (Hypothesis's reuse phase), then
+generates; the shrunk counterexample is saved there, so a run on another machine, with another seed, replays it
+before generating anything. ``--workers N`` runs N such processes on this machine, seeds ``seed`` to
+``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
+
 For long campaigns, write the same property as a ``@given`` test (README) and run it under HypoFuzz or
 ``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
 """
@@ -14,13 +20,17 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .trackers.base import TrackerFactory
+from .trackers.base import TrackerFactory, make_tracker
 
-__all__ = ["FuzzResult", "fuzz"]
+if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
+__all__ = ["FuzzResult", "fuzz", "fuzz_workers"]
 
 
 @dataclass
@@ -46,12 +56,16 @@ class FuzzResult:
 
 
 def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
-         progress: TextIO | None = sys.stderr) -> FuzzResult:
+         progress: TextIO | None = sys.stderr, database: ExampleDatabase | None = None,
+         key: str = "") -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
     Deterministic for a given ``seed`` and the same code: besides the seed, Hypothesis draws some values from the
     literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
     or importing one may change the streams. A tracker that raises counts as failing (its report says where).
+
+    With a ``database``, the run first replays what it holds under this run's key (``key``: the tracker as named on
+    the command line; the tolerance is added), and the shrunk counterexample is saved there.
     """
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
@@ -65,21 +79,26 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
     step = max(1, examples // 10)
     failing: list[tuple[Any, str]] = []
 
-    @hypothesis_seed(seed)
-    @settings(max_examples=examples, deadline=None, database=None, print_blob=False, report_multiple_bugs=False,
-              suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink))
-    @given(message_streams())
-    def prop(stream: Any) -> None:
+    def check(stream: Any) -> None:
         result.examples += 1
         if progress is not None and result.examples % step == 0 and not failing:
             print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
                   file=progress)
-        report = run_tracker_parsed(factory(), stream.session, stream.scripts, tolerance=tolerance)
+        tracker = make_tracker(factory, stream.session)
+        report = run_tracker_parsed(tracker, stream.session, stream.scripts, tolerance=tolerance)
         if not report.ok:
             if not failing:
                 result.found_at, result.found_after = result.examples, time.monotonic() - started
             failing.append((stream, str(report)))
             raise AssertionError(report.summary())
+
+    # The database key: this function's source (so one ctxsim version), the tracker and the tolerance.
+    check._hypothesis_internal_add_digest = f"{key}|tolerance={tolerance}".encode()  # type: ignore[attr-defined]
+    phases = (Phase.generate, Phase.shrink) if database is None else (Phase.reuse, Phase.generate, Phase.shrink)
+    # settings outside @seed: @seed alone turns the database off, settings applied after it give it back
+    prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
+                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), phases=phases)(
+        hypothesis_seed(seed)(given(message_streams())(check)))
 
     froze = freeze_imports()  # the imports' objects out of the cyclic collector's way for the loop (ctxsim._lazy)
     try:
@@ -93,6 +112,46 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
             thaw_imports()
     result.seconds = time.monotonic() - started
     return result
+
+
+def _worker(spec: str, search: list[str], examples: int, tolerance: int, seed: int, db: str | None) -> FuzzResult:
+    """One worker process of :func:`fuzz_workers`: resolve the tracker and open the database here (neither
+    crosses a process boundary), then fuzz."""
+    from .campaign import example_database
+    from .trackers.resolve import resolve
+
+    database = example_database(db) if db else None
+    return fuzz(resolve(spec, search=search).factory, examples=examples, tolerance=tolerance, seed=seed,
+                progress=None, database=database, key=spec)
+
+
+def fuzz_workers(spec: str, *, workers: int, examples: int = 200, tolerance: int = 0, seed: int = 0,
+                 db: str | None = None, search: Sequence[str] = (), timeout: float = 3600.0) -> FuzzResult:
+    """Fuzz the tracker ``spec`` (a catalogue name or ``module:factory``, imported from ``search`` in each worker)
+    in ``workers`` processes at once, worker ``i`` with seed ``seed + i`` and its share of ``examples``, all on the
+    example database ``db`` (a ``redis://`` URL or a directory: :func:`ctxsim.campaign.example_database`).
+
+    Returns the result of the first worker (by number, so the same seeds give the same answer) that found a
+    counterexample, else the last; ``examples`` is the sum over the workers. Every worker is waited for, at most
+    ``timeout`` seconds in all, then stopped (``TimeoutError`` says so).
+    """
+    import multiprocessing
+
+    share = [examples // workers + (1 if i < examples % workers else 0) for i in range(workers)]
+    jobs = [(spec, list(search), n, tolerance, seed + i, db) for i, n in enumerate(share) if n > 0]
+    context = multiprocessing.get_context("spawn")  # a clean interpreter: no state of the caller's threads
+    started = time.monotonic()
+    with context.Pool(len(jobs)) as pool:  # leaving it terminates every worker, also on error or interrupt
+        pending = pool.starmap_async(_worker, jobs)
+        try:
+            results: list[FuzzResult] = pending.get(timeout)
+        except multiprocessing.TimeoutError:
+            raise TimeoutError(f"ctxsim: fuzz: the {len(jobs)} workers were still running after {timeout:g} s; "
+                               f"stopped") from None
+    found = next((r for r in results if r.scenario is not None), results[-1])
+    found.examples = sum(r.examples for r in results)
+    found.seconds = time.monotonic() - started
+    return found
 
 
 def write_scenario(result: FuzzResult, path: Path) -> Path:

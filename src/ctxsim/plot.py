@@ -170,7 +170,7 @@ body {{ font-family: sans-serif; margin: 24px; color: #222; }}
 table {{ border-collapse: collapse; font-size: 14px; }}
 th, td {{ border: 1px solid #999; padding: 4px 8px; text-align: right; }}
 th {{ background: #dde6f0; }} td.name {{ text-align: left; }} td.name:nth-child(2) {{ font-weight: bold; }}
-tr.first td {{ background: #d9f2d9; }}
+tr.first td {{ background: #d9f2d9; }} tr.yours td {{ outline: 2px solid #c60; font-weight: bold; }}
 figure {{ margin: 24px 0; }} img {{ max-width: 1300px; border: 1px solid #ccc; }}
 </style></head><body>
 <h1>ctxsim score</h1>
@@ -193,21 +193,19 @@ def write_scoreboard_html(board: Scoreboard, directory: str | os.PathLike[str]) 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     lines = board.table().splitlines()
-    head = ["#", "tracker", "runs ok", "max err", "mean err", "threshold timing", "points off", "faults survived",
-            "first failing scenario"]
     rows, figures = [], []
-    for i, r in enumerate(board.rows, 1):
-        cells = [str(i), r.tracker, f"{r.runs - r.failed}/{r.runs}", f"{r.max_error:.1f}%", f"{r.mean_error:.2f}%",
-                 r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}", r.first_failing or "-"]
-        rows.append(f'<tr class="{"first" if i == 1 else ""}">' + "".join(
+    for (i, r), cells in zip(enumerate(board.rows, 1), board.cells()):
+        classes = " ".join(c for c, on in (("first", i == 1), ("yours", r.tracker in board.yours)) if on)
+        rows.append(f'<tr class="{classes}">' + "".join(
             f'<td class="{"name" if k in (1, 8) else ""}">{escape(c)}</td>' for k, c in enumerate(cells)) + "</tr>")
         if r.worst is not None:
             image = f"{i:02d}-{''.join(c if c.isalnum() or c in '-_' else '-' for c in r.tracker)}.png"
             what = "its worst scenario" if r.failed else "its longest scenario"
             plot_runs([r.worst], out / image, title=f"{r.tracker}: {r.worst.scenario.name} ({what})")
-            figures.append(f'<figure><figcaption>{i}. <b>{escape(r.tracker)}</b> on {escape(r.worst.scenario.name)}'
-                           f' ({what})</figcaption><img src="{image}" alt="{escape(r.tracker)}"></figure>')
+            figures.append(f'<figure><figcaption>{i}. <b>{escape(board.label(r.tracker))}</b> on '
+                           f'{escape(r.worst.scenario.name)} ({what})</figcaption>'
+                           f'<img src="{image}" alt="{escape(r.tracker)}"></figure>')
     page = out / "index.html"
-    page.write_text(_PAGE.format(summary=escape(lines[0]), head="".join(f"<th>{h}</th>" for h in head),
+    page.write_text(_PAGE.format(summary=escape(lines[0]), head="".join(f"<th>{h}</th>" for h in board.HEADER),
                                  rows="\n".join(rows), figures="\n".join(figures)), encoding="utf-8")
     return page

@@ -19,15 +19,15 @@ Trackers are ranked by runs failed, then points off, then max and mean error; a 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 from .check import Report
 from .scenario import SessionScenario
 from .scenario_run import ScenarioRun, run_scenario
 from .thresholds import crossings, match_firings
-from .trackers.base import TrackerFactory
+from .trackers.base import TrackerFactory, make_tracker
 from .trackers.catalogue import reference_for
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
@@ -118,16 +118,27 @@ class Scoreboard:
     rows: list[TrackerScore]
     scenarios: int
     streams: int
+    yours: frozenset[str] = frozenset()
+    """The trackers the user brought (``--tracker``): marked ``(yours)`` in the table and on the page."""
+
+    def label(self, tracker: str) -> str:
+        """How the table names ``tracker``: its name, marked when it is one of :attr:`yours`."""
+        return f"{tracker} (yours)" if tracker in self.yours else tracker
+
+    HEADER: ClassVar[tuple[str, ...]] = ("#", "tracker", "runs ok", "max err", "mean err", "threshold timing",
+                                         "points off", "faults survived", "first failing scenario")
+    """The columns of :meth:`cells`."""
+
+    def cells(self) -> list[tuple[str, ...]]:
+        """Each row's cells as shown (table and page alike), best first."""
+        return [(str(i), self.label(r.tracker), f"{r.runs - r.failed}/{r.runs}", f"{r.max_error:.1f}%",
+                 f"{r.mean_error:.2f}%", r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}",
+                 r.first_failing or "-") for i, r in enumerate(self.rows, 1)]
 
     def table(self) -> str:
         """The scoreboard as a text table."""
-        header = ("#", "tracker", "runs ok", "max err", "mean err", "threshold timing", "points off",
-                  "faults survived", "first failing scenario")
-        rows = [header]
-        for i, r in enumerate(self.rows, 1):
-            rows.append((str(i), r.tracker, f"{r.runs - r.failed}/{r.runs}", f"{r.max_error:.1f}%",
-                         f"{r.mean_error:.2f}%", r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}",
-                         r.first_failing or "-"))
+        header = self.HEADER
+        rows = [header, *self.cells()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         align = (">", "<", ">", ">", ">", ">", ">", ">", "<")
         lines = ["  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths)).rstrip() for row in rows]
@@ -166,8 +177,9 @@ def _streams(count: int, seed: int) -> list[Any]:
 
 
 def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, TrackerFactory]], *, fuzz: int = 0,
-          seed: int = 0, progress: TextIO | None = None) -> Scoreboard:
-    """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams."""
+          seed: int = 0, progress: TextIO | None = None, yours: Collection[str] = ()) -> Scoreboard:
+    """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams; ``yours``
+    names the user's trackers among them (marked on the board)."""
     from .check import run_tracker_parsed
 
     rows = {name: TrackerScore(name) for name, _ in trackers}
@@ -176,7 +188,9 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         say(f"ctxsim score: {scenario.name} ...")
         limits = _limits(scenario)
         for name, factory in trackers:
-            tracker = reference_for(scenario.session) if name == "reference" else factory()  # told the world
+            # told the world: the reference its usage convention, a factory taking `world` all of it
+            tracker = reference_for(scenario.session) if name == "reference" else make_tracker(factory,
+                                                                                               scenario.session)
             run = run_scenario(scenario, tracker, name=name)
             rows[name].add(scenario.name, run.report, limits, bool(scenario.faults), run)
     streams = _streams(fuzz, seed) if fuzz > 0 else []
@@ -184,7 +198,8 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         say(f"ctxsim score: generated stream {i}/{len(streams)} ...") if i % 20 == 0 else None
         limit = [float(stream.session.auto_compact_threshold)]
         for name, factory in trackers:
-            report = run_tracker_parsed(factory(), stream.session, copy.deepcopy(stream.scripts), tolerance=0)
+            tracker = make_tracker(factory, stream.session)
+            report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0)
             rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
     ranked = sorted(rows.values(), key=lambda r: r.rank_key())
-    return Scoreboard(ranked, len(scenarios), len(streams))
+    return Scoreboard(ranked, len(scenarios), len(streams), frozenset(yours))

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -168,8 +168,9 @@ class FakeTransport(Transport):
                 yield replies.popleft()
                 continue
             if turns:
-                async for data in self._play(turns.popleft()):
-                    yield data
+                async with aclosing(self._play(turns.popleft())) as played:  # closed, not left to the collector
+                    async for data in played:
+                        yield data
                 continue
             if self._input_ended:
                 return
@@ -202,7 +203,7 @@ class FakeTransport(Transport):
             else:
                 record.error, answer = str(response.get("error")), None
 
-    async def _play(self, script: Script) -> AsyncIterator[dict[str, Any]]:
+    async def _play(self, script: Script) -> AsyncGenerator[dict[str, Any], None]:
         self._interrupted = False
         replies, hooks = self._replies, self.hooks
         frames = script.frames

@@ -12,6 +12,7 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario check FILE ...
     ctxsim scenario keys
     ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
+                [--db redis://HOST:PORT/DB|DIR] [--workers N]
     ctxsim catalogue [--tracker NAME|module:factory ...]
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]

@@ -39,6 +39,34 @@ def _load(path: Path) -> SessionScenario | TaskScenario:
         raise CommandError(str(exc)) from None
 
 
+def _find(ref: str | Path) -> Path:
+    """The scenario file ``ref`` names: a path, else a bundled scenario's name (:func:`ctxsim.corpus.find_scenario`)."""
+    from ..corpus import ScenarioNotFound, find_scenario
+
+    try:
+        return find_scenario(ref)
+    except ScenarioNotFound as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _scenario_files(refs: list[Path], command: str) -> list[Path]:
+    """The scenario files of ``refs`` (files, directories, bundled names; ``bundled``: the corpus), in order."""
+    from ..corpus import BUNDLED, scenario_files
+
+    files: list[Path] = []
+    for ref in refs:
+        if str(ref) == BUNDLED and not ref.exists():
+            files += scenario_files(ref)
+        elif ref.is_dir():
+            found = scenario_files(ref)
+            if not found:
+                raise CommandError(f"ctxsim: {command}: {ref}: no scenario files (*.yaml, *.yml) in this directory")
+            files += found
+        else:
+            files.append(_find(ref))
+    return files
+
+
 def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
     """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
     from ..loops.resolve import resolve_loop

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     pass
 
-from ._common import CommandError, _load, _resolve_tracker
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
@@ -23,15 +24,34 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0: the same run every time)")
     parser.add_argument("--out", type=Path, default=None, metavar="FILE",
                         help="where to write a counterexample (default ctxsim-fuzz-<tracker>.yaml)")
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="a Hypothesis example database shared by runs on any machine: redis://host:port/db "
+                             "(pip install 'pytest-ctxsim[redis]') or a directory. A run replays what it holds for "
+                             "this tracker first, and saves its counterexample there")
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="fuzz in N processes on this machine (seeds SEED..SEED+N-1, the examples shared out, "
+                             "one database); default 1")
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..fuzz import fuzz, write_scenario
+    from ..campaign import DatabaseUnreachable, example_database
+    from ..fuzz import fuzz, fuzz_workers, write_scenario
 
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
         raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
-    result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed)
+    if args.workers < 1:
+        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
+    try:
+        database = example_database(args.db) if args.db else None
+    except (ImportError, DatabaseUnreachable) as exc:
+        raise CommandError(f"{exc} (--db)") from None
+    if args.workers > 1:
+        result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples, tolerance=args.tolerance,
+                              seed=args.seed, db=args.db, search=[str(Path.cwd())])
+    else:
+        result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed,
+                      database=database, key=args.tracker)
     if result.scenario is None:
         print(f"ctxsim fuzz: {spec.name} tracked all {result.examples} generated streams")
         return 0
@@ -52,6 +72,7 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table
     from ..trackers import CATALOGUE
+    from ..trackers.base import make_tracker
 
     rows = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
@@ -62,7 +83,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     results = {}
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
-        results[name] = check_tracker_conformance(factory)
+        results[name] = check_tracker_conformance(partial(make_tracker, factory))
     declared = {name: CATALOGUE[name].breaks.of(c.name for c in CONTRACTS) for name in rows if name in CATALOGUE}
     print(conformance_table(results, declared))
     off = [name for name, want in declared.items() if set(results[name].failed) != want]
@@ -73,7 +94,8 @@ def _catalogue(args: argparse.Namespace) -> int:
 
 def _configure_score(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenarios", nargs="*", type=Path, metavar="SCENARIOS",
-                        help="scenario files or directories (default: ./scenarios)")
+                        help="scenario files, directories or bundled scenarios' names (default: bundled, the "
+                             "corpus shipped with ctxsim)")
     parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
                         help="your tracker, scored beside the catalogue (repeatable)")
     parser.add_argument("--fuzz", type=int, default=0, metavar="N", help="also score N generated faulted streams")
@@ -83,6 +105,7 @@ def _configure_score(parser: argparse.ArgumentParser) -> None:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from ..corpus import BUNDLED
     from ..scenario import SessionScenario
     from ..score import score
     from ..trackers import CATALOGUE
@@ -96,18 +119,16 @@ def _score(args: argparse.Namespace) -> int:
             raise CommandError(f"{exc} (needed by --html; or run without it)") from None
     if args.fuzz < 0:
         raise CommandError(f"ctxsim: score: --fuzz must be 0 or more, got {args.fuzz}")
-    files = []
-    for path in args.scenarios or [Path("scenarios")]:
-        if not path.exists():
-            raise CommandError(f"ctxsim: score: no such file or directory: {path}")
-        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    files = _scenario_files(args.scenarios or [Path(BUNDLED)], "score")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    yours = []
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)
         if resolved.name not in CATALOGUE:
             trackers.append((resolved.name, resolved.factory))
-    board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr)
+            yours.append(resolved.name)
+    board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr, yours=yours)
     print(board.table())
     if args.html is not None:
         from ..plot import write_scoreboard_html

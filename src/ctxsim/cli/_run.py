@@ -13,11 +13,12 @@ if TYPE_CHECKING:
     from ..scenario_run import ScenarioRun
     from ..trackers.base import TrackerFactory
 
-from ._common import CommandError, _count, _load, _resolve_tracker
+from ._common import CommandError, _count, _find, _load, _resolve_tracker
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", type=Path, help="the scenario file (YAML)")
+    parser.add_argument("scenario", type=Path, help="the scenario file (YAML), or a bundled scenario's name "
+                                                    "(`ctxsim scenario list`)")
     parser.add_argument("--tracker", "-t", action="append", default=[], metavar="NAME|module:factory",
                         help="a catalogued tracker or your own (module:factory); repeatable. Default: the "
                              "trackers the scenario names. The reference always runs.")
@@ -73,6 +74,7 @@ def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
 def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     """``ctxsim run`` on a task scenario: each restart loop's verdict, summary and timeline."""
     from ..task_run import REFERENCE_LOOP, describe_task, run_task
+    from ..trackers.base import make_tracker
 
     if args.plot is not None:
         raise CommandError(f"ctxsim: --plot: scenario {args.scenario} is a task scenario: it has a loop timeline, "
@@ -83,7 +85,8 @@ def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     runs += [(loop, {"loop": loop}, "kept") for loop in expect.must_pass]
     for name, factory, expected in _under_test(scenario, args.tracker, {}):
         wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
-        runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": factory, "tracker": name}, wanted))
+        made = partial(make_tracker, factory, scenario.session)
+        runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": made, "tracker": name}, wanted))
     mine = [_resolve_tracker(spec, "--loop") for spec in args.loop]
     runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
     print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
@@ -104,6 +107,7 @@ def _run(args: argparse.Namespace) -> int:
     """``ctxsim run``: the runs of a session scenario's trackers, or of a task scenario's restart loops."""
     from ..scenario import TaskScenario
 
+    args.scenario = _find(args.scenario)
     scenario = _load(args.scenario)
     if isinstance(scenario, TaskScenario):
         return _run_task(args, scenario)
@@ -130,9 +134,11 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
                                                if scenario.recording is not None else ""))
     if scenario.source:
         print(f"source: {scenario.source}")
+    from ..trackers.base import make_tracker
+
     runs, all_met = [], True
     for name, factory, expected in trackers:
-        run = run_scenario(scenario, factory(), name=name)
+        run = run_scenario(scenario, make_tracker(factory, scenario.session), name=name)
         runs.append(run)
         met, verdict = _verdict(run, expected)
         all_met &= met

@@ -1,17 +1,19 @@
-"""``ctxsim scenario``: write a commented template, check scenario files, list the format's keys."""
+"""``ctxsim scenario``: write a commented template, check and list scenario files, list the format's keys."""
 
 from __future__ import annotations
 
 import argparse
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    pass
+from ..corpus import BUNDLED
+from ._common import CommandError, _count, _scenario_files
 
-from ._common import CommandError
+if TYPE_CHECKING:
+    from ..scenario import Scenario
 
 TEMPLATE = '''\
 # {name}: a ctxsim scenario. Run it:  pytest --ctx-scenarios={path}   or   ctxsim run {path}
@@ -60,8 +62,13 @@ def _configure_scenario(parser: argparse.ArgumentParser) -> None:
     new.add_argument("--dir", type=Path, default=None,
                      help="where to write it (default: ./scenarios if it exists, else .)")
     new.add_argument("--force", action="store_true", help="overwrite an existing file")
-    check = sub.add_parser("check", help="load scenario files and report every error")
-    check.add_argument("files", nargs="+", type=Path)
+    check = sub.add_parser("check", help="load scenario files (directories: every *.yaml, *.yml under them) and "
+                                         "report the error of every file that does not load")
+    check.add_argument("files", nargs="+", type=Path, metavar="FILE|DIR")
+    listing = sub.add_parser("list", help="list scenarios by name (default: the corpus bundled with ctxsim; "
+                                          "`ctxsim run NAME` runs one)")
+    listing.add_argument("dirs", nargs="*", type=Path, metavar="DIR",
+                         help="directories or files to list instead of the bundled corpus")
     sub.add_parser("keys", help="print every key of the scenario format")
 
 
@@ -72,18 +79,9 @@ def _scenario(args: argparse.Namespace) -> int:
         print(reference(), end="")
         return 0
     if args.action == "check":
-        from ..scenario import ScenarioError, load_scenario
-
-        bad = 0
-        for file in args.files:
-            try:
-                scenario = load_scenario(file)
-            except ScenarioError as exc:
-                print(exc, file=sys.stderr)
-                bad += 1
-                continue
-            print(f"{file}: ok ({scenario.name}: {scenario.outline()})")
-        return 1 if bad else 0
+        return _check(_scenario_files(args.files, "scenario check"))
+    if args.action == "list":
+        return _list(_scenario_files(args.dirs or [Path(BUNDLED)], "scenario list"))
     name = args.name
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
         raise CommandError(f"ctxsim: scenario new: {name!r} is not a usable name (letters, digits, '.', '_', '-')")
@@ -95,3 +93,43 @@ def _scenario(args: argparse.Namespace) -> int:
     path.write_text(TEMPLATE.format(name=path.stem, path=path), encoding="utf-8")
     print(f"wrote {path}: edit it, then run  ctxsim run {path}")
     return 0
+
+
+def _loaded(files: list[Path]) -> Iterator[tuple[Path, Scenario]]:
+    """Each file that loads, with its scenario; the ``ctxsim:`` error (file, line, key) of each that does not is
+    printed to stderr instead."""
+    from ..scenario import ScenarioError, load_scenario
+
+    for file in files:
+        try:
+            yield file, load_scenario(file)
+        except ScenarioError as exc:
+            print(exc, file=sys.stderr)
+
+
+def _check(files: list[Path]) -> int:
+    """Load every file; print ``ok`` for each that loads and the ``ctxsim:`` error (file, line, key) of each that
+    does not, then the count; 1 when any failed."""
+    ok = 0
+    for file, scenario in _loaded(files):
+        ok += 1
+        print(f"{file}: ok ({scenario.name}: {scenario.outline()})")
+    bad = len(files) - ok
+    if bad:
+        print(f"ctxsim scenario check: {bad} of {_count(len(files), 'file')} did not load", file=sys.stderr)
+    return 1 if bad else 0
+
+
+def _list(files: list[Path]) -> int:
+    """One line a scenario: its name (what ``ctxsim run NAME`` takes, for a bundled one), kind and source."""
+    from ..scenario import TaskScenario
+
+    width = max(len(f.stem) for f in files)
+    ok = 0
+    for file, scenario in _loaded(files):
+        ok += 1
+        kind = "task" if isinstance(scenario, TaskScenario) else "session"
+        about = " ".join((scenario.source or scenario.description or "").split())
+        about = about if len(about) <= 80 else about[:79] + "…"
+        print(f"{file.stem:<{width}}  {kind:<7}  {about}".rstrip())
+    return 0 if ok == len(files) else 1

@@ -94,8 +94,10 @@ def bundled_cli_version() -> str:
 
 
 def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
-            extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment that points the CLI at the fake API at ``base_url``, with ``home`` as its ``HOME``.
+            extra: Mapping[str, str] | None = None, tmp: Path | None = None) -> dict[str, str]:
+    """The environment that points the CLI at the fake API at ``base_url``, with ``home`` as its ``HOME``, and
+    ``tmp`` as its temporary directory (``CLAUDE_CODE_TMPDIR`` and ``TMPDIR``: else the CLI leaves a
+    ``claude-<uid>/-tmp-...-project`` directory and ``fswatch-probe-*`` directories in the system's, per run).
 
     ``autocompact_window`` sets ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: without it the CLI (as captured) never
     compacts on its own on reported usage; with it, it compacts once the last prompt passes its threshold.
@@ -107,6 +109,8 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
         "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
+    if tmp is not None:
+        env.update({"CLAUDE_CODE_TMPDIR": str(tmp), "TMPDIR": str(tmp)})
     if autocompact_window is not None:
         env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(autocompact_window)
     env.update(extra or {})
@@ -118,13 +122,15 @@ def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, inc
                 env: Mapping[str, str] | None = None, permission_mode: PermissionMode = "bypassPermissions",
                 **overrides: Any) -> ClaudeAgentOptions:
     """Options that run the bundled CLI against the fake API at ``base_url``, in ``workdir`` (``home/`` and
-    ``project/`` are made there). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
-    home, project = workdir / "home", workdir / "project"
+    ``project/`` are made there, and ``tmp/``, the CLI's temporary directory, so removing ``workdir`` removes all
+    the run made). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
+    home, project, tmp = workdir / "home", workdir / "project", workdir / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
+    tmp.mkdir(mode=0o700, parents=True, exist_ok=True)  # the CLI wants a private one
     return ClaudeAgentOptions(
         model=model, permission_mode=permission_mode, cwd=str(project), setting_sources=[],
-        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env),
+        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env, tmp=tmp),
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 

@@ -39,6 +39,8 @@ prompts and done marker), by which the fake agent classifies every prompt. Witho
 
     check_restart_loop(my_loop, Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
 
+**What the loop returns**: its restart count (``int``, or an object with ``continuation_count``), checked by
+``restart-count`` (the README's "Check your own restart loop" has the whole contract, its checkpoint step too).
 The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops.catalogue`.
 """
 
@@ -450,8 +452,8 @@ def run_loop(loop: Callable[[LoopRig], Any], task: Task, *,
     ``policy`` (the setting the loop is told to use, from which true crossings are computed; default: the loop's
     ``policy`` attribute, else 90%), ``max_restarts``, ``tracker_factory``, ``include_partial_messages``,
     ``hang_timeout``, ``name``, ``prompts`` (default: the loop's ``prompts`` attribute, else seed 003's). The
-    loop's own exception is caught and judged, never raised. The report's ``violations`` list every broken invariant.
-    """
+    loop's own exception is judged, never raised. The report's ``violations`` list every broken invariant."""
+    __tracebackhide__ = True  # a failing test shows the user's frames first
     setup = LoopSetup(checkpoints, policy, max_restarts, tracker_factory, include_partial_messages, hang_timeout,
                       name, prompts)
     report = setup.prepare(loop, task)
@@ -472,13 +474,14 @@ def check_restart_loop(loop: Callable[[LoopRig], Any], task: Task, *,
                        tracker_factory: TrackerFactory = ContextTracker, include_partial_messages: bool = False,
                        hang_timeout: float | None = 60.0, name: str | None = None,
                        async_backend: str = "asyncio", prompts: LoopPrompts | None = None) -> LoopReport:
-    """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant) unless the
-    loop kept every invariant. Returns the report when it did."""
+    """:func:`run_loop`, raising :class:`LoopCheckError` (one ``ctxsim:`` line per broken invariant; from the loop's
+    exception, if any) unless the loop kept every invariant. Returns the report when it did."""
+    __tracebackhide__ = True
     report = run_loop(loop, task, checkpoints=checkpoints, policy=policy, max_restarts=max_restarts,
                       tracker_factory=tracker_factory, include_partial_messages=include_partial_messages,
                       hang_timeout=hang_timeout, name=name, async_backend=async_backend, prompts=prompts)
     if not report.ok:
-        raise LoopCheckError(report)
+        raise LoopCheckError(report) from report.error
     return report
 
 

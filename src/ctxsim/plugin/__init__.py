@@ -2,26 +2,32 @@
 
 Options (each with an ini equivalent; the command line wins):
 
-``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``scenarios``)
-    Collect every ``*.yaml``/``*.yml`` scenario (:mod:`ctxsim.scenario`) under PATH (relative to the invocation
-    directory; the ini value is relative to the rootdir) along with what pytest collects anyway: ``pytest
-    --ctx-scenarios`` runs the tests (``testpaths``, else the invocation directory) and the scenarios,
-    ``pytest --ctx-scenarios=scenarios tests/`` both. Paths on the command line that reach into PATH select
-    what runs of it (``pytest scenarios/a.yaml --ctx-scenarios``). Write PATH with ``=``: a bare word after the
-    flag is a path to collect (``pytest --ctx-scenarios scenarios`` runs only the scenarios), and one that looks
-    like scenarios outside PATH is a usage error saying how to write either meaning (:mod:`._paths`). Without
-    the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
+``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``)
+    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the
+    scenario path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's
+    (relative to the rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it
+    anywhere a PATH goes). With paths on the command line, those, with the scenario files in them, and ``=PATH``
+    or the ini's path (the bundled corpus only when asked). A scenario file named on the command line is
+    collected with or without the flag (``pytest bug.yaml``). A bare word after the flag is a path to collect
+    (:mod:`._paths` has the rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
-    arguments that returns a tracker; ``module`` is imported as is, else from the rootdir) or a catalogued name.
+    arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
+    :class:`~ctxsim.trackers.base.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
+    catalogued name.
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
-    ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several).
+    ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several; with none, a test using
+    it fails saying how to name one).
 ``--ctx-loop=SPEC`` (ini ``ctx_loop``, one SPEC a line; the flag may be repeated)
     Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
     It runs with the ``policy`` and ``prompts`` it declares as attributes (else the scenario's policy, handed to it
     in the rig, and seed 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`.
+``--ctx-block-real`` (ini ``ctx_block_real = true``)
+    Fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a connection
+    (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried
+    (:mod:`._guard`), even where its code caught the refusal.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
     default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
@@ -44,7 +50,7 @@ name each unmet expectation with its ``file:line`` and show the loop's timeline 
 
 Fixtures: ``fake_claude`` (SDK clients built during the test play simulated sessions), ``ctx_session`` (build a
 session inline from scenario YAML, or get a :class:`~ctxsim.world.SessionBuilder`), ``ctx_tracker`` (a fresh
-tracker under test), ``fake_agent`` (SDK clients built during the test talk to the reactive fake agent working
+tracker under test, as named), ``fake_agent`` (SDK clients built during the test talk to the reactive fake agent working
 on a task: for checking your own restart loop). All are synchronous, so they work alike from sync tests and from
 async tests under pytest-asyncio (strict or auto mode) or anyio. The ``ctx(**world)`` marker sets ``ctx_session``'s
 world defaults.
@@ -69,9 +75,10 @@ import pytest
 
 from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
+from ._guard import Guard
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._paths import FROM_INI, NOTES, SUFFIXES, ini_hint, scenario_root
-from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS, shown
+from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
+from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS
 
 T = TypeVar("T")
 
@@ -92,7 +99,9 @@ pytest.register_assert_rewrite("ctxsim.testing", "ctxsim.check")
 
 _BACKENDS = {"inprocess": "", "live": ""}
 """Every backend name, and why it cannot be used (empty: it can)."""
-_ROOT = pytest.StashKey[Path]()
+_SCENARIOS = pytest.StashKey[ScenarioPath]()
+_BLOCK_REAL = pytest.StashKey[bool]()
+_GUARD = pytest.StashKey[Guard]()
 
 
 # --- hooks -----------------------------------------------------------------------------------------------------
@@ -114,6 +123,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also run this restart loop over every task scenario: module:function (taking a LoopRig; it may "
              "declare policy and prompts attributes) or a catalogued loop. Repeatable.")
     group.addoption(
+        "--ctx-block-real", dest="ctx_block_real", action="store_true", default=None,
+        help="fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a "
+             "connection (or looks up a name) beyond 127.0.0.1, with a ctxsim: error naming what tried.")
+    group.addoption(
         "--ctx-backend", dest="ctx_backend", choices=tuple(_BACKENDS), default=None,
         help="where sessions play: inprocess (the real SDK client over a fake transport; default) or live "
              "(the bundled Claude Code CLI against a fake Messages API on 127.0.0.1).")
@@ -124,6 +137,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
                               "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
+    parser.addini("ctx_block_real", "fail any test that would reach a real model or the network beyond 127.0.0.1 "
+                                    "(as --ctx-block-real)", type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -140,15 +155,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if _BACKENDS[backend]:
         raise pytest.UsageError(f"ctxsim: --ctx-backend={backend}: {_BACKENDS[backend]}")
     config.stash[BACKEND] = backend
+    config.stash[_BLOCK_REAL] = bool(config.getoption("ctx_block_real", None) or config.getini("ctx_block_real"))
     specs = config.getoption("ctx_tracker", None) or config.getini("ctx_tracker")
     if specs:
         config.stash[TRACKERS] = _resolve_trackers(config, specs)
     loops = config.getoption("ctx_loop", None) or config.getini("ctx_loop")
     if loops:
         config.stash[LOOPS] = _resolve_loops(config, loops)
-    root = scenario_root(config)  # the scenarios join what pytest collects anyway (see ._paths)
-    if root is not None:
-        config.stash[_ROOT] = root
+    scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
+    if scenarios is not None:
+        config.stash[_SCENARIOS] = scenarios
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
@@ -184,9 +200,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
              f"{installed_sdk_version() or '(not installed)'}); wire checked against Claude Code "
              f"{', '.join(checked) if checked else '(no capture)'}"]
-    root = config.stash.get(_ROOT, None)
-    if root is not None:
-        lines.append(f"ctxsim scenarios: {shown(root, config)}")
+    scenarios = config.stash.get(_SCENARIOS, None)
+    if scenarios is not None:
+        lines.append(header(scenarios, config))
     notes: list[str] = config.stash.get(NOTES, [])
     lines.extend(notes)
     hint = ini_hint(config)
@@ -213,24 +229,25 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
-    root = parent.config.stash.get(_ROOT, None)
-    if root is None or file_path.suffix not in SUFFIXES:
-        return None
-    if file_path != root and root not in file_path.parents:
-        return None  # a YAML file outside the scenario path (fixtures, CI config...)
-    return ScenarioFile.from_parent(parent, path=file_path)
+    if not is_scenario_file(file_path, parent.config.stash.get(_SCENARIOS, None), parent.session):
+        return None  # not YAML, or YAML that is no scenario (fixtures, CI config...)
+    return ScenarioFile.from_parent(parent, path=file_path, nodeid=node_id(file_path, parent.config))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # A run of ctxsim's scenarios (--ctx-scenarios): the objects the imports left (~110k: the SDK, mcp, pydantic,
     # Hypothesis) move out of the cyclic collector's way (ctxsim._lazy). A run without it is left as it is.
-    if session.config.stash.get(_ROOT, None) is not None:
+    if session.config.stash.get(_SCENARIOS, None) is not None:
         freeze_imports()
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
+    _skip_at_the_users_item(item, report)
+    guard = item.stash.get(_GUARD, None)
+    if guard is not None and guard.refused:
+        _fail_for_real_calls(report, guard)
     agents = item.stash.get(AGENTS, None)
     if agents and report.failed and call.when == "call":
         from ..task_run import agent_timeline
@@ -239,6 +256,46 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             label = f"ctxsim fake agent {n}" if len(agents) > 1 else "ctxsim fake agent"
             report.sections.append((f"{label}: task {agent.task.name!r}, turn timeline", agent_timeline(agent)))
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    if not item.config.stash.get(_BLOCK_REAL, False):
+        return (yield)
+    guard = item.stash[_GUARD] = Guard(item.nodeid)  # --ctx-block-real: for setup, call and teardown (._guard)
+    guard.install()
+    try:
+        return (yield)
+    finally:
+        guard.remove()
+
+
+def _fail_for_real_calls(report: pytest.TestReport, guard: Guard) -> None:
+    """Fail ``report`` for the real calls the guard refused during it, even where the test's code caught the
+    refusal; each refusal is reported once."""
+    messages, guard.refused[:] = list(guard.refused), []
+    text = "\n".join(messages)
+    if report.failed:
+        report.sections.append(("ctxsim --ctx-block-real", text))
+    else:
+        report.outcome = "failed"
+        report.longrepr = text
+
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+"""ctxsim's own source tree: a skip raised in it is located at the user's test or scenario instead."""
+
+
+def _skip_at_the_users_item(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A skip raised inside ctxsim (``pytest.skip`` in a scenario item, or in ctxsim code a test called) is
+    reported at the item's own location, the user's test or scenario file and line, not at ctxsim's line."""
+    if not (report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3):
+        return
+    path, _line, reason = report.longrepr
+    if _PACKAGE not in Path(path).resolve().parents:
+        return
+    where, line = item.reportinfo()[:2]
+    report.longrepr = (str(where), (line or 0) + 1, reason)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -97,18 +97,26 @@ def ctx_session(request: pytest.FixtureRequest) -> InlineSessions:
     return InlineSessions(request.node.nodeid, world)
 
 
+_NO_TRACKER = ("ctxsim: the ctx_tracker fixture has no tracker to make: name yours with --ctx-tracker=module:factory "
+              "(a tracker class, or a function returning one), or ctx_tracker = [\"module:factory\"] under "
+              "[tool.pytest.ini_options]; --ctx-tracker=reference checks ctxsim's reference tracker")
+
+
 @pytest.fixture
 def ctx_tracker(request: pytest.FixtureRequest) -> Any:
-    """A fresh tracker under test: made by ``--ctx-tracker`` (each, when several), else the reference tracker."""
+    """A fresh tracker under test, made by ``--ctx-tracker`` (each in turn, when several: the test is parametrized)
+    or the ini's ``ctx_tracker``. With none named the test fails saying how to name one: it never quietly checks
+    some other tracker. A factory with a ``world`` parameter is told the default world
+    (:class:`~ctxsim.trackers.base.TrackerWorld`)."""
+    from ..trackers.base import make_tracker
+
     spec = getattr(request, "param", None)
     if spec is None:
         specs = request.config.stash.get(TRACKERS, [])
-        spec = specs[0] if specs else None
-    if spec is not None:
-        return spec.factory()
-    from ..reference import ContextTracker
-
-    return ContextTracker()
+        if not specs:
+            pytest.fail(_NO_TRACKER, pytrace=False)
+        spec = specs[0]
+    return make_tracker(spec.factory)
 
 
 @pytest.fixture

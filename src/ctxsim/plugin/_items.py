@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -150,11 +151,12 @@ class ScenarioItem(_CheckItem):
     def runtest(self) -> None:
         from ..scenario_run import explain, run_scenario
         from ..trackers import CATALOGUE, make, reference_for
+        from ..trackers.base import make_tracker
 
         freeze_imports()  # the first item loads the SDK: out of the cyclic collector's way (ctxsim._lazy)
 
         if self.spec is not None:
-            tracker = self.spec.factory()
+            tracker = make_tracker(self.spec.factory, self.scenario.session)
         elif self.tracker == "reference":
             tracker = reference_for(self.scenario.session)
         else:
@@ -217,9 +219,11 @@ class LoopItem(_CheckItem):
 
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             pytest.skip("ctxsim: --ctx-backend=live: task scenarios (restart loops) run in-process only")
+        from ..trackers.base import make_tracker
+
         spec = self.spec
-        run = run_task(self.scenario, loop=self.loop_spec or self.loop,
-                       tracker_factory=spec.factory if spec is not None else None,
+        made = partial(make_tracker, spec.factory, self.scenario.session) if spec is not None else None
+        run = run_task(self.scenario, loop=self.loop_spec or self.loop, tracker_factory=made,
                        tracker=spec.name if spec is not None else "reference")
         met, does = run.verdict(self.expected)
         if met:

@@ -1,68 +1,135 @@
-"""How ``--ctx-scenarios`` joins pytest's run: where the scenarios are, and the paths pytest collects.
+"""How ``--ctx-scenarios`` joins pytest's run: where the scenarios are, what pytest collects, which YAML files are
+scenario files.
 
 The scenario path is the flag's ``=PATH`` (relative to the invocation directory), else the ``ctx_scenarios`` ini
-value (relative to the rootdir), else ``scenarios``. It is added to what pytest collects anyway (the paths on the
-command line, else ``testpaths``, else the invocation directory), unless one of those paths already reaches into it
-(contains it, or names files or directories inside it: then those are what runs). The args are computed from the
-command line alone, so every xdist worker collects the same items in the same order.
+value (relative to the rootdir), else, when no path is given on the command line, the corpus bundled with ctxsim
+(:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected. What pytest collects:
 
-``--ctx-scenarios WORD`` (a bare word after the flag) is ambiguous: argparse takes WORD as the flag's value, while
-whoever wrote it usually meant a path to collect (``pytest --ctx-scenarios tests/test_x.py``). WORD is taken as a
-path to collect, as after any flag without a value, and the scenario path comes from the ini (the report header
-says so when WORD lies outside it); when WORD itself looks like scenarios outside that path (a YAML file, or a
-directory with YAML files in it), or the ini's path does not exist, pytest stops with a usage error that says how
-to write what was meant.
+- no path on the command line: the scenario path alone (``pytest --ctx-scenarios`` runs the bundled corpus from
+  any directory, ``pytest --ctx-scenarios=bug.yaml`` that one file, never the tests around it);
+- paths on the command line: those, and the scenario path given by ``=PATH`` or the ini unless one of those paths
+  already reaches into it (contains it, or lies inside it: then those are what runs of it). The bundled corpus
+  joins given paths only when asked (``--ctx-scenarios=bundled``).
+
+Every YAML file under the scenario path is a scenario file (a malformed one is a failing ``load`` item); in a
+directory given on the command line, a YAML file is one when it has a top-level ``queries``, ``stream`` or ``task``
+key (other YAML there, fixtures or CI configuration, is left alone). A YAML file named on the command line is a
+scenario file, with or without the flag (``pytest bug.yaml``). Everything is computed from the command line alone,
+so every xdist worker collects the same items in the same order.
+
+``--ctx-scenarios WORD`` (a bare word after the flag): argparse takes WORD as the flag's value, while whoever wrote
+it usually meant a path to collect (``pytest --ctx-scenarios tests/test_x.py``). WORD is taken as a path to
+collect, as after any flag without a value; the report header says so.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from ..corpus import BUNDLED, SUFFIXES, bundled_dir
 from ._shared import shown
 
-__all__ = ["FROM_INI", "NOTES", "SUFFIXES", "ini_hint", "scenario_root"]
+__all__ = ["FROM_INI", "NOTES", "SUFFIXES", "ScenarioPath", "ini_hint", "is_scenario_file", "scenario_path"]
 
 FROM_INI = ""
 """The value of a bare ``--ctx-scenarios``: use the ini value. A string, so xdist can ship the option to workers."""
-
-SUFFIXES = (".yaml", ".yml")
 
 NOTES = pytest.StashKey[list[str]]()
 """Lines for the report header: how the command line was read, when it could be read two ways."""
 
 _FLAG = "--ctx-scenarios"
+_SCENARIO_KEY = re.compile(rb"^(queries|stream|task)\s*:", re.MULTILINE)
+"""A top-level key only a scenario file has."""
 
 
-def scenario_root(config: pytest.Config) -> Path | None:
-    """The scenario path of this run (None without ``--ctx-scenarios``); adds it to ``config.args`` as above."""
+@dataclass(frozen=True)
+class ScenarioPath:
+    """Where this run's scenarios are (``--ctx-scenarios`` was given)."""
+
+    root: Path | None
+    """Every YAML file under it is a scenario file; None when the scenarios are those of the paths given."""
+    source: str
+    """How the header names where ``root`` came from."""
+
+
+def scenario_path(config: pytest.Config) -> ScenarioPath | None:
+    """This run's scenario path (None without ``--ctx-scenarios``); sets ``config.args`` as above."""
     value = config.getoption("ctx_scenarios", None)
     if value is None:
         return None
     tokens = _command_line(config)
     at = _bare_word(tokens, value)
-    word = None if at is None else value
-    ini = config.getini("ctx_scenarios")
-    if value == FROM_INI or word is not None:
-        root = Path(os.path.abspath(config.rootpath / (ini or "scenarios")))
-        source = f"the ctx_scenarios ini value {ini!r}" if ini else "the default, no ctx_scenarios in the ini"
-    else:
-        root = Path(os.path.abspath(config.invocation_params.dir / value))
-        source = ""
+    if at is not None and value == BUNDLED and not Path(value).exists():
+        at = None  # `--ctx-scenarios bundled` can only mean the corpus
     if at is not None:
-        _collect_word(config, tokens, at, root, source)
+        _collect_word(config, tokens, at)
+    given = config.args_source == pytest.Config.ArgsSource.ARGS
+    ini = config.getini("ctx_scenarios")
+    if value != FROM_INI and at is None:
+        root: Path | None = _resolve(value, config.invocation_params.dir)
+        source, where = "", "--ctx-scenarios"
+    elif ini:
+        root, source, where = _resolve(ini, config.rootpath), "ini ctx_scenarios", "ini ctx_scenarios"
+    elif not given:
+        root, source, where = bundled_dir(), "bundled with ctxsim", "the default"
+    else:
+        return ScenarioPath(None, "in the paths given")
+    assert root is not None
     if not root.exists():
-        raise pytest.UsageError(f"ctxsim: --ctx-scenarios: no such file or directory: {root}"
-                                + (f" ({source})" if source else ""))
+        raise pytest.UsageError(f"ctxsim: --ctx-scenarios: no such file or directory: {root} ({where})")
     if root.is_file() and root.suffix not in SUFFIXES:
         raise pytest.UsageError(f"ctxsim: --ctx-scenarios: {root} is not a scenario file (*.yaml, *.yml) or a "
                                 f"directory of them")
-    if not any(_overlap(_arg_path(config, arg), root) for arg in config.args):
+    if not given:
+        config.args = [str(root)]
+        config.args_source = pytest.Config.ArgsSource.ARGS
+    elif not any(_overlap(_arg_path(config, arg), root) for arg in config.args):
         config.args = [*config.args, str(root)]
-    return root
+    return ScenarioPath(root, source)
+
+
+def is_scenario_file(path: Path, scenarios: ScenarioPath | None, session: pytest.Session) -> bool:
+    """Whether pytest should collect ``path`` as a scenario file (see the module's rules)."""
+    if path.suffix not in SUFFIXES:
+        return False
+    if session.isinitpath(path):
+        return True  # named on the command line
+    if scenarios is None:
+        return False
+    if scenarios.root is not None and (path == scenarios.root or scenarios.root in path.parents):
+        return True
+    try:
+        with path.open("rb") as file:
+            head = file.read(1 << 16)
+    except OSError:
+        return False
+    return _SCENARIO_KEY.search(head) is not None
+
+
+def node_id(path: Path, config: pytest.Config) -> str | None:
+    """The node id of the scenario file ``path`` when pytest's own would not do: ``bundled/NAME.yaml`` for the
+    bundled corpus (pytest would name it relative to site-packages, or leave it empty), the path as typed for
+    another file outside the rootdir; None (pytest's own) for a file under the rootdir."""
+    corpus = bundled_dir()
+    if corpus in path.parents:
+        return f"{BUNDLED}/{path.relative_to(corpus).as_posix()}"
+    if config.rootpath in path.parents:
+        return None
+    return Path(shown(path, config)).as_posix()
+
+
+def header(scenarios: ScenarioPath, config: pytest.Config) -> str:
+    """The report header's line for the scenario path."""
+    if scenarios.root is None:
+        return f"ctxsim scenarios: {scenarios.source}"
+    where = "bundled" if scenarios.root == bundled_dir() else shown(scenarios.root, config)
+    return f"ctxsim scenarios: {where}" + (f" ({scenarios.source})" if scenarios.source else "")
 
 
 def ini_hint(config: pytest.Config) -> str | None:
@@ -70,8 +137,16 @@ def ini_hint(config: pytest.Config) -> str | None:
     ini = config.getini("ctx_scenarios")
     if config.getoption("ctx_scenarios", None) is not None or not ini:
         return None
-    return (f"ctxsim scenarios: {shown(config.rootpath / ini, config)} (ini ctx_scenarios) are not collected "
-            f"without the flag: pytest --ctx-scenarios runs them with the tests")
+    where = "bundled" if ini == BUNDLED else shown(config.rootpath / ini, config)
+    return (f"ctxsim scenarios: {where} (ini ctx_scenarios) are not collected without the flag: pytest "
+            f"--ctx-scenarios runs them")
+
+
+def _resolve(value: str, base: Path) -> Path:
+    """A scenario path as written (``bundled``: the corpus shipped with ctxsim), made absolute from ``base``."""
+    if value == BUNDLED:
+        return bundled_dir()
+    return Path(os.path.abspath(base / value))
 
 
 def _command_line(config: pytest.Config) -> list[str]:
@@ -89,23 +164,10 @@ def _bare_word(tokens: list[str], value: str) -> int | None:
     return last + 1
 
 
-def _collect_word(config: pytest.Config, tokens: list[str], at: int, root: Path, source: str) -> None:
+def _collect_word(config: pytest.Config, tokens: list[str], at: int) -> None:
     """Make ``tokens[at]`` (the WORD of ``--ctx-scenarios WORD``) a path to collect, in its place among the command
     line's."""
     word = tokens[at]
-    path = _arg_path(config, word)
-    scenarios_like = path.suffix in SUFFIXES or (path.is_dir() and any(
-        p.suffix in SUFFIXES for p in path.iterdir()))
-    if not root.exists():
-        raise pytest.UsageError(
-            f"ctxsim: --ctx-scenarios: no such file or directory: {root} ({source}); {word!r} after the flag is a "
-            f"path to collect: write --ctx-scenarios={word} if the scenarios are there")
-    if scenarios_like and not _overlap(path, root):
-        raise pytest.UsageError(
-            f"ctxsim: --ctx-scenarios {word}: a word after the flag is a path to collect, and {word!r} holds YAML "
-            f"outside the scenario path {shown(root, config)} ({source}), which would not run: write "
-            f"--ctx-scenarios={word} to run its scenarios with the tests, or pytest {word} --ctx-scenarios={word} "
-            f"to run them alone")
     positional = list(config.args) if config.args_source == pytest.Config.ArgsSource.ARGS else []
     place = 0
     for token in tokens[:at]:
@@ -114,10 +176,9 @@ def _collect_word(config: pytest.Config, tokens: list[str], at: int, root: Path,
     positional.insert(place, word)
     config.args = positional
     config.args_source = pytest.Config.ArgsSource.ARGS
-    if not _overlap(path, root):
-        config.stash.setdefault(NOTES, []).append(
-            f"ctxsim: {word!r} after --ctx-scenarios is a path to collect; the scenarios are under "
-            f"{shown(root, config)} (--ctx-scenarios=PATH names another scenario path)")
+    config.stash.setdefault(NOTES, []).append(
+        f"ctxsim: {word!r} after --ctx-scenarios is a path to collect (--ctx-scenarios={word} names a scenario "
+        f"path)")
 
 
 def _arg_path(config: pytest.Config, arg: str) -> Path:

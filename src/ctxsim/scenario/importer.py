@@ -79,14 +79,23 @@ class _Source:
 # --- reading ----------------------------------------------------------------------------------------------------
 
 
+_STILL_WRITING = "is the session still writing it? import it once the session is idle"
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
     try:
-        return [data for _, data in read_jsonl(path)]
+        lines = read_jsonl(path)
     except OSError as exc:
         raise ImportFailure(f"ctxsim: import: {path}: cannot read it: {exc.strerror or exc}") from None
     except RecordingError as exc:
         where = f"{path}:{exc.line}" if exc.line else str(path)
-        raise ImportFailure(f"ctxsim: import: {where}: {exc}") from None
+        cut = exc.last_line and str(exc).startswith("not a JSON line")
+        raise ImportFailure(f"ctxsim: import: {where}: {exc}" + (f"; the last line is cut off ({_STILL_WRITING})"
+                                                                 if cut else "")) from None
+    if not lines:
+        raise ImportFailure(f"ctxsim: import: {path}:1: the file is empty ({_STILL_WRITING}, or give the session's "
+                            f"own .jsonl)")
+    return [data for _, data in lines]
 
 
 def _format(path: Path, lines: list[dict[str, Any]]) -> str:
@@ -254,7 +263,7 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     return verdicts, numbers
 
 
-def _recorded(text: str, name: str, window: int) -> tuple[Recording, Any]:
+def _recorded(text: str, name: str, window: int, paths: Sequence[Path]) -> tuple[Recording, Any]:
     from ..world import Query, Session
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -263,7 +272,8 @@ def _recorded(text: str, name: str, window: int) -> tuple[Recording, Any]:
         try:
             recording = read_recording(path, "stream-json")
         except RecordingError as exc:
-            raise ImportFailure(f"ctxsim: import: the recording cannot be played: line {exc.line}: {exc}") from None
+            raise ImportFailure(f"ctxsim: import: {', '.join(map(str, paths))}: the recording cannot be played: "
+                                f"{exc}") from None
     session = Session(session_id=recording.session_id or name, queries=tuple(Query(p, ()) for p in recording.prompts),
                       model=recording.model or "claude-sonnet-4-5", window=window, name=name)
     return recording, session
@@ -280,10 +290,10 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     source = read_sources(paths)
     original = _jsonl(source.frames)
     scrubbed = _jsonl(Scrubber().frames(source.frames))
-    rec0, session0 = _recorded(original, name, DEFAULT_WINDOW)
+    rec0, session0 = _recorded(original, name, DEFAULT_WINDOW, paths)
     window = _window(source, rec0.model)
-    rec0, session0 = _recorded(original, name, window)
-    rec1, session1 = _recorded(scrubbed, name, window)
+    rec0, session0 = _recorded(original, name, window, paths)
+    rec1, session1 = _recorded(scrubbed, name, window, paths)
     before = judge(session0, lambda: rec0.scripts(window))
     after = judge(session1, lambda: rec1.scripts(window))
     if before != after:

@@ -46,9 +46,11 @@ _SYNTHETIC = "<synthetic>"
 class RecordingError(ValueError):
     """A recording that cannot be played; ``line`` is the 1-based line of the recording at fault (0: none)."""
 
-    def __init__(self, line: int, message: str) -> None:
+    def __init__(self, line: int, message: str, *, last_line: bool = False) -> None:
         super().__init__(message)
         self.line = line
+        self.last_line = last_line
+        """The fault is on the file's last line (a file still being written ends in a cut-off line)."""
 
 
 @dataclass
@@ -91,13 +93,15 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise RecordingError(0, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     lines: list[tuple[int, dict[str, Any]]] = []
-    for number, raw in enumerate(text.splitlines(), 1):
+    raws = text.splitlines()
+    last = max((n for n, raw in enumerate(raws, 1) if raw.strip()), default=0)
+    for number, raw in enumerate(raws, 1):
         if not raw.strip():
             continue
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise RecordingError(number, f"not a JSON line ({exc})") from None
+            raise RecordingError(number, f"not a JSON line ({exc})", last_line=number == last) from None
         if not isinstance(data, dict):
             raise RecordingError(number, f"a line is a JSON object, got {type(data).__name__}")
         lines.append((number, data))

@@ -7,17 +7,28 @@ A tracker is anything with ``observe(message)`` (a ``claude_agent_sdk`` ``Messag
 the wild: :class:`RawDicts` (fed the raw stream-json dicts), :class:`ResultsOnly` (fed only ``ResultMessage``\\ s)
 and :class:`FromRatio` (a tracker that returns a ratio). A tracker (or adapter) with a ``judged_at`` set of
 observation kinds is compared at those points only.
+
+A tracker factory may take the world of the session its tracker will track: a factory with a ``world`` parameter
+is called ``factory(world=TrackerWorld(...))`` (:func:`make_tracker`), so one ``module:factory`` can configure its
+tracker per scenario (the window, the provider's usage convention, the model)::
+
+    def make(world: TrackerWorld) -> MyTracker:
+        return MyTracker(window=world.window, input_includes_cache=world.usage == "inclusive")
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from claude_agent_sdk import ResultMessage
 
-__all__ = ["AsyncTracker", "FromRatio", "RawDicts", "ResultsOnly", "Tracker", "TrackerFactory", "tracker_name"]
+from ..world import DEFAULT_MODEL, Session, UsageConvention
+
+__all__ = ["AsyncTracker", "FromRatio", "RawDicts", "ResultsOnly", "Tracker", "TrackerFactory", "TrackerWorld",
+           "make_tracker", "takes_world", "tracker_name"]
 
 
 @runtime_checkable
@@ -138,3 +149,41 @@ class FromRatio:
 
 TrackerFactory = Callable[[], Tracker]
 """Makes a fresh tracker: a tracker class, or a function without arguments."""
+
+
+@dataclass(frozen=True)
+class TrackerWorld:
+    """What a tracker factory with a ``world`` parameter is told of the session its tracker will track: what a real
+    agent knows of its own configuration (never the truth of the session)."""
+
+    window: int = 200_000
+    """The context window in tokens."""
+    usage: UsageConvention = "additive"
+    """How the provider reports usage: ``additive`` (the Anthropic API: input, cache creation and cache read add
+    up) or ``inclusive`` (a gateway whose ``input_tokens`` already holds the cache reads)."""
+    model: str = DEFAULT_MODEL
+    """The model the session runs."""
+    auto_compact_threshold: int = 0
+    """Where Claude Code compacts on its own, in tokens (0: not stated)."""
+
+    @classmethod
+    def of(cls, session: Session) -> TrackerWorld:
+        """The world of ``session``."""
+        return cls(window=session.window, usage=session.usage, model=session.model,
+                   auto_compact_threshold=session.auto_compact_threshold)
+
+
+def takes_world(factory: Callable[..., Any]) -> bool:
+    """Whether ``factory`` has a ``world`` parameter (and is to be told the :class:`TrackerWorld`)."""
+    try:
+        return "world" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+
+
+def make_tracker(factory: Callable[..., Any], session: Session | None = None) -> Any:
+    """A fresh tracker from ``factory``: called with ``world=`` (``session``'s, else the default world) when it
+    takes one (:func:`takes_world`), else without arguments."""
+    if takes_world(factory):
+        return factory(world=TrackerWorld() if session is None else TrackerWorld.of(session))
+    return factory()

@@ -1,8 +1,9 @@
 """Naming a tracker on a command line: a catalogue name (``arbiter-msgid``) or ``module:factory``.
 
 Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
-(a tracker class, or any callable without arguments) is called once to check that it makes a tracker
-(``observe`` and ``context_tokens``), and every use calls it again for a fresh one.
+(a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
+:class:`~ctxsim.trackers.base.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
+``context_tokens``), and every use calls it again for a fresh one (:func:`~ctxsim.trackers.base.make_tracker`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import TrackerFactory, tracker_name
+from .base import TrackerFactory, make_tracker, takes_world, tracker_name
 from .catalogue import CATALOGUE
 
 __all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "not_catalogued", "resolve"]
@@ -97,10 +98,10 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
         raise TrackerSpecError(f"{spec} is a {type(factory).__name__}, not a class or function that makes a "
                                f"tracker")
     try:
-        tracker = factory()
+        tracker = make_tracker(factory)
     except Exception as exc:
-        raise TrackerSpecError(f"{spec}() raised {type(exc).__name__}: {exc} (the factory is called without "
-                               f"arguments)") from None
+        how = "with world=TrackerWorld()" if takes_world(factory) else "without arguments"
+        raise TrackerSpecError(f"{spec}() raised {type(exc).__name__}: {exc} (the factory is called {how})") from None
     missing = [m for m in ("observe", "context_tokens") if not callable(getattr(tracker, m, None))]
     if missing:
         raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
