@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 
 from ._blocking import in_event_loop, run_blocking
 from .check import Report, arun_tracker
-from .scenario import SessionScenario
+from .scenario import ExpectedFailure, SessionScenario
 from .thresholds import Match, crossings, match_firings
 from .trackers.base import AsyncTracker, Tracker
 
 T = TypeVar("T")
 
-__all__ = ["ScenarioRun", "ThresholdResult", "explain", "percent", "run_scenario"]
+__all__ = ["Failure", "ScenarioRun", "ThresholdResult", "explain", "percent", "run_scenario", "verdict"]
 
 MANY_POINTS = 60
 """Timelines with more points than this show only the rows that matter unless asked for all."""
@@ -95,6 +95,58 @@ class ThresholdResult:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """How a run went, in the terms an expected failure (``expect.fail``) names."""
+
+    kind: str
+    """``tracks`` (no failure), ``off`` (off the truth, or thresholds fired wrong), ``crash`` (the tracker raised
+    or returned a non-count), ``stall`` (the run did not finish), ``silent`` (no estimate at any point) or
+    ``nowhere`` (judged at no point)."""
+    first: str | None = None
+    """For ``off``: the first failing point (or, off only on thresholds, the point of the first wrong firing)."""
+    direction: str | None = None
+    """For ``off``: ``over``, ``under`` or ``none`` (no estimate where the truth is knowable) at ``first``."""
+    estimate: int | None = None
+    """For ``off``: the estimate at ``first``."""
+    detail: str = ""
+    """For ``off``: the truth at ``first``; for a crash or stall: the ``ctxsim:`` line."""
+
+    def matches(self, expected: ExpectedFailure | None) -> bool:
+        """True when this is a failure (off the truth: never a crash, a stall or silence) and every field
+        ``expected`` states holds."""
+        if self.kind != "off":
+            return False
+        if expected is None:
+            return True
+        if expected.first is not None and expected.first != self.first:
+            return False
+        if expected.direction is not None and expected.direction != self.direction:
+            return False
+        if expected.range is not None:
+            low, high = expected.range
+            return self.estimate is not None and low <= self.estimate <= high
+        return True
+
+    def describe(self) -> str:
+        """What happened, in a clause: ``fails first at q1 result, over the truth (estimate 1,438,000, truth
+        6,013..6,033)``."""
+        if self.kind == "tracks":
+            return "tracks it"
+        if self.kind == "off":
+            way = {"over": "over the truth", "under": "under the truth",
+                   "none": "no estimate where the truth is knowable"}[self.direction or "none"]
+            estimate = "" if self.estimate is None else f"estimate {self.estimate:,}, "
+            return f"fails first at {self.first}, {way} ({estimate}{self.detail})"
+        if self.kind == "silent":
+            return "gives no estimate at any point (context_tokens() is None everywhere): not a reproduction"
+        if self.kind == "nowhere":
+            return "is judged at no point"
+        if self.kind == "crash":
+            return f"crashed, which is never a reproduction: {self.detail}"
+        return f"did not finish: {self.detail}"
+
+
+@dataclass(frozen=True)
 class ScenarioRun:
     """One tracker over one scenario: the oracle's report and every threshold's firings."""
 
@@ -132,6 +184,41 @@ class ScenarioRun:
         if self.judged_nowhere:
             return "it was judged at no point (none of the points it can be read at occurs in this stream)"
         return ""
+
+    @property
+    def failure(self) -> Failure:
+        """How the run went: tracked, off the truth (where first, which way), or no verdict (crash, stall,
+        silence, judged nowhere)."""
+        report = self.report
+        if report.stall is not None:
+            return Failure("stall", detail=report.stall)
+        if report.crash is not None:
+            return Failure("crash", detail=report.crash)
+        if self.judged_nowhere:
+            return Failure("nowhere")
+        if self.ok:
+            return Failure("tracks")
+        if all(p.estimate is None for p in report.points):
+            return Failure("silent")
+        if report.failures:
+            p = report.failures[0]
+            error = p.error
+            direction = "none" if error is None else "over" if error > 0 else "under"
+            truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
+            return Failure("off", p.observation.label, direction, p.estimate, f"truth {truth}")
+        for result in self.thresholds:
+            for firing in result.match.firings:
+                if firing.ok:
+                    continue
+                t, f = firing.truth, firing.tracker
+                over = f is not None and (t is None or f < t)
+                at = f if f is not None else t
+                assert at is not None
+                point = report.points[at]
+                how = "early or where the truth does not cross" if over else "late or not at all"
+                return Failure("off", point.observation.label, "over" if over else "under", point.estimate,
+                               f"threshold {percent(result.at)} fired {how}")
+        return Failure("off")  # unreachable: not ok, yet nothing off
 
     def notes(self) -> dict[int, str]:
         """The threshold column, by observation index."""
@@ -216,6 +303,22 @@ def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, 
     if name is not None:
         report.tracker = name
     return ScenarioRun(scenario, report, _thresholds(scenario, report))
+
+
+def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = None) -> tuple[bool, str]:
+    """Whether ``run`` did what was ``expected`` of it (``pass``: track the session; ``fail``: fail on it as
+    ``failure`` says, when given; ``none``: anything), and what it did, in a clause. A crash, a stall, silence at
+    every point or a run judged nowhere meets no expectation."""
+    got = run.failure
+    if expected == "none":
+        return True, got.describe()
+    if got.kind in ("stall", "crash", "nowhere", "silent"):
+        return False, got.describe()
+    if expected == "pass":
+        return got.kind == "tracks", got.describe()
+    if expected == "fail":
+        return got.matches(failure), got.describe()
+    raise ValueError(f"ctxsim: verdict: expected is pass, fail or none, got {expected!r}")
 
 
 def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..scenario import Scenario, SessionScenario, TaskScenario
+    from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..scenario_run import ScenarioRun
     from ..trackers.base import TrackerFactory
 
@@ -59,14 +59,13 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
     return chosen
 
 
-def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
-    if run.inconclusive:
-        return False, f"{run.inconclusive}: NOT AS EXPECTED"
-    does = "tracks it" if run.ok else "fails on it"
+def _verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None) -> tuple[bool, str]:
+    from ..scenario_run import verdict
+
+    met, does = verdict(run, expected, failure)
     if expected == "none":
         return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
-    met = run.ok == (expected == "pass")
-    want = "track it" if expected == "pass" else "fail on it"
+    want = "track it" if expected == "pass" else f"fail on it: {failure.describe() if failure else 'any failure'}"
     return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
 
 
@@ -134,7 +133,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
     for name, factory, expected in trackers:
         run = run_scenario(scenario, factory(), name=name)
         runs.append(run)
-        met, verdict = _verdict(run, expected)
+        met, verdict = _verdict(run, expected, scenario.failures.get(name) if expected == "fail" else None)
         all_met &= met
         print(f"\n== {name}: {verdict}")
         print(run.report.summary())
@@ -142,7 +141,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
         print(run.table(only_failures=many))
         if many:
             print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
-        for problem in run.problems():
+        for problem in [*run.report.diagnosis(), *run.problems()]:
             print(problem)
         if run.report.failures:
             first = run.report.failures[0].observation.label

@@ -148,7 +148,7 @@ class ScenarioItem(_CheckItem):
         return "expect.pass" if self.expect_ok else "expect.fail"
 
     def runtest(self) -> None:
-        from ..scenario_run import explain, run_scenario
+        from ..scenario_run import explain, run_scenario, verdict
         from ..trackers import CATALOGUE, make, reference_for
 
         freeze_imports()  # the first item loads the SDK: out of the cyclic collector's way (ctxsim._lazy)
@@ -168,20 +168,20 @@ class ScenarioItem(_CheckItem):
             run = run_scenario_live(self.scenario, tracker, name=self.tracker)
         else:
             run = run_scenario(self.scenario, tracker, name=self.tracker)
-        if run.ok == self.expect_ok and not run.inconclusive:
+        expected = self.scenario.failures.get(self.tracker) if self.spec is None else None
+        met, does = verdict(run, "pass" if self.expect_ok else "fail", expected)
+        if met:
             return
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
-        if run.inconclusive:
-            head = f"{where}: {self.tracker} on scenario {scenario.name!r}: {run.inconclusive} ({self._rule()})"
-        elif self.expect_ok:
-            head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
-        elif run.thresholds:
-            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), but tracks "
-                    f"it within ±{scenario.tolerance:,} tokens and fires every threshold where the truth does")
+        if self.expect_ok:
+            head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but {does}"
         else:
-            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), "
-                    f"but tracks it within ±{scenario.tolerance:,} tokens")
+            want = expected.describe() if expected is not None else "any failure (not a crash, not silence)"
+            if run.failure.kind == "tracks":
+                does = f"tracks it within ±{scenario.tolerance:,} tokens"
+            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}: {want}), "
+                    f"but {does}")
         entry = CATALOGUE.get(self.tracker) if self.spec is None else None
         raise ScenarioFailed(explain(run, head, verbosity=self.config.get_verbosity(),
                                      bug=getattr(entry, "bug", ""), shown=lambda p: shown(p, self.config)))

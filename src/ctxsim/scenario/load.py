@@ -27,6 +27,7 @@ from ._yaml import Map, Positioned, Reader, describe
 from ._yaml import load as load_yaml
 from .expect import (
     Expectations,
+    ExpectedFailure,
     LoopExpectations,
     ThresholdSpec,
     read_expect,
@@ -113,6 +114,8 @@ class SessionScenario(Scenario):
     """Catalogued trackers that must fail on the session, in file order."""
     must_pass: tuple[str, ...] = ()
     """Catalogued trackers that must track the session, in file order."""
+    failures: Mapping[str, ExpectedFailure] = field(default_factory=dict)
+    """How each tracker of :attr:`must_fail` must fail (its first failing point, direction, range), by name."""
     points: Mapping[str, int] = field(default_factory=dict)
     """The line behind each observation point, by the point's label (``q1 call 2``, ``q2 result``): of the
     scenario file, or of the recording for a recorded stream."""
@@ -394,10 +397,23 @@ def _session_scenario(head: _Head, builder: SessionBuilder, stream: Map, partial
     expect = head.expect(known, task=False)
     scenario = SessionScenario(
         **head.fields(session, expect), partial=partial, tolerance=expect.tolerance, must_fail=expect.must_fail,
-        must_pass=expect.must_pass, points=points, thresholds=expect.thresholds, faults=faults, recording=recording)
+        must_pass=expect.must_pass, failures=expect.failures, points=points, thresholds=expect.thresholds,
+        faults=faults, recording=recording)
     if any(t.fires is not None for t in scenario.thresholds):
         _check_fires(r, scenario)
+    if any(f.first is not None for f in scenario.failures.values()):
+        _check_first(r, scenario)
     return scenario
+
+
+def _check_first(r: Reader, scenario: SessionScenario) -> None:
+    """Each expected failure's ``first`` must be a point of the session."""
+    labels = [o.label for o in scenario.observations()]
+    for failure in scenario.failures.values():
+        if failure.first is not None and failure.first not in labels:
+            shown = f"{labels[0]} .. {labels[-1]}" if labels else "none"
+            raise r.error(failure.line, f"expect.fail.{failure.tracker}.first",
+                          f"no observation point {failure.first!r} in this session (points: {shown})")
 
 
 def _display(path: Path) -> str:

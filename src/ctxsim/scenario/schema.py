@@ -218,8 +218,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("reference", "``pass`` or ``fail``",
             "Whether the reference tracker tracks the session; for a task, whether the reference restart loop "
             "keeps every invariant of :mod:`ctxsim.loops`.", "``pass``"),
-        Key("fail", "list of catalogued tracker names",
-            "Trackers of :mod:`ctxsim.trackers` that must fail on the session (each a test item).", scope=SESSION),
+        Key("fail", "list of catalogued tracker names, each alone or as ``NAME: {first, direction, range}``",
+            "Trackers of :mod:`ctxsim.trackers` that must fail on the session (each a test item), and how: the "
+            "failure each must show (below). A tracker that raises, stalls or answers nothing at every point never "
+            "meets an expected failure.", scope=SESSION),
         Key("pass", "list of catalogued tracker names", "Catalogued trackers that must track the session. A "
                                                           "tracker may appear in only one list, ``reference`` in "
                                                           "neither.", scope=SESSION),
@@ -239,6 +241,17 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("steps", "mapping", "What happened to the task's steps (below).", scope=TASK),
         Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loops.catalogue`) and what the loop checks "
                                "must say of them on this task (below).", scope=TASK),
+    )),
+    Section("expect.fail[]", "How a tracker of ``expect.fail`` fails (``- cache-read-only: {first: q2 call 1, "
+                             "direction: under}``): every key given must hold of the run, and a crash never does.", (
+        Key("first", "point label", "The first point outside tolerance (``q1 call 3``, ``q2 compaction``); for a "
+                                    "tracker off only on thresholds, the point of its first wrong firing."),
+        Key("direction", "``over``, ``under`` or ``none``",
+            "Where the estimate lies at ``first``: above the truth band, below it, or no estimate (None) where the "
+            "truth is knowable. A tracker off only on thresholds has direction ``over`` when it fires where the "
+            "truth does not cross, ``under`` when it misses a crossing."),
+        Key("range", "[low, high]", "The estimate at ``first`` lies within (the numbers of the bug report: "
+                                    "``[1430000, 1440000]`` for '719% of 200k')."),
     )),
     Section("expect.threshold", "A ratio threshold, fired once per crossing: it fires at the first observation "
                                 "point at or over ``at`` x window, and re-arms once the context falls below it "
