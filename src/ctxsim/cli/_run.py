@@ -62,10 +62,15 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
 def _verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None) -> tuple[bool, str]:
     from ..scenario_run import verdict
 
-    met, does = verdict(run, expected, failure)
+    if run.inconclusive:
+        return False, f"{run.inconclusive}: NOT AS EXPECTED"
+    does = "tracks it" if run.ok else "fails on it"
     if expected == "none":
         return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
-    want = "track it" if expected == "pass" else f"fail on it: {failure.describe() if failure else 'any failure'}"
+    met, how = verdict(run, expected, failure)
+    if not run.ok:
+        does = how
+    want = "track it" if expected == "pass" else "fail on it" + (f" ({failure.describe()})" if failure else "")
     return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
 
 

@@ -148,6 +148,7 @@ class ScenarioItem(_CheckItem):
         return "expect.pass" if self.expect_ok else "expect.fail"
 
     def runtest(self) -> None:
+        from ..scenario import ExpectedFailure
         from ..scenario_run import explain, run_scenario, verdict
         from ..trackers import CATALOGUE, make, reference_for
 
@@ -174,14 +175,17 @@ class ScenarioItem(_CheckItem):
             return
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
-        if self.expect_ok:
-            head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but {does}"
+        if run.inconclusive:
+            head = f"{where}: {self.tracker} on scenario {scenario.name!r}: {run.inconclusive} ({self._rule()})"
+        elif self.expect_ok:
+            head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
         else:
-            want = expected.describe() if expected is not None else "any failure (not a crash, not silence)"
             if run.failure.kind == "tracks":
-                does = f"tracks it within ±{scenario.tolerance:,} tokens"
-            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}: {want}), "
-                    f"but {does}")
+                does = f"tracks it within ±{scenario.tolerance:,} tokens" + (
+                    " and fires every threshold where the truth does" if run.thresholds else "")
+            pin = f": {expected.describe()}" if expected is not None and expected != ExpectedFailure(
+                expected.tracker, line=expected.line) else ""
+            head = f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}{pin}), but {does}"
         entry = CATALOGUE.get(self.tracker) if self.spec is None else None
         raise ScenarioFailed(explain(run, head, verbosity=self.config.get_verbosity(),
                                      bug=getattr(entry, "bug", ""), shown=lambda p: shown(p, self.config)))
