@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -25,7 +25,8 @@ from .trackers.base import AsyncTracker, Tracker
 
 T = TypeVar("T")
 
-__all__ = ["Failure", "ScenarioRun", "ThresholdResult", "explain", "percent", "run_scenario", "verdict"]
+__all__ = ["Failure", "ScenarioRun", "ThresholdResult", "corpus_verdicts", "explain", "percent", "run_scenario",
+           "verdict"]
 
 MANY_POINTS = 60
 """Timelines with more points than this show only the rows that matter unless asked for all."""
@@ -353,3 +354,17 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         where = scenario.where(first)
         lines.append(f"first failing point: {first}" + (f" ({shown(where[0])}:{where[1]})" if where else ""))
     return "\n".join(lines)
+
+
+def corpus_verdicts(scenarios: Iterable[SessionScenario], make: Callable[[SessionScenario], Tracker | AsyncTracker],
+                    *, name: str = "tracker") -> dict[str, tuple[bool, str]]:
+    """What ``pytest --ctx-scenarios --ctx-tracker`` says of a tracker on each scenario that expects something of
+    it (``expect.ctx_tracker`` ``pass`` or ``fail``): ``scenario name -> (met, what it did)``. ``make`` builds a
+    fresh tracker for a scenario (told its world, as the reference is)."""
+    out: dict[str, tuple[bool, str]] = {}
+    for scenario in scenarios:
+        if scenario.ctx_tracker == "skip":
+            continue
+        run = run_scenario(scenario, make(scenario), name=name)
+        out[scenario.name] = verdict(run, scenario.ctx_tracker)
+    return out
