@@ -284,6 +284,8 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     window = _window(source, rec0.model)
     rec0, session0 = _recorded(original, name, window)
     rec1, session1 = _recorded(scrubbed, name, window)
+    for rec in (rec0, rec1):  # the CLI's own figures: the truth after a /compact where the capture carries them
+        rec.context_usage = dict(enumerate(source.context_usage))
     before = judge(session0, lambda: rec0.scripts(window))
     after = judge(session1, lambda: rec1.scripts(window))
     if before != after:
