@@ -239,6 +239,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            _make(_UnreadableKeepsLast)),
     Mutant("missing-usage-unknown", "a message without usage makes the context unknown", _make(_MissingUsageUnknown)),
     # output
+    # a placeholder never exceeds the final count, so prompt + placeholder lies in the truth band: the bug shows where
+    # the per-block count is garbage (a gateway's), which a tracker trusting that field takes as output
     Mutant("placeholder-output", "the per-block output_tokens placeholder taken as the call's output",
            _make(_PlaceholderOutput)),
     Mutant("sums-message-delta", "cumulative message_delta output counts added instead of assigned",
