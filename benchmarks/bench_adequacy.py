@@ -20,8 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-from _bench import print_table
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,32 +37,36 @@ def main() -> int:
     corpus = [s for s in loaded if isinstance(s, SessionScenario)]
     froze = freeze_imports()
     started = time.perf_counter()
-    rows = [("mutant", "killed by", "bug class")]
-    killed = survivors = wrongly_equivalent = 0
+    killed: list[str] = []
+    survivors: list[str] = []
+    wrong: list[str] = []
+    width = max(map(len, MUTANTS))
     try:
         for mutant in MUTANTS.values():
             verdicts = corpus_verdicts(corpus, lambda s, m=mutant: m.factory(s.session.usage), name=mutant.name)
             by = [name for name, (met, _) in verdicts.items() if not met]
             if mutant.equivalent:
-                wrongly_equivalent += bool(by)
-                shown = f"{len(by)} scenarios: DECLARED EQUIVALENT WRONGLY" if by else "equivalent: " + mutant.equivalent
+                (wrong if by else []).append(mutant.name)
+                shown = f"DECLARED EQUIVALENT, YET KILLED by {len(by)}" if by else "equivalent"
             elif by:
-                killed += 1
-                shown = f"{len(by)}: {', '.join(by[:3])}{' ...' if len(by) > 3 else ''}"
+                killed.append(mutant.name)
+                shown = f"killed by {len(by)}: {', '.join(by[:3])}{', ...' if len(by) > 3 else ''}"
             else:
-                survivors += 1
+                survivors.append(mutant.name)
                 shown = "SURVIVES"
-            rows.append((mutant.name, shown, mutant.bug))
+            print(f"{mutant.name:<{width}}  {shown}\n{'':<{width}}  bug: {mutant.bug}")
+            if mutant.equivalent:
+                print(f"{'':<{width}}  why equivalent: {mutant.equivalent}")
     finally:
         if froze:
             thaw_imports()
     seconds = time.perf_counter() - started
-    print_table(rows)
-    total = killed + survivors
-    equivalent = sum(1 for m in MUTANTS.values() if m.equivalent)
-    print(f"\ncorpus alone ({len(corpus)} session scenarios): {killed}/{total} non-equivalent mutants killed, "
-          f"{survivors} survivors, {equivalent} equivalent (explained above); {seconds:.1f} s")
-    return 0 if survivors == 0 and wrongly_equivalent == 0 else 1
+    total = len(killed) + len(survivors)
+    equivalent = [m.name for m in MUTANTS.values() if m.equivalent]
+    print(f"\ncorpus alone ({len(corpus)} session scenarios of {args.scenarios}): {len(killed)}/{total} "
+          f"non-equivalent mutants killed; survivors: {', '.join(survivors) or 'none'}; {len(equivalent)} "
+          f"equivalent ({', '.join(equivalent)}); {seconds:.1f} s")
+    return 0 if not survivors and not wrong else 1
 
 
 if __name__ == "__main__":

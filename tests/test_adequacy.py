@@ -315,8 +315,9 @@ class PrefixIsFirstPrompt(HeldOut):
 
 BUGGY = {
     "subagents-as-main": CountsSubagents, "keeps-synthetic": TakesSyntheticMessages, "sums-calls": RunningTotal,
-    "no-replay-filter": NoCopyCheck, "id-only-dedupe": OneSizePerId, "no-nested-cache-creation": TopLevelCacheWritesOnly,
-    "no-cache-creation": NoCacheWrites, "no-iterations": TopLevelOfIterations, "no-inclusive": AlwaysAdditive,
+    "no-replay-filter": NoCopyCheck, "id-only-dedupe": OneSizePerId,
+    "no-nested-cache-creation": TopLevelCacheWritesOnly, "no-cache-creation": NoCacheWrites,
+    "no-iterations": TopLevelOfIterations, "no-inclusive": AlwaysAdditive,
     "unreadable-as-zero": GarbageIsZero, "unreadable-keeps-last": GarbageKeepsLast,
     "missing-usage-unknown": NoUsageIsUnknown, "placeholder-output": BlockOutput, "sums-message-delta": AddsDeltas,
     "keeps-output-on-new-call": OutputOutlivesCall, "no-output-cap": NoOutputBound,

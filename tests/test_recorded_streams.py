@@ -283,3 +283,48 @@ def test_a_call_without_usage_is_a_call_whose_size_is_not_knowable(tmp_path: Pat
              assistant("a3", "m3", usage(3, 900, 12_103, 20), TEXT)]                                       # 4
     assert _labels_and_truths(tmp_path, lines) == [
         ("q1 call 1", 12_103, True, 2), ("q1 call 2", None, False, 3), ("q1 call 3", 13_006, True, 4)]
+
+
+# --- the world of a recording -----------------------------------------------------------------------------------
+
+GATEWAY = [  # a LiteLLM-style gateway: input_tokens is the whole prompt, the cache read a part of it (aider#5516)
+    assistant("g1", "mg1", usage(17_111, 0, 17_102, 250), TEXT),
+    user("g2", "next"),
+    assistant("g3", "mg2", usage(18_000, 0, 17_111, 90), TEXT),
+]
+
+
+def test_usage_inclusive_changes_the_truth_of_a_recording(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "t.jsonl", GATEWAY)
+    additive = load_scenario(scenario_for(tmp_path, "t.jsonl"))
+    (tmp_path / "inc.yaml").write_text("stream: t.jsonl\nworld: {usage: inclusive}\n")
+    inclusive = load_scenario(tmp_path / "inc.yaml")
+    assert [o.truth.prompt for o in additive.observations()][:2] == [34_213, 35_111]
+    assert [o.truth.prompt for o in inclusive.observations()][:2] == [17_111, 18_000]
+    # a tracker that adds the cache read to an inclusive input passes the additive reading, fails the inclusive one
+    assert run_scenario(additive, make("claude-code-statusline")).ok
+    assert not run_scenario(inclusive, make("claude-code-statusline")).ok
+    assert run_scenario(inclusive, make("reference")).ok is False  # the catalogue's reference is told nothing...
+    from ctxsim.trackers import reference_for
+    assert run_scenario(inclusive, reference_for(inclusive.session)).ok  # ...the scenario's reference is told
+
+
+@pytest.mark.parametrize(("world", "message"), [
+    ("{model: claude-opus-4-6}", "2: world.model: does not apply to a recorded stream (stream.file): a recording "
+                                 "carries its own model"),
+    ("{baseline: 30000}", "2: world.baseline: does not apply to a recorded stream"),
+    ("{max_output: 64000}", "2: world.max_output: does not apply to a recorded stream"),
+])
+def test_a_world_key_that_cannot_apply_to_a_recording_is_refused(tmp_path: Path, world: str, message: str) -> None:
+    write_jsonl(tmp_path / "t.jsonl", GATEWAY)
+    (tmp_path / "r.yaml").write_text(f"stream: t.jsonl\nworld: {world}\n")
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        load_scenario(tmp_path / "r.yaml")
+
+
+def test_the_truth_reader_of_recordings_shares_no_code_with_the_reference() -> None:
+    root = Path(__file__).resolve().parents[1] / "src" / "ctxsim" / "scenario"
+    for name in ("recording.py", "_truth.py"):
+        text = (root / name).read_text()
+        assert "reference" not in re.findall(r"^from \.\.(\w+)", text, re.MULTILINE), name
+        assert not re.search(r"\b(system_prefix|compaction_truth|prompt_tokens|cache_read_tokens)\b", text), name

@@ -4,16 +4,21 @@ A recording is read once (:func:`read_recording`): every JSON line is checked, a
 stream-json frames the CLI would have written (:func:`transcript_frame`), and every frame is parsed by the SDK's own
 parser so a bad line is an error naming its line, not a crash mid-run. :meth:`Recording.scripts` then builds
 fresh :class:`~ctxsim.wire.Script`\\ s for each run, with :class:`~ctxsim.wire.Observation`\\ s whose truth is
-*derived* from the recording by the reference semantics (``shared/research/trackers.md`` section 1.6):
+*derived* from the recording by the API's documented rules (``shared/research/trackers.md`` sections 1.1-1.3), read
+by :mod:`._truth`, which shares no code with the reference the recording judges:
 
 - after each main-chain call (not a sidechain, no ``parent_tool_use_id``, not ``<synthetic>``, a usable usage;
-  the lines of one message id are one call, a message id seen before is a replay): that call's
-  ``input + cache_creation + cache_read`` (:func:`ctxsim.reference.prompt_tokens`) up to that plus its final
-  output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report);
-- after a ``compact_boundary`` with a post-compaction size: that size (the summary) plus the system prefix, as
-  the reference estimates it from the session's first main-chain call (its cache read, else its prompt),
-  with every estimate between those bounds accepted; without a size the truth is unknown, and no point is
-  checked until the next main-chain call; after a ``conversation_reset``, unknown likewise;
+  the lines of one message id are one call, a message id seen before with the same prompt is a replay): that
+  call's ``input + cache_creation + cache_read`` (``input`` alone under ``world.usage: inclusive``) up to that plus
+  its final output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report); a call whose
+  size no line tells is not knowable;
+- after a ``compact_boundary`` with a post-compaction size: the CLI's own ``get_context_usage()`` figure where the
+  recording carries it (a capture's ``context_usage`` line after the query), exactly; otherwise not knowable, with
+  the band a tracker may answer: the summary plus what the session's first call shows of the system prefix (its
+  cache read .. its whole prompt). Without a size the truth is unknown and no point is checked until the next
+  main-chain call;
+- after a ``conversation_reset`` or a ``system/init`` with a new session id: a new conversation, not knowable (only
+  None passes) until its first call;
 - at a subagent call and at a result: the main truth as it stands (when known).
 
 The point of a call sits on the last frame of the call (its last per-block message, or a stream event after it).

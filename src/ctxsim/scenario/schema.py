@@ -92,13 +92,15 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "A recorded stream, relative to the scenario file: the stream-json lines the CLI writes on stdout "
             "(one query per ``result``), or a Claude Code transcript JSONL (``~/.claude/projects/...``; assistant "
             "lines become assistant messages, ``isSidechain`` lines subagent messages, ``compact_boundary`` lines "
-            "compaction boundaries; other line types are not part of the SDK stream and are dropped). The truth "
-            "is *derived* from the recording: after each main-chain call, that call's ``input + cache_creation + "
-            "cache_read`` (deduplicated by message id, ``<synthetic>`` and sidechain calls skipped) up to that "
-            "plus its largest reported output; after a compaction, its post-compaction size when the boundary "
-            "carries one (otherwise no point until the next call). These are the reference semantics "
-            "(research notes, trackers.md section 1.6), so the reference tracks every recording by "
-            "construction; the recording shows how other trackers fare."),
+            "compaction boundaries; other line types are not part of the SDK stream and are dropped), or a capture "
+            "of ``shared/captures`` (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
+            "query). The truth is *derived* from the recording by the API's rules, by a reader that shares no code "
+            "with the reference: after each main-chain call, that call's ``input + cache_creation + cache_read`` "
+            "(``input`` alone under ``world.usage: inclusive``; deduplicated by message id, ``<synthetic>`` and "
+            "sidechain calls skipped) up to that plus its final output; after a compaction, the CLI's own figure "
+            "where the capture carries it, else not knowable, with the band a tracker may answer (the summary plus "
+            "the cached prefix .. plus the first call's whole prompt). ``world.window``, ``usage`` and ``seed`` "
+            "apply to a recording; ``model``, ``baseline`` and ``max_output`` are refused."),
         Key("format", "``auto``, ``stream-json`` or ``transcript``", "The recording's format.",
             "``auto``: a transcript when its lines carry ``isSidechain`` or ``parentUuid``"),
     )),
