@@ -4,6 +4,7 @@ catalogue`` (the conformance contracts over the catalogue) and ``ctxsim score`` 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..fuzz import fuzz, write_scenario
+    from ..fuzz import Reproduction, fuzz, reproduce_command, write_scenario
 
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
@@ -36,10 +37,12 @@ def _fuzz(args: argparse.Namespace) -> int:
         print(f"ctxsim fuzz: {spec.name} tracked all {result.examples} generated streams")
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
-    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"))
+    reproduction = Reproduction(args.tracker, tolerance=args.tolerance, seed=args.seed, examples=args.examples,
+                                search=os.getcwd())
+    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
-          f"the shrunk counterexample is {path}")
-    print(f"reproduce it: pytest --ctx-scenarios={path} --ctx-tracker={args.tracker}")
+          f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
+    print(f"reproduce it, from any directory: {reproduce_command(path, reproduction)}")
     return 1
 
 
