@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._blocking import in_event_loop, run_blocking
-from .check import Report, arun_tracker
+from .check import Report, arun_tracker, likely_bugs
 from .scenario import ExpectedFailure, SessionScenario
 from .thresholds import Match, crossings, match_firings
 from .trackers.base import AsyncTracker, Tracker
@@ -229,9 +229,12 @@ class ScenarioRun:
                 out[index] = f"{out[index]}; {note}" if index in out else note
         return out
 
-    def table(self, *, only_failures: bool = False) -> str:
-        """The timeline: point, truth band, estimate, error, and a threshold column when thresholds are set."""
-        return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None)
+    def table(self, *, only_failures: bool = False, explain: bool = False) -> str:
+        """The timeline: point, truth band, estimate, error, a threshold column when thresholds are set, and with
+        ``explain`` the likely cause at each failing point (:func:`ctxsim.check.likely_bugs`)."""
+        likely = likely_bugs(self.report, self.scenario.scripts) if explain and self.report.failures else None
+        return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None,
+                                 likely=likely)
 
     def problems(self) -> list[str]:
         """Every wrong threshold firing, one sentence each."""
@@ -342,7 +345,7 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         many = len(report.points) > MANY_POINTS and verbosity < 2
         only_failures = bool(report.failures or problems) and many
         if report.failures or problems or not many:
-            lines.append(run.table(only_failures=only_failures))
+            lines.append(run.table(only_failures=only_failures, explain=True))
         if only_failures:
             lines.append(f"({len(report.failures)} of {len(report.points)} points off; -vv shows all)")
         elif many:

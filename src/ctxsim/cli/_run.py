@@ -143,7 +143,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
         print(f"\n== {name}: {verdict}")
         print(run.report.summary())
         many = len(run.report.points) > MANY_POINTS and not args.all
-        print(run.table(only_failures=many))
+        print(run.table(only_failures=many, explain=True))
         if many:
             print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
         for problem in [*run.report.diagnosis(), *run.problems()]:
