@@ -267,6 +267,23 @@ class BlockOutput(HeldOut):
             self.out = out
 
 
+class RowOutputs(HeldOut):
+    """Adds up the output of every distinct row of a call (stale placeholders and the final count)."""
+
+    rows: tuple[Any, list[int]] = (None, [])
+
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        super().main_call(ident, usage, model)
+        out = number(usage.get("output_tokens")) if isinstance(usage, dict) else None
+        if out is None or self.size is None:
+            return
+        if self.rows[0] != self.call:
+            self.rows = (self.call, [])
+        if out not in self.rows[1]:
+            self.rows[1].append(out)
+        self.out = sum(self.rows[1])
+
+
 class AddsDeltas(HeldOut):
     def delta(self, usage: Any) -> None:
         before = self.out or 0
@@ -319,7 +336,8 @@ BUGGY = {
     "no-nested-cache-creation": TopLevelCacheWritesOnly, "no-cache-creation": NoCacheWrites,
     "no-iterations": TopLevelOfIterations, "no-inclusive": AlwaysAdditive,
     "unreadable-as-zero": GarbageIsZero, "unreadable-keeps-last": GarbageKeepsLast,
-    "missing-usage-unknown": NoUsageIsUnknown, "placeholder-output": BlockOutput, "sums-message-delta": AddsDeltas,
+    "missing-usage-unknown": NoUsageIsUnknown, "placeholder-output": BlockOutput, "sums-row-outputs": RowOutputs,
+    "sums-message-delta": AddsDeltas,
     "keeps-output-on-new-call": OutputOutlivesCall, "no-output-cap": NoOutputBound,
     "ignores-compaction": IgnoresCompaction, "compaction-summary-only": SummaryOnly,
     "compaction-unknown": UnknownAfterCompaction, "ignores-reset": KeepsAcrossClear,

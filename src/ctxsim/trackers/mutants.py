@@ -85,6 +85,22 @@ class _KeepsOutputOnNewCall(ContextTracker):
             self._output = output
 
 
+class _SumsRowOutputs(ContextTracker):
+    def reset(self) -> None:
+        super().reset()
+        self._rows: set[int] = set()
+
+    def _call(self, message_id: Any, usage: Any, model: Any) -> None:
+        latest = self._latest
+        super()._call(message_id, usage, model)
+        if self._latest != latest:
+            self._rows = set()
+        output = token_count(usage.get("output_tokens")) if isinstance(usage, dict) else None
+        if self._prompt is not None and output is not None and output <= MAX_OUTPUT_TOKENS:
+            self._rows.add(output)
+            self._output = sum(self._rows)  # each distinct row's output counted: stale copies add up
+
+
 class _NoOutputCap(ContextTracker):
     def _stream_event(self, event: dict[str, Any]) -> None:
         super()._stream_event(event)
@@ -243,6 +259,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     # the per-block count is garbage (a gateway's), which a tracker trusting that field takes as output
     Mutant("placeholder-output", "the per-block output_tokens placeholder taken as the call's output",
            _make(_PlaceholderOutput)),
+    Mutant("sums-row-outputs", "the per-block rows of a call whose output_tokens differ (stale, then final) each "
+                               "add their output", _make(_SumsRowOutputs)),
     Mutant("sums-message-delta", "cumulative message_delta output counts added instead of assigned",
            _make(_SumsMessageDelta)),
     Mutant("keeps-output-on-new-call", "the previous call's output kept when a new call starts",
