@@ -44,22 +44,8 @@ from .trackers.base import AsyncTracker, FromRatio, RawDicts, ResultsOnly, Track
 from .wire import Frame, Observation, Script
 from .world import Session
 
-__all__ = [
-    "AsyncTracker",
-    "FromRatio",
-    "Point",
-    "RawDicts",
-    "Report",
-    "ResultsOnly",
-    "Tracker",
-    "TrackingError",
-    "arun_tracker",
-    "assert_tracks",
-    "assert_tracks_async",
-    "run_tracker",
-    "run_tracker_parsed",
-    "tracker_name",
-]
+__all__ = ["AsyncTracker", "FromRatio", "Point", "RawDicts", "Report", "ResultsOnly", "Tracker", "TrackingError",
+           "arun_tracker", "assert_tracks", "assert_tracks_async", "run_tracker", "run_tracker_parsed", "tracker_name"]
 
 # --- the report -------------------------------------------------------------------------------------------------
 
@@ -148,8 +134,8 @@ class Report:
         """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure).
 
         ``notes`` adds a column (titled ``notes_title``) with a note per observation index, e.g. where a
-        threshold fires; with ``only_failures``, rows with a note are shown too. ``likely`` (:func:`likely_bugs`)
-        adds a last column, ``likely cause``, at failing points (:func:`ctxsim.scenario_run.likely_bugs` makes one).
+        threshold fires; with ``only_failures``, rows with a note are shown too. ``likely`` adds a last column,
+        ``likely cause``, at failing points (:func:`ctxsim.scenario_run.likely_bugs` makes one).
         """
         window = self.session.window
         header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ()) + (

@@ -97,7 +97,7 @@ def plot_runs(runs: Sequence[ScenarioRun], path: str | os.PathLike[str], *, titl
     for k, o in enumerate(unknowable):  # not knowable: a grey bar over the band a tracker may answer (or None)
         band = o.truth.unseen or (0, 0)
         ax.axvspan(o.index - 0.3, o.index + 0.3, color="0.6", alpha=0.25, zorder=1,
-                   label=None if k else "not knowable: return None (grey bar; a band where answers pass)")
+                   label=None if k else "not knowable (return None)")
         if band != (0, 0):
             ax.plot([o.index, o.index], band, color="0.35", linewidth=3, zorder=5)
     for i, run in enumerate(runs):

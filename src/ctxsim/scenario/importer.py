@@ -320,7 +320,7 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     result.stream_file = stream_file or f"{name}.jsonl"
     result.stream, result.scenario = scrubbed, "\n".join(
         [*(f"# {line}" for line in head), f"name: {json.dumps(name)}", f"source: {json.dumps(source_line)}",
-         f"world: {flow(world)}", f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
+         f"world: {flow({'window': window})}", f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
     return result
 
 
