@@ -14,11 +14,13 @@ from ctxsim.cli import main
 from ctxsim.reference import ContextTracker
 from ctxsim.testing import (
     CONTRACTS,
+    PROBES,
     check_tracker_conformance,
     conformance_table,
     run_tracker_conformance,
 )
 from ctxsim.trackers import CATALOGUE, Breaks
+from ctxsim.trackers.mutants import MUTANTS
 
 NAMES = tuple(c.name for c in CONTRACTS)
 
@@ -113,3 +115,18 @@ def test_ctxsim_catalogue_fails_when_an_entry_breaks_other_contracts_than_declar
     row = next(line for line in captured.out.splitlines() if line.startswith("ccstatusline"))
     assert row.endswith("+usage-iterations -single-call")
     assert "ctxsim catalogue: ccstatusline not as declared" in captured.err
+
+
+def test_every_contract_has_a_probe_named_in_the_catalogue_or_the_mutants() -> None:
+    assert set(PROBES) == set(NAMES)
+    assert all(PROBES[name] for name in NAMES)
+    unknown = {p for probes in PROBES.values() for p in probes} - set(CATALOGUE) - set(MUTANTS)
+    assert unknown == set()
+
+
+@pytest.mark.parametrize("contract", NAMES)
+def test_each_contract_fails_the_probes_that_carry_its_bug(contract: str) -> None:
+    for probe in PROBES[contract]:
+        make = CATALOGUE[probe].factory if probe in CATALOGUE else (lambda p=probe: MUTANTS[p].factory("additive"))
+        result = check_tracker_conformance(make, only={contract})
+        assert result.failed == [contract], f"probe {probe} meets contract {contract}: it cannot expose the bug"

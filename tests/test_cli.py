@@ -59,11 +59,12 @@ def test_run_prints_each_trackers_timeline_and_its_verdict(here: Path, capsys: p
     lines = out.splitlines()
     assert lines[0] == "scenario compaction (compaction.yaml): window 200,000, tolerance ±2,000 tokens"
     assert "== reference: tracks it; expected to track it: OK" in lines
-    assert "== arbiter-msgid: fails on it; expected to fail on it: OK" in lines
+    assert ("== arbiter-msgid: fails first at q2 compaction, over the truth (estimate 148,004, truth 32,000); "
+            "expected to fail on it (first failing point q2 compaction, over the truth): OK") in lines
     # the first call of the YAML: in 3 + cc 2,000 + cr 148,000, out 300
     assert any(line.split()[:5] == ["1", "q1", "call", "1", "150,003..150,303"] for line in lines)
-    assert "first failing point: q2 compaction (compaction.yaml:18)" in lines
-    assert lines[-1] == "2 trackers: every expectation met"
+    assert "first failing point: q2 compaction (compaction.yaml:20)" in lines
+    assert lines[-1] == "3 trackers: every expectation met"
 
 
 def test_run_against_your_own_tracker(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -72,8 +73,9 @@ def test_run_against_your_own_tracker(here: Path, capsys: pytest.CaptureFixture[
     assert "arbiter-msgid" not in out  # --tracker replaces the scenario's list; the reference always runs
     code, out, _ = run(capsys, "run", "compaction.yaml", "-t", "my_cli_trackers:Stuck", "-t", "arbiter-msgid")
     assert code == 1
-    assert "== Stuck: fails on it; expected to track it: NOT AS EXPECTED" in out
-    assert "== arbiter-msgid: fails on it; expected to fail on it: OK" in out
+    assert "== Stuck: fails first at q1 call 1, under the truth (estimate 0, truth 150,003..150,303); expected to " \
+           "track it: NOT AS EXPECTED" in out
+    assert "== arbiter-msgid: fails first at q2 compaction, over the truth" in out and "): OK" in out
     assert out.splitlines()[-1] == "3 trackers: some expectations NOT met"
 
 

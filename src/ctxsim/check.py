@@ -44,22 +44,8 @@ from .trackers.base import AsyncTracker, FromRatio, RawDicts, ResultsOnly, Track
 from .wire import Frame, Observation, Script
 from .world import Session
 
-__all__ = [
-    "AsyncTracker",
-    "FromRatio",
-    "Point",
-    "RawDicts",
-    "Report",
-    "ResultsOnly",
-    "Tracker",
-    "TrackingError",
-    "arun_tracker",
-    "assert_tracks",
-    "assert_tracks_async",
-    "run_tracker",
-    "run_tracker_parsed",
-    "tracker_name",
-]
+__all__ = ["AsyncTracker", "FromRatio", "Point", "RawDicts", "Report", "ResultsOnly", "Tracker", "TrackingError",
+           "arun_tracker", "assert_tracks", "assert_tracks_async", "run_tracker", "run_tracker_parsed", "tracker_name"]
 
 # --- the report -------------------------------------------------------------------------------------------------
 
@@ -144,22 +130,26 @@ class Report:
         return self.stall is None and self.crash is None and not self.failures
 
     def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,
-              notes_title: str = "threshold") -> str:
+              notes_title: str = "threshold", likely: Mapping[int, str] | None = None) -> str:
         """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure).
 
         ``notes`` adds a column (titled ``notes_title``) with a note per observation index, e.g. where a
-        threshold fires; with ``only_failures``, rows with a note are shown too.
+        threshold fires; with ``only_failures``, rows with a note are shown too. ``likely`` adds a last column,
+        ``likely cause``, at failing points (:func:`ctxsim.scenario_run.likely_bugs` makes one).
         """
         window = self.session.window
-        header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ())
+        header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ()) + (
+            ("likely cause",) if likely else ())
         rows = [header]
         for p in self.points:
             note = notes.get(p.observation.index, "") if notes is not None else ""
+            cause = ((likely.get(p.observation.index, "") if not p.ok else ""),) if likely else ()
             if only_failures and p.ok and not note:
                 continue
             truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
             if not p.observation.truth.knowable:
-                truth += " (not knowable)"
+                unseen = p.observation.truth.unseen
+                truth = f"{unseen[0]:,}..{unseen[1]:,} (not knowable)" if unseen else "not knowable"
             estimate = "unknown" if p.estimate is None else f"{p.estimate:,}"
             if p.error is None:
                 error = "ok" if p.ok else "unknown"
@@ -172,9 +162,9 @@ class Report:
             else:
                 error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
-            rows.append(row + ((note,) if notes is not None else ()))
+            rows.append(row + ((note,) if notes is not None else ()) + cause)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-        align = ("<", ">", "<", ">", ">", ">", "<")
+        align = ("<", ">", "<", ">", ">", ">", "<", "<")
         return "\n".join(
             "  ".join(f"{cell:{a}{w}}" for cell, a, w in zip(row, align, widths)).rstrip() for row in rows)
 

@@ -2,9 +2,13 @@
 
 Hypothesis draws sessions and fault plans (:func:`ctxsim.strategies.message_streams`), each is checked with the
 SDK's parser against the truth (:func:`ctxsim.check.run_tracker_parsed`, the fast path), and the first failure is
-shrunk to a few calls. The shrunk stream is written as a scenario file that reproduces it through the real client::
+shrunk to a few calls. The shrunk stream is written as a scenario file that carries every option that shaped the
+verdict (the tolerance in ``expect.tolerance``, the window in ``world``, the tracker spec, seed and backend in
+``source`` and the header) and reproduces it through the real client, from any directory, beside any broken test or
+conftest (:func:`reproduce_command`)::
 
-    pytest --ctx-scenarios=ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker
+    pytest -p no:cacheprovider --rootdir=DIR --confcutdir=DIR -c /dev/null --ctx-backend=inprocess \
+        --ctx-scenarios=DIR/ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker DIR/ctxsim-fuzz-mytracker.yaml
 
 With an example database (``ctxsim fuzz --db redis://host:6379/0``, or a directory; :mod:`ctxsim.campaign`) a run
 first replays what the database holds for the same tracker and tolerance (Hypothesis's reuse phase), then
@@ -18,6 +22,8 @@ For long campaigns, write the same property as a ``@given`` test (README) and ru
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -30,7 +36,7 @@ from .trackers.base import TrackerFactory, make_tracker
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
-__all__ = ["FuzzResult", "fuzz", "fuzz_workers"]
+__all__ = ["FuzzResult", "Reproduction", "fuzz", "fuzz_workers", "reproduce_command", "write_scenario"]
 
 
 @dataclass
@@ -49,6 +55,8 @@ class FuzzResult:
     """Seconds from the start of the run to the first failing stream (before shrinking)."""
     seconds: float = 0.0
     """Seconds the whole run took, shrinking included."""
+    stream: Any = None
+    """The shrunk counterexample (a :class:`ctxsim.strategies.MessageStream`), or None."""
 
     def timing(self) -> str:
         """``(first failing: #22, 0.29 s in; run 0.54 s)``: when the first failure came, and the whole run."""
@@ -105,6 +113,7 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
         prop()
     except AssertionError:
         stream, report = failing[-1]  # Hypothesis replays the shrunk example last
+        result.stream = stream
         result.scenario = scenario_text(stream)
         result.report = report
     finally:
@@ -154,9 +163,58 @@ def fuzz_workers(spec: str, *, workers: int, examples: int = 200, tolerance: int
     return found
 
 
-def write_scenario(result: FuzzResult, path: Path) -> Path:
-    """Write the counterexample of ``result`` to ``path`` (its directory is created)."""
+@dataclass(frozen=True)
+class Reproduction:
+    """Every option of a fuzz run that shaped its verdict, to write into the counterexample."""
+
+    tracker: str
+    """The tracker spec as given (a catalogue name or ``module:factory``)."""
+    tolerance: int = 0
+    seed: int = 0
+    examples: int = 200
+    backend: str = "inprocess"
+    """How the reproduction plays the stream (``--ctx-backend``); the fuzzer's parser path gives the verdict the
+    in-process client gives."""
+    search: str = ""
+    """The directory the tracker's module was found from (the fuzz run's working directory), for
+    ``module:factory`` specs."""
+
+    def command(self) -> str:
+        """The ``ctxsim fuzz`` command that found it."""
+        return (f"ctxsim fuzz --tracker {shlex.quote(self.tracker)} --tolerance {self.tolerance} --seed {self.seed} "
+                f"--examples {self.examples}")
+
+
+def write_scenario(result: FuzzResult, path: Path, reproduction: Reproduction | None = None) -> Path:
+    """Write the counterexample of ``result`` to ``path`` (its directory is created). With ``reproduction``, the
+    file carries the run's options: ``source`` is the fuzz command, ``expect`` its tolerance and that the tracker
+    under test must track the stream (so the reproduction fails, as the fuzz run did), the header the exact command
+    that reruns it (:func:`reproduce_command`)."""
     assert result.scenario is not None, "ctxsim: fuzz found nothing to write"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(result.scenario, encoding="utf-8")
+    text = result.scenario
+    if reproduction is not None and result.stream is not None:
+        from .strategies import scenario_text
+
+        comment = (f"Found by: {reproduction.command()} (backend {reproduction.backend}).\n"
+                   f"Reproduce it, from any directory:\n  {reproduce_command(path, reproduction)}")
+        text = scenario_text(result.stream, source=reproduction.command(), comment=comment) + (
+            f"expect:\n  tolerance: {reproduction.tolerance}\n  reference: pass\n  ctx_tracker: pass\n")
+    path.write_text(text, encoding="utf-8")
     return path
+
+
+def reproduce_command(path: Path, reproduction: Reproduction) -> str:
+    """The command that runs exactly the scenario at ``path`` against the tracker, from any directory: the file
+    alone is collected (given by absolute path), its directory is the rootdir and the conftest boundary (no other
+    ``conftest.py`` is loaded), no ini file is read (``-c`` the null device: no other project's ``addopts``), and no
+    cache is written; a ``module:factory`` tracker is found from the directory the fuzz run found it from."""
+    target = path.resolve()
+    where = target.parent
+    parts = ["pytest", "-p", "no:cacheprovider", f"--rootdir={where}", f"--confcutdir={where}", "-c", os.devnull,
+             f"--ctx-backend={reproduction.backend}", f"--ctx-scenarios={target}",
+             f"--ctx-tracker={reproduction.tracker}", str(target)]
+    command = " ".join(shlex.quote(p) for p in parts)
+    if reproduction.search and ":" in reproduction.tracker:
+        command = f"PYTHONPATH={shlex.quote(reproduction.search)} {command}"
+    return command

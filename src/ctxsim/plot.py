@@ -92,6 +92,14 @@ def plot_runs(runs: Sequence[ScenarioRun], path: str | os.PathLike[str], *, titl
 
     markers = "os^vDP*X"
     colors = _COLORS
+    ringed = False
+    unknowable = [o for o in observations if not o.truth.knowable]
+    for k, o in enumerate(unknowable):  # not knowable: a grey bar over the band a tracker may answer (or None)
+        band = o.truth.unseen or (0, 0)
+        ax.axvspan(o.index - 0.3, o.index + 0.3, color="0.6", alpha=0.25, zorder=1,
+                   label=None if k else "not knowable (return None)")
+        if band != (0, 0):
+            ax.plot([o.index, o.index], band, color="0.35", linewidth=3, zorder=5)
     for i, run in enumerate(runs):
         color = colors[i % len(colors)]
         points = [(p.observation.index, p.estimate) for p in run.report.points if p.estimate is not None]
@@ -106,6 +114,12 @@ def plot_runs(runs: Sequence[ScenarioRun], path: str | os.PathLike[str], *, titl
                 linewidth=1.2, linestyle="--" if reference else "-", color=color, alpha=0.9, zorder=3,
                 label=f"{run.tracker} ({verdict})")
         _clipped(ax, xs, ys, top, color, run.tracker, window)
+        failing = [(p.observation.index, min(p.estimate, top)) for p in run.report.failures if p.estimate is not None]
+        if failing:  # a failing point: a red ring round the estimate
+            fx, fy = zip(*failing)
+            ax.plot(fx, fy, marker="o", markersize=11, markerfacecolor="none", markeredgecolor="red",
+                    markeredgewidth=1.6, linestyle="none", zorder=11, label=None if ringed else "failing point")
+            ringed = True
         for _, limit, _, _ in limits:
             for k in crossings(list(ys), limit):  # just above the point, pointing at it
                 ax.plot(xs[k], min(ys[k], top) + 0.035 * top, marker="v", markersize=9, color=color,

@@ -11,21 +11,23 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ._blocking import in_event_loop, run_blocking
-from .check import Report, arun_tracker
-from .scenario import SessionScenario
+from .check import Report, arun_tracker, run_tracker_parsed
+from .scenario import ExpectedFailure, SessionScenario
 from .thresholds import Match, crossings, match_firings
 from .trackers.base import AsyncTracker, Tracker
+from .wire import Script
 
 T = TypeVar("T")
 
-__all__ = ["ScenarioRun", "ThresholdResult", "explain", "percent", "run_scenario"]
+__all__ = ["Failure", "ScenarioRun", "ThresholdResult", "corpus_verdicts", "explain", "likely_bugs", "percent",
+           "run_scenario", "verdict"]
 
 MANY_POINTS = 60
 """Timelines with more points than this show only the rows that matter unless asked for all."""
@@ -95,6 +97,58 @@ class ThresholdResult:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """How a run went, in the terms an expected failure (``expect.fail``) names."""
+
+    kind: str
+    """``tracks`` (no failure), ``off`` (off the truth, or thresholds fired wrong), ``crash`` (the tracker raised
+    or returned a non-count), ``stall`` (the run did not finish), ``silent`` (no estimate at any point) or
+    ``nowhere`` (judged at no point)."""
+    first: str | None = None
+    """For ``off``: the first failing point (or, off only on thresholds, the point of the first wrong firing)."""
+    direction: str | None = None
+    """For ``off``: ``over``, ``under`` or ``none`` (no estimate where the truth is knowable) at ``first``."""
+    estimate: int | None = None
+    """For ``off``: the estimate at ``first``."""
+    detail: str = ""
+    """For ``off``: the truth at ``first``; for a crash or stall: the ``ctxsim:`` line."""
+
+    def matches(self, expected: ExpectedFailure | None) -> bool:
+        """True when this is a failure (off the truth: never a crash, a stall or silence) and every field
+        ``expected`` states holds."""
+        if self.kind != "off":
+            return False
+        if expected is None:
+            return True
+        if expected.first is not None and expected.first != self.first:
+            return False
+        if expected.direction is not None and expected.direction != self.direction:
+            return False
+        if expected.range is not None:
+            low, high = expected.range
+            return self.estimate is not None and low <= self.estimate <= high
+        return True
+
+    def describe(self) -> str:
+        """What happened, in a clause: ``fails first at q1 result, over the truth (estimate 1,438,000, truth
+        6,013..6,033)``."""
+        if self.kind == "tracks":
+            return "tracks it"
+        if self.kind == "off":
+            way = {"over": "over the truth", "under": "under the truth",
+                   "none": "no estimate where the truth is knowable"}[self.direction or "none"]
+            estimate = "" if self.estimate is None else f"estimate {self.estimate:,}, "
+            return f"fails first at {self.first}, {way} ({estimate}{self.detail})"
+        if self.kind == "silent":
+            return "gives no estimate at any point (context_tokens() is None everywhere): not a reproduction"
+        if self.kind == "nowhere":
+            return "is judged at no point"
+        if self.kind == "crash":
+            return f"crashed, which is never a reproduction: {self.detail}"
+        return f"did not finish: {self.detail}"
+
+
+@dataclass(frozen=True)
 class ScenarioRun:
     """One tracker over one scenario: the oracle's report and every threshold's firings."""
 
@@ -133,6 +187,41 @@ class ScenarioRun:
             return "it was judged at no point (none of the points it can be read at occurs in this stream)"
         return ""
 
+    @property
+    def failure(self) -> Failure:
+        """How the run went: tracked, off the truth (where first, which way), or no verdict (crash, stall,
+        silence, judged nowhere)."""
+        report = self.report
+        if report.stall is not None:
+            return Failure("stall", detail=report.stall)
+        if report.crash is not None:
+            return Failure("crash", detail=report.crash)
+        if self.judged_nowhere:
+            return Failure("nowhere")
+        if self.ok:
+            return Failure("tracks")
+        if all(p.estimate is None for p in report.points):
+            return Failure("silent")
+        if report.failures:
+            p = report.failures[0]
+            error = p.error
+            direction = "none" if error is None else "over" if error > 0 else "under"
+            truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
+            return Failure("off", p.observation.label, direction, p.estimate, f"truth {truth}")
+        for result in self.thresholds:
+            for firing in result.match.firings:
+                if firing.ok:
+                    continue
+                t, f = firing.truth, firing.tracker
+                over = f is not None and (t is None or f < t)
+                at = f if f is not None else t
+                assert at is not None
+                point = report.points[at]
+                how = "early or where the truth does not cross" if over else "late or not at all"
+                return Failure("off", point.observation.label, "over" if over else "under", point.estimate,
+                               f"threshold {percent(result.at)} fired {how}")
+        return Failure("off")  # unreachable: not ok, yet nothing off
+
     def notes(self) -> dict[int, str]:
         """The threshold column, by observation index."""
         out: dict[int, str] = {}
@@ -141,9 +230,12 @@ class ScenarioRun:
                 out[index] = f"{out[index]}; {note}" if index in out else note
         return out
 
-    def table(self, *, only_failures: bool = False) -> str:
-        """The timeline: point, truth band, estimate, error, and a threshold column when thresholds are set."""
-        return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None)
+    def table(self, *, only_failures: bool = False, explain: bool = False) -> str:
+        """The timeline: point, truth band, estimate, error, a threshold column when thresholds are set, and with
+        ``explain`` the likely cause at each failing point (:func:`likely_bugs`)."""
+        likely = likely_bugs(self.report, self.scenario.scripts) if explain and self.report.failures else None
+        return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None,
+                                 likely=likely)
 
     def problems(self) -> list[str]:
         """Every wrong threshold firing, one sentence each."""
@@ -218,6 +310,80 @@ def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, 
     return ScenarioRun(scenario, report, _thresholds(scenario, report))
 
 
+_WHY = {
+    "reset": "a new conversation began and no call has shown its size yet",
+    "compaction": "the compaction states no size the context can be read from",
+    "call": "this call's usage cannot be read, and no other message of it tells its size",
+    "subagent": "the main call before it could not be read",
+    "result": "the main call before it could not be read",
+}
+"""Why a point of each kind may be not knowable, where its truth does not say (:attr:`ctxsim.world.Truth.why`)."""
+
+
+def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict[int, str]:
+    """What each failing point of ``report`` likely means, by observation index: at a point whose truth is not
+    knowable, ``return None here`` and why; elsewhere, the catalogued bug (:data:`ctxsim.trackers.CATALOGUE`) whose
+    formula, run over the same stream (fresh ``scripts()`` each), gives the same estimate there (within the
+    report's tolerance and 1%) and fails there too, as ``<its bug, first clause> (<entry name>)``.
+
+    Costs one fast run (:func:`ctxsim.check.run_tracker_parsed`) per catalogue entry: call it for a failure to
+    explain, not in a loop."""
+    from .trackers.catalogue import CATALOGUE
+
+    failing = report.failures
+    out: dict[int, str] = {}
+    for p in failing:
+        truth = p.observation.truth
+        if not truth.knowable:
+            band = f"; or answer within {truth.unseen[0]:,}..{truth.unseen[1]:,}" if truth.unseen else ""
+            why = truth.why or _WHY.get(p.observation.kind, "")
+            out[p.observation.index] = f"not knowable: return None here ({why}{band})"
+    wanted = [p for p in failing if p.observation.index not in out]
+    if not wanted:
+        return out
+    best: dict[int, tuple[int, str]] = {}
+    for name, entry in CATALOGUE.items():
+        if name in ("reference", report.tracker):
+            continue
+        other = run_tracker_parsed(entry.factory(), report.session, scripts(), tolerance=report.tolerance)
+        theirs = {q.observation.index: q for q in other.points}
+        for p in wanted:
+            q = theirs.get(p.observation.index)
+            if q is None or q.ok:
+                continue
+            if p.estimate is None or q.estimate is None:
+                if p.estimate is not q.estimate:
+                    continue
+                gap = 0
+            else:
+                gap = abs(q.estimate - p.estimate)
+                if gap > max(report.tolerance, p.estimate // 100) or (q.error or 0) * (p.error or 0) < 0:
+                    continue
+            index = p.observation.index
+            if index not in best or gap < best[index][0]:
+                clause = entry.bug.split(";")[0].strip()
+                clause = clause if len(clause) <= 100 else clause[:99].rstrip(" ,:") + "…"
+                best[index] = (gap, f"{clause} ({name})")
+    out.update({index: text for index, (_, text) in best.items()})
+    return out
+
+
+def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = None) -> tuple[bool, str]:
+    """Whether ``run`` did what was ``expected`` of it (``pass``: track the session; ``fail``: fail on it as
+    ``failure`` says, when given; ``none``: anything), and what it did, in a clause. A crash, a stall, silence at
+    every point or a run judged nowhere meets no expectation."""
+    got = run.failure
+    if expected == "none":
+        return True, got.describe()
+    if got.kind in ("stall", "crash", "nowhere", "silent"):
+        return False, got.describe()
+    if expected == "pass":
+        return got.kind == "tracks", got.describe()
+    if expected == "fail":
+        return got.matches(failure), got.describe()
+    raise ValueError(f"ctxsim: verdict: expected is pass, fail or none, got {expected!r}")
+
+
 def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
             shown: Callable[[Path], str] = str) -> str:
     """What a reader needs when ``run`` did not do what was expected: ``head`` (the broken expectation), with
@@ -238,7 +404,7 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         many = len(report.points) > MANY_POINTS and verbosity < 2
         only_failures = bool(report.failures or problems) and many
         if report.failures or problems or not many:
-            lines.append(run.table(only_failures=only_failures))
+            lines.append(run.table(only_failures=only_failures, explain=True))
         if only_failures:
             lines.append(f"({len(report.failures)} of {len(report.points)} points off; -vv shows all)")
         elif many:
@@ -250,3 +416,17 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         where = scenario.where(first)
         lines.append(f"first failing point: {first}" + (f" ({shown(where[0])}:{where[1]})" if where else ""))
     return "\n".join(lines)
+
+
+def corpus_verdicts(scenarios: Iterable[SessionScenario], make: Callable[[SessionScenario], Tracker | AsyncTracker],
+                    *, name: str = "tracker") -> dict[str, tuple[bool, str]]:
+    """What ``pytest --ctx-scenarios --ctx-tracker`` says of a tracker on each scenario that expects something of
+    it (``expect.ctx_tracker`` ``pass`` or ``fail``): ``scenario name -> (met, what it did)``. ``make`` builds a
+    fresh tracker for a scenario (told its world, as the reference is)."""
+    out: dict[str, tuple[bool, str]] = {}
+    for scenario in scenarios:
+        if scenario.ctx_tracker == "skip":
+            continue
+        run = run_scenario(scenario, make(scenario), name=name)
+        out[scenario.name] = verdict(run, scenario.ctx_tracker)
+    return out

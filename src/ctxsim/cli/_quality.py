@@ -4,6 +4,7 @@ catalogue`` (the conformance contracts over the catalogue) and ``ctxsim score`` 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from functools import partial
@@ -35,7 +36,7 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     from ..campaign import DatabaseUnreachable, example_database
-    from ..fuzz import fuzz, fuzz_workers, write_scenario
+    from ..fuzz import Reproduction, fuzz, fuzz_workers, reproduce_command, write_scenario
 
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
@@ -56,10 +57,12 @@ def _fuzz(args: argparse.Namespace) -> int:
         print(f"ctxsim fuzz: {spec.name} tracked all {result.examples} generated streams")
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
-    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"))
+    reproduction = Reproduction(args.tracker, tolerance=args.tolerance, seed=args.seed, examples=args.examples,
+                                search=os.getcwd())
+    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
-          f"the shrunk counterexample is {path}")
-    print(f"reproduce it: pytest --ctx-scenarios={path} --ctx-tracker={args.tracker}")
+          f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
+    print(f"reproduce it, from any directory: {reproduce_command(path, reproduction)}")
     return 1
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..scenario import Scenario, SessionScenario, TaskScenario
+    from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..scenario_run import ScenarioRun
     from ..trackers.base import TrackerFactory
 
@@ -60,14 +60,18 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
     return chosen
 
 
-def _verdict(run: ScenarioRun, expected: str) -> tuple[bool, str]:
+def _verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None) -> tuple[bool, str]:
+    from ..scenario_run import verdict
+
     if run.inconclusive:
         return False, f"{run.inconclusive}: NOT AS EXPECTED"
     does = "tracks it" if run.ok else "fails on it"
     if expected == "none":
         return True, f"{does} (the scenario expects nothing of it: expect.ctx_tracker: skip)"
-    met = run.ok == (expected == "pass")
-    want = "track it" if expected == "pass" else "fail on it"
+    met, how = verdict(run, expected, failure)
+    if not run.ok:
+        does = how
+    want = "track it" if expected == "pass" else "fail on it" + (f" ({failure.describe()})" if failure else "")
     return met, f"{does}; expected to {want}: {'OK' if met else 'NOT AS EXPECTED'}"
 
 
@@ -140,15 +144,15 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
     for name, factory, expected in trackers:
         run = run_scenario(scenario, make_tracker(factory, scenario.session), name=name)
         runs.append(run)
-        met, verdict = _verdict(run, expected)
+        met, verdict = _verdict(run, expected, scenario.failures.get(name) if expected == "fail" else None)
         all_met &= met
         print(f"\n== {name}: {verdict}")
         print(run.report.summary())
         many = len(run.report.points) > MANY_POINTS and not args.all
-        print(run.table(only_failures=many))
+        print(run.table(only_failures=many, explain=True))
         if many:
             print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
-        for problem in run.problems():
+        for problem in [*run.report.diagnosis(), *run.problems()]:
             print(problem)
         if run.report.failures:
             first = run.report.failures[0].observation.label

@@ -149,7 +149,8 @@ class ScenarioItem(_CheckItem):
         return "expect.pass" if self.expect_ok else "expect.fail"
 
     def runtest(self) -> None:
-        from ..scenario_run import explain, run_scenario
+        from ..scenario import ExpectedFailure
+        from ..scenario_run import explain, run_scenario, verdict
         from ..trackers import CATALOGUE, make, reference_for
         from ..trackers.base import make_tracker
 
@@ -170,7 +171,9 @@ class ScenarioItem(_CheckItem):
             run = run_scenario_live(self.scenario, tracker, name=self.tracker)
         else:
             run = run_scenario(self.scenario, tracker, name=self.tracker)
-        if run.ok == self.expect_ok and not run.inconclusive:
+        expected = self.scenario.failures.get(self.tracker) if self.spec is None else None
+        met, does = verdict(run, "pass" if self.expect_ok else "fail", expected)
+        if met:
             return
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
@@ -178,12 +181,13 @@ class ScenarioItem(_CheckItem):
             head = f"{where}: {self.tracker} on scenario {scenario.name!r}: {run.inconclusive} ({self._rule()})"
         elif self.expect_ok:
             head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
-        elif run.thresholds:
-            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), but tracks "
-                    f"it within ±{scenario.tolerance:,} tokens and fires every threshold where the truth does")
         else:
-            head = (f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}), "
-                    f"but tracks it within ±{scenario.tolerance:,} tokens")
+            if run.failure.kind == "tracks":
+                does = f"tracks it within ±{scenario.tolerance:,} tokens" + (
+                    " and fires every threshold where the truth does" if run.thresholds else "")
+            pin = f": {expected.describe()}" if expected is not None and expected != ExpectedFailure(
+                expected.tracker, line=expected.line) else ""
+            head = f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}{pin}), but {does}"
         entry = CATALOGUE.get(self.tracker) if self.spec is None else None
         raise ScenarioFailed(explain(run, head, verbosity=self.config.get_verbosity(),
                                      bug=getattr(entry, "bug", ""), shown=lambda p: shown(p, self.config)))

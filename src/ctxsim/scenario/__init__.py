@@ -78,6 +78,7 @@ scenarios that can be shared).
 from __future__ import annotations
 
 from . import schema
+from .expect import ExpectedFailure
 from .load import (
     FaultSpec,
     LoopExpectations,
@@ -94,6 +95,7 @@ from .load import (
 __doc__ = (__doc__ or "") + schema.reference()
 
 __all__ = [
+    "ExpectedFailure",
     "FaultSpec",
     "LoopExpectations",
     "Scenario",

@@ -161,7 +161,8 @@ def steps_scenario(recording: Recording, *, name: str, source: str, world: Mappi
 
     ``context_after`` is what the CLI's ``get_context_usage()`` said after each query, when the capture recorded it:
     a query that ends on a compaction (``/compact``) then states that as the context the compaction left (what
-    ``/context`` shows), where the recording alone can only estimate the system prefix."""
+    ``/context`` shows). Without it the recording does not tell that context (only a band: the boundary counts the
+    summary alone), so a recording with a compaction stays a recording rather than steps that would invent it."""
     compactions = [f.observation.truth.prompt for s in recording.scripts(int(world["window"])) for f in s.frames
                    if f.observation is not None and f.observation.kind == "compaction"]
     walk = _Walk(compactions)
@@ -173,6 +174,8 @@ def steps_scenario(recording: Recording, *, name: str, source: str, world: Mappi
             steps = walk.finish()
             if steps and "compact" in steps[-1] and i < len(context_after):
                 steps[-1]["compact"]["context"] = context_after[i]
+            elif any("compact" in step for step in steps):
+                raise _Unsayable  # the context a compaction left is not in the recording: steps would invent it
             queries.append({"prompt": f"(recorded query {i + 1})", "steps": steps})
     except _Unsayable:
         return None

@@ -16,9 +16,53 @@ from ..reference.checkpoint import Fallback
 from ._yaml import Map, Reader, join_path
 from .schema import SECTIONS, SESSION, TASK, keys
 
-__all__ = ["CTX_TRACKER_CHOICES", "Expectations", "LoopExpectations", "StepCounts", "ThresholdSpec", "read_expect"]
+__all__ = [
+    "CTX_TRACKER_CHOICES",
+    "DIRECTIONS",
+    "Expectations",
+    "ExpectedFailure",
+    "LoopExpectations",
+    "StepCounts",
+    "ThresholdSpec",
+    "read_expect",
+]
 
 CTX_TRACKER_CHOICES = ("pass", "fail", "skip")
+DIRECTIONS = ("over", "under", "none")
+"""Where an estimate lies at a failing point: above the truth band, below it, or absent (None)."""
+
+
+@dataclass(frozen=True)
+class ExpectedFailure:
+    """How a tracker of ``expect.fail`` must fail: each field given must hold of the run (None: not stated).
+
+    A crash, a stall, a run judged nowhere or one with no estimate at any point never meets it."""
+
+    tracker: str
+    first: str | None = None
+    """The label of the first failing point (``q1 call 3``)."""
+    direction: str | None = None
+    """``over``, ``under`` or ``none`` (no estimate where the truth is knowable), at ``first``."""
+    range: tuple[int, int] | None = None
+    """The estimate at the first failing point lies within ``[low, high]``."""
+    line: int = 0
+
+    @property
+    def pinned(self) -> bool:
+        """True when the failure is named: at least its first point and direction."""
+        return self.first is not None and self.direction is not None
+
+    def describe(self) -> str:
+        """``first failing point q1 result, over, estimate in 1,430,000..1,440,000``; ``any failure`` unstated."""
+        parts = []
+        if self.first is not None:
+            parts.append(f"first failing point {self.first}")
+        if self.direction is not None:
+            parts.append({"over": "over the truth", "under": "under the truth",
+                          "none": "no estimate where the truth is knowable"}[self.direction])
+        if self.range is not None:
+            parts.append(f"estimate in {self.range[0]:,}..{self.range[1]:,}")
+        return ", ".join(parts) or "any failure (not a crash, not silence)"
 
 
 
@@ -76,6 +120,8 @@ class Expectations:
     must_fail: tuple[str, ...] = ()
     must_pass: tuple[str, ...] = ()
     ctx_tracker: str = "pass"
+    failures: dict[str, ExpectedFailure] = field(default_factory=dict)
+    """How each tracker of ``must_fail`` must fail, by name."""
     thresholds: tuple[ThresholdSpec, ...] = ()
     lines: dict[str, int] = field(default_factory=dict)
     """``expect``/``expect.<key>`` lines, and ``tracker:<name>`` for each listed tracker."""
@@ -108,17 +154,19 @@ def read_expect(r: Reader, value: Any, line: int, known: Collection[str], *, tas
     reference = r.get(expect, "reference", "expect", r.choice(("pass", "fail")), "pass")
     ctx_tracker = r.get(expect, "ctx_tracker", "expect", r.choice(CTX_TRACKER_CHOICES),
                         "pass" if reference == "pass" else "skip")
-    lists = _name_lists(r, expect, "expect", known, "tracker", lines)
+    failures: dict[str, ExpectedFailure] = {}
+    lists = _name_lists(r, expect, "expect", known, "tracker", lines, failures)
     thresholds = _thresholds(r, expect) if "threshold" in expect else ()
     loop = _loop_expectations(r, expect, loops or {}) if task else LoopExpectations()
-    return Expectations(tolerance, reference == "pass", lists["fail"], lists["pass"], ctx_tracker, thresholds,
-                        lines, loop)
+    return Expectations(tolerance, reference == "pass", lists["fail"], lists["pass"], ctx_tracker, failures,
+                        thresholds, lines, loop)
 
 
-def _name_lists(r: Reader, m: Map, path: str, known: Collection[str], what: str,
-                lines: dict[str, int]) -> dict[str, tuple[str, ...]]:
+def _name_lists(r: Reader, m: Map, path: str, known: Collection[str], what: str, lines: dict[str, int],
+                failures: dict[str, ExpectedFailure] | None = None) -> dict[str, tuple[str, ...]]:
     """``m``'s ``fail`` and ``pass`` lists of catalogued ``what`` names (a name in one list only); each name's line
-    goes into ``lines`` as ``<what>:<name>``."""
+    goes into ``lines`` as ``<what>:<name>``. With ``failures``, an item of ``fail`` may also be ``NAME: {first,
+    direction, range}`` (how it fails), read into ``failures``; every name of ``fail`` gets an entry there."""
     lists: dict[str, tuple[str, ...]] = {}
     seen: dict[str, str] = {}
     for key in ("fail", "pass"):
@@ -130,6 +178,12 @@ def _name_lists(r: Reader, m: Map, path: str, known: Collection[str], what: str,
         names = []
         for i, item in enumerate(seq):
             where = (seq.item_lines[i], f"{key_path}[{i}]")
+            signature = None
+            if failures is not None and key == "fail" and isinstance(item, Map):
+                if len(item) != 1:
+                    raise r.error(*where, "an expected failure is a tracker name, or one mapping "
+                                          "NAME: {first, direction, range}")
+                item, signature = next(iter(item.items()))
             name = r.string(item, *where)
             if name == "reference":
                 raise r.error(*where, "use expect.reference for the reference " + ("loop" if what == "loop" else
@@ -143,9 +197,35 @@ def _name_lists(r: Reader, m: Map, path: str, known: Collection[str], what: str,
                                       f"{', '.join(sorted(known))}")
             seen[name] = key
             names.append(name)
+            if failures is not None and key == "fail":
+                failures[name] = _expected_failure(r, name, signature, *where)
             lines[f"{what}:{name}"] = seq.item_lines[i]
         lists[key] = tuple(names)
     return lists
+
+
+def _expected_failure(r: Reader, name: str, value: Any, line: int, path: str) -> ExpectedFailure:
+    """The failure ``expect.fail[i]`` names for tracker ``name`` (``value``: its mapping, or None)."""
+    if value is None:
+        return ExpectedFailure(name, line=line)
+    path = join_path(path, name)
+    m = r.mapping(value, line, path, keys("expect.fail[]"))
+    first = r.get(m, "first", path, r.string)
+    direction = r.get(m, "direction", path, r.choice(DIRECTIONS))
+    bounds = None
+    if "range" in m:
+        seq = r.sequence(m["range"], m.value_lines["range"], join_path(path, "range"))
+        if len(seq) != 2:
+            raise r.error(m.value_lines["range"], join_path(path, "range"), f"expected [low, high], got {len(seq)} "
+                                                                           f"items")
+        low, high = (r.count(v, seq.item_lines[i], f"{path}.range[{i}]") for i, v in enumerate(seq))
+        if low > high:
+            raise r.error(m.value_lines["range"], join_path(path, "range"), f"low {low:,} is above high {high:,}")
+        bounds = (low, high)
+    if direction == "none" and bounds is not None:
+        raise r.error(m.value_lines["range"], join_path(path, "range"), "direction none means no estimate: a range "
+                                                                       "cannot hold")
+    return ExpectedFailure(name, first, direction, bounds, line)
 
 
 def _loop_expectations(r: Reader, expect: Map, loops: Mapping[str, str]) -> LoopExpectations:

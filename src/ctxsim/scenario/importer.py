@@ -294,6 +294,8 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     window = _window(source, rec0.model)
     rec0, session0 = _recorded(original, name, window, paths)
     rec1, session1 = _recorded(scrubbed, name, window, paths)
+    for rec in (rec0, rec1):  # the CLI's own figures: the truth after a /compact where the capture carries them
+        rec.context_usage = dict(enumerate(source.context_usage))
     before = judge(session0, lambda: rec0.scripts(window))
     after = judge(session1, lambda: rec1.scripts(window))
     if before != after:
@@ -328,7 +330,7 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     result.stream_file = stream_file or f"{name}.jsonl"
     result.stream, result.scenario = scrubbed, "\n".join(
         [*(f"# {line}" for line in head), f"name: {json.dumps(name)}", f"source: {json.dumps(source_line)}",
-         f"world: {flow(world)}", f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
+         f"world: {flow({'window': window})}", f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
     return result
 
 

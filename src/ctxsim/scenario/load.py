@@ -27,6 +27,7 @@ from ._yaml import Map, Positioned, Reader, describe
 from ._yaml import load as load_yaml
 from .expect import (
     Expectations,
+    ExpectedFailure,
     LoopExpectations,
     ThresholdSpec,
     read_expect,
@@ -113,6 +114,8 @@ class SessionScenario(Scenario):
     """Catalogued trackers that must fail on the session, in file order."""
     must_pass: tuple[str, ...] = ()
     """Catalogued trackers that must track the session, in file order."""
+    failures: Mapping[str, ExpectedFailure] = field(default_factory=dict)
+    """How each tracker of :attr:`must_fail` must fail (its first failing point, direction, range), by name."""
     points: Mapping[str, int] = field(default_factory=dict)
     """The line behind each observation point, by the point's label (``q1 call 2``, ``q2 result``): of the
     scenario file, or of the recording for a recorded stream."""
@@ -131,7 +134,7 @@ class SessionScenario(Scenario):
     def scripts(self) -> list[Script]:
         """The stream to play, fresh for each run: the session rendered (or the recording), faults applied."""
         if self.recording is not None:
-            scripts = self.recording.scripts(self.session.window)
+            scripts = self.recording.scripts(self.session.window, self.session.usage)
         else:
             scripts = render(self.session, include_partial_messages=self.partial)
         if self.faults:
@@ -314,7 +317,28 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
         return _task_scenario(head, builder, stream, partial, known)
     base = path.parent if path is not None else None
     shown_dir = display_dir if display_dir is not None else os.path.dirname(file)
+    if "file" in stream:
+        _refuse_world_keys(r, world_map)
     return _session_scenario(head, builder, stream, partial, known, base, shown_dir)
+
+
+RECORDING_WORLD = {
+    "window": "applies: the window the truth is judged against",
+    "usage": "applies: how the recording's usage is read (the truth, and what the reference is told)",
+    "seed": "applies: the faults draw from it",
+    "model": "a recording carries its own model",
+    "baseline": "a recording's calls state the system prompt and tools they carried",
+    "max_output": "it sets where a simulated session auto-compacts; a recording compacts where it did",
+}
+"""What each ``world`` key does to a recorded stream (``stream.file``): applies, or is refused saying why."""
+
+
+def _refuse_world_keys(r: Reader, world: Map) -> None:
+    """A world key written in the file that cannot apply to a recording is an error naming it."""
+    for key in world.key_lines:  # the file's own keys (defaults given to the loader have no key line)
+        if not RECORDING_WORLD.get(key, "applies").startswith("applies"):
+            raise r.error(world.key_lines[key], f"world.{key}", f"does not apply to a recorded stream "
+                                                               f"(stream.file): {RECORDING_WORLD[key]}")
 
 
 @dataclass
@@ -375,8 +399,8 @@ def _session_scenario(head: _Head, builder: SessionBuilder, stream: Map, partial
         session = Session(session_id=recording.session_id or name, queries=tuple(
             Query(p, ()) for p in recording.prompts), model=recording.model or builder.model,
             window=builder.window, baseline=builder.baseline, max_output_tokens=builder.max_output_tokens,
-            seed=builder.seed, name=name)
-        recording.scripts(builder.window)  # labels the points
+            seed=builder.seed, name=name, usage=builder.usage)
+        recording.scripts(builder.window, builder.usage)  # labels the points
         points = recording.points
     else:
         if "queries" not in top:
@@ -394,10 +418,28 @@ def _session_scenario(head: _Head, builder: SessionBuilder, stream: Map, partial
     expect = head.expect(known, task=False)
     scenario = SessionScenario(
         **head.fields(session, expect), partial=partial, tolerance=expect.tolerance, must_fail=expect.must_fail,
-        must_pass=expect.must_pass, points=points, thresholds=expect.thresholds, faults=faults, recording=recording)
+        must_pass=expect.must_pass, failures=expect.failures, points=points, thresholds=expect.thresholds,
+        faults=faults, recording=recording)
     if any(t.fires is not None for t in scenario.thresholds):
         _check_fires(r, scenario)
+    if any(f.first is not None for f in scenario.failures.values()):
+        _check_first(r, scenario)
     return scenario
+
+
+def _check_first(r: Reader, scenario: SessionScenario) -> None:
+    """Each expected failure's ``first`` must be a point of the session: one the reader placed, else (faults may add
+    points) one of the rendered stream."""
+    labels: list[str] | None = None
+    for failure in scenario.failures.values():
+        if failure.first is None or failure.first in scenario.points:
+            continue
+        if labels is None:
+            labels = [o.label for o in scenario.observations()]
+        if failure.first not in labels:
+            shown = f"{labels[0]} .. {labels[-1]}" if labels else "none"
+            raise r.error(failure.line, f"expect.fail.{failure.tracker}.first",
+                          f"no observation point {failure.first!r} in this session (points: {shown})")
 
 
 def _display(path: Path) -> str:

@@ -4,16 +4,21 @@ A recording is read once (:func:`read_recording`): every JSON line is checked, a
 stream-json frames the CLI would have written (:func:`transcript_frame`), and every frame is parsed by the SDK's own
 parser so a bad line is an error naming its line, not a crash mid-run. :meth:`Recording.scripts` then builds
 fresh :class:`~ctxsim.wire.Script`\\ s for each run, with :class:`~ctxsim.wire.Observation`\\ s whose truth is
-*derived* from the recording by the reference semantics (``shared/research/trackers.md`` section 1.6):
+*derived* from the recording by the API's documented rules (``shared/research/trackers.md`` sections 1.1-1.3), read
+by :mod:`._truth`, which shares no code with the reference the recording judges:
 
 - after each main-chain call (not a sidechain, no ``parent_tool_use_id``, not ``<synthetic>``, a usable usage;
-  the lines of one message id are one call, a message id seen before is a replay): that call's
-  ``input + cache_creation + cache_read`` (:func:`ctxsim.reference.prompt_tokens`) up to that plus its final
-  output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report);
-- after a ``compact_boundary`` with a post-compaction size: that size (the summary) plus the system prefix, as
-  the reference estimates it from the session's first main-chain call (its cache read, else its prompt),
-  with every estimate between those bounds accepted; without a size the truth is unknown, and no point is
-  checked until the next main-chain call; after a ``conversation_reset``, unknown likewise;
+  the lines of one message id are one call, a message id seen before with the same prompt is a replay): that
+  call's ``input + cache_creation + cache_read`` (``input`` alone under ``world.usage: inclusive``) up to that plus
+  its final output (a ``message_delta`` count, else the largest ``output_tokens`` its lines report); a call whose
+  size no line tells is not knowable;
+- after a ``compact_boundary`` with a post-compaction size: the CLI's own ``get_context_usage()`` figure where the
+  recording carries it (a capture's ``context_usage`` line after the query), exactly; otherwise not knowable, with
+  the band a tracker may answer: the summary plus what the session's first call shows of the system prefix (its
+  cache read .. its whole prompt). Without a size the truth is unknown and no point is checked until the next
+  main-chain call;
+- after a ``conversation_reset`` or a ``system/init`` with a new session id: a new conversation, not knowable (only
+  None passes) until its first call;
 - at a subagent call and at a result: the main truth as it stands (when known).
 
 The point of a call sits on the last frame of the call (its last per-block message, or a stream event after it).
@@ -30,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..reference.usage import cache_read_tokens, prompt_tokens
 from ..wire import Frame, Observation, Script
-from ..world import Truth, compaction_truth, system_prefix
+from ..world import Truth
+from ._truth import SYNTHETIC, read_usage
 
 __all__ = ["Recording", "RecordingError", "read_jsonl", "read_recording", "transcript_frame", "transcript_frames"]
 
@@ -40,7 +45,7 @@ FORMATS = ("auto", "stream-json", "transcript")
 _DROPPED = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
 """stream-json line types that belong to the control protocol, not to the recorded session."""
 _AGENT_TOOLS = frozenset({"Task", "Agent"})
-_SYNTHETIC = "<synthetic>"
+_SYNTHETIC = SYNTHETIC
 
 
 class RecordingError(ValueError):
@@ -68,12 +73,17 @@ class Recording:
     session_id: str = ""
     points: dict[str, int] = field(default_factory=dict)
     """The recording's line behind each observation point, by label (set by :meth:`scripts`)."""
+    context_usage: dict[int, int] = field(default_factory=dict)
+    """``totalTokens`` of the ``get_context_usage()`` the recording carries after a query, by query index (a CLI
+    capture's ``{"context_usage": ..., "after_query": ...}`` lines): the CLI's own figure."""
 
-    def scripts(self, window: int) -> list[Script]:
-        """Fresh scripts of the recording (each run may change them), with the derived truth at every point."""
+    def scripts(self, window: int, usage: str = "additive") -> list[Script]:
+        """Fresh scripts of the recording (each run may change them), with the derived truth at every point;
+        ``usage`` is the provider's convention (``inclusive``: ``input_tokens`` is the whole prompt)."""
         scripts = [Script(i, prompt, [Frame(copy.deepcopy(d)) for _, d in frames])
                    for i, (prompt, frames) in enumerate(zip(self.prompts, self.queries))]
-        self.points = _Deriver(window).run(scripts, [[line for line, _ in q] for q in self.queries])
+        deriver = _Deriver(window, inclusive=usage == "inclusive", context_usage=self.context_usage)
+        self.points = deriver.run(scripts, [[line for line, _ in q] for q in self.queries])
         return scripts
 
     @property
@@ -113,6 +123,9 @@ def read_recording(path: Path, fmt: str = "auto") -> Recording:
     from ..sdk import parse_message
 
     lines = read_jsonl(path)
+    said: list[tuple[int, int]] = []
+    if lines and all("raw" in d or "context_usage" in d for _, d in lines):  # a CLI capture (captures/README.md)
+        lines, said = _unwrap_capture(lines)
     if fmt == "auto":
         fmt = "transcript" if any("isSidechain" in d or "parentUuid" in d for _, d in lines) else "stream-json"
     recording = Recording(path, fmt)
@@ -124,10 +137,34 @@ def read_recording(path: Path, fmt: str = "auto") -> Recording:
         except Exception as exc:  # the SDK's MessageParseError, or worse on odd shapes
             raise RecordingError(number, f"the SDK cannot parse this line: {exc}") from None
     _split(recording, frames)
+    for line, total in said:  # the query that ended last before the line
+        ended = [i for i, q in enumerate(recording.queries) if q and q[0][0] < line]
+        if ended:
+            recording.context_usage[ended[-1]] = total
     if not recording.main_calls:
         raise RecordingError(0, "no main-chain call with usage: nothing to check against (a subagent's own "
                                 "transcript has only sidechain calls)")
     return recording
+
+
+def _unwrap_capture(lines: list[tuple[int, dict[str, Any]]]) -> tuple[list[tuple[int, dict[str, Any]]],
+                                                                        list[tuple[int, int]]]:
+    """A capture's lines (``{"raw": frame}`` or ``{"context_usage": ..., "after_query": ...}``) as the frames and
+    the ``(line, totalTokens)`` of each ``get_context_usage()`` answer."""
+    frames: list[tuple[int, dict[str, Any]]] = []
+    said: list[tuple[int, int]] = []
+    for number, data in lines:
+        if "raw" in data:
+            if not isinstance(data["raw"], dict):
+                raise RecordingError(number, "a capture's raw line is a JSON object")
+            frames.append((number, data["raw"]))
+            continue
+        usage = data.get("context_usage")
+        total = usage.get("totalTokens") if isinstance(usage, dict) else None
+        if type(total) is not int or total < 0:
+            raise RecordingError(number, "a context_usage line without a totalTokens count")
+        said.append((number, total))
+    return frames, said
 
 
 def _split(recording: Recording, frames: list[tuple[int, dict[str, Any]]]) -> None:
@@ -221,14 +258,15 @@ def _from_transcript(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int,
 # --- the derived truth ------------------------------------------------------------------------------------------
 
 
-def _main_prompt(data: dict[str, Any]) -> int | None:
+def _main_prompt(data: dict[str, Any], inclusive: bool = False) -> int | None:
     """The prompt of a main-chain assistant frame with a usable usage, else None."""
     if data.get("type") != "assistant" or data.get("parent_tool_use_id") is not None:
         return None
     message = data.get("message")
     if not isinstance(message, dict) or message.get("model") == _SYNTHETIC:
         return None
-    return prompt_tokens(message.get("usage"))
+    read = read_usage(message.get("usage"), inclusive=inclusive)
+    return read.prompt if read.state == "counts" else None
 
 
 def _all_zero(usage: Any) -> bool:
@@ -245,8 +283,11 @@ def _output(usage: Any) -> int:
 class _Deriver:
     """Walks the frames once, keeping the reference's state, and puts an observation on each point's frame."""
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int, *, inclusive: bool = False, context_usage: dict[int, int] | None = None) -> None:
         self.window = window
+        self.inclusive = inclusive
+        self.context_usage = context_usage or {}
+        """The CLI's ``get_context_usage()`` figure after a query, by query index."""
         self.index = 0
         self._last: Frame | None = None
         """The frame of the latest point placed."""
@@ -255,7 +296,9 @@ class _Deriver:
         from ..sdk import kept_by_client
 
         outputs = self._final_outputs(scripts)
-        readable = self._readable_ids(scripts)
+        readable = self._readable_ids(scripts, self.inclusive)
+        session: str | None = None
+        """The conversation's session id, as its ``init`` frames tell it."""
         points: dict[str, int] = {}
         truth: Truth | None = None
         first: tuple[int, int] | None = None
@@ -276,7 +319,7 @@ class _Deriver:
                 if kept_by_client(data):
                     continue  # never yielded (session state): neither a point nor the end of a call
                 kind = data.get("type")
-                prompt = _main_prompt(data)
+                prompt = _main_prompt(data, self.inclusive)
                 unreadable = prompt is None and self._unreadable_call(data, readable)
                 if prompt is not None or unreadable:
                     ident = data["message"].get("id")
@@ -297,7 +340,7 @@ class _Deriver:
                                       first_call=truth.first_call if truth else None)
                     else:
                         usage = data["message"].get("usage")
-                        first = first or (cache_read_tokens(usage), prompt)
+                        first = first or (read_usage(usage, inclusive=self.inclusive).cache_read, prompt)
                         truth = Truth(prompt, max(outputs.get(key or "", 0), _output(usage)), first_call=first)
                     pending = (i, *pending[1:])
                 elif kind == "stream_event" and data.get("parent_tool_use_id") is None and pending is not None:
@@ -318,13 +361,21 @@ class _Deriver:
                         meta = data.get("compact_metadata")
                         post = meta.get("post_tokens") if isinstance(meta, dict) else None
                         truth = None
-                        if type(post) is int and post >= 0:  # the summary, and the reference's system prefix
-                            prefix = system_prefix(first) if first is not None else 0
-                            truth = compaction_truth(post, post + prefix, first)
+                        if type(post) is int and post >= 0:
+                            said = self.context_usage.get(script.query_index)
+                            last = not any(_main_prompt(f.data, self.inclusive) is not None for f in frames[i + 1:])
+                            truth = _after_compaction(post, said if last else None, first)
                         current = None
                         self._point(frame, f"{q} compaction", "compaction", truth, points, numbers[i])
                     elif kind == "conversation_reset":  # a new conversation on the same system prefix
-                        truth, current = None, None
+                        truth, current = _new_conversation("/clear (a conversation_reset) began a new "
+                                                           "conversation"), None
+                    elif kind == "system" and data.get("subtype") == "init":
+                        ident = data.get("session_id")
+                        if isinstance(ident, str) and ident:
+                            if session is not None and ident != session:
+                                truth, current = _new_conversation("a new session id began a new conversation"), None
+                            session = ident
                     elif kind == "result":
                         self._point(frame, f"{q} result", "result", truth, points, numbers[i])
             self._close(frames, numbers, pending, truth, points)
@@ -370,10 +421,10 @@ class _Deriver:
         return not (isinstance(ident, str) and ident in readable)
 
     @staticmethod
-    def _readable_ids(scripts: list[Script]) -> set[str]:
+    def _readable_ids(scripts: list[Script], inclusive: bool) -> set[str]:
         """The message ids of the main-chain calls some line of which has a readable usage."""
         return {f.data["message"].get("id") for s in scripts for f in s.frames
-                if _main_prompt(f.data) is not None and isinstance(f.data["message"].get("id"), str)}
+                if _main_prompt(f.data, inclusive) is not None and isinstance(f.data["message"].get("id"), str)}
 
     @staticmethod
     def _final_outputs(scripts: list[Script]) -> dict[str, int]:
@@ -397,3 +448,32 @@ class _Deriver:
                     elif event.get("type") == "message_delta" and current:
                         final[current] = _output(event.get("usage"))
         return {**largest, **final}
+
+
+def _new_conversation(why: str) -> Truth:
+    """The truth from a new conversation until its first call: the system prefix only, whose size no frame has
+    told yet."""
+    return Truth(0, 0, knowable=False, why=f"{why}; no call has shown its size yet")
+
+
+def _after_compaction(post: int, said: int | None, first: tuple[int, int] | None) -> Truth:
+    """The truth at a compaction whose boundary states ``post`` tokens (the summary alone).
+
+    The context then also holds the system prompt and tools, which the stream shows only through the session's first
+    main-chain call (``first``: its cache read, at least the cached prefix; its whole prompt, at most the prefix and
+    the first user message): a tracker may answer anything from ``post`` plus the one to ``post`` plus the other.
+    Where the recording carries the CLI's own ``get_context_usage()`` right after the compaction (``said``), that is
+    the truth, exactly, and an estimate between it and the summary plus the first call's cache read (its whole
+    prompt on a cold cache) still passes; otherwise the point is not knowable, and the band is what a tracker may
+    answer there (or None)."""
+    if first is None:
+        return Truth(said if said is not None else post, 0, knowable=said is not None,
+                     why="no call before the compaction showed the system prompt and tools it keeps")
+    cached, prompt = first
+    low, high = post + cached, post + max(cached, prompt)
+    if said is not None:  # estimates between the figure and the summary plus what the first call shows track it
+        shown = post + (cached or prompt)
+        return Truth(said, 0, first_call=first, estimated=(min(said, shown), max(said, shown)))
+    why = ("the boundary states the summary's size only (compact_metadata.post_tokens); the system prompt and tools "
+           "also in the context show only through the first call, as a band")
+    return Truth(low, high - low, knowable=False, unseen=(low, high), first_call=first, why=why)

@@ -92,13 +92,15 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "A recorded stream, relative to the scenario file: the stream-json lines the CLI writes on stdout "
             "(one query per ``result``), or a Claude Code transcript JSONL (``~/.claude/projects/...``; assistant "
             "lines become assistant messages, ``isSidechain`` lines subagent messages, ``compact_boundary`` lines "
-            "compaction boundaries; other line types are not part of the SDK stream and are dropped). The truth "
-            "is *derived* from the recording: after each main-chain call, that call's ``input + cache_creation + "
-            "cache_read`` (deduplicated by message id, ``<synthetic>`` and sidechain calls skipped) up to that "
-            "plus its largest reported output; after a compaction, its post-compaction size when the boundary "
-            "carries one (otherwise no point until the next call). These are the reference semantics "
-            "(research notes, trackers.md section 1.6), so the reference tracks every recording by "
-            "construction; the recording shows how other trackers fare."),
+            "compaction boundaries; other line types are not part of the SDK stream and are dropped), or a capture "
+            "of ``shared/captures`` (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
+            "query). The truth is *derived* from the recording by the API's rules, by a reader that shares no code "
+            "with the reference: after each main-chain call, that call's ``input + cache_creation + cache_read`` "
+            "(``input`` alone under ``world.usage: inclusive``; deduplicated by message id, ``<synthetic>`` and "
+            "sidechain calls skipped) up to that plus its final output; after a compaction, the CLI's own figure "
+            "where the capture carries it, else not knowable, with the band a tracker may answer (the summary plus "
+            "the cached prefix .. plus the first call's whole prompt). ``world.window``, ``usage`` and ``seed`` "
+            "apply to a recording; ``model``, ``baseline`` and ``max_output`` are refused."),
         Key("format", "``auto``, ``stream-json`` or ``transcript``", "The recording's format.",
             "``auto``: a transcript when its lines carry ``isSidechain`` or ``parentUuid``"),
     )),
@@ -218,8 +220,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("reference", "``pass`` or ``fail``",
             "Whether the reference tracker tracks the session; for a task, whether the reference restart loop "
             "keeps every invariant of :mod:`ctxsim.loops`.", "``pass``"),
-        Key("fail", "list of catalogued tracker names",
-            "Trackers of :mod:`ctxsim.trackers` that must fail on the session (each a test item).", scope=SESSION),
+        Key("fail", "list of catalogued tracker names, each alone or as ``NAME: {first, direction, range}``",
+            "Trackers of :mod:`ctxsim.trackers` that must fail on the session (each a test item), and how: the "
+            "failure each must show (below). A tracker that raises, stalls or answers nothing at every point never "
+            "meets an expected failure.", scope=SESSION),
         Key("pass", "list of catalogued tracker names", "Catalogued trackers that must track the session. A "
                                                           "tracker may appear in only one list, ``reference`` in "
                                                           "neither.", scope=SESSION),
@@ -239,6 +243,17 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("steps", "mapping", "What happened to the task's steps (below).", scope=TASK),
         Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loops.catalogue`) and what the loop checks "
                                "must say of them on this task (below).", scope=TASK),
+    )),
+    Section("expect.fail[]", "How a tracker of ``expect.fail`` fails (``- cache-read-only: {first: q2 call 1, "
+                             "direction: under}``): every key given must hold of the run, and a crash never does.", (
+        Key("first", "point label", "The first point outside tolerance (``q1 call 3``, ``q2 compaction``); for a "
+                                    "tracker off only on thresholds, the point of its first wrong firing."),
+        Key("direction", "``over``, ``under`` or ``none``",
+            "Where the estimate lies at ``first``: above the truth band, below it, or no estimate (None) where the "
+            "truth is knowable. A tracker off only on thresholds has direction ``over`` when it fires where the "
+            "truth does not cross, ``under`` when it misses a crossing."),
+        Key("range", "[low, high]", "The estimate at ``first`` lies within (the numbers of the bug report: "
+                                    "``[1430000, 1440000]`` for '719% of 200k')."),
     )),
     Section("expect.threshold", "A ratio threshold, fired once per crossing: it fires at the first observation "
                                 "point at or over ``at`` x window, and re-arms once the context falls below it "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .conformance import (
     CONTRACTS,
+    PROBES,
     ConformanceResult,
     Contract,
     MakeTracker,
@@ -16,6 +17,7 @@ from .conformance import (
 
 __all__ = [
     "CONTRACTS",
+    "PROBES",
     "ConformanceResult",
     "Contract",
     "MakeTracker",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTRACTS",
+    "PROBES",
     "ConformanceResult",
     "Contract",
     "MakeTracker",
@@ -271,6 +272,47 @@ CONTRACTS += (
                     "the context is unknown until a readable call", F.GarbageValues(rate=1.0, fields="prompt")),
 )
 """The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild."""
+
+
+PROBES: dict[str, tuple[str, ...]] = {
+    "single-call": ("no-cache-creation",),
+    "per-block-dedupe": ("every-row-totals",),
+    "missing-request-id": ("ccusage-both-ids-totals",),
+    "latest-not-sum": ("sums-calls",),
+    "result-is-spend": ("result-usage-as-context",),
+    "subagent-ignored": ("subagents-as-main",),
+    "cache-expiry": ("cache-read-only",),
+    "compaction": ("ignores-compaction", "compaction-summary-only", "compaction-unknown"),
+    "conversation-reset": ("ignores-reset",),
+    "partial-messages": ("ccstatusline-totals",),
+    "duplicated-blocks": ("every-row-totals",),
+    "replayed-messages": ("arbiter-uuid",),
+    "streaming-partials": ("every-row-totals", "sums-row-outputs"),
+    "stale-output-tokens": ("sums-row-outputs",),
+    "repeated-message-delta": ("sums-message-delta",),
+    "synthetic-errors": ("ccusage-fallback",),
+    "reused-message-ids": ("id-only-dedupe",),
+    "missing-request-ids": ("ccusage-both-ids-totals",),
+    "cache-read-drop": ("cache-read-only",),
+    "nested-cache-creation": ("no-nested-cache-creation",),
+    "uncached-gateway-usage": ("cache-read-only",),
+    "usage-iterations": ("no-iterations",),
+    "missing-usage": ("missing-usage-unknown",),
+    "garbage-values": ("placeholder-output",),
+    "interleaved-subagents": ("subagents-as-main",),
+    "missing-result": ("result-usage-as-context",),
+    "zeroed-error-result": ("result-usage-as-context",),
+    "compaction-without-post-size": ("ignores-compaction",),
+    "truncated-stream": ("result-usage-as-context",),
+    "inserted-compaction": ("ignores-compaction", "compaction-summary-only"),
+    "model-switch": ("pegged-reported-window",),
+    "wrong-context-window": ("pegged-reported-window",),
+    "garbage-prompt-values": ("unreadable-as-zero", "unreadable-keeps-last"),
+}
+"""For each contract, the probes that break it: trackers with the bug the contract is about, each a mutant of the
+reference (:data:`ctxsim.trackers.mutants.MUTANTS`) or a catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) by
+name. A contract is kept only while a probe shows it can fail (``tests/test_catalogue.py`` runs them): a contract
+no probe can break would be a check that cannot fail, and is removed, not declared."""
 
 
 def _contracts(skip: Collection[str], only: Collection[str] | None,

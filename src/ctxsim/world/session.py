@@ -213,9 +213,10 @@ class Truth:
     knowable: bool = True
     """False where no stream could tell the value (a conversation reset before its first call)."""
     unseen: tuple[int, int] | None = None
-    """Where the value is not knowable and the stream cannot even show that a new call happened (an unreadable
-    call reusing an earlier call's message id looks like a replay of it): the band of what the stream last told,
-    which a tracker may still report there (as may it say unknown)."""
+    """Where the value is not knowable, the band of answers a tracker may still give there (as may it say unknown):
+    where the stream cannot even show that a new call happened (an unreadable call reusing an earlier call's message
+    id looks like a replay of it), what the stream last told; after a compaction in a recording, what the stream
+    bounds the context to."""
     first_call: tuple[int, int] | None = field(default=None, compare=False)
     """``(cache read, prompt)`` of the session's first main-chain call: what a stream shows of the system prompt,
     tools and skills every request carries (at least the cached part, at most the whole first prompt)."""
@@ -223,6 +224,8 @@ class Truth:
     """Where the stream shows the context only up to an estimate, the estimates that track it: after a
     compaction, anything between the context and the boundary's ``post_tokens`` plus the system prefix the stream
     shows (:func:`system_prefix`). What a stream allows, not the truth: equal truths may differ here."""
+    why: str = field(default="", compare=False)
+    """Where the value is not knowable, why (for the failure table); empty: the observation's kind says it."""
 
     @property
     def next_request(self) -> int:

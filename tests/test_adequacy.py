@@ -1,0 +1,364 @@
+"""Corpus adequacy, held out: trackers written here from scratch (not from the reference, not from
+``ctxsim.trackers.mutants``), each with one bug of a class the mutation benchmark covers, are caught by the corpus
+alone, as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` would run them; the same tracker without a bug
+passes every scenario. ``benchmarks/bench_adequacy.py`` measures the mutants of the reference; this checks the
+claim does not hold only for one-line edits of the reference.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import AssistantMessage, ConversationResetMessage, StreamEvent, SystemMessage
+
+from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.scenario_run import corpus_verdicts
+from ctxsim.trackers.mutants import MUTANTS
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
+
+
+@cache
+def corpus() -> tuple[SessionScenario, ...]:
+    loaded = [load_scenario(p) for p in sorted(SCENARIOS.glob("*.yaml"))]
+    return tuple(s for s in loaded if isinstance(s, SessionScenario))
+
+
+def number(value: Any) -> int | None:
+    """A token count, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or value < 0 or value != int(value):
+            return None
+        value = int(value)
+    return value if isinstance(value, int) and 0 <= value < 10**8 else None
+
+
+class HeldOut:
+    """A context tracker written for this test from the documented rules (trackers.md 1.1-1.6)."""
+
+    def __init__(self, inclusive: bool = False) -> None:
+        self.inclusive = inclusive
+        self.size: int | None = None
+        self.out: int | None = None
+        self.call: str | None = None
+        self.calls: dict[str, set[int]] = {}
+        self.first: tuple[int, int] | None = None
+        self.session: str | None = None
+
+    # reading usage ----------------------------------------------------------------------------------------------
+
+    def iteration(self, usage: dict[str, Any]) -> dict[str, Any]:
+        its = usage.get("iterations")
+        if isinstance(its, list):
+            kept = [i for i in its if isinstance(i, dict) and i.get("type", "message") == "message"]
+            return kept[-1] if kept else usage
+        return usage
+
+    def created(self, usage: dict[str, Any]) -> int | None:
+        top = usage.get("cache_creation_input_tokens")
+        if top:
+            return number(top)
+        nested = usage.get("cache_creation")
+        if isinstance(nested, dict) and any(number(v) for v in nested.values()):
+            return sum(number(v) or 0 for v in nested.values())
+        return 0 if top is None or number(top) == 0 else None
+
+    def size_of(self, usage: Any) -> tuple[str, int]:
+        """``("ok", size)``, ``("bad", 0)`` (a prompt count that is not a count), ``("none", 0)``."""
+        if not isinstance(usage, dict):
+            return "none", 0
+        usage = self.iteration(usage)
+        if self.inclusive:
+            if "input_tokens" not in usage:
+                return "none", 0
+            n = number(usage["input_tokens"])
+            return ("bad", 0) if n is None else ("ok", n) if n else ("none", 0)
+        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        if not any(k in usage for k in keys):
+            return "none", 0
+        parts = []
+        for key in keys:
+            raw = usage.get(key)
+            value = self.created(usage) if key == "cache_creation_input_tokens" else (
+                0 if raw is None and key != "input_tokens" else number(raw))
+            if value is None:
+                return "bad", 0
+            parts.append(value)
+        return ("ok", sum(parts)) if sum(parts) else ("none", 0)
+
+    def cached(self, usage: Any) -> int:
+        return number(self.iteration(usage).get("cache_read_input_tokens")) or 0 if isinstance(usage, dict) else 0
+
+    # events ------------------------------------------------------------------------------------------------------
+
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        kind, size = self.size_of(usage)
+        key = ident if isinstance(ident, str) and ident else None
+        if kind == "none":
+            return
+        if kind == "bad":
+            if key is not None and key not in self.calls:
+                self.calls[key] = set()
+                self.call, self.size, self.out = key, None, None
+            return
+        if key is not None and key != self.call and size in self.calls.get(key, set()):
+            return  # a copy of an earlier call
+        if key != self.call or size != self.size:
+            self.out = None
+        if key is not None:
+            self.calls.setdefault(key, set()).add(size)
+        self.call, self.size = key, size
+        if self.first is None:
+            self.first = (self.cached(usage), size)
+
+    def prefix(self) -> int | None:
+        if self.first is None:
+            return None
+        cached, whole = self.first
+        return min(cached or whole, 30_000)
+
+    def compacted(self, data: dict[str, Any]) -> None:
+        meta = data.get("compact_metadata") or data.get("compactMetadata") or {}
+        post = number(meta.get("post_tokens", meta.get("postTokens"))) if isinstance(meta, dict) else None
+        prefix = self.prefix()
+        self.call, self.out = None, None
+        self.size = None if post is None or prefix is None else post + prefix
+
+    def forget(self) -> None:
+        self.call, self.size, self.out = None, None, None
+
+    def delta(self, usage: Any) -> None:
+        if isinstance(usage, dict) and self.size is not None:
+            out = number(usage.get("output_tokens"))
+            if out is not None and out <= 1_000_000:
+                self.out = out
+
+    def observe(self, message: object) -> None:
+        if isinstance(message, AssistantMessage):
+            if message.parent_tool_use_id is None and message.model != "<synthetic>":
+                self.main_call(message.message_id, message.usage, message.model)
+        elif isinstance(message, StreamEvent) and message.parent_tool_use_id is None:
+            event = message.event if isinstance(message.event, dict) else {}
+            if event.get("type") == "message_start" and isinstance(event.get("message"), dict):
+                start = event["message"]
+                self.main_call(start.get("id"), start.get("usage"), start.get("model"))
+            elif event.get("type") == "message_delta":
+                self.delta(event.get("usage"))
+        elif isinstance(message, SystemMessage):
+            data = message.data if isinstance(message.data, dict) else {}
+            if message.subtype == "compact_boundary":
+                self.compacted(data)
+            elif message.subtype == "init" and isinstance(data.get("session_id"), str):
+                if self.session is not None and data["session_id"] != self.session:
+                    self.forget()
+                self.session = data["session_id"]
+        elif isinstance(message, ConversationResetMessage):
+            self.forget()
+
+    def context_tokens(self) -> int | None:
+        if self.size is None:
+            return None
+        return self.size + (self.out or 0)
+
+
+# --- one bug each -----------------------------------------------------------------------------------------------
+
+
+class CountsSubagents(HeldOut):
+    def observe(self, message: object) -> None:
+        if isinstance(message, AssistantMessage) and message.parent_tool_use_id is not None:
+            self.main_call(message.message_id, message.usage, message.model)
+        else:
+            super().observe(message)
+
+
+class TakesSyntheticMessages(HeldOut):
+    def observe(self, message: object) -> None:
+        if isinstance(message, AssistantMessage) and message.model == "<synthetic>":
+            self.call, self.size, self.out = message.message_id, self.size_of(message.usage)[1] or None, None
+        else:
+            super().observe(message)
+
+
+class RunningTotal(HeldOut):
+    total = 0
+
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        before = self.call
+        super().main_call(ident, usage, model)
+        if self.call != before and self.size is not None:
+            self.total += self.size
+            self.size = self.total
+
+
+class NoCopyCheck(HeldOut):
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        self.calls = {}
+        super().main_call(ident, usage, model)
+
+
+class OneSizePerId(HeldOut):
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        if isinstance(ident, str) and ident in self.calls and self.size_of(usage)[1] not in self.calls[ident]:
+            return
+        super().main_call(ident, usage, model)
+
+
+class TopLevelCacheWritesOnly(HeldOut):
+    def created(self, usage: dict[str, Any]) -> int | None:
+        return number(usage.get("cache_creation_input_tokens") or 0)
+
+
+class NoCacheWrites(HeldOut):
+    def created(self, usage: dict[str, Any]) -> int | None:
+        return 0
+
+
+class TopLevelOfIterations(HeldOut):
+    def iteration(self, usage: dict[str, Any]) -> dict[str, Any]:
+        return usage
+
+
+class AlwaysAdditive(HeldOut):
+    def __init__(self, inclusive: bool = False) -> None:
+        super().__init__(False)
+
+
+class GarbageIsZero(HeldOut):
+    def size_of(self, usage: Any) -> tuple[str, int]:
+        if isinstance(usage, dict):
+            usage = {k: (number(v) or 0) if k.endswith("_tokens") else v for k, v in usage.items()}
+        return super().size_of(usage)
+
+
+class GarbageKeepsLast(HeldOut):
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        if self.size_of(usage)[0] == "ok":
+            super().main_call(ident, usage, model)
+
+
+class NoUsageIsUnknown(HeldOut):
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        if usage is None:
+            self.forget()
+        else:
+            super().main_call(ident, usage, model)
+
+
+class BlockOutput(HeldOut):
+    """Trusts every per-block output_tokens as the call's output (a placeholder never exceeds the final count, so
+    the corpus catches this where a gateway spoils that field)."""
+
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        super().main_call(ident, usage, model)
+        out = usage.get("output_tokens") if isinstance(usage, dict) else None
+        if isinstance(out, int) and self.size is not None:
+            self.out = out
+
+
+class RowOutputs(HeldOut):
+    """Adds up the output of every distinct row of a call (stale placeholders and the final count)."""
+
+    rows: tuple[Any, list[int]] = (None, [])
+
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        super().main_call(ident, usage, model)
+        out = number(usage.get("output_tokens")) if isinstance(usage, dict) else None
+        if out is None or self.size is None:
+            return
+        if self.rows[0] != self.call:
+            self.rows = (self.call, [])
+        if out not in self.rows[1]:
+            self.rows[1].append(out)
+        self.out = sum(self.rows[1])
+
+
+class AddsDeltas(HeldOut):
+    def delta(self, usage: Any) -> None:
+        before = self.out or 0
+        super().delta(usage)
+        if self.out is not None:
+            self.out += before
+
+
+class OutputOutlivesCall(HeldOut):
+    def main_call(self, ident: Any, usage: Any, model: Any) -> None:
+        out = self.out
+        super().main_call(ident, usage, model)
+        self.out = self.out if self.out is not None else out
+
+
+class NoOutputBound(HeldOut):
+    def delta(self, usage: Any) -> None:
+        if isinstance(usage, dict) and self.size is not None and usage.get("output_tokens") is not None:
+            self.out = int(float(usage["output_tokens"])) if str(usage["output_tokens"]).isdigit() else self.out
+
+
+class IgnoresCompaction(HeldOut):
+    def compacted(self, data: dict[str, Any]) -> None:
+        pass
+
+
+class SummaryOnly(HeldOut):
+    def prefix(self) -> int | None:
+        return 0
+
+
+class UnknownAfterCompaction(HeldOut):
+    def compacted(self, data: dict[str, Any]) -> None:
+        self.forget()
+
+
+class KeepsAcrossClear(HeldOut):
+    def forget(self) -> None:
+        pass
+
+
+class PrefixIsFirstPrompt(HeldOut):
+    def prefix(self) -> int | None:
+        return None if self.first is None else self.first[1]
+
+
+BUGGY = {
+    "subagents-as-main": CountsSubagents, "keeps-synthetic": TakesSyntheticMessages, "sums-calls": RunningTotal,
+    "no-replay-filter": NoCopyCheck, "id-only-dedupe": OneSizePerId,
+    "no-nested-cache-creation": TopLevelCacheWritesOnly, "no-cache-creation": NoCacheWrites,
+    "no-iterations": TopLevelOfIterations, "no-inclusive": AlwaysAdditive,
+    "unreadable-as-zero": GarbageIsZero, "unreadable-keeps-last": GarbageKeepsLast,
+    "missing-usage-unknown": NoUsageIsUnknown, "placeholder-output": BlockOutput, "sums-row-outputs": RowOutputs,
+    "sums-message-delta": AddsDeltas,
+    "keeps-output-on-new-call": OutputOutlivesCall, "no-output-cap": NoOutputBound,
+    "ignores-compaction": IgnoresCompaction, "compaction-summary-only": SummaryOnly,
+    "compaction-unknown": UnknownAfterCompaction, "ignores-reset": KeepsAcrossClear,
+    "ignores-new-session": KeepsAcrossClear, "prefix-from-whole-first-prompt": PrefixIsFirstPrompt,
+}
+"""A held-out tracker per non-equivalent mutant of the benchmark (by the mutant's name: the same bug class)."""
+
+
+def verdicts(cls: type[HeldOut]) -> dict[str, tuple[bool, str]]:
+    return corpus_verdicts(corpus(), lambda s: cls(inclusive=s.session.usage == "inclusive"), name=cls.__name__)
+
+
+def test_every_non_equivalent_mutant_has_a_held_out_twin() -> None:
+    assert set(BUGGY) == {name for name, m in MUTANTS.items() if not m.equivalent}
+
+
+def test_the_held_out_tracker_without_a_bug_passes_the_corpus() -> None:
+    assert [f"{name}: {does}" for name, (met, does) in verdicts(HeldOut).items() if not met] == []
+
+
+@pytest.mark.parametrize("name", sorted(BUGGY))
+def test_each_held_out_bug_is_caught_by_the_corpus_alone(name: str) -> None:
+    caught = [scenario for scenario, (met, _) in verdicts(BUGGY[name]).items() if not met]
+    assert caught, f"{BUGGY[name].__name__} ({MUTANTS[name].bug}) passes every scenario of the corpus"
