@@ -34,8 +34,9 @@ from ctxsim.world import SessionBuilder
 
 T = TypeVar("T")
 
-GUARD = 30.0
-"""Seconds after which a test counts as hung: far above what any of these takes, far below forever."""
+GUARD = 120.0
+"""Seconds after which a test counts as hung: far above what any of these takes even on a loaded 2-core machine
+(a pytest subprocess there has taken over 30 s), far below forever."""
 
 CAPTURE = Path("captures") / "claude-code-2.1.330" / "stream-json-compact.jsonl"
 """Under ``shared/``: the real CLI's stream-json of three queries, with session-state frames."""
