@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .trackers.base import TrackerFactory
+from .trackers.base import AnyTrackerFactory
 
 __all__ = ["FuzzResult", "fuzz"]
 
@@ -45,7 +45,7 @@ class FuzzResult:
         return f"(first failing: #{self.found_at}, {self.found_after or 0:.2f} s in; run {self.seconds:.2f} s)"
 
 
-def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
+def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
          progress: TextIO | None = sys.stderr) -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 

@@ -21,7 +21,7 @@ from ._blocking import in_event_loop, run_blocking
 from .check import Report, arun_tracker
 from .scenario import SessionScenario
 from .thresholds import Match, crossings, match_firings
-from .trackers.base import AsyncTracker, Tracker
+from .trackers.base import AnyTracker
 
 T = TypeVar("T")
 
@@ -192,7 +192,7 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
-def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, name: str | None = None,
+def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | None = None,
                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 

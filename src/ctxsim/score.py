@@ -27,7 +27,7 @@ from .check import Report
 from .scenario import SessionScenario
 from .scenario_run import ScenarioRun, run_scenario
 from .thresholds import crossings, match_firings
-from .trackers.base import TrackerFactory
+from .trackers.base import AnyTrackerFactory
 from .trackers.catalogue import reference_for
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
@@ -165,7 +165,7 @@ def _streams(count: int, seed: int) -> list[Any]:
     return drawn[:count]
 
 
-def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, TrackerFactory]], *, fuzz: int = 0,
+def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, AnyTrackerFactory]], *, fuzz: int = 0,
           seed: int = 0, progress: TextIO | None = None) -> Scoreboard:
     """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams."""
     from .check import run_tracker_parsed

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    pass
+    from ..trackers.base import AnyTrackerFactory
 
 from ._common import CommandError, _load, _resolve_tracker
 
@@ -58,7 +58,11 @@ def _catalogue(args: argparse.Namespace) -> int:
         rows = {"reference": rows["reference"]}
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)
-        rows[resolved.name] = resolved.factory
+        if resolved.fed_messages is None:
+            raise CommandError(f"ctxsim: catalogue: --tracker={spec}: the conformance contracts feed a tracker the "
+                               f"SDK's messages; judge a statusline command over scenarios (ctxsim score, pytest "
+                               f"--ctx-scenarios --ctx-tracker)")
+        rows[resolved.name] = resolved.fed_messages
     results = {}
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
@@ -102,7 +106,7 @@ def _score(args: argparse.Namespace) -> int:
             raise CommandError(f"ctxsim: score: no such file or directory: {path}")
         files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
-    trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    trackers: list[tuple[str, AnyTrackerFactory]] = [(name, entry.factory) for name, entry in CATALOGUE.items()]
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)
         if resolved.name not in CATALOGUE:

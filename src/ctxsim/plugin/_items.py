@@ -165,7 +165,7 @@ class ScenarioItem(_CheckItem):
             reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
             if reason is not None:
                 pytest.skip(f"ctxsim: --ctx-backend=live: {reason}")
-            run = run_scenario_live(self.scenario, tracker, name=self.tracker)
+            run = run_scenario_live(self.scenario, tracker, name=self.tracker)  # type: ignore[arg-type]
         else:
             run = run_scenario(self.scenario, tracker, name=self.tracker)
         if run.ok == self.expect_ok and not run.inconclusive:
@@ -218,8 +218,11 @@ class LoopItem(_CheckItem):
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             pytest.skip("ctxsim: --ctx-backend=live: task scenarios (restart loops) run in-process only")
         spec = self.spec
+        if spec is not None and spec.command:
+            pytest.skip(f"ctxsim: --ctx-tracker={spec.spec}: a statusline command is read at observation points; "
+                        f"a restart loop needs a tracker fed the SDK's messages")
         run = run_task(self.scenario, loop=self.loop_spec or self.loop,
-                       tracker_factory=spec.factory if spec is not None else None,
+                       tracker_factory=spec.fed_messages if spec is not None else None,
                        tracker=spec.name if spec is not None else "reference")
         met, does = run.verdict(self.expected)
         if met:
