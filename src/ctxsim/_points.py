@@ -1,16 +1,21 @@
-"""Asking a :class:`~ctxsim.trackers.base.PointTracker` for its estimates at a run's observation points, checked
-(:func:`ctxsim.check.arun_tracker` judges them as it judges a message-fed tracker's)."""
+"""Asking a :class:`~ctxsim.trackers.base.PointTracker` for its estimates at a session's observation points, checked
+(:func:`ctxsim.check.arun_tracker` judges them as it judges a message-fed tracker's).
+
+A point tracker reads the world as Claude Code shows it, so its points (and their truths) are the transcript
+rendering's (:func:`ctxsim.wire.transcript.render_transcript`) with the fault plan's transcript form applied
+(:func:`ctxsim.faults.apply_transcript`): a fault may place a point elsewhere there than in the stream (the older
+layout writes a subagent's rows into the main file), or make it unknowable there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from .trackers._diagnosis import is_token_count
 from .trackers.base import Estimate, PointTracker
 
 if TYPE_CHECKING:
-    from .wire import Observation, Script
+    from .faults import FaultPlan
+    from .wire import Observation
     from .world import Session
 
 __all__ = ["InvalidEstimates", "estimates_failure", "observations", "point_estimates"]
@@ -20,20 +25,16 @@ class InvalidEstimates(ValueError):
     """What ``estimate_points`` returned is not one estimate per point, each tokens, a (low, high) band or None."""
 
 
-def observations(scripts: Iterable[Script], judged_at: frozenset[str] | None) -> list[Observation]:
-    """The observation points of ``scripts`` a tracker judged at ``judged_at`` (None: every kind) is compared at, in
-    order, each once."""
-    seen: set[int] = set()
-    out = []
-    for script in scripts:
-        for frame in script.frames:
-            observation = frame.observation
-            if observation is None or observation.index in seen:
-                continue
-            if judged_at is None or observation.kind in judged_at:
-                seen.add(observation.index)
-                out.append(observation)
-    return out
+def observations(session: Session, faults: FaultPlan | None, judged_at: frozenset[str] | None) -> list[Observation]:
+    """The observation points of ``session``'s transcript (``faults`` applied) a tracker judged at ``judged_at``
+    (None: every kind) is compared at, in order."""
+    from .faults import apply_transcript
+    from .wire.transcript import render_transcript
+
+    transcript = render_transcript(session)
+    if faults is not None and faults.faults:
+        transcript = apply_transcript(faults, transcript)
+    return [p.observation for p in transcript.points if judged_at is None or p.observation.kind in judged_at]
 
 
 def _valid(estimate: object) -> bool:
@@ -45,11 +46,11 @@ def _valid(estimate: object) -> bool:
 
 
 def point_estimates(tracker: PointTracker, session: Session,
-                    scripts: Iterable[Script]) -> list[tuple[Observation, Estimate]]:
-    """Each observation point of ``scripts`` ``tracker`` is judged at, with its estimate there (a band's ends and a
+                    faults: FaultPlan | None = None) -> list[tuple[Observation, Estimate]]:
+    """Each observation point of ``session`` ``tracker`` is judged at, with its estimate there (a band's ends and a
     figure made ``int``). Raises what the tracker raises, or :class:`InvalidEstimates`."""
-    points = observations(scripts, getattr(tracker, "judged_at", None))
-    estimates = list(tracker.estimate_points(session, points))
+    points = observations(session, faults, getattr(tracker, "judged_at", None))
+    estimates = list(tracker.estimate_points(session, points, faults))
     if len(estimates) != len(points):
         raise InvalidEstimates(f"gave {len(estimates)} estimates for {len(points)} points from estimate_points()")
     out: list[tuple[Observation, Estimate]] = []

@@ -36,7 +36,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
@@ -59,6 +59,9 @@ from .trackers.base import (
 )
 from .wire import Frame, Observation, Script
 from .world import Session
+
+if TYPE_CHECKING:
+    from .faults import FaultPlan
 
 __all__ = [
     "AsyncTracker",
@@ -344,10 +347,10 @@ class _Probe:
                 f"{', ' + label if label else ''})")
 
 
-def _run_points(tracker: PointTracker, session: Session, scripts: Iterable[Script], report: Report) -> Report:
-    """Judge a :class:`PointTracker` at the observation points of ``scripts``: its estimates, asked at once."""
+def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
+    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim._points`)."""
     try:
-        for observation, estimate in point_estimates(tracker, session, scripts):
+        for observation, estimate in point_estimates(tracker, session, faults):
             if isinstance(estimate, tuple):
                 point = Point(observation, sum(estimate) // 2, report.tolerance, band=estimate)
             else:
@@ -370,6 +373,7 @@ async def arun_tracker(
     include_partial_messages: bool = False,
     scripts: Sequence[Script] | None = None,
     silence_timeout: float | None = 30.0,
+    faults: FaultPlan | None = None,
 ) -> Report:
     """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
 
@@ -378,12 +382,12 @@ async def arun_tracker(
     client (connecting, sending a prompt, each message, disconnecting) in seconds of silence, not in total time
     (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
     and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
+    ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
+    transcript with its transcript form applied (:mod:`ctxsim._points`), not at those of ``scripts``.
     """
     if isinstance(tracker, PointTracker):
-        point_tracker: PointTracker = tracker
-        played = scripts if scripts is not None else FakeTransport(session).scripts
-        return await anyio.to_thread.run_sync(
-            partial(_run_points, point_tracker, session, played, Report(tracker_name(tracker), session, tolerance)))
+        report = Report(tracker_name(tracker), session, tolerance)
+        return await anyio.to_thread.run_sync(partial(_run_points, tracker, session, report, faults))
     transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
@@ -429,17 +433,18 @@ async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Prob
 
 def run_tracker(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
                 include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
-                async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
+                async_backend: str = "asyncio", silence_timeout: float | None = 30.0,
+                faults: FaultPlan | None = None) -> Report:
     """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``); called where an
     event loop already runs, on a worker thread with its own loop while the caller waits."""
     run = partial(arun_tracker, tracker, session, tolerance=tolerance,
                   include_partial_messages=include_partial_messages, scripts=scripts,
-                  silence_timeout=silence_timeout)
+                  silence_timeout=silence_timeout, faults=faults)
     return run_blocking(run, backend=async_backend)
 
 
 def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[Script], *,
-                       tolerance: int = 0) -> Report:
+                       tolerance: int = 0, faults: FaultPlan | None = None) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
     ``scripts`` may be any iterable, e.g. :func:`ctxsim.wire.render_stream`: each script is let go once read.
@@ -450,7 +455,7 @@ def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[
     """
     report = Report(tracker_name(tracker), session, tolerance)
     if isinstance(tracker, PointTracker):
-        return _run_points(tracker, session, scripts, report)
+        return _run_points(tracker, session, report, faults)
     probe = _Probe(tracker, report)
     for script in scripts:
         for frame in script.frames:

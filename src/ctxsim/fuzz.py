@@ -74,7 +74,7 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
         if progress is not None and result.examples % step == 0 and not failing:
             print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
                   file=progress)
-        report = run_tracker_parsed(factory(), stream.session, stream.scripts, tolerance=tolerance)
+        report = run_tracker_parsed(factory(), stream.session, stream.scripts, tolerance=tolerance, faults=stream.plan)
         if not report.ok:
             if not failing:
                 result.found_at, result.found_after = result.examples, time.monotonic() - started

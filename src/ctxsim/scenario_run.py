@@ -208,7 +208,7 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.task_run.run_task")
     options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
-                               "silence_timeout": silence_timeout}
+                               "silence_timeout": silence_timeout, "faults": scenario.fault_plan()}
     if async_backend == "asyncio" and not in_event_loop():
         report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
     else:

@@ -184,7 +184,8 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, An
         say(f"ctxsim score: generated stream {i}/{len(streams)} ...") if i % 20 == 0 else None
         limit = [float(stream.session.auto_compact_threshold)]
         for name, factory in trackers:
-            report = run_tracker_parsed(factory(), stream.session, copy.deepcopy(stream.scripts), tolerance=0)
+            report = run_tracker_parsed(factory(), stream.session, copy.deepcopy(stream.scripts), tolerance=0,
+                                        faults=stream.plan)
             rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
     ranked = sorted(rows.values(), key=lambda r: r.rank_key())
     return Scoreboard(ranked, len(scenarios), len(streams))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from claude_agent_sdk import ResultMessage
 
 if TYPE_CHECKING:
+    from ..faults import FaultPlan
     from ..wire import Observation
     from ..world import Session
 
@@ -69,13 +70,15 @@ precision: 70% of a 200k window is 139,000..141,000), or None (no estimate)."""
 class PointTracker(Protocol):
     """A tracker fed the world as Claude Code shows it, point by point, instead of the SDK's message stream.
 
-    :func:`ctxsim.check.run_tracker` hands it the session and the observation points it is judged at (in order)
-    and compares what it returns, one :data:`Estimate` per point, with the truth as it does a :class:`Tracker`'s.
+    :func:`ctxsim.check.run_tracker` hands it the session, the observation points it is judged at (in order) and
+    the fault plan the stream was played with (None: none), and compares what it returns, one :data:`Estimate` per
+    point, with the truth as it does a :class:`Tracker`'s.
     Points are independent: it may read them in any order, or at once. It raises :class:`PointTrackerError` when it
     cannot be read at all (the run's report carries the message, and the run counts as no verdict).
     """
 
-    def estimate_points(self, session: Session, observations: Sequence[Observation]) -> Sequence[Estimate]: ...
+    def estimate_points(self, session: Session, observations: Sequence[Observation],
+                        faults: FaultPlan | None) -> Sequence[Estimate]: ...
 
 
 class PointTrackerError(Exception):

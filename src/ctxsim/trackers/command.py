@@ -44,6 +44,7 @@ from .base import Estimate, PointTrackerError
 from .readout import PRESETS, Readout, UnreadableOutput, read_output
 
 if TYPE_CHECKING:
+    from ..faults import FaultPlan
     from ..wire import Observation
     from ..world import Session
 
@@ -118,16 +119,21 @@ class CommandTracker:
 
     # --- the PointTracker protocol ---------------------------------------------------------------------------
 
-    def estimate_points(self, session: Session, observations: Sequence[Observation]) -> list[Estimate]:
-        """Run the command at each of ``observations`` (in parallel) and read its estimates, in order."""
+    def estimate_points(self, session: Session, observations: Sequence[Observation],
+                        faults: FaultPlan | None = None) -> list[Estimate]:
+        """Run the command at each of ``observations`` (in parallel) and read its estimates, in order. ``faults``:
+        the plan the stream was played with; its transcript form is applied to the transcript."""
+        from ..faults import apply_transcript
         from ..wire.statusline import statusline_payloads
         from ..wire.transcript import render_transcript
 
-        wanted = {o.index for o in observations}
+        wanted = {o.label for o in observations}  # by label: a fault may reorder (and renumber) the stream's points
         transcript = render_transcript(session)
+        if faults is not None and faults.faults:
+            transcript = apply_transcript(faults, transcript)
         payloads = statusline_payloads(session, with_context_window=self.context_window)
         runs = [_PointRun(i, point.observation, payloads[i]) for i, point in enumerate(transcript.points)
-                if point.observation.index in wanted]
+                if point.observation.label in wanted]
         with tempfile.TemporaryDirectory(prefix="ctxsim-cmd-") as root:
             def one(run: _PointRun) -> Estimate:
                 home = Path(root) / f"point-{run.observation.index}"
@@ -138,8 +144,8 @@ class CommandTracker:
                 return self._run(run, session, payload, home, config_dir)
 
             estimates = self._in_parallel(one, runs)
-        by_index = {run.observation.index: e for run, e in zip(runs, estimates)}
-        return [by_index.get(o.index) for o in observations]
+        by_label = {run.observation.label: e for run, e in zip(runs, estimates)}
+        return [by_label.get(o.label) for o in observations]
 
     # --- one point -------------------------------------------------------------------------------------------
 
