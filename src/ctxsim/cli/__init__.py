@@ -16,6 +16,7 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
     ctxsim record [NAME...] [--dir tests/captures] [--list]
+    ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
@@ -36,6 +37,7 @@ from ._quality import _catalogue, _configure_catalogue, _configure_fuzz, _config
 from ._recordings import _configure_import, _configure_record, _import, _record
 from ._run import _configure_run, _run
 from ._scenario import _configure_scenario, _scenario
+from ._tools import _configure_tools, _tools
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
@@ -54,6 +56,8 @@ COMMANDS: tuple[Command, ...] = (
             _configure_score, _score),
     Command("record", "play the live conformance sessions through the bundled CLI and write their captures",
             _configure_record, _record),
+    Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
+            _configure_tools, _tools),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 
