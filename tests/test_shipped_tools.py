@@ -42,7 +42,7 @@ PINS: dict[str, dict[str, tuple[str, str]]] = {
     },
     "ccstatusline@2.2.30 (transcript)": {
         "statusline-stuck-after-compact": ("q3 compaction", "copies the boundary's postTokens, the summary alone "
-                                                            "(2,680 vs 14,477): dist/ccstatusline.js:58073, fixture b1 T"),
+                                           "(2,680 vs 14,477): dist/ccstatusline.js:58073, fixture b1 T"),
         "statusline-replayed-row-later": ("q2 call 1", "the most recent usage by timestamp: a replayed row "
                                                        "(dist/ccstatusline.js:58011-58030, fixture f T)"),
         "compaction": ("q2 compaction", "copies postTokens (20,000 where the context holds 32,000)"),
@@ -62,7 +62,7 @@ PINS: dict[str, dict[str, tuple[str, str]]] = {
         "statusline-stuck-after-compact": ("q3 compaction", _AFTER_COMPACT_ZERO),
         "compaction": ("q2 compaction", _AFTER_COMPACT_ZERO),
     },
-    "ccusage-20@20.0.24 (transcript)": {name: ("q1 call 1", _MILLION) for name in SCENARIOS},
+    "ccusage-20@20.0.24 (transcript)": dict.fromkeys(SCENARIOS, ("q1 call 1", _MILLION)),
     "ccline@1.1.2 (payload)": {
         "statusline-stuck-after-compact": ("q3 compaction", "ignores context_window; " + _STALE
                                            + ", src/core/segments/context_window.rs:104-148"),
