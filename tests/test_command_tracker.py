@@ -184,3 +184,36 @@ def test_cmd_specs_resolve_with_their_options() -> None:
 def test_a_bad_cmd_spec_says_what_is_wrong(spec: str, message: str) -> None:
     with pytest.raises(TrackerSpecError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         resolve(spec)
+
+
+# --- through the pytest plugin -------------------------------------------------------------------------------
+
+PLAIN = """\
+source: "unit test: a cached call"
+queries:
+  - prompt: "go"
+    steps:
+      - call: {in: 3, cc: 100, cr: 12000, out: 50, blocks: [text, tool_use], results: [300]}
+      - call: {}
+"""
+
+
+@needs_node
+def test_ctx_tracker_cmd_checks_a_command_on_every_scenario_and_a_failing_one_fails_its_item_only(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "plain.yaml").write_text(PLAIN)
+    (pytester.path / "scenarios" / "also.yaml").write_text(PLAIN.replace("go", "again"))
+    result = pytester.runpytest("--ctx-scenarios", "-v", f"--ctx-tracker=cmd:node {TRACKERS / 'last_row.js'}",
+                                "--ctx-tracker=cmd[name=broken timeout=2]:echo 'no settings' >&2; exit 1")
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines([
+        "ctxsim tracker under test: cmd:last_row.js (cmd:node *last_row.js)",
+        "scenarios/also.yaml::cmd:last_row.js PASSED*",
+        "scenarios/also.yaml::broken FAILED*",
+    ])
+    result.stdout.fnmatch_lines([
+        "*ctxsim: command tracker broken (\"echo 'no settings' >&2; exit 1\") on session 'plain' at point #1 "
+        "(q1 call 1) exited with status 1; stderr ends: no settings*",
+    ])

@@ -121,7 +121,8 @@ class ScenarioRun:
     def judged_nowhere(self) -> bool:
         """True when the tracker was compared at no point (a results-only tracker on a stream without results):
         it showed neither that it tracks the session nor that it fails on it."""
-        return not self.report.points and self.report.crash is None and self.report.stall is None
+        report = self.report
+        return not report.points and report.crash is None and report.stall is None and report.error is None
 
     @property
     def inconclusive(self) -> str:
@@ -129,6 +130,8 @@ class ScenarioRun:
         the scenario expects of the tracker."""
         if self.stalled:
             return "the run did not finish (the SDK client went silent)"
+        if self.report.error is not None:
+            return "the tracker could not be read"
         if self.judged_nowhere:
             return "it was judged at no point (none of the points it can be read at occurs in this stream)"
         return ""
