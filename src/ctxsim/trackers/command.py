@@ -27,6 +27,7 @@ directory copied into each point's private ``HOME``), ``no_context_window`` (the
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import shutil
@@ -134,13 +135,22 @@ class CommandTracker:
         payloads = statusline_payloads(session, with_context_window=self.context_window)
         runs = [_PointRun(i, point.observation, payloads[i]) for i, point in enumerate(transcript.points)
                 if point.observation.label in wanted]
-        with tempfile.TemporaryDirectory(prefix="ctxsim-cmd-") as root:
+        lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
+                 for path, file in transcript.files.items()}  # each row serialized once, not once per point
+        with tempfile.TemporaryDirectory(prefix="ctxsim-cmd-", dir=_scratch()) as root:
             def one(run: _PointRun) -> Estimate:
                 home = Path(root) / f"point-{run.observation.index}"
                 config_dir = home / ".claude"
                 self._prepare_home(home)
-                path = transcript.write(config_dir / "projects" / transcript.slug, run.position)
-                payload = dict(run.payload, transcript_path=str(path))
+                project = config_dir / "projects" / transcript.slug
+                point = transcript.points[run.position]
+                for relative, written in lines.items():
+                    if relative in point.rows or relative in point.partial:
+                        target = project / relative
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        text = "".join(written[:point.rows.get(relative, 0)]) + point.partial.get(relative, "")
+                        target.write_text(text, encoding="utf-8")
+                payload = dict(run.payload, transcript_path=str(project / point.transcript))
                 return self._run(run, session, payload, home, config_dir)
 
             estimates = self._in_parallel(one, runs)
@@ -170,8 +180,6 @@ class CommandTracker:
 
     def _run(self, run: _PointRun, session: Session, payload: dict[str, Any], home: Path,
              config_dir: Path) -> Estimate:
-        import json
-
         stdin = json.dumps(payload).encode()
         try:
             process = subprocess.Popen(["/bin/sh", "-c", self.command], stdin=subprocess.PIPE,
@@ -250,6 +258,13 @@ class _PointRun:
     """The point's position in the rendering (0-based)."""
     observation: Observation
     payload: dict[str, Any]
+
+
+def _scratch() -> str | None:
+    """Where the points' private homes go: a memory file system when there is one (directories are made and
+    removed for every point), else the temporary directory."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
 
 
 def _window(payload: Mapping[str, Any], default: int) -> int:
