@@ -14,6 +14,7 @@ wait is bounded and ends in a :class:`LiveError` saying what it waited for.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -32,7 +33,8 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, Permi
 from ..world import DEFAULT_MODEL
 from .api import FakeMessagesAPI
 
-__all__ = ["LiveClaude", "LiveError", "bundled_cli_version", "child_processes", "cli_env", "cli_options"]
+__all__ = ["LiveClaude", "LiveError", "bundled_cli_version", "child_processes", "cli_env", "cli_options",
+           "read_transcripts"]
 
 DUMMY_API_KEY = "sk-ant-ctxsim-fake-0000"
 """The key the CLI sends; the fake API accepts any."""
@@ -96,6 +98,24 @@ def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, inc
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 
+def read_transcripts(projects: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every transcript file the CLI wrote under ``projects`` (its ``$CLAUDE_CONFIG_DIR/projects``), by path relative
+    to its project directory (``<session>.jsonl``, ``<session>/subagents/agent-<id>.jsonl``): the rows whole, in
+    order (a last line still being written is left out)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(projects.glob("*/**/*.jsonl")):
+        rows = []
+        for line in path.read_text().splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                break
+        out[str(Path(*path.relative_to(projects).parts[1:]))] = rows
+    return out
+
+
 def child_processes() -> set[int]:
     """The live (not zombie) child processes of this process, from ``/proc`` (empty where there is none)."""
     me, out = os.getpid(), set[int]()
@@ -143,6 +163,18 @@ class LiveClaude:
         self.workdir: Path | None = None
         self._client: ClaudeSDKClient | None = None
         self.connect_seconds = 0.0
+
+    @property
+    def projects_dir(self) -> Path:
+        """Where the CLI writes its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` (one directory per working
+        directory, :func:`ctxsim.wire.project_slug`); gone once the context is left."""
+        if self.workdir is None:
+            raise LiveError("ctxsim: LiveClaude is not connected (use it as `async with LiveClaude() as live`)")
+        return self.workdir / "home" / ".claude" / "projects"
+
+    def transcripts(self) -> dict[str, list[dict[str, Any]]]:
+        """The transcript files the CLI has written so far (:func:`read_transcripts`)."""
+        return read_transcripts(self.projects_dir)
 
     @property
     def client(self) -> ClaudeSDKClient:

@@ -137,6 +137,8 @@ class Played:
     cli_version: str = ""
     seconds: float = 0.0
     """Live: the wall time of the run, connecting and disconnecting included."""
+    transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
+    """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.claude.LiveClaude.transcripts`)."""
 
 
 _MODEL_WINDOW = 200_000
@@ -152,6 +154,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
     started = anyio.current_time()
     api = FakeMessagesAPI(window=scripted.autocompact_window or 200_000)
     all_messages: list[list[Any]] = []
+    transcripts: list[dict[str, list[dict[str, Any]]]] = []
     served: list[list[Served]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
@@ -170,6 +173,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
                 usage = await live.context_usage()
+                transcripts.append(live.transcripts())
                 all_messages.append(messages)
                 served.append(api.served[before:])
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
@@ -180,7 +184,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
                          auto_compact_window=scripted.autocompact_window)
     return Played(project_context_usage(initial_usage), steps, session, list(api.served), bundled_cli_version(),
-                  anyio.current_time() - started)
+                  anyio.current_time() - started, transcripts)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
