@@ -15,7 +15,7 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim catalogue [--tracker NAME|module:factory ...]
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
-    ctxsim record [NAME...] [--dir tests/captures] [--list]
+    ctxsim record [NAME...] [--dir tests/captures] [--list] [--statusline]
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.

@@ -39,9 +39,25 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", type=Path, default=Path("tests/captures"),
                         help="where the captures go, under claude-code-<CLI version>/ (default: tests/captures)")
     parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
+    parser.add_argument("--statusline", action="store_true",
+                        help="record the statusline payloads instead: the CLI's interactive REPL driven under tmux "
+                             "(NAME: the statusline sessions), written under claude-code-<CLI version>/statusline/")
 
 
 def _record(args: argparse.Namespace) -> int:
     from ..live.record import record_command
+
+    if args.statusline:
+        from ..live.claude import LiveError
+        from ..live.statusline import STATUSLINE_SESSIONS, record_statusline_command
+
+        if args.list:
+            for name, scripted in STATUSLINE_SESSIONS.items():
+                print(f"{name}: {scripted.description}")
+            return 0
+        try:
+            return record_statusline_command(args.names, args.dir)
+        except LiveError as exc:
+            raise CommandError(str(exc)) from None
 
     return record_command(args.names, args.dir, list_only=args.list)
