@@ -304,14 +304,16 @@ def project_payload(payload: Mapping[str, Any]) -> Projection:
     return out
 
 
-def compare_payloads(recording: StatuslineRecording, *, transcript_path: str | None = None) -> list[Difference]:
+def compare_payloads(recording: StatuslineRecording, *, transcript_path: str | None = None,
+                     renderer: Callable[..., list[dict[str, Any]]] = statusline_payloads) -> list[Difference]:
     """Every field where the rendering of the recording's world (:func:`ctxsim.wire.statusline_payloads`, at the
     last point of each step) differs from what the REPL sent after that step; before the first step, the
     ``context_window`` of the payloads sent at start against the rendering's for no call yet. ``keys`` differs
-    only where the rendering has a key the CLI did not send."""
+    only where the rendering has a key the CLI did not send. ``renderer`` is the rendering held to them (the
+    self-checks wrap it to plant a divergence)."""
     session = recording.session
     path = transcript_path or (str(recording.steps[0]["transcript_path"]) if recording.steps else None)
-    rendered = statusline_payloads(session, transcript_path=path, cli_version=recording.cli_version,
+    rendered = renderer(session, transcript_path=path, cli_version=recording.cli_version,
                                    cwd=recording.cwd)
     last: dict[int, dict[str, Any]] = {}
     seen = 0
