@@ -14,8 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
+from claude_agent_sdk import ResultMessage
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
+from ctxsim.live.claude import LiveClaude
 from ctxsim.live.conformance import SESSIONS, play_live
 from ctxsim.live.transcript import ROW_FIELDS, compare_transcripts, project_rows, world_with_request_ids
 from ctxsim.wire import TranscriptRender, render_transcript
@@ -35,6 +37,19 @@ def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
     differences = compare_transcripts(played.transcripts, rendered, steps=[a.prompt for a in scripted.steps])
     assert not differences, f"{name}: the rendered transcript differs from CLI {played.cli_version}'s:\n" + "\n".join(
         map(str, differences[:30]))
+
+
+@pytest.mark.live
+def test_transcript_path_is_where_the_cli_writes() -> None:
+    async def run() -> tuple[bool, str]:
+        async with LiveClaude(timeout=60.0) as live:
+            messages = await live.ask("hello")
+            result = messages[-1]
+            assert isinstance(result, ResultMessage)
+            path = live.transcript_path(result.session_id)
+            return path.is_file(), path.name
+    exists, name = anyio.run(run)
+    assert exists, name
 
 
 # --- self-checks: a divergence planted in one field is named -----------------------------------------------------

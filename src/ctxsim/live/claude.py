@@ -30,6 +30,7 @@ import anyio
 import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
+from ..wire import project_slug
 from ..world import DEFAULT_MODEL
 from .api import FakeMessagesAPI
 
@@ -171,6 +172,12 @@ class LiveClaude:
         if self.workdir is None:
             raise LiveError("ctxsim: LiveClaude is not connected (use it as `async with LiveClaude() as live`)")
         return self.workdir / "home" / ".claude" / "projects"
+
+    def transcript_path(self, session_id: str) -> Path:
+        """Where the CLI writes the transcript of session ``session_id`` (the statusline payload's
+        ``transcript_path``)."""
+        projects = self.projects_dir  # raises unless connected
+        return projects / project_slug(str(projects.parents[2] / "project")) / f"{session_id}.jsonl"
 
     def transcripts(self) -> dict[str, list[dict[str, Any]]]:
         """The transcript files the CLI has written so far (:func:`read_transcripts`)."""
