@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
+from ctxsim.strategies import sessions
 from ctxsim.wire import Observation, installed_cli_version, render, render_transcript, statusline_payloads
 from ctxsim.wire.statusline import context_window, display_name
 from ctxsim.wire.transcript import project_slug
@@ -264,3 +266,36 @@ def test_tool_result_rows_of_a_hand_built_session() -> None:
     result = next(r for r in rows if r["type"] == "user" and isinstance(r["message"]["content"], list))
     assert result["message"]["content"][0]["tool_use_id"] == "t1"
     assert "requestId" not in next(r for r in rows if r["type"] == "assistant")  # the call had none
+
+
+# --- any session --------------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=40)
+@given(sessions(calls=(1, 12)))
+def test_any_session_renders_consistently(session: Session) -> None:
+    """For generated sessions (subagents, compactions, cache expiries, resets): the points are the stream-json
+    points, every file's rows chain and only grow from point to point, every main call has one finalized row per
+    block, and the payload's gauge at each main call is that call's prompt."""
+    transcript = render_transcript(session)
+    assert [p.observation for p in transcript.points] == _points(session)
+    for file in transcript.files.values():
+        uuids: set[str] = set()
+        for row in file.rows:
+            if "uuid" in row:
+                parent = row.get("parentUuid") or row.get("logicalParentUuid")
+                assert parent is None or parent in uuids
+                uuids.add(row["uuid"])
+    previous: dict[str, int] = {}
+    for point in transcript.points:
+        assert all(point.rows.get(path, 0) >= n for path, n in previous.items())
+        previous = dict(point.rows)
+    rows = [r for f in transcript.files.values() for r in f.rows if r["type"] == "assistant"]
+    for call in session.calls:
+        mine = [r for r in rows if r["message"]["id"] == call.message_id]
+        assert len(mine) == len(call.blocks)
+        assert all(r["message"]["usage"]["output_tokens"] == call.output_tokens for r in mine)
+    for point, payload in zip(transcript.points, statusline_payloads(session)):
+        if point.observation.kind == "call":
+            assert payload["context_window"]["total_input_tokens"] == point.observation.truth.prompt
+            assert payload["session_id"] == point.session_id

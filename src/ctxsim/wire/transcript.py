@@ -37,6 +37,7 @@ transcript as it stood at that point (:meth:`TranscriptRender.write`)::
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import random
@@ -172,7 +173,7 @@ class TranscriptRender:
 def _counted(point: TranscriptPoint, files: Mapping[str, TranscriptFile]) -> TranscriptPoint:
     rows = {}
     for path, file in files.items():
-        n = sum(1 for moment in file.order if moment <= point.written)
+        n = bisect.bisect_right(file.order, point.written)  # a file's rows are in write order
         if n or path == point.transcript:
             rows[path] = n
     return TranscriptPoint(point.observation, point.transcript, point.session_id, point.written, rows,
