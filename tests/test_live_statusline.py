@@ -117,3 +117,13 @@ def test_a_wrong_gauge_before_the_first_prompt_is_named() -> None:
     recording = copy.deepcopy(next(r for r in RECORDINGS if r.name == "statusline-compact"))
     recording.initial[0]["context_window"]["used_percentage"] = 0
     assert [d.where for d in compare_payloads(recording)] == ["before the first prompt"]
+
+
+def test_the_recorded_clear() -> None:
+    """After /clear the REPL names the new session and its transcript, and its gauge is empty again."""
+    recording = next(r for r in RECORDINGS if r.name == "statusline-tools")
+    before, cleared, after = recording.steps[1], recording.steps[2], recording.steps[3]
+    assert cleared["session_id"] != before["session_id"] and cleared["session_id"] == after["session_id"]
+    assert cleared["transcript_path"].endswith(f"/{cleared['session_id']}.jsonl")
+    assert cleared["context_window"]["current_usage"] is None and "prompt_id" not in cleared
+    assert cleared["cost"]["total_cost_usd"] == 0

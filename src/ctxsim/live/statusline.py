@@ -31,7 +31,7 @@ import claude_agent_sdk
 
 from ..wire import render, statusline_payloads
 from ..wire.statusline import context_window
-from ..world import Call, Compaction, Query, Session, Step, Text, ToolResult, ToolUse
+from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
 from .api import FakeMessagesAPI, Reply, Served
 from .claude import DUMMY_API_KEY, LiveError, bundled_cli_version, cli_env, read_transcripts
 from .conformance import Ask, ScriptedSession
@@ -63,7 +63,9 @@ STATUSLINE_SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
         Ask("run a command", main=(Reply((Text("Running it."), _BASH), 40, (3, 500, 14_000)),
                                    Reply((Text("It printed one."),), 50, (3, 100, 14_540)))),
         Ask("a long one", main=(Reply((Text("Long."),), 60, (3, 400, 179_000)),)),
-    ), "a tool turn, then a call near the window (90%)"),
+        Ask("/clear"),
+        Ask("a fresh start", main=(Reply((Text("Fresh."),), 30, (3, 12_000, 0)),)),
+    ), "a tool turn, a call near the window (90%), /clear (a new session and transcript), a call"),
 )}
 """The scripted REPL sessions whose payloads are recorded, by name."""
 
@@ -232,7 +234,7 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
             api.model.main.extend(ask.main)
             api.model.subagent.extend(ask.subagent)
             repl.type(ask.prompt)
-            wanted = len(ask.main) or 1
+            wanted = len(ask.main) or (0 if ask.prompt == "/clear" else 1)
 
             def answered(before: int = before, wanted: int = wanted,
                          command: bool = ask.prompt == "/compact") -> bool:
@@ -240,8 +242,10 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
                 calls = kinds.count("compact") if command else kinds.count("main")
                 return calls >= wanted and not api.model.main
 
+            asked = time.time_ns()
             _wait(f"answer {ask.prompt!r}", answered, timeout, repl.screen)
-            _wait(f"send a payload after answering {ask.prompt!r}", _newer(out, time.time_ns()), timeout,
+            _wait(f"send a payload after answering {ask.prompt!r}", _newer(out, max(asked, time.time_ns())
+                                                                             if wanted else asked), timeout,
                   repl.screen)
             _wait(f"settle after {ask.prompt!r}", _settled(out), timeout, repl.screen)
             steps.append(_read(_payloads(out)[-1]))
@@ -252,22 +256,24 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
             repl.close()
         api.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    session_id = str(steps[-1]["session_id"]) if steps else ""
-    world = world_of(scripted, served_per_step, transcripts, session_id)
+    world = world_of(scripted, served_per_step, transcripts, [str(p["session_id"]) for p in steps])
     return StatuslineRecording(scripted.name, bundled_cli_version(), initial, steps, world, str(project),
                                transcripts)
 
 
 def world_of(scripted: ScriptedSession, served: Sequence[Sequence[Served]],
-             transcripts: Mapping[str, Sequence[Mapping[str, Any]]], session_id: str) -> Session:
+             transcripts: Mapping[str, Sequence[Mapping[str, Any]]], session_ids: Sequence[str]) -> Session:
     """The world of a REPL run: per step, the main-chain calls the API served (usage exact, each tool use followed
-    by its result) and, for ``/compact``, the compaction the transcript's ``compact_boundary`` rows record (its
-    summary request's usage counts in the cost)."""
+    by its result); for ``/compact``, the compaction the transcript's ``compact_boundary`` rows record (its summary
+    request's usage counts in the cost); for ``/clear``, a reset to the session id the payload after it names
+    (``session_ids``: the payload's after each step)."""
     boundaries = iter([r.get("compactMetadata") or {} for rows in transcripts.values() for r in rows
                        if r.get("subtype") == "compact_boundary"])
     queries = []
-    for ask, answered in zip(scripted.steps, served):
+    for ask, answered, session_id in zip(scripted.steps, served, session_ids):
         steps: list[Step] = []
+        if ask.prompt == "/clear":
+            steps.append(ConversationReset(session_id))
         for s in answered:
             call = Call(s.usage[0], s.usage[1], s.usage[2], s.reply.output_tokens, s.blocks, s.message_id,
                         scripted.model)
@@ -279,7 +285,8 @@ def world_of(scripted: ScriptedSession, served: Sequence[Sequence[Served]],
                 steps.append(call)
                 steps += [ToolResult(b.id, "", 0) for b in s.blocks if isinstance(b, ToolUse)]
         queries.append(Query(ask.prompt, tuple(steps)))
-    return Session(session_id, tuple(queries), model=scripted.model, name=scripted.name)
+    first = session_ids[0] if session_ids else ""
+    return Session(first, tuple(queries), model=scripted.model, name=scripted.name)
 
 
 # --- projection and comparison ----------------------------------------------------------------------------------

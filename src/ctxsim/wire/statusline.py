@@ -134,8 +134,8 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                              "cache_read_input_tokens": step.cache_read_input_tokens}
             elif isinstance(step, Compaction):
                 usage = dict.fromkeys(_USAGE_KEYS, 0) if compacted == "zero" else None
-            elif isinstance(step, ConversationReset):
-                usage = None
+            elif isinstance(step, ConversationReset):  # a new session: no call, no prompt yet
+                usage, prompt_id = None, None
             elapsed_ms += 200 if step is not None else 0
             for frame in frames:
                 if frame.observation is None:
