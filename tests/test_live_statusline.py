@@ -127,3 +127,20 @@ def test_the_recorded_clear() -> None:
     assert cleared["transcript_path"].endswith(f"/{cleared['session_id']}.jsonl")
     assert cleared["context_window"]["current_usage"] is None and "prompt_id" not in cleared
     assert cleared["cost"]["total_cost_usd"] == 0
+
+
+def test_record_statusline_lists_its_sessions(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim import cli
+
+    assert cli.main(["record", "--statusline", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}: " in out for name in STATUSLINE_SESSIONS)
+
+
+def test_record_statusline_names_an_unknown_session(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim import cli
+
+    if statusline_skip_reason() is not None:
+        pytest.skip(f"ctxsim: {statusline_skip_reason()}")
+    assert cli.main(["record", "--statusline", "no-such-session"]) == 2
+    assert "ctxsim: no statusline session 'no-such-session'" in capsys.readouterr().err
