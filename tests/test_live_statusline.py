@@ -2,9 +2,9 @@
 
 The live test drives the installed CLI's interactive REPL under tmux and compares every payload it sends after each
 step with the rendering (marked ``live``; it skips, saying why, where tmux is absent). The recordings under
-``tests/captures/claude-code-<version>/statusline/`` (``ctxsim record --statusline``) hold the rendering to the CLI
-that was recorded, with no CLI needed; the self-checks plant a divergence in the rendering for one projected field
-at a time and assert the comparison names it.
+``src/ctxsim/live/captures/claude-code-<version>/statusline/`` (``ctxsim record --statusline``) hold the rendering
+to the CLI that was recorded, with no CLI needed; the self-checks plant a divergence in the rendering for one
+projected field at a time and assert the comparison names it.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from ctxsim.live.statusline import (
     statusline_skip_reason,
 )
 from ctxsim.wire import statusline_payloads
+from ctxsim.wire.versions import CAPTURES
 
-CAPTURES = Path(__file__).parent / "captures"
 RECORDINGS = load_recordings(CAPTURES)
 
 

@@ -19,7 +19,7 @@ from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live 
 
 from ctxsim.live.claude import LiveClaude
 from ctxsim.live.conformance import SESSIONS, play_live
-from ctxsim.live.transcript import ROW_FIELDS, compare_transcripts, project_rows, world_with_request_ids
+from ctxsim.live.transcript import ROW_FIELDS, compare_transcripts, project_rows
 from ctxsim.wire import TranscriptRender, render_transcript
 from ctxsim.world import Session, SessionBuilder
 
@@ -32,8 +32,7 @@ def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
     played = anyio.run(lambda: play_live(scripted, timeout=60.0))
     assert played.session is not None and len(played.transcripts) == len(scripted.steps)
     assert any(rows for rows in played.transcripts[-1].values())
-    rendered = render_transcript(world_with_request_ids(played.session, played.served),
-                                 cli_version=played.cli_version)
+    rendered = render_transcript(played.session, cli_version=played.cli_version)
     differences = compare_transcripts(played.transcripts, rendered, steps=[a.prompt for a in scripted.steps])
     assert not differences, f"{name}: the rendered transcript differs from CLI {played.cli_version}'s:\n" + "\n".join(
         map(str, differences[:30]))

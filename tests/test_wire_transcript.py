@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 
 from ctxsim.strategies import sessions
-from ctxsim.wire import Observation, installed_cli_version, render, render_transcript, statusline_payloads
+from ctxsim.wire import Observation, render, render_transcript, statusline_payloads
 from ctxsim.wire.statusline import context_window, display_name
 from ctxsim.wire.transcript import project_slug
+from ctxsim.wire.versions import installed_cli_version
 from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse
 
 CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "captures"

@@ -21,12 +21,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..wire import TranscriptRender, text_blocks
-from ..world import Call, Session
-from .api import Served
 from .projection import Difference, Projection
 
-__all__ = ["ROW_FIELDS", "SKIPPED_KINDS", "compare_rows", "compare_transcripts", "project_rows",
-           "world_with_request_ids"]
+__all__ = ["ROW_FIELDS", "SKIPPED_KINDS", "compare_rows", "compare_transcripts", "project_rows"]
 
 ROW_FIELDS: Mapping[str, tuple[str, ...]] = {
     "assistant": ("isSidechain", "uuid", "parentUuid", "timestamp", "sessionId", "agentId", "version",
@@ -165,19 +162,6 @@ def compare_rows(where: str, left: Sequence[Projection], right: Sequence[Project
                 for key in sorted(set(a) | set(b), key=lambda k: (k != "type", k))
                 if a.get(key, "<absent>") != b.get(key, "<absent>")]
     return out
-
-
-def world_with_request_ids(session: Session, served: Sequence[Served]) -> Session:
-    """``session`` (the world of a live run) with each call's ``request_id`` the ``request-id`` header the fake API
-    sent with it (``req_ctxsim<n>``), which the CLI writes as ``requestId`` on the call's rows."""
-    ids = {s.message_id: f"req_ctxsim{s.request.number:04d}" for s in served}
-
-    def with_id(call: Call) -> Call:
-        return replace(call, request_id=ids.get(call.message_id, call.request_id))
-
-    queries = tuple(replace(q, steps=tuple(with_id(s) if isinstance(s, Call) else s for s in q.steps))
-                    for q in session.queries)
-    return replace(session, queries=queries)
 
 
 def _ordered(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[tuple[str, str]]:

@@ -35,9 +35,9 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from ..world import Call, Compaction, ConversationReset, Session
-from .cli_version import resolve_cli_version
-from .stream_json import Renderer
+from .stream_json import Renderer, cli_version_rendered
 from .transcript import DEFAULT_CWD, project_slug
+from .versions import version_key
 
 __all__ = ["AFTER_COMPACTION", "after_compaction", "context_window", "display_name", "statusline_payloads"]
 
@@ -53,13 +53,9 @@ and 0% (2.1.331, ``shared/research/shipped-trackers.md`` §4); ``null``: ``curre
 (2.1.332, ``ctxsim record --statusline``). A newer measurement that differs is a new entry."""
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
-
-
 def after_compaction(cli_version: str) -> AfterCompaction:
     """What CLI ``cli_version``'s payload says right after a compaction (:data:`AFTER_COMPACTION`)."""
-    key = _version_key(cli_version)
+    key = version_key(cli_version)
     found = AFTER_COMPACTION[0][1]
     for since, kind in AFTER_COMPACTION:
         if key >= since:
@@ -108,16 +104,17 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     ``transcript_path`` is the payload's ``transcript_path``: a path (of the session's first transcript file; after
     a ``/clear`` the new session's file beside it), or a function of the session id in force; default: where the
     CLI would write it under ``~/.claude/projects``. ``cli_version`` the ``version`` (default: the CLI bundled in
-    the installed ``claude-agent-sdk``). ``with_context_window=False`` leaves ``context_window`` out. ``cwd`` and
-    ``project_dir`` (default ``cwd``) fill ``cwd`` and ``workspace``. ``compaction`` is what ``context_window``
-    says right after a compaction (default: what that CLI version sends, :func:`after_compaction`).
+    the installed ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`). ``with_context_window=False``
+    leaves ``context_window`` out. ``cwd`` and ``project_dir`` (default ``cwd``) fill ``cwd`` and ``workspace``.
+    ``compaction`` is what ``context_window`` says right after a compaction (default: what that CLI version sends,
+    :func:`after_compaction`).
     """
-    version = resolve_cli_version(cli_version)
+    version = cli_version_rendered(cli_version)
     compacted = compaction or after_compaction(version)
     prompt_ids = random.Random(f"ctxsim.wire.statusline:{session.seed}:{session.session_id}")
     prompt_id: str | None = None
     path_of = _path_of(session, transcript_path, cwd)
-    renderer = Renderer(session, False, False, cwd)
+    renderer = Renderer(session, False, False, cwd, version)
     usage: dict[str, int] | None = None
     payloads: list[dict[str, Any]] = []
     elapsed_ms = 0

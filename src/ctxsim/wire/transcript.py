@@ -50,9 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from ..world import Call, Compaction, ConversationReset, Session, Step, SubagentStart, ToolResult, ToolUse
-from .cli_version import resolve_cli_version
 from .frames import Observation
-from .stream_json import Renderer, _block_dict
+from .stream_json import Renderer, _block_dict, cli_version_rendered
 
 __all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug",
            "render_transcript"]
@@ -187,7 +186,7 @@ class _Writer:
         self.session = session
         self.cwd = cwd
         self.version = cli_version
-        self.renderer = Renderer(session, False, False, cwd)
+        self.renderer = Renderer(session, False, False, cwd, cli_version)
         rng = random.Random(f"ctxsim.wire.transcript:{session.seed}:{session.session_id}")
         self.rng = rng
         self.now = started_at or _EPOCH + timedelta(seconds=rng.randrange(300 * 86_400))
@@ -400,12 +399,12 @@ def render_transcript(session: Session, *, cli_version: str | None = None, cwd: 
     """Render ``session`` as the transcript files the CLI writes, with the rows written at each observation point.
 
     ``cli_version`` is the ``version`` the rows claim (default: the CLI bundled in the installed
-    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version.installed_cli_version`); ``cwd`` the working directory
+    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`); ``cwd`` the working directory
     (it names the project directory, :func:`project_slug`); ``started_at`` the first row's time (default: a
     moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
     timestamps included.
     """
-    writer = _Writer(session, cwd, resolve_cli_version(cli_version), started_at)
+    writer = _Writer(session, cwd, cli_version_rendered(cli_version), started_at)
     for index in range(len(session.queries)):
         writer.query(index)
     if not writer.files:
