@@ -104,8 +104,9 @@ def three_queries_session() -> Session:
 def partial_session() -> Session:
     """``sdk-messages-partial.jsonl``: fake-api request #9, one query with partial messages on."""
     q1 = Query("q1", (_call("msg_cap0009", 14_607, 50, Text(SUMMARY)),))
+    # The fake API behind these captures sent the output count alone in message_delta.
     return Session(session_id="264579f3-3cd7-4e7e-9e04-32d336cb0548", queries=(q1,), model=MODEL,
-                   window=WINDOW, max_output_tokens=MAX_OUTPUT, name="capture partial")
+                   window=WINDOW, max_output_tokens=MAX_OUTPUT, name="capture partial", delta_usage="output")
 
 
 # --- projection ------------------------------------------------------------------------------------------------

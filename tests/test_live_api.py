@@ -60,7 +60,10 @@ def test_streams_a_reply_with_cache_usage_and_the_final_output_in_message_delta(
     assert got[0]["message"]["usage"] == {"input_tokens": 3, "cache_creation_input_tokens": 100,
                                           "cache_read_input_tokens": 14_000, "output_tokens": 1}
     assert got[0]["message"]["id"] == "msg_x"
-    assert got[-2]["usage"] == {"output_tokens": 77} and got[-2]["delta"]["stop_reason"] == "tool_use"
+    # message_delta's usage is cumulative, as the real API's: the input and cache counts with the final output
+    assert got[-2]["usage"] == {"input_tokens": 3, "cache_creation_input_tokens": 100,
+                                "cache_read_input_tokens": 14_000, "output_tokens": 77}
+    assert got[-2]["delta"]["stop_reason"] == "tool_use"
     assert api.served[0].blocks[2] == ToolUse(f"toolu_ctxsim{api.served[0].request.number:04d}_2", "Bash",
                                               {"command": "true"})
 

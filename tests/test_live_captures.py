@@ -1,6 +1,7 @@
-"""The in-process fake against the captures of the real CLI that ``ctxsim record`` wrote into ``tests/captures``.
+"""The in-process fake against the captures of the real CLI that ship in ``ctxsim/live/captures``, every version.
 
-Every capture holds a scripted session played live (CLI 2.1.330, the fake Messages API answering), the world session
+Every capture holds a scripted session played live (the CLI of its version, the fake Messages API answering), the
+world session
 that happened, the tracker-relevant projection of every message and ``get_context_usage`` the CLI gave, and every
 hook call and permission prompt the client's callbacks got. Here the world session is played in-process
 (FakeTransport under the real ``ClaudeSDKClient``, the same callbacks registered) and compared field by field with
@@ -10,22 +11,21 @@ the recorded ones. ``tests/live_known.py`` lists the differences that remain, wi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anyio
 import pytest
 from live_known import KNOWN, unexplained
 
 from ctxsim.live.conformance import SESSIONS, play_inprocess
-from ctxsim.live.projection import compare
-from ctxsim.live.record import Capture, load_captures, session_from_json, session_to_json
+from ctxsim.live.projection import compare, compare_keys, message_kind
+from ctxsim.live.record import Capture, captured_versions, load_captures, session_from_json, session_to_json
 
-CAPTURES = Path(__file__).parent / "captures"
-ALL = load_captures(CAPTURES)
+ALL = load_captures()
 
 
-def test_every_scripted_session_has_a_capture() -> None:
-    assert {c.name for c in ALL} >= set(SESSIONS)
+def test_every_captured_version_has_every_scripted_session() -> None:
+    assert len(captured_versions()) >= 1
+    for version in captured_versions():
+        assert {c.name for c in ALL if c.cli_version == version} == set(SESSIONS), version
     assert set(KNOWN) == set(SESSIONS)
 
 
@@ -37,6 +37,7 @@ def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
                                               hooks=capture.hooks),
                        backend=backend)
     differences = compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
+    differences += [d for d in compare_keys(capture.frame_keys, played.frame_keys) if d.tracked]
     problem = unexplained(capture.name, differences)
     assert not problem, problem
     compared = sum(len(m) for s in capture.steps for m in s.messages) + sum(len(s.context_usage)
@@ -50,14 +51,15 @@ def test_capture_session_round_trips(capture: Capture) -> None:
     assert session_from_json(session_to_json(capture.session)) == capture.session
 
 
-def _capture(name: str) -> Capture:
-    return next(c for c in ALL if c.name == name)
+@pytest.mark.parametrize("version", captured_versions())
+def test_recorded_facts_of_the_cli(version: str) -> None:
+    """What each recorded CLI did, read from its captures (the facts the conformance suite rests on)."""
 
+    def _capture(name: str) -> Capture:
+        return next(c for c in ALL if c.name == name and c.cli_version == version)
 
-def test_recorded_facts_of_the_cli() -> None:
-    """What the recorded CLI did, read from the captures (the facts the conformance suite rests on)."""
     # totalTokens is the last main-chain call's prompt (no thinking): input + cache creation + cache read.
-    for capture in ALL:
+    for capture in (c for c in ALL if c.cli_version == version):
         for step, query in zip(capture.steps, capture.session.queries):
             calls = query.main_calls
             if calls and not any(type(b).__name__ == "Thinking" for b in calls[-1].blocks):
@@ -70,12 +72,13 @@ def test_recorded_facts_of_the_cli() -> None:
     assert compact.steps[2].messages[-1]["usage.input_tokens"] == 0
     # The CLI compacted by itself (CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000: threshold 67,000) before the next call.
     auto = _capture("autocompact")
-    assert [m["type"] for m in auto.steps[2].messages][:2] == ["system", "assistant"]
-    assert auto.steps[2].messages[0]["trigger"] == "auto"
+    assert [message_kind(m) for m in auto.steps[2].messages][:3] == ["system/init", "system/compact_boundary",
+                                                                      "assistant"]
+    assert auto.steps[2].messages[1]["trigger"] == "auto"
     assert auto.steps[1].context_usage["autoCompactThreshold"] == 67_000
     mid = _capture("autocompact-midturn")
     kinds = [m["subtype"] if m["type"] == "system" else m["type"] for m in mid.steps[1].messages]
-    assert kinds == ["assistant", "user", "compact_boundary", "assistant", "result"]
+    assert kinds == ["init", "assistant", "user", "compact_boundary", "assistant", "result"]
     # Hooks (every event registered): no UserPromptSubmit for /compact or /clear; each compaction's summary agent
     # ends in a SubagentStop of agent type "" right after PreCompact; a PreToolUse deny becomes the tool's result.
     def events(name: str, step: int) -> list[str]:

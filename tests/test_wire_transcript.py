@@ -11,10 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
-from ctxsim.wire import Observation, installed_cli_version, render, render_transcript, statusline_payloads
+from ctxsim.strategies import sessions
+from ctxsim.wire import Observation, render, render_transcript, statusline_payloads
 from ctxsim.wire.statusline import context_window, display_name
 from ctxsim.wire.transcript import project_slug
+from ctxsim.wire.versions import installed_cli_version
 from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse
 
 CAPTURES = Path(__file__).resolve().parents[2] / "shared" / "captures"
@@ -191,7 +194,7 @@ def _research_session() -> Session:
 
 
 def test_payload_context_window_as_the_cli_sent_it() -> None:
-    payloads = statusline_payloads(_research_session())
+    payloads = statusline_payloads(_research_session(), cli_version="2.1.331")
     labels = [o.label for o in _points(_research_session())]
     windows = dict(zip(labels, (p["context_window"] for p in payloads)))
     # real payloads captured from the REPL (research §4): 150,003 / 75%; all-zero and 0 after /compact; 21,004 / 11%
@@ -202,6 +205,9 @@ def test_payload_context_window_as_the_cli_sent_it() -> None:
                                                          "cache_creation_input_tokens": 0,
                                                          "cache_read_input_tokens": 0}
     assert windows["q2 compaction"]["used_percentage"] == 0
+    after = statusline_payloads(_research_session(), cli_version="2.1.332")[labels.index("q2 compaction")][
+        "context_window"]
+    assert after["current_usage"] is None and after["used_percentage"] is None  # as recorded from that CLI
     assert windows["q3 call 1"]["total_input_tokens"] == 21_004 and windows["q3 call 1"]["used_percentage"] == 11
     assert {w["context_window_size"] for w in windows.values()} == {200_000}
 
@@ -261,3 +267,36 @@ def test_tool_result_rows_of_a_hand_built_session() -> None:
     result = next(r for r in rows if r["type"] == "user" and isinstance(r["message"]["content"], list))
     assert result["message"]["content"][0]["tool_use_id"] == "t1"
     assert "requestId" not in next(r for r in rows if r["type"] == "assistant")  # the call had none
+
+
+# --- any session --------------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=40)
+@given(sessions(calls=(1, 12)))
+def test_any_session_renders_consistently(session: Session) -> None:
+    """For generated sessions (subagents, compactions, cache expiries, resets): the points are the stream-json
+    points, every file's rows chain and only grow from point to point, every main call has one finalized row per
+    block, and the payload's gauge at each main call is that call's prompt."""
+    transcript = render_transcript(session)
+    assert [p.observation for p in transcript.points] == _points(session)
+    for file in transcript.files.values():
+        uuids: set[str] = set()
+        for row in file.rows:
+            if "uuid" in row:
+                parent = row.get("parentUuid") or row.get("logicalParentUuid")
+                assert parent is None or parent in uuids
+                uuids.add(row["uuid"])
+    previous: dict[str, int] = {}
+    for point in transcript.points:
+        assert all(point.rows.get(path, 0) >= n for path, n in previous.items())
+        previous = dict(point.rows)
+    rows = [r for f in transcript.files.values() for r in f.rows if r["type"] == "assistant"]
+    for call in session.calls:
+        mine = [r for r in rows if r["message"]["id"] == call.message_id]
+        assert len(mine) == len(call.blocks)
+        assert all(r["message"]["usage"]["output_tokens"] == call.output_tokens for r in mine)
+    for point, payload in zip(transcript.points, statusline_payloads(session)):
+        if point.observation.kind == "call":
+            assert payload["context_window"]["total_input_tokens"] == point.observation.truth.prompt
+            assert payload["session_id"] == point.session_id

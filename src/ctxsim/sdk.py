@@ -13,8 +13,9 @@ transport get a :class:`FakeTransport` instead of the CLI subprocess.
 
 This module is ctxsim's one door to the SDK's private parts: :func:`parse_message` (the SDK's own parser, for
 paths that read frames without a client), the rule for which frames the client keeps to itself
-(:func:`kept_by_client`, :func:`client_message`: every prediction of what the client yields uses it), and the
-transport class :func:`patch_sdk` replaces.
+(:func:`kept_by_client`, :func:`client_message`: every prediction of what the client yields uses it), the
+transport class :func:`patch_sdk` replaces, and that class built as the client builds it
+(:func:`subprocess_transport`, for a caller that wraps the real CLI's transport).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .wire import Script, context_usage_response, prompt_text, render
 from .world import Call, Compaction, Session, Text, Truth
 
 __all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
-           "parse_message", "patch_sdk"]
+           "parse_message", "patch_sdk", "subprocess_pid", "subprocess_transport"]
 
 CLIENT_ONLY_TYPES = frozenset({"control_response", "control_request", "control_cancel_request", "transcript_mirror"})
 """Frame types the SDK client's reader (``Query._read_messages``) routes itself and never yields as messages."""
@@ -46,8 +47,8 @@ def kept_by_client(data: Mapping[str, Any]) -> bool:
 
     Mirrors ``claude_agent_sdk._internal.query.Query._read_messages``: the control protocol
     (:data:`CLIENT_ONLY_TYPES`) and the ``system``/``session_state_changed`` frames marked ``sdk_host_only: true``
-    that Claude Code 2.1.330 writes (state ``running``/``idle``; the client tracks them to end runs, then drops
-    them). The one rule for every part of ctxsim that predicts what the client yields.
+    that Claude Code writes (every captured release; state ``running``/``idle``; the client tracks them to end
+    runs, then drops them). The one rule for every part of ctxsim that predicts what the client yields.
     """
     kind = data.get("type")
     if kind in CLIENT_ONLY_TYPES:
@@ -400,3 +401,27 @@ def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterato
         for module, original in saved:
             setattr(module, _TRANSPORT, original)
 
+
+def subprocess_transport(options: ClaudeAgentOptions) -> Transport:
+    """The SDK's own transport to the Claude Code CLI, built as ``ClaudeSDKClient.connect()`` builds it for
+    ``options`` (a ``can_use_tool`` callback asks the CLI to send permission prompts over stdio), to be handed to
+    ``ClaudeSDKClient(options, transport=...)`` inside a wrapper that watches what the CLI writes."""
+    from claude_agent_sdk._internal.transport import subprocess_cli
+
+    if options.can_use_tool is not None and options.permission_prompt_tool_name is None:
+        options = replace(options, permission_prompt_tool_name="stdio")
+
+    async def no_prompt() -> AsyncIterator[dict[str, Any]]:  # the client writes every prompt itself
+        return
+        yield {}  # pragma: no cover - makes this an async generator
+
+    transport: Transport = getattr(subprocess_cli, _TRANSPORT)(prompt=no_prompt(), options=options)
+    return transport
+
+
+def subprocess_pid(transport: Transport) -> int | None:
+    """The pid of the CLI process a connected :func:`subprocess_transport` started (None before it started, or for
+    another transport)."""
+    process = getattr(transport, "_process", None)
+    pid = getattr(process, "pid", None)
+    return pid if isinstance(pid, int) else None

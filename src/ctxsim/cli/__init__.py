@@ -15,8 +15,12 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim catalogue [--tracker NAME|module:factory ...]
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
-    ctxsim record [NAME...] [--dir tests/captures] [--list]
+    ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
+    ctxsim conformance [NAME...] [--cli PATH] [--record DIR] [--json]
     ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
+
+``conformance`` plays the scripted sessions on a Claude Code CLI (default: the bundled one) and in-process and
+prints every field where the two differ, marking those trackers read; exit 1 when one of those differs.
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
@@ -34,7 +38,14 @@ from collections.abc import Sequence
 
 from ._common import Command, CommandError
 from ._quality import _catalogue, _configure_catalogue, _configure_fuzz, _configure_score, _fuzz, _score
-from ._recordings import _configure_import, _configure_record, _import, _record
+from ._recordings import (
+    _configure_conformance,
+    _configure_import,
+    _configure_record,
+    _conformance,
+    _import,
+    _record,
+)
 from ._run import _configure_run, _run
 from ._scenario import _configure_scenario, _scenario
 from ._tools import _configure_tools, _tools
@@ -56,6 +67,8 @@ COMMANDS: tuple[Command, ...] = (
             _configure_score, _score),
     Command("record", "play the live conformance sessions through the bundled CLI and write their captures",
             _configure_record, _record),
+    Command("conformance", "judge a Claude Code CLI: the scripted sessions live and in-process, every field a "
+                           "tracker reads compared", _configure_conformance, _conformance),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
             _configure_tools, _tools),
 )

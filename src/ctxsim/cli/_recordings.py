@@ -36,12 +36,55 @@ def _import(args: argparse.Namespace) -> int:
 
 def _configure_record(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; --list shows them)")
-    parser.add_argument("--dir", type=Path, default=Path("tests/captures"),
-                        help="where the captures go, under claude-code-<CLI version>/ (default: tests/captures)")
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="where the captures go, under claude-code-<CLI version>/ (default: the captures "
+                             "ctxsim ships, src/ctxsim/live/captures in a checkout)")
     parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
+    parser.add_argument("--statusline", action="store_true",
+                        help="record the statusline payloads instead: the CLI's interactive REPL driven under tmux "
+                             "(NAME: the statusline sessions), written under claude-code-<CLI version>/statusline/")
 
 
 def _record(args: argparse.Namespace) -> int:
-    from ..live.record import record_command
+    from ..live.record import CAPTURES, record_command
 
-    return record_command(args.names, args.dir, list_only=args.list)
+    if args.statusline:
+        from ..live.claude import LiveError
+        from ..live.statusline import STATUSLINE_SESSIONS, record_statusline_command
+
+        if args.list:
+            for name, scripted in STATUSLINE_SESSIONS.items():
+                print(f"{name}: {scripted.description}")
+            return 0
+        try:
+            return record_statusline_command(args.names, args.dir or CAPTURES)
+        except LiveError as exc:
+            raise CommandError(str(exc)) from None
+
+    return record_command(args.names, args.dir or CAPTURES, list_only=args.list)
+
+
+def _configure_conformance(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; "
+                                                                 "`ctxsim record --list` shows them)")
+    parser.add_argument("--cli", metavar="PATH", help="the Claude Code CLI to judge: any executable that speaks its "
+                                                      "stream-json protocol, a wrapper script included (default: the "
+                                                      "one bundled in the installed claude-agent-sdk)")
+    parser.add_argument("--record", type=Path, metavar="DIR",
+                        help="also write the live runs as captures under DIR/claude-code-<CLI version>/")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take (default 60)")
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    import json
+
+    from ..live.claude import LiveError
+    from ..live.release import check_release
+
+    try:
+        check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout)
+    except LiveError as exc:
+        raise CommandError(str(exc)) from None
+    print(json.dumps(check.to_json(), indent=1) if args.json else check.table())
+    return 0 if check.ok else 1

@@ -43,7 +43,7 @@ def _text(content: Any) -> str:
 def _call(served: Served, model: str) -> Call:
     return Call(input_tokens=served.usage[0], cache_creation_input_tokens=served.usage[1],
                 cache_read_input_tokens=served.usage[2], output_tokens=served.reply.output_tokens,
-                blocks=served.blocks, message_id=served.message_id, model=model, request_id=None,
+                blocks=served.blocks, message_id=served.message_id, model=model, request_id=served.request.request_id,
                 parent_tool_use_id=served.request.agent)
 
 
@@ -101,10 +101,12 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
 
 def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[Any]],
                served: Sequence[Sequence[Served]], context_after: Sequence[int | None], *, model: str, window: int,
-               baseline: int, max_output_tokens: int = 32_000, auto_compact_window: int | None = None) -> Session:
+               baseline: int, max_output_tokens: int = 32_000, auto_compact_window: int | None = None,
+               auto_compact_at: int | None = None) -> Session:
     """The session a live run played: ``prompts[i]`` answered by ``messages[i]`` while the API served
     ``served[i]``, and ``get_context_usage`` said ``context_after[i]`` after it. ``baseline`` is what the CLI says
-    a fresh conversation holds (its context usage before the first query)."""
+    a fresh conversation holds (its context usage before the first query), ``auto_compact_at`` where it said it
+    autocompacts: both measured by the CLI from its own prompt and tools, taken as it said them."""
     queries: list[Query] = []
     session_id: str | None = None
     for prompt, step_messages, step_served, after in zip(prompts, messages, served, context_after):
@@ -115,4 +117,4 @@ def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[An
             session_id = str(first.data.get("session_id")) if first is not None else sid
     return Session(session_id=session_id or "", queries=tuple(queries), model=model, window=window,
                    baseline=baseline, max_output_tokens=max_output_tokens, name=name,
-                   auto_compact_window=auto_compact_window)
+                   auto_compact_window=auto_compact_window, auto_compact_at=auto_compact_at)

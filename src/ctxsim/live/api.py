@@ -89,6 +89,11 @@ class ApiRequest:
     """For a subagent's request: the id of the ``Agent`` tool use the main chain made last; else None."""
 
     @property
+    def request_id(self) -> str:
+        """The id the API sends in its ``request-id`` header (the CLI copies it into ``request_id``)."""
+        return f"req_ctxsim{self.number:04d}"
+
+    @property
     def prompt_text(self) -> str:
         """The current prompt: the last user text that is not a system reminder."""
         return last_user_text(self.body)
@@ -297,7 +302,7 @@ class FakeMessagesAPI:
             reply = self.responder(api_request)
             served = self._serve(api_request, reply)
             self.served.append(served)
-        headers = {"request-id": f"req_ctxsim{api_request.number:04d}"}
+        headers = {"request-id": api_request.request_id}
         if served.reply.error is not None:
             status, error = served.reply.error
             return JSONResponse(error, status_code=status, headers=headers)
@@ -346,9 +351,10 @@ class FakeMessagesAPI:
             for event in _block_events(index, block):
                 yield event
             await asyncio.sleep(0)
+        # As the real API: message_delta's usage is cumulative, the input and cache fields included.
         yield _sse("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                                     "usage": {"output_tokens": reply.output_tokens}})
+                                     "usage": {**self._usage(served.usage), "output_tokens": reply.output_tokens}})
         yield _sse("message_stop", {"type": "message_stop"})
 
     # reading ---------------------------------------------------------------------------------------------------

@@ -14,9 +14,11 @@ wait is bounded and ends in a :class:`LiveError` saying what it waited for.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from collections import deque
@@ -29,10 +31,15 @@ import anyio
 import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
+from ..sdk import subprocess_pid, subprocess_transport
+from ..wire import project_slug
+from ..wire.versions import installed_cli_version
 from ..world import DEFAULT_MODEL
+from ._tap import FrameTap
 from .api import FakeMessagesAPI
 
-__all__ = ["LiveClaude", "LiveError", "bundled_cli_version", "child_processes", "cli_env", "cli_options"]
+__all__ = ["LiveClaude", "LiveError", "bundled_cli_path", "bundled_cli_version", "child_processes", "cli_env",
+           "cli_options", "cli_version", "read_transcripts"]
 
 DUMMY_API_KEY = "sk-ant-ctxsim-fake-0000"
 """The key the CLI sends; the fake API accepts any."""
@@ -49,24 +56,51 @@ class LiveError(RuntimeError):
     """The live CLI or the fake API did not do what was waited for; the message says what, starting ``ctxsim:``."""
 
 
-def bundled_cli_version() -> str:
-    """The version of the Claude Code CLI bundled in the installed ``claude-agent-sdk`` (``2.1.330``)."""
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude.version"
+def bundled_cli_path() -> Path:
+    """Where the installed ``claude-agent-sdk`` keeps its bundled Claude Code CLI (the file may be absent)."""
+    return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+
+
+VERSION_TIMEOUT = 20.0
+"""Seconds :func:`cli_version` waits for ``CLI --version``."""
+
+
+def cli_version(cli: str | Path | None = None) -> str:
+    """The version of the Claude Code CLI at ``cli`` (``--version``'s first word), or of the bundled one when None
+    (read from the wheel, without starting it). A CLI that cannot be started, hangs or prints no version is a
+    :class:`LiveError` naming the path and why."""
+    if cli is None:
+        return bundled_cli_version()
+    path = shutil.which(str(cli)) or str(cli)
     try:
-        words = path.read_text().split()  # "2.1.330 (Claude Code)"
-    except OSError:
-        raise LiveError(f"ctxsim: no CLI is bundled in this claude-agent-sdk ({path} is missing)") from None
-    if not words:
-        raise LiveError(f"ctxsim: {path} is empty")
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
+    except subprocess.TimeoutExpired:
+        raise LiveError(f"ctxsim: the CLI {cli} did not answer --version within {VERSION_TIMEOUT:g} s") from None
+    except OSError as exc:
+        raise LiveError(f"ctxsim: the CLI {cli} cannot be started: {exc.strerror or exc}") from None
+    words = done.stdout.split()
+    if done.returncode != 0 or not words or not words[0][:1].isdigit():
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise LiveError(f"ctxsim: the CLI {cli} gave no version (--version exited {done.returncode}: {tail[:200]})")
     return words[0]
+
+
+def bundled_cli_version() -> str:
+    """The version of the Claude Code CLI bundled in the installed ``claude-agent-sdk``."""
+    version = installed_cli_version()
+    if version is None:
+        raise LiveError(f"ctxsim: no CLI version is bundled in this claude-agent-sdk ({bundled_cli_path()}.version "
+                        f"is missing or empty)")
+    return version
 
 
 def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
             extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment that points the CLI at the fake API at ``base_url``, with ``home`` as its ``HOME``.
 
-    ``autocompact_window`` sets ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: without it CLI 2.1.330 never compacts on its
-    own on reported usage; with it, it compacts once the last prompt passes ``window - 33,000``.
+    ``autocompact_window`` sets ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: without it the CLI (as captured) never
+    compacts on its own on reported usage; with it, it compacts once the last prompt passes its threshold.
     """
     env = dict.fromkeys(_BLANKED, "")
     env.update({
@@ -96,6 +130,24 @@ def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, inc
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 
+def read_transcripts(projects: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every transcript file the CLI wrote under ``projects`` (its ``$CLAUDE_CONFIG_DIR/projects``), by path relative
+    to its project directory (``<session>.jsonl``, ``<session>/subagents/agent-<id>.jsonl``): the rows whole, in
+    order (a last line still being written is left out)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(projects.glob("*/**/*.jsonl")):
+        rows = []
+        for line in path.read_text().splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                break
+        out[str(Path(*path.relative_to(projects).parts[1:]))] = rows
+    return out
+
+
 def child_processes() -> set[int]:
     """The live (not zombie) child processes of this process, from ``/proc`` (empty where there is none)."""
     me, out = os.getpid(), set[int]()
@@ -120,15 +172,19 @@ class LiveClaude:
     """``async with LiveClaude(...) as live:``: the bundled CLI, connected through ``ClaudeSDKClient``, against a
     fake Messages API. ``live.client`` is the connected client; :meth:`ask` and :meth:`context_usage` are bounded.
 
-    ``api`` is a fake API already started (left running on exit); None starts one (stopped on exit). The other
-    keywords are :func:`cli_options`'s. ``timeout`` bounds connecting, each query and each control request, in
-    seconds; ``disconnect_timeout`` bounds the way out (the SDK itself waits up to 5 s for a CLI it has to stop).
+    ``api`` is a fake API already started (left running on exit); None starts one (stopped on exit). ``cli`` is
+    the CLI to run (any executable that speaks its stream-json protocol, a wrapper script included; None: the one
+    bundled in the SDK). The other keywords are :func:`cli_options`'s. ``timeout`` bounds connecting, each query
+    and each control request, in seconds; ``disconnect_timeout`` bounds the way out (the SDK itself waits up to
+    5 s for a CLI it has to stop). :attr:`frames` keeps every raw frame the CLI wrote, control frames included.
     """
 
     def __init__(self, api: FakeMessagesAPI | None = None, *, model: str = DEFAULT_MODEL,
                  include_partial_messages: bool = False, autocompact_window: int | None = None,
-                 timeout: float = 60.0, disconnect_timeout: float = 15.0, **options: Any) -> None:
+                 timeout: float = 60.0, disconnect_timeout: float = 15.0, cli: str | Path | None = None,
+                 **options: Any) -> None:
         self.api = api if api is not None else FakeMessagesAPI()
+        self.cli = cli
         self._owns_api = api is None
         self.model = model
         self.include_partial_messages = include_partial_messages
@@ -142,7 +198,31 @@ class LiveClaude:
         """The CLI's process (the children this process gained while connecting)."""
         self.workdir: Path | None = None
         self._client: ClaudeSDKClient | None = None
+        self._tap: FrameTap | None = None
         self.connect_seconds = 0.0
+
+    @property
+    def frames(self) -> list[dict[str, Any]]:
+        """Every raw stream-json frame the CLI wrote so far, in order."""
+        return self._tap.frames if self._tap is not None else []
+
+    @property
+    def projects_dir(self) -> Path:
+        """Where the CLI writes its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` (one directory per working
+        directory, :func:`ctxsim.wire.project_slug`); gone once the context is left."""
+        if self.workdir is None:
+            raise LiveError("ctxsim: LiveClaude is not connected (use it as `async with LiveClaude() as live`)")
+        return self.workdir / "home" / ".claude" / "projects"
+
+    def transcript_path(self, session_id: str) -> Path:
+        """Where the CLI writes the transcript of session ``session_id`` (the statusline payload's
+        ``transcript_path``)."""
+        projects = self.projects_dir  # raises unless connected
+        return projects / project_slug(str(projects.parents[2] / "project")) / f"{session_id}.jsonl"
+
+    def transcripts(self) -> dict[str, list[dict[str, Any]]]:
+        """The transcript files the CLI has written so far (:func:`read_transcripts`)."""
+        return read_transcripts(self.projects_dir)
 
     @property
     def client(self) -> ClaudeSDKClient:
@@ -164,15 +244,19 @@ class LiveClaude:
             options = cli_options(self.api.base_url, self.workdir, model=self.model,
                                   include_partial_messages=self.include_partial_messages,
                                   autocompact_window=self.autocompact_window, stderr=self.stderr.append,
-                                  **self._options)
+                                  cli_path=str(self.cli) if self.cli is not None else None, **self._options)
             before = child_processes()
             started = time.monotonic()
-            self._client = ClaudeSDKClient(options)
+            self._tap = FrameTap(subprocess_transport(options))
+            self._client = ClaudeSDKClient(options, transport=self._tap)
             with anyio.move_on_after(self.timeout) as waited:
                 await self._client.connect()
-            self.pids = child_processes() - before
+            pid = subprocess_pid(self._tap.inner)
+            # The transport's own process; other children (another LiveClaude's CLI) are not this one's to stop.
+            self.pids = {pid} if pid is not None else child_processes() - before
             if waited.cancelled_caught:
-                raise self._fail(f"the bundled CLI did not connect within {self.timeout:g} s")
+                raise self._fail(f"the CLI {self.cli or 'bundled in claude-agent-sdk'} did not connect within "
+                                 f"{self.timeout:g} s")
             self.connect_seconds = time.monotonic() - started
         except BaseException:
             await self._close()

@@ -34,14 +34,17 @@ from claude_agent_sdk import (
     ResultMessage,
 )
 
-from ..sdk import FakeTransport
+from ..sdk import FakeTransport, kept_by_client
 from ..world import DEFAULT_MODEL, Session, Text, Thinking, ToolUse
 from ._recorded import session_of
+from ._tap import FrameEdit, FrameTap
 from .api import FakeMessagesAPI, Reply, Served
-from .claude import LiveClaude, LiveError, bundled_cli_version
+from .claude import LiveClaude, LiveError, cli_version
+from .frame_keys import FrameKeys, frame_keys
 from .projection import (
     Projection,
     StepProjection,
+    id_shapes,
     project_context_usage,
     project_hook,
     project_message,
@@ -137,6 +140,10 @@ class Played:
     cli_version: str = ""
     seconds: float = 0.0
     """Live: the wall time of the run, connecting and disconnecting included."""
+    frame_keys: FrameKeys = field(default_factory=dict)
+    """Every key path the raw frames carried, by frame kind (the SDK's control frames left out)."""
+    transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
+    """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.claude.LiveClaude.transcripts`)."""
 
 
 _MODEL_WINDOW = 200_000
@@ -147,17 +154,24 @@ def _projected(messages: list[Any]) -> list[Projection]:
     return [p for p in (project_message(m) for m in messages) if p is not None]
 
 
-async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Played:
-    """Play ``scripted`` through the real bundled CLI against a fake API; every wait bounded by ``timeout``."""
+def _keys(frames: list[dict[str, Any]]) -> FrameKeys:
+    return frame_keys(f for f in frames if not kept_by_client(f) and f.get("type") != "control_request")
+
+
+async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: str | None = None) -> Played:
+    """Play ``scripted`` through the real CLI (``cli``, else the one bundled in the SDK) against a fake API; every
+    wait bounded by ``timeout``."""
     started = anyio.current_time()
+    version = cli_version(cli)
     api = FakeMessagesAPI(window=scripted.autocompact_window or 200_000)
     all_messages: list[list[Any]] = []
+    transcripts: list[dict[str, list[dict[str, Any]]]] = []
     served: list[list[Served]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
     with api:
         async with LiveClaude(api, model=scripted.model, include_partial_messages=scripted.include_partial_messages,
-                              autocompact_window=scripted.autocompact_window, timeout=timeout,
+                              autocompact_window=scripted.autocompact_window, timeout=timeout, cli=cli,
                               **scripted.hooks.options(hooks)) as live:
             initial_usage = await live.context_usage()
             for number, ask in enumerate(scripted.steps, 1):
@@ -170,29 +184,34 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0) -> Play
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
                 usage = await live.context_usage()
+                transcripts.append(live.transcripts())
                 all_messages.append(messages)
                 served.append(api.served[before:])
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
                                             hooks[:]))
                 hooks.clear()
+            keys = _keys(live.frames)
     totals = [step.context_usage.get("totalTokens") for step in steps]
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
-                         auto_compact_window=scripted.autocompact_window)
-    return Played(project_context_usage(initial_usage), steps, session, list(api.served), bundled_cli_version(),
-                  anyio.current_time() - started)
+                         auto_compact_window=scripted.autocompact_window,
+                         auto_compact_at=initial_usage.get("autoCompactThreshold"))
+    return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
+                  anyio.current_time() - started, keys, transcripts)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
-                         timeout: float = 10.0) -> Played:
+                         timeout: float = 10.0, edit: FrameEdit | None = None) -> Played:
     """Play ``session`` through :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the
     callbacks of ``hooks``, projected as :func:`play_live` projects the CLI's messages and hook calls; bounded by
-    ``timeout`` seconds in all."""
+    ``timeout`` seconds in all. ``edit`` changes each frame the fake writes before the SDK reads it (a divergence
+    planted on purpose)."""
     started = anyio.current_time()
     steps: list[StepProjection] = []
     seen: list[Projection] = []
     options = ClaudeAgentOptions(include_partial_messages=include_partial_messages, **hooks.options(seen))
-    transport = FakeTransport(session, include_partial_messages=include_partial_messages, options=options)
+    transport = FrameTap(FakeTransport(session, include_partial_messages=include_partial_messages, options=options),
+                         edit)
     with anyio.move_on_after(timeout) as waited:
         async with ClaudeSDKClient(options, transport=transport) as client:
             initial = project_context_usage(await client.get_context_usage())
@@ -209,7 +228,8 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
     if waited.cancelled_caught:
         raise LiveError(f"ctxsim: the in-process play of session {session.name!r} did not finish within "
                         f"{timeout:g} s ({len(steps)} of {len(session.queries)} queries done)")
-    return Played(initial, steps, session, seconds=anyio.current_time() - started)
+    return Played(initial, id_shapes(steps), session, seconds=anyio.current_time() - started,
+                  frame_keys=_keys(transport.frames))
 
 
 # --- the scripted sessions of the conformance suite -------------------------------------------------------------

@@ -1,19 +1,27 @@
-"""What a context tracker can use of a session's messages, and comparing two such projections field by field.
+"""What a context tracker can read of a session's messages, and comparing two such projections field by field.
 
 :func:`project_message` reduces one ``claude_agent_sdk`` message to the fields a tracker can read: for an assistant
-message its ``message_id``, ``parent_tool_use_id``, usage and block kinds; for a user message the tool results it
-carries; for a result its usage, per-model usage, cost and session id; ``compact_boundary`` and conversation resets;
-for stream events (partial messages) the ``message_start`` and ``message_delta`` usage. Everything else (the
-``init`` frame, statuses, task notifications, user messages without tool results: replayed prompts, compaction
+message its ``message_id``, ``parent_tool_use_id``, ``model``, ``stop_reason``, ``error``, usage, block kinds, and
+the shape of its ``uuid`` and ``session_id``; for a user message the tool results it carries; for a result its
+usage, per-model usage, cost and session id; the ``init`` frame's session id; ``compact_boundary`` and conversation
+resets; for stream events (partial messages) the ``message_start`` and ``message_delta`` usage, every field of it.
+Everything else (statuses, task notifications, user messages without tool results: replayed prompts, compaction
 summaries, command output) is left out. :func:`project_context_usage` does the same for ``get_context_usage()``,
 and :func:`project_hook` for one hook call or permission prompt the SDK handed the client's callbacks.
 
+Ids the CLI draws at random are compared by shape, not value: :func:`id_shapes` replaces each ``uuid`` and
+``session_id`` by the order in which it first appeared in the run (``uuid 3``), so what is compared is whether an id
+is there, whether messages share it, and whether the session id stays or changes across queries.
+
 Projections are flat ``{field: value}`` dicts, so :func:`compare` can name every field that differs.
+:data:`FIELDS` lists every field a projection can hold, by message kind: the conformance self-check plants a
+divergence for each and requires it to be reported by name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,8 +35,9 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-__all__ = ["CONTEXT_USAGE_FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
-           "project_context_usage", "project_hook", "project_message", "project_permission"]
+__all__ = ["CONTEXT_USAGE_FIELDS", "FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
+           "compare_keys", "field_pattern", "id_shapes", "message_kind", "project_context_usage", "project_hook",
+           "project_message", "project_permission"]
 
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
@@ -52,10 +61,13 @@ def _block_kind(block: Any) -> str:
 
 
 def project_message(message: Any) -> Projection | None:
-    """The tracker-relevant fields of one SDK message; None for a message a tracker has no use for."""
+    """The tracker-relevant fields of one SDK message; None for a message a tracker has no use for. Ids come as
+    they are: :func:`id_shapes` turns a run's projections into comparable ones."""
     if isinstance(message, AssistantMessage):
         return {"type": "assistant", "message_id": message.message_id,
-                "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", message.usage),
+                "parent_tool_use_id": message.parent_tool_use_id, "model": message.model,
+                "stop_reason": message.stop_reason, "error": message.error, "uuid": message.uuid,
+                "session_id": message.session_id, **_usage("usage", message.usage),
                 "blocks": [_block_kind(b) for b in message.content]}
     if isinstance(message, UserMessage):
         content = message.content
@@ -77,14 +89,17 @@ def project_message(message: Any) -> Projection | None:
         event = message.event
         kind = event.get("type")
         if kind == "message_start":
-            return {"type": "stream_event", "event": kind, "message_id": event["message"].get("id"),
-                    "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", event["message"].get("usage"))}
+            started = event.get("message") or {}
+            return {"type": "stream_event", "event": kind, "message_id": started.get("id"),
+                    "parent_tool_use_id": message.parent_tool_use_id, **_usage("usage", started.get("usage"))}
         if kind == "message_delta":
             return {"type": "stream_event", "event": kind, "parent_tool_use_id": message.parent_tool_use_id,
-                    "stop_reason": event.get("delta", {}).get("stop_reason"),
-                    "usage.output_tokens": event.get("usage", {}).get("output_tokens")}
+                    "stop_reason": (event.get("delta") or {}).get("stop_reason"),
+                    **_usage("usage", event.get("usage"))}
         return None
     if isinstance(message, SystemMessage):
+        if message.subtype == "init":
+            return {"type": "system", "subtype": "init", "session_id": message.data.get("session_id")}
         if message.subtype != "compact_boundary":
             return None
         meta = message.data.get("compact_metadata") or {}
@@ -95,6 +110,37 @@ def project_message(message: Any) -> Projection | None:
     if dataclasses.is_dataclass(message):
         return {"type": type(message).__name__}  # a message type this projection does not know: shown, not hidden
     return None
+
+
+def message_kind(projection: Mapping[str, Any]) -> str:
+    """The kind a projected message is listed under in :data:`FIELDS`: ``assistant``, ``system/init``,
+    ``stream_event/message_delta``, ``hook``, ``context_usage``, ..."""
+    kind = str(projection.get("type"))
+    detail = projection.get("subtype") or projection.get("event")
+    return f"{kind}/{detail}" if kind in ("system", "stream_event") and detail else kind
+
+
+_ID_FIELDS = {"uuid": "uuid", "session_id": "session"}
+"""Projected fields that hold an id the CLI draws at random, and the name of its family."""
+
+
+def id_shapes(steps: Sequence[StepProjection]) -> list[StepProjection]:
+    """``steps`` with every random id (:data:`_ID_FIELDS`) replaced by its order of first appearance in the run,
+    per family: ``session 1`` while the session id stays, ``session 2`` once it changes; ``uuid 7`` for the
+    seventh distinct uuid. None stays None. Projections already shaped are left as they are."""
+    seen: dict[str, dict[Any, str]] = {family: {} for family in _ID_FIELDS.values()}
+
+    def shape(message: Projection) -> Projection:
+        out = dict(message)
+        for key, family in _ID_FIELDS.items():
+            value = out.get(key)
+            if value is None or (isinstance(value, str) and value.startswith(f"{family} ")):
+                continue
+            names = seen[family]
+            out[key] = names.setdefault(value, f"{family} {len(names) + 1}")
+        return out
+
+    return [StepProjection(s.prompt, [shape(m) for m in s.messages], s.context_usage, s.hooks) for s in steps]
 
 
 HOOK_FIELDS = ("prompt", "tool_name", "agent_type", "trigger", "custom_instructions", "stop_hook_active",
@@ -124,6 +170,30 @@ def project_context_usage(usage: Mapping[str, Any]) -> Projection:
     return {"type": "context_usage", **{k: usage.get(k) for k in CONTEXT_USAGE_FIELDS}}
 
 
+FIELDS: Mapping[str, tuple[str, ...]] = {
+    "assistant": ("message_id", "parent_tool_use_id", "model", "stop_reason", "error", "uuid", "session_id",
+                  *(f"usage.{k}" for k in USAGE_FIELDS), "blocks"),
+    "user": ("parent_tool_use_id", "tool_results", "is_error", "error_texts"),
+    "result": ("subtype", "is_error", "session_id", *(f"usage.{k}" for k in USAGE_FIELDS), "total_cost_usd",
+               *(f"model_usage[*].{k}" for k in MODEL_USAGE_FIELDS)),
+    "system/init": ("session_id",),
+    "system/compact_boundary": ("trigger", "pre_tokens", "post_tokens"),
+    "conversation_reset": (),
+    "stream_event/message_start": ("message_id", "parent_tool_use_id", *(f"usage.{k}" for k in USAGE_FIELDS)),
+    "stream_event/message_delta": ("parent_tool_use_id", "stop_reason", *(f"usage.{k}" for k in USAGE_FIELDS)),
+    "context_usage": CONTEXT_USAGE_FIELDS,
+    "hook": ("event", "keys", *HOOK_FIELDS, "tool_use_id"),
+    "can_use_tool": ("tool_name", "tool_input", "tool_use_id"),
+}
+"""Every field a projection can hold, by :func:`message_kind` (``model_usage[*]`` stands for each model). Each has a
+self-check in the tests that plants a divergence in the fake for it alone and requires :func:`compare` to name it."""
+
+
+def field_pattern(name: str) -> str:
+    """``name`` as :data:`FIELDS` lists it (a model's name replaced by ``*``)."""
+    return re.sub(r"^model_usage\[[^\]]*\]", "model_usage[*]", name)
+
+
 @dataclass
 class StepProjection:
     """One step of a scripted session (a query or command): its messages' projections, the context usage after,
@@ -150,25 +220,52 @@ class Difference:
     """One field that differs between two projections of the same session."""
 
     where: str
-    """``step 3 (/compact) message 2 (result)``, or ``before the first query``."""
+    """``step 3 (/compact) message 2 (result)``, ``before the first query``, or ``frames assistant``."""
     field: str
     left: Any
     right: Any
     step: int = 0
-    """The 1-based step (0: the context usage before the first query)."""
+    """The 1-based step (0: the context usage before the first query, or the keys of the run's frames)."""
+    kind: str = ""
+    """The :func:`message_kind` of the message (or ``frames <kind>`` for a frame's key)."""
+    tracked: bool = True
+    """Whether trackers read this field: every projected field; for frame keys, those of
+    :data:`~ctxsim.live.frame_keys.TRACKED`."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.field}: {self.left!r} != {self.right!r}"
 
 
+_ABSENT = "<absent>"
+
+
 def _compare_items(where: str, left: Projection | None, right: Projection | None, step: int) -> list[Difference]:
     if left is None or right is None:
         shown = left or right or {}
-        return [Difference(where, "(message)", left and left.get("type"), right and right.get("type"), step)
-                ] if shown else []
-    return [Difference(where, key, left.get(key, "<absent>"), right.get(key, "<absent>"), step)
+        return [Difference(where, "(message)", left and left.get("type"), right and right.get("type"), step,
+                           message_kind(shown))] if shown else []
+    kind = message_kind(left)
+    return [Difference(where, key, left.get(key, _ABSENT), right.get(key, _ABSENT), step, kind)
             for key in sorted(set(left) | set(right), key=lambda k: (k != "type", k))
-            if left.get(key, "<absent>") != right.get(key, "<absent>")]
+            if left.get(key, _ABSENT) != right.get(key, _ABSENT)]
+
+
+def compare_keys(left: Mapping[str, Sequence[str]], right: Mapping[str, Sequence[str]]) -> list[Difference]:
+    """Every frame kind and key path that one run's frames carried and the other's did not
+    (:func:`~ctxsim.live.frame_keys.frame_keys` of each); ``tracked`` where trackers read it."""
+    from .frame_keys import is_tracked
+
+    out = []
+    for kind in sorted(set(left) | set(right)):
+        if kind not in left or kind not in right:
+            out.append(Difference(f"frames {kind}", "(frame kind)", "present" if kind in left else _ABSENT,
+                                  "present" if kind in right else _ABSENT, 0, f"frames {kind}", is_tracked(kind)))
+            continue
+        a, b = set(left[kind]), set(right[kind])
+        out += [Difference(f"frames {kind}", f"keys: {path}", "present" if path in a else _ABSENT,
+                           "present" if path in b else _ABSENT, 0, f"frames {kind}", is_tracked(kind, path))
+                for path in sorted(a ^ b)]
+    return out
 
 
 def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
@@ -177,11 +274,12 @@ def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
 
     ``initial`` compares the context usage before the first query as well. Messages, and then hook calls, are
     compared by position: a missing or extra one is one difference (``(message)``), then the comparison goes on at
-    the next position.
+    the next position. Random ids are compared by shape (:func:`id_shapes`).
     """
     out: list[Difference] = []
     if initial is not None:
         out += _compare_items("before the first query", *initial, 0)
+    left, right = id_shapes(left), id_shapes(right)
     for number in range(max(len(left), len(right))):
         a = left[number] if number < len(left) else None
         b = right[number] if number < len(right) else None

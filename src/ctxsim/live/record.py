@@ -1,17 +1,18 @@
-"""Captures of the live conformance runs, written into the repository's tests, and the drift report.
+"""Captures of the live conformance runs, shipped in the package, and the drift between releases.
 
 :func:`record` plays scripted sessions live (:mod:`ctxsim.live.conformance`) and writes one JSON file per session
 under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
-(:func:`session_to_json`), the callbacks registered (:class:`~ctxsim.live.conformance.HookSetup`), and the
-projection of every step (its messages, context usage and hook calls) and of the context usage before the first. The
-tests
-replay the session in-process and compare it with the recorded projection, so no fidelity test needs the CLI or
-files outside the repository. ``ctxsim record`` runs :func:`record`.
+(:func:`session_to_json`, with the figures the CLI measures of its own prompt: its baseline and autocompact point),
+the callbacks registered (:class:`~ctxsim.live.conformance.HookSetup`), the projection of every step (its messages,
+context usage and hook calls) and of the context usage before the first, and the key paths of every raw frame kind.
+The captures ship in the package (:data:`CAPTURES`), so the tests, ``ctxsim conformance`` and the pytest header
+read the versions ctxsim's wire is checked against without the CLI. ``ctxsim record`` and ``ctxsim conformance
+--record`` write them.
 
-:func:`drift` compares a capture with a live run of the same scripted session (typically under another CLI
-version): which fields changed. Ids the CLI draws at random (session ids) are left out; a field whose value is a
-number the CLI measures on the host (usage from the request's size, compaction sizes) is reported as a number
-change, apart from the fields that appeared, disappeared or changed kind or text.
+:func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it.
+:func:`drift` compares a capture with a live run of the same scripted session (typically under a newer CLI): which
+fields changed, which numbers moved (the CLI's own prompt grew or shrank), and which frame kinds and keys appeared
+or vanished.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 import claude_agent_sdk
 
+from ..wire.versions import CAPTURES, captured_versions, version_key
 from ..world import (
     Call,
     Compaction,
@@ -40,14 +42,16 @@ from ..world import (
 from .conformance import SESSIONS, HookSetup, Played
 from .projection import Difference, Projection, StepProjection
 
-__all__ = ["Capture", "capture_dir", "drift", "load_capture", "load_captures", "record", "record_command",
-           "session_from_json",
-           "session_to_json", "write_capture"]
+__all__ = ["CAPTURES", "Capture", "Drift", "capture_dir", "capture_for", "captured_versions", "drift", "load_capture",
+           "load_captures", "record", "record_command", "session_from_json", "session_to_json", "version_key",
+           "write_capture"]
 
-FORMAT = 2
-"""2: the hook calls of each step, and the callbacks registered (``hooks``)."""
-_VOLATILE = frozenset({"session_id"})
-"""Fields that differ on every run (random ids): never compared across runs."""
+FORMAT = 3
+"""2: the hook calls of each step, and the callbacks registered (``hooks``); 3: every field a tracker can read
+(ids by shape), the raw frames' key paths (``frame_keys``), the CLI's autocompact point, the provider's
+``message_delta`` usage."""
+
+
 
 
 def _block_json(block: Text | Thinking | ToolUse) -> dict[str, Any]:
@@ -114,7 +118,8 @@ def session_to_json(session: Session) -> dict[str, Any]:
     """``session`` as JSON-able data (see :func:`session_from_json`)."""
     return {"session_id": session.session_id, "name": session.name, "model": session.model,
             "window": session.window, "baseline": session.baseline, "max_output_tokens": session.max_output_tokens,
-            "auto_compact_window": session.auto_compact_window,
+            "auto_compact_window": session.auto_compact_window, "auto_compact_at": session.auto_compact_at,
+            "delta_usage": session.delta_usage,
             "queries": [{"prompt": q.prompt, "steps": [_step_json(s) for s in q.steps]} for q in session.queries]}
 
 
@@ -123,7 +128,8 @@ def session_from_json(data: Mapping[str, Any]) -> Session:
     queries = tuple(Query(q["prompt"], tuple(_step(s) for s in q["steps"])) for q in data["queries"])
     return Session(session_id=data["session_id"], queries=queries, model=data["model"], window=data["window"],
                    baseline=data["baseline"], max_output_tokens=data["max_output_tokens"], name=data["name"],
-                   auto_compact_window=data.get("auto_compact_window"))
+                   auto_compact_window=data.get("auto_compact_window"), auto_compact_at=data.get("auto_compact_at"),
+                   delta_usage=data.get("delta_usage", "cumulative"))
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,8 @@ class Capture:
     path: Path | None = None
     hooks: HookSetup = field(default_factory=HookSetup)
     """The callbacks the run registered (play the session in-process with the same)."""
+    frame_keys: dict[str, list[str]] = field(default_factory=dict)
+    """Every key path the CLI's raw frames carried, by frame kind."""
 
 
 def capture_dir(directory: Path, cli_version: str) -> Path:
@@ -159,7 +167,7 @@ def write_capture(directory: Path, name: str, played: Played, *, include_partial
             "sdk_version": claude_agent_sdk.__version__, "include_partial_messages": include_partial_messages,
             "hooks": (hooks or HookSetup()).to_json(), "session": session_to_json(played.session),
             "initial": played.initial,
-            "steps": [s.to_json() for s in played.steps]}
+            "steps": [s.to_json() for s in played.steps], "frame_keys": played.frame_keys}
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     return path
 
@@ -171,17 +179,30 @@ def load_capture(path: Path) -> Capture:
         raise ValueError(f"ctxsim: {path}: capture format {data.get('format')!r}, expected {FORMAT}")
     return Capture(data["name"], data["cli_version"], data["sdk_version"], data["include_partial_messages"],
                    session_from_json(data["session"]), data["initial"],
-                   [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]))
+                   [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]),
+                   dict(data["frame_keys"]))
 
 
-def load_captures(directory: Path) -> list[Capture]:
+def load_captures(directory: Path = CAPTURES) -> list[Capture]:
     """Every capture under ``directory`` (all CLI versions), by version then name."""
-    return [load_capture(p) for p in sorted(directory.glob("claude-code-*/*.json"))]
+    return [load_capture(p) for version in captured_versions(directory)
+            for p in sorted(capture_dir(directory, version).glob("*.json"))]
+
+
+def capture_for(version: str, directory: Path = CAPTURES) -> tuple[str, dict[str, Capture]] | None:
+    """The captures that stand for CLI ``version``: its own, else those of the newest captured version below it
+    (else the oldest captured); as ``(captured version, {session name: capture})``. None when there is none."""
+    versions = captured_versions(directory)
+    if not versions:
+        return None
+    below = [v for v in versions if version_key(v) <= version_key(version)]
+    chosen = below[-1] if below else versions[0]
+    return chosen, {c.name: c for c in map(load_capture, sorted(capture_dir(directory, chosen).glob("*.json")))}
 
 
 async def record(directory: Path, names: Iterable[str] | None = None, *, timeout: float = 60.0) -> list[Path]:
-    """Play the scripted sessions ``names`` (default: all of :data:`~ctxsim.live.conformance.SESSIONS`) live and
-    write their captures under ``directory``."""
+    """Play the scripted sessions ``names`` (default: all of :data:`~ctxsim.live.conformance.SESSIONS`) live on
+    the bundled CLI and write their captures under ``directory``."""
     from .conformance import play_live
 
     written = []
@@ -220,20 +241,48 @@ def _numeric(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def drift(capture: Capture, live: Played) -> tuple[list[Difference], list[Difference]]:
-    """How a live run differs from the capture of the same scripted session: ``(changed, numbers)``.
+@dataclass(frozen=True)
+class Drift:
+    """How a live run differs from the capture of the same scripted session."""
 
-    ``changed``: fields that appeared, disappeared or changed a value that is not a number (message kinds, block
-    kinds, ids the fake API chose, triggers, subtypes), and steps or messages that appeared or disappeared.
-    ``numbers``: fields whose number changed (the CLI's own measurements: request sizes, compaction sizes, context
-    estimates). Random ids (session ids) are never compared.
-    """
-    from .projection import compare
+    captured: str
+    """The captured CLI version."""
+    live: str
+    """The live CLI version."""
+    changed: list[Difference]
+    """Fields whose value changed kind or text (message kinds, block kinds, triggers, subtypes, ids by shape), and
+    steps or messages that appeared or vanished."""
+    numbers: list[Difference]
+    """Fields whose number moved: the CLI's own measurements (its prompt and tools in every cache count, the cost,
+    compaction sizes), which move whenever a release rewords its system prompt."""
+    keys: list[Difference]
+    """Frame kinds and key paths that appeared or vanished (``tracked`` where trackers read them)."""
 
-    def strip(steps: Sequence[StepProjection]) -> list[StepProjection]:
-        return [StepProjection(s.prompt, [{k: v for k, v in m.items() if k not in _VOLATILE} for m in s.messages],
-                               s.context_usage, s.hooks) for s in steps]
+    def summary(self, name: str) -> str:
+        """One line for a report: the versions and what moved."""
+        parts = []
+        if self.keys:
+            appeared = [f"{d.kind.removeprefix('frames ')} {d.field.removeprefix('keys: ')}" for d in self.keys
+                        if d.left == "<absent>"]
+            vanished = [f"{d.kind.removeprefix('frames ')} {d.field.removeprefix('keys: ')}" for d in self.keys
+                        if d.right == "<absent>"]
+            if appeared:
+                parts.append(f"appeared: {', '.join(appeared)}")
+            if vanished:
+                parts.append(f"vanished: {', '.join(vanished)}")
+        if self.changed:
+            parts.append(f"{len(self.changed)} field(s) changed ({', '.join(sorted({d.field for d in self.changed}))})")
+        if self.numbers:
+            parts.append(f"{len(self.numbers)} number(s) moved ({', '.join(sorted({d.field for d in self.numbers}))})")
+        return (f"{name}: Claude Code {self.live} against the capture of {self.captured}: "
+                + ("; ".join(parts) if parts else "nothing changed"))
 
-    differences = compare(strip(capture.steps), strip(live.steps), initial=(capture.initial, live.initial))
+
+def drift(capture: Capture, live: Played) -> Drift:
+    """How the live run ``live`` differs from ``capture`` of the same scripted session."""
+    from .projection import compare, compare_keys
+
+    differences = compare(capture.steps, live.steps, initial=(capture.initial, live.initial))
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
-    return [d for d in differences if d not in numbers], numbers
+    return Drift(capture.cli_version, live.cli_version, [d for d in differences if d not in numbers], numbers,
+                 compare_keys(capture.frame_keys, live.frame_keys))

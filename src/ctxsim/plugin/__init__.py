@@ -79,8 +79,13 @@ if TYPE_CHECKING:
     from ..loops.resolve import LoopSpec
     from ..trackers.resolve import TrackerSpec
 
-__all__ = ["InlineSessions", "LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile", "ScenarioItem",
-           "ctx_session", "ctx_tracker", "fake_agent", "fake_claude"]
+__all__ = ["DRIFT_PROPERTY", "InlineSessions", "LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile",
+           "ScenarioItem", "ctx_session", "ctx_tracker", "fake_agent", "fake_claude"]
+
+DRIFT_PROPERTY = "ctxsim_drift"
+"""A test's ``record_property(DRIFT_PROPERTY, line)`` puts ``line`` in the run's terminal summary under "ctxsim
+drift": what a Claude Code release changed that fails nothing (it travels in the report, so pytest-xdist workers'
+lines reach it)."""
 
 # Before pytest or a test imports them, so their asserts report like a test's own.
 pytest.register_assert_rewrite("ctxsim.testing", "ctxsim.check")
@@ -173,7 +178,12 @@ def _resolved(config: pytest.Config, specs: list[str], resolve: Callable[..., T]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    lines = []
+    from ..wire.versions import captured_versions, installed_cli_version, installed_sdk_version
+
+    checked = captured_versions()
+    lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
+             f"{installed_sdk_version() or '(not installed)'}); wire checked against Claude Code "
+             f"{', '.join(checked) if checked else '(no capture)'}"]
     root = config.stash.get(_ROOT, None)
     if root is not None:
         lines.append(f"ctxsim scenarios: {shown(root, config)}")
@@ -194,6 +204,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     hint = ini_hint(config)
     if hint is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         terminalreporter.write_line(hint)  # the header (and its hint) is not shown under -q
+    drift = sorted({str(value) for reports in terminalreporter.stats.values() for report in reports
+                    for name, value in getattr(report, "user_properties", ()) if name == DRIFT_PROPERTY})
+    if drift:
+        terminalreporter.section("ctxsim drift (listed, not failed)")
+        for line in drift:
+            terminalreporter.write_line(line)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:

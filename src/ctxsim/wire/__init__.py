@@ -3,24 +3,22 @@
 - :mod:`.stream_json` — what the CLI writes on stdout for the SDK (``--output-format stream-json``), query by query;
 - :mod:`.transcript` — the session transcript JSONL the CLI appends to (``projects/<slug>/<session>.jsonl``);
 - :mod:`.statusline` — the JSON payload the interactive CLI pipes to ``statusLine.command``;
-- :mod:`.cli_version` — the version of the CLI bundled in the installed ``claude-agent-sdk``;
 - :mod:`.context_usage` — its answer to the ``get_context_usage`` control request;
 - :mod:`.frames` — the lines of every format, grouped by query, and the observation points they close;
-- :mod:`.content` — reading the text of a message's content.
+- :mod:`.content` — reading the text of a message's content;
+- :mod:`.versions` — the Claude Code installed, and the versions the wire is checked against.
 """
 
 from __future__ import annotations
 
-from .cli_version import installed_cli_version
 from .content import prompt_text, text_blocks
 from .context_usage import context_usage_response, thinking_tail
 from .frames import Frame, Observation, Script
 from .statusline import statusline_payloads
-from .stream_json import CLAUDE_CODE_VERSION, PLACEHOLDER_OUTPUT_TOKENS, Renderer, render, render_stream
+from .stream_json import PLACEHOLDER_OUTPUT_TOKENS, Renderer, cli_version_rendered, render, render_stream
 from .transcript import TranscriptFile, TranscriptPoint, TranscriptRender, project_slug, render_transcript
 
 __all__ = [
-    "CLAUDE_CODE_VERSION",
     "PLACEHOLDER_OUTPUT_TOKENS",
     "Frame",
     "Observation",
@@ -29,8 +27,8 @@ __all__ = [
     "TranscriptFile",
     "TranscriptPoint",
     "TranscriptRender",
+    "cli_version_rendered",
     "context_usage_response",
-    "installed_cli_version",
     "project_slug",
     "prompt_text",
     "render",

@@ -12,11 +12,14 @@ points of :func:`ctxsim.wire.render`, in the same order), computed as the bundle
   ``total_output_tokens`` its output; ``used_percentage`` ``round(total_input / window * 100)`` clamped to 0..100
   and ``remaining_percentage`` the rest; ``context_window_size`` the model's window;
 - before any call: ``current_usage``, ``used_percentage`` and ``remaining_percentage`` null, totals 0;
-- right after a compaction, until the next call: an **all-zero** ``current_usage`` and ``used_percentage`` 0
-  (what the CLI sends, though the context then holds the system prompt and the summary); after ``/clear``, as
+- right after a compaction, until the next call, a gauge that says nothing true of the context then (which holds
+  the system prompt, tools and the summary): depending on the CLI version (:data:`AFTER_COMPACTION`), an
+  **all-zero** ``current_usage`` and ``used_percentage`` 0, or ``null`` as before any call; after ``/clear``, as
   before any call;
-- ``session_id``, ``transcript_path``, ``cwd``, ``model {id, display_name}``, ``workspace``, ``version``,
-  ``output_style``, ``cost`` (cumulative, subagents and compaction summaries included) and ``exceeds_200k_tokens``.
+- ``session_id``, ``transcript_path``, ``cwd``, ``prompt_id`` (once a prompt was sent), ``model {id,
+  display_name}``, ``workspace``, ``version``, ``output_style``, ``cost`` (cumulative, subagents and compaction
+  summaries included; the durations are the rendering's own), ``exceeds_200k_tokens``, ``fast_mode`` and
+  ``thinking``. The CLI's ``prompt_cache`` statistics are not rendered.
 
 ``with_context_window=False`` leaves ``context_window`` out, as CLIs did before they sent it: the payload every
 tool's transcript fallback reads.
@@ -24,17 +27,40 @@ tool's transcript fallback reads.
 
 from __future__ import annotations
 
+import random
 import re
+import uuid
 from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from ..world import Call, Compaction, ConversationReset, Session
-from .cli_version import resolve_cli_version
-from .stream_json import Renderer
+from .stream_json import Renderer, cli_version_rendered
 from .transcript import DEFAULT_CWD, project_slug
+from .versions import version_key
 
-__all__ = ["context_window", "display_name", "statusline_payloads"]
+__all__ = ["AFTER_COMPACTION", "after_compaction", "context_window", "display_name", "statusline_payloads"]
+
+AfterCompaction = Literal["zero", "null"]
+
+AFTER_COMPACTION: tuple[tuple[tuple[int, ...], AfterCompaction], ...] = (
+    ((2, 1, 331), "zero"),
+    ((2, 1, 332), "null"),
+)
+"""What the CLI's ``context_window`` says right after a compaction, by the versions it was measured with: each entry
+holds from its version until the next entry's (the first also before it). ``zero``: an all-zero ``current_usage``
+and 0% (2.1.331, ``shared/research/shipped-trackers.md`` §4); ``null``: ``current_usage`` and the percentages null
+(2.1.332, ``ctxsim record --statusline``). A newer measurement that differs is a new entry."""
+
+
+def after_compaction(cli_version: str) -> AfterCompaction:
+    """What CLI ``cli_version``'s payload says right after a compaction (:data:`AFTER_COMPACTION`)."""
+    key = version_key(cli_version)
+    found = AFTER_COMPACTION[0][1]
+    for since, kind in AFTER_COMPACTION:
+        if key >= since:
+            found = kind
+    return found
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -70,24 +96,32 @@ def _round_half_up(value: float) -> int:
 
 def statusline_payloads(session: Session, *, transcript_path: str | Callable[[str], str] | None = None,
                         cli_version: str | None = None, with_context_window: bool = True, cwd: str = DEFAULT_CWD,
-                        project_dir: str | None = None) -> list[dict[str, Any]]:
+                        project_dir: str | None = None,
+                        compaction: AfterCompaction | None = None) -> list[dict[str, Any]]:
     """The statusline payload at each observation point of ``session``, in order (one per point of
     :func:`ctxsim.wire.render`).
 
     ``transcript_path`` is the payload's ``transcript_path``: a path (of the session's first transcript file; after
     a ``/clear`` the new session's file beside it), or a function of the session id in force; default: where the
     CLI would write it under ``~/.claude/projects``. ``cli_version`` the ``version`` (default: the CLI bundled in
-    the installed ``claude-agent-sdk``). ``with_context_window=False`` leaves ``context_window`` out. ``cwd`` and
-    ``project_dir`` (default ``cwd``) fill ``cwd`` and ``workspace``.
+    the installed ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`). ``with_context_window=False``
+    leaves ``context_window`` out. ``cwd`` and ``project_dir`` (default ``cwd``) fill ``cwd`` and ``workspace``.
+    ``compaction`` is what ``context_window`` says right after a compaction (default: what that CLI version sends,
+    :func:`after_compaction`).
     """
-    version = resolve_cli_version(cli_version)
+    version = cli_version_rendered(cli_version)
+    compacted = compaction or after_compaction(version)
+    prompt_ids = random.Random(f"ctxsim.wire.statusline:{session.seed}:{session.session_id}")
+    prompt_id: str | None = None
     path_of = _path_of(session, transcript_path, cwd)
-    renderer = Renderer(session, False, False, cwd)
+    renderer = Renderer(session, False, False, cwd, version)
     usage: dict[str, int] | None = None
     payloads: list[dict[str, Any]] = []
     elapsed_ms = 0
     api_ms = 0
     for index, query in enumerate(session.queries):
+        if not query.prompt.startswith("/"):
+            prompt_id = str(uuid.UUID(int=prompt_ids.getrandbits(128), version=4))
         for step, frames in renderer.walk(index, query):
             if isinstance(step, Call):
                 api_ms += 150
@@ -96,29 +130,30 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                              "cache_creation_input_tokens": step.cache_creation_input_tokens,
                              "cache_read_input_tokens": step.cache_read_input_tokens}
             elif isinstance(step, Compaction):
-                usage = dict.fromkeys(_USAGE_KEYS, 0)
-            elif isinstance(step, ConversationReset):
-                usage = None
+                usage = dict.fromkeys(_USAGE_KEYS, 0) if compacted == "zero" else None
+            elif isinstance(step, ConversationReset):  # a new session: no call, no prompt yet
+                usage, prompt_id = None, None
             elapsed_ms += 200 if step is not None else 0
             for frame in frames:
                 if frame.observation is None:
                     continue
                 sid = renderer.session_id
                 payload: dict[str, Any] = {
-                    "hook_event_name": "Status",
                     "session_id": sid,
                     "transcript_path": path_of(sid),
                     "cwd": cwd,
+                    **({"prompt_id": prompt_id} if prompt_id is not None else {}),
                     "model": {"id": session.model, "display_name": display_name(session.model)},
                     "workspace": {"current_dir": cwd, "project_dir": project_dir or cwd, "added_dirs": []},
                     "version": version,
                     "output_style": {"name": "default"},
                     "cost": {"total_cost_usd": renderer.total_cost, "total_duration_ms": elapsed_ms,
                              "total_api_duration_ms": api_ms, "total_lines_added": 0, "total_lines_removed": 0},
-                    "exceeds_200k_tokens": _exceeds(usage),
                 }
                 if with_context_window:
                     payload["context_window"] = context_window(usage, frame.observation.window)
+                payload.update({"exceeds_200k_tokens": _exceeds(usage), "fast_mode": False,
+                                "thinking": {"enabled": True}})
                 payloads.append(payload)
     return payloads
 

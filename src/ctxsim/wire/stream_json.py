@@ -1,13 +1,15 @@
 """Claude Code's stream-json: a :class:`~ctxsim.world.Session` rendered as the CLI writes it on stdout.
 
 :func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
-writes on stdout for it, in order. The rendering reproduces what the real CLI 2.1.330 does (``shared/captures``):
+writes on stdout for it, in order. The rendering reproduces what the real CLI does, as checked against the captures
+of every recorded release (:mod:`ctxsim.wire.versions`; the tests replay each, and play the installed CLI live):
 
 1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
    ``usage`` (each message its own dict, as the CLI parses each line separately);
 2. that ``usage.output_tokens`` is the stale ``message_start`` placeholder, never the final count;
 3. with partial messages on, ``stream_event`` frames (``message_start`` ... ``message_delta`` with the final
-   output count, ``message_stop``) around the assistant messages;
+   output count and, as the Messages API sends them, the cumulative input and cache counts, ``message_stop``)
+   around the assistant messages;
 4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
 5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction;
 6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
@@ -42,11 +44,19 @@ from ..world import (
 )
 from ._prices import cost as call_cost
 from .frames import Frame, Observation, Script
+from .versions import captured_versions, installed_cli_version
 
-__all__ = ["CLAUDE_CODE_VERSION", "PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "render", "render_stream"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
 
-CLAUDE_CODE_VERSION = "2.1.330"
-"""The CLI version whose output this module reproduces."""
+
+def cli_version_rendered(asked: str | None = None) -> str:
+    """The Claude Code version a rendering stands for: ``asked``, else the installed CLI's, else the newest
+    captured one (its ``init`` frame's ``claude_code_version``)."""
+    return asked or installed_cli_version() or (captured_versions() or ["unknown"])[-1]
+
+COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
+                            "The summary below covers the earlier portion of the conversation.")
+"""How the CLI opens the user message that carries a compaction's summary."""
 
 PLACEHOLDER_OUTPUT_TOKENS = 1
 """The ``output_tokens`` the CLI copies from ``message_start`` into every per-block assistant message."""
@@ -90,8 +100,9 @@ class Renderer:
     the new query. :func:`render` is the whole-session form."""
 
     def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
-                 cwd: str) -> None:
+                 cwd: str, cli_version: str | None = None) -> None:
         self.session = session
+        self.cli_version = cli_version_rendered(cli_version)
         self.partial = include_partial_messages
         self.forward_subagent_text = forward_subagent_text
         self.cwd = cwd
@@ -127,7 +138,7 @@ class Renderer:
             "tools": ["Task", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"],
             "mcp_servers": [], "model": model, "permissionMode": "bypassPermissions",
             "slash_commands": ["compact", "context", "clear", "cost", "init", "review"],
-            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": CLAUDE_CODE_VERSION,
+            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": self.cli_version,
             "output_style": "default", "agents": ["general-purpose", "Explore", "Plan"], "skills": [],
             "plugins": [], "uuid": self.uuid(),
         })
@@ -195,7 +206,7 @@ class Renderer:
         if streaming:
             frames.append(self.stream_event({"type": "message_delta",
                                              "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
-                                             "usage": {"output_tokens": call.output_tokens}}, None))
+                                             "usage": self.delta_usage(usage, call)}, None))
             frames.append(self.stream_event({"type": "message_stop"}, None))
         if frames:
             self.observe(frames[-1], label, kind)
@@ -213,6 +224,31 @@ class Renderer:
             "tool_use_result": {"stdout": result.content, "stderr": "", "interrupted": False,
                                 "isImage": False},
         })
+
+    def delta_usage(self, usage: dict[str, int], call: Call) -> dict[str, int]:
+        """``message_delta``'s usage, as the session's provider sends it (:data:`~ctxsim.world.DeltaUsage`)."""
+        if self.session.delta_usage == "output":
+            return {"output_tokens": call.output_tokens}
+        return {**usage, "output_tokens": call.output_tokens}
+
+    def compaction_messages(self, step: Compaction) -> list[Frame]:
+        """The user frames the CLI writes after a boundary: the summary that now opens the conversation
+        (``isSynthetic``; a text block after an autocompaction, a string after ``/compact``), and for ``/compact``
+        the command's output, replayed (``isReplay``)."""
+        written = next((b.text for b in step.summary.blocks if isinstance(b, Text)), "") if step.summary else ""
+        summary = f"{COMPACT_SUMMARY_PREAMBLE}\n\nSummary:\n{written}"
+        content: str | list[dict[str, Any]] = summary if step.trigger == "manual" else [
+            {"type": "text", "text": summary}]
+        frames = [self.user(content, isReplay=False, isSynthetic=True) if step.trigger == "manual"
+                  else self.user(content, isSynthetic=True)]
+        if step.trigger == "manual":
+            frames.append(self.user("<local-command-stdout>Compacted </local-command-stdout>", isReplay=True))
+        return frames
+
+    def user(self, content: str | list[dict[str, Any]], **flags: bool) -> Frame:
+        """A user frame that carries no tool result (a summary, a command's output)."""
+        return Frame({"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+                      "session_id": self.session_id, "uuid": self.uuid(), **flags})
 
     def add_model_usage(self, call: Call) -> None:
         entry = self.model_usage.setdefault(call.model, {
@@ -264,15 +300,23 @@ class Renderer:
 
     def walk(self, query_index: int, query: Query) -> Iterator[tuple[Step | None, list[Frame]]]:
         """The frames of ``query`` (query ``query_index``, 0-based) step by step: ``(None, [init])``, then
-        ``(step, its frames)`` for each step, then ``(None, [result])``. Other formats (the transcript, the
+        ``(step, its frames)`` for each step (a reset that opens the query carries the new init after it), then
+        ``(None, [result])``. Other formats (the transcript, the
         statusline payload) walk a session this way to close the same observation points in the same order."""
         q = f"q{query_index + 1}"
         main_calls: list[Call] = []
         turns = 0
-        yield None, [self.init(self.session.model)]
+        # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
+        clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        if not clears:
+            yield None, [self.init(self.session.model)]
         sub_counts: dict[str, int] = {}
         for step in query.steps:
-            yield step, self.step(step, q, main_calls, sub_counts)
+            frames = self.step(step, q, main_calls, sub_counts)
+            if clears:
+                frames.append(self.init(self.session.model))
+                clears = False
+            yield step, frames
             if isinstance(step, Call):
                 turns += 1
             elif isinstance(step, ConversationReset):
@@ -309,7 +353,7 @@ class Renderer:
             frame = self.system("compact_boundary", compact_metadata={
                 "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
             self.observe(frame, f"{q} compaction", "compaction")
-            return [frame]
+            return [frame, *self.compaction_messages(step)]
         elif isinstance(step, ConversationReset):
             frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
                            "uuid": self.uuid(), "session_id": self.session_id})
@@ -322,12 +366,13 @@ class Renderer:
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,
-           cwd: str = "/home/dev/project") -> list[Script]:
+           cwd: str = "/home/dev/project", cli_version: str | None = None) -> list[Script]:
     """Render ``session`` as the stream-json the CLI writes: one :class:`Script` per query.
 
-    Deterministic: the same session renders to the same frames, uuids included.
+    Deterministic: the same session renders to the same frames, uuids included. ``cli_version`` is the Claude Code
+    the rendering stands for (:func:`cli_version_rendered`).
     """
-    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd, cli_version)
     return [renderer.script(i) for i in range(len(session.queries))]
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "Call",
     "Compaction",
     "ConversationReset",
+    "DeltaUsage",
     "Query",
     "Session",
     "Step",
@@ -49,7 +50,8 @@ CHARS_PER_TOKEN = 4
 
 MAX_SYSTEM_PREFIX = 30_000
 """The most a stream-reading tracker should take the system prompt, tools and skills to be. Claude Code's measure
-10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (2.1.39, real recordings); a
+10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (an older CLI, in real
+recordings); a
 first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
 
 
@@ -243,6 +245,11 @@ are disjoint, and the prompt is their sum. ``inclusive`` (OpenAI-style gateways 
 ``input_tokens`` is the whole prompt and the cache counts are parts of it (Aider-AI/aider#5516: input 17,111 with a
 cache read of 17,102, a prompt of 17,111, not 34,213)."""
 
+DeltaUsage = Literal["cumulative", "output"]
+"""What a streamed call's ``message_delta`` usage carries: ``cumulative``, the input and cache counts with the
+final output (the Messages API); ``output``, the output count alone (older gateways, and the fake API behind the
+first captures)."""
+
 
 def compaction_truth(post_tokens: int, context: int, first_call: tuple[int, int] | None) -> Truth:
     """The truth after a compaction whose boundary reports ``post_tokens`` and after which the context holds
@@ -271,9 +278,14 @@ class Session:
     name: str = ""
     usage: UsageConvention = "additive"
     """How the provider reports a call's usage (:data:`UsageConvention`); the truth is the same either way."""
+    delta_usage: DeltaUsage = "cumulative"
+    """What the provider's ``message_delta`` event carries (:data:`DeltaUsage`); the CLI forwards it as it is."""
     auto_compact_window: int | None = None
     """The window Claude Code compacts against and reports in ``get_context_usage`` when it differs from the
     model's (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``); ``modelUsage.contextWindow`` stays :attr:`window`."""
+    auto_compact_at: int | None = None
+    """Where the CLI said it autocompacts (``get_context_usage``'s ``autoCompactThreshold``), for a session taken
+    from a live run; None: :func:`auto_compact_threshold` of the window."""
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -287,7 +299,9 @@ class Session:
 
     @property
     def auto_compact_threshold(self) -> int:
-        """Where Claude Code would autocompact this session's window."""
+        """Where Claude Code would autocompact this session's window (:attr:`auto_compact_at` where the CLI said)."""
+        if self.auto_compact_at is not None:
+            return self.auto_compact_at
         return auto_compact_threshold(self.context_window, self.max_output_tokens)
 
     @property
