@@ -21,7 +21,8 @@ On a command line (``pytest --ctx-tracker``, ``ctxsim run/fuzz/score --tracker``
 Options (inside ``[...]``, space-separated, shell quoting): ``preset`` (:data:`~ctxsim.trackers.readout.PRESETS`),
 ``regex``, ``timeout`` (seconds a point, default 10), ``workers`` (default: 4, at most the CPUs), ``config`` (a
 directory copied into each point's private ``HOME``), ``no_context_window`` (the payload without
-``context_window``, as Claude Code sent it before 2.0.65), ``name`` (what reports call it).
+``context_window``, as Claude Code sent it before 2.0.65), ``cli_version`` (the Claude Code version rendered;
+default: the bundled CLI's), ``name`` (what reports call it).
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ class CommandTracker:
     """A directory copied into each point's private ``HOME`` (the user's tool settings, ``.claude`` included)."""
     context_window: bool = True
     """False: the payload without ``context_window`` (older Claude Code; every tool's transcript fallback)."""
+    cli_version: str | None = None
+    """The Claude Code version whose transcript and payload are rendered (what its payload says right after a
+    compaction differs between versions); default: the CLI bundled in the installed ``claude-agent-sdk``."""
     env: Mapping[str, str] = field(default_factory=dict)
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``CLAUDE_CONFIG_DIR``,
     ``TERM=dumb`` and these)."""
@@ -129,10 +133,10 @@ class CommandTracker:
         from ..wire.transcript import render_transcript
 
         wanted = {o.label for o in observations}  # by label: a fault may reorder (and renumber) the stream's points
-        transcript = render_transcript(session)
+        transcript = render_transcript(session, cli_version=self.cli_version)
         if faults is not None and faults.faults:
             transcript = apply_transcript(faults, transcript)
-        payloads = statusline_payloads(session, with_context_window=self.context_window)
+        payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version)
         runs = [_PointRun(i, point.observation, payloads[i]) for i, point in enumerate(transcript.points)
                 if point.observation.label in wanted]
         lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
@@ -290,7 +294,7 @@ def _program(command: str) -> str:
 
 
 _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
-            "no_context_window": bool}
+            "no_context_window": bool, "cli_version": str}
 
 
 def parse_command_spec(spec: str) -> CommandTracker:

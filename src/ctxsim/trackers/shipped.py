@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .command import CommandTracker
 
-__all__ = ["MODES", "TOOLS", "InstallError", "Tool", "install", "installed", "tools_dir", "tracker"]
+__all__ = ["MODES", "RESEARCHED_CLI", "TOOLS", "InstallError", "Tool", "install", "installed", "tools_dir", "tracker"]
 
 MODES = ("payload", "transcript")
 """How a tool is fed: the payload with ``context_window``, or without it (its transcript fallback)."""
@@ -136,8 +136,14 @@ def installed(tool: Tool, root: Path | None = None) -> Path | None:
     return directory if (directory / _STAMP).is_file() else None
 
 
-def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, timeout: float = 20.0) -> CommandTracker:
-    """The :class:`CommandTracker` that runs ``tool`` (installed under ``root``) in ``mode``."""
+RESEARCHED_CLI = "2.1.331"
+"""The Claude Code version the research ran the tools against: their verdicts are pinned on its payload."""
+
+
+def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, timeout: float = 20.0,
+            cli_version: str | None = RESEARCHED_CLI) -> CommandTracker:
+    """The :class:`CommandTracker` that runs ``tool`` (installed under ``root``) in ``mode``, fed what Claude Code
+    ``cli_version`` writes and sends (default :data:`RESEARCHED_CLI`; None: the bundled CLI)."""
     if mode not in tool.modes:
         raise ValueError(f"ctxsim: {tool.name} is judged in {', '.join(tool.modes)} mode, not {mode!r}")
     directory = installed(tool, root)
@@ -145,7 +151,7 @@ def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, time
         raise InstallError(f"ctxsim: {tool.name} ({tool.package}) is not installed under {tool.directory(root)}: "
                            f"run ctxsim tools install {tool.name}")
     return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout,
-                          context_window=mode == "payload", name=tool.label(mode))
+                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version)
 
 
 def install(tool: Tool, root: Path | None = None, *, timeout: float = 300.0) -> Path:
