@@ -137,3 +137,18 @@ def test_each_tool_fails_where_the_research_found_it_wrong_and_tracks_the_rest(
         else:
             assert run.ok, f"{tool.label(mode)} must track {name}\n{run.report}"
     assert {n for n, v in verdicts.items() if v is not None} == set(pins)
+
+
+def test_the_verdicts_page_is_generated_by_ctxsim_tools_verdicts(tmp_path: Path) -> None:
+    from ctxsim.cli import main
+
+    ccline = TOOLS["ccline"]
+    _have(ccline)
+    out = tmp_path / "verdicts.md"
+    scenario = CORPUS / "statusline-synthetic-error-row.yaml"
+    assert main(["tools", "verdicts", str(scenario), "--tool", "ccline", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "| scenario | ccline@1.1.2 (payload) |" in page
+    assert "| `statusline-synthetic-error-row` | ✗ q1 result: 0 (truth 81,003..81,063) |" in page
+    assert "### ccline 1.1.2" in page and "known bug: ignores the payload's context_window" in page
+    assert main(["tools", "verdicts", "--tool", "nope"]) == 2
