@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +40,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"))
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path}")
-    print(f"reproduce it: pytest --ctx-scenarios={path} --ctx-tracker={args.tracker}")
+    print(f"reproduce it: pytest --ctx-scenarios={path} {shlex.quote('--ctx-tracker=' + args.tracker)}")
     return 1
 
 
