@@ -36,7 +36,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,7 +224,7 @@ class CommandTracker:
 
     # --- the pool --------------------------------------------------------------------------------------------
 
-    def _in_parallel(self, one: Any, runs: list[_PointRun]) -> list[Estimate]:
+    def _in_parallel(self, one: Callable[[_PointRun], Estimate], runs: list[_PointRun]) -> list[Estimate]:
         """``one(run)`` for every run on :attr:`workers` threads; on the first error the points not yet started are
         dropped and the error of the earliest failing point is raised (every point before it has started, so which
         one that is does not depend on timing)."""
@@ -236,7 +236,7 @@ class CommandTracker:
             if failed.is_set():
                 raise _Skipped
             try:
-                return one(run)  # type: ignore[no-any-return]
+                return one(run)
             except BaseException:
                 failed.set()
                 raise
