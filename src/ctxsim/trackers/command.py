@@ -145,17 +145,20 @@ class CommandTracker:
             def one(run: _PointRun) -> Estimate:
                 home = Path(root) / f"point-{run.observation.index}"
                 config_dir = home / ".claude"
-                self._prepare_home(home)
-                project = config_dir / "projects" / transcript.slug
-                point = transcript.points[run.position]
-                for relative, written in lines.items():
-                    if relative in point.rows or relative in point.partial:
-                        target = project / relative
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        text = "".join(written[:point.rows.get(relative, 0)]) + point.partial.get(relative, "")
-                        target.write_text(text, encoding="utf-8")
-                payload = dict(run.payload, transcript_path=str(project / point.transcript))
-                return self._run(run, session, payload, home, config_dir)
+                try:
+                    self._prepare_home(home)
+                    project = config_dir / "projects" / transcript.slug
+                    point = transcript.points[run.position]
+                    for relative, written in lines.items():
+                        if relative in point.rows or relative in point.partial:
+                            target = project / relative
+                            target.parent.mkdir(parents=True, exist_ok=True)
+                            text = "".join(written[:point.rows.get(relative, 0)]) + point.partial.get(relative, "")
+                            target.write_text(text, encoding="utf-8")
+                    payload = dict(run.payload, transcript_path=str(project / point.transcript))
+                    return self._run(run, session, payload, home, config_dir)
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)  # a long session's transcripts add up: one at a time
 
             estimates = self._in_parallel(one, runs)
         by_label = {run.observation.label: e for run, e in zip(runs, estimates)}
