@@ -13,9 +13,9 @@ points of :func:`ctxsim.wire.render`, in the same order), computed as the bundle
   and ``remaining_percentage`` the rest; ``context_window_size`` the model's window;
 - before any call: ``current_usage``, ``used_percentage`` and ``remaining_percentage`` null, totals 0;
 - right after a compaction, until the next call, a gauge that says nothing true of the context then (which holds
-  the system prompt, tools and the summary): depending on the CLI version (:data:`AFTER_COMPACTION`), an
-  **all-zero** ``current_usage`` and ``used_percentage`` 0, or ``null`` as before any call; after ``/clear``, as
-  before any call;
+  the system prompt, tools and the summary): ``null`` as before any call, as recorded from each CLI version
+  (:data:`AFTER_COMPACTION`), or, with ``compaction="zero"``, the **all-zero** ``current_usage`` and 0% the
+  research page reports; after ``/clear``, as before any call;
 - ``session_id``, ``transcript_path``, ``cwd``, ``prompt_id`` (once a prompt was sent), ``model {id,
   display_name}``, ``workspace``, ``version``, ``output_style``, ``cost`` (cumulative, subagents and compaction
   summaries included; the durations are the rendering's own), ``exceeds_200k_tokens``, ``fast_mode`` and
@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
@@ -43,24 +43,26 @@ __all__ = ["AFTER_COMPACTION", "after_compaction", "context_window", "display_na
 
 AfterCompaction = Literal["zero", "null"]
 
-AFTER_COMPACTION: tuple[tuple[tuple[int, ...], AfterCompaction], ...] = (
-    ((2, 1, 331), "zero"),
-    ((2, 1, 332), "null"),
-)
-"""What the CLI's ``context_window`` says right after a compaction, by the versions it was measured with: each entry
-holds from its version until the next entry's (the first also before it). ``zero``: an all-zero ``current_usage``
-and 0% (2.1.331, ``shared/research/shipped-trackers.md`` §4); ``null``: ``current_usage`` and the percentages null
-(2.1.332, ``ctxsim record --statusline``). A newer measurement that differs is a new entry."""
+AFTER_COMPACTION: Mapping[str, AfterCompaction] = {
+    "2.1.330": "null",
+    "2.1.331": "null",
+    "2.1.332": "null",
+}
+"""What the CLI's ``context_window`` said right after a compaction, by the version ``ctxsim record --statusline``
+recorded it with (the recordings ship beside the captures, and the tests hold this table and the rendering to
+them): ``null``, ``current_usage`` and the percentages null as before any call. ``zero``, an all-zero
+``current_usage`` and 0%, is what ``shared/research/shipped-trackers.md`` §4 reports from a 2.1.331 REPL; ctxsim's
+recording of that version under tmux did not reproduce it, so it is an option (``compaction="zero"``), not a
+version's default. A release measured to differ is a new entry."""
 
 
 def after_compaction(cli_version: str) -> AfterCompaction:
-    """What CLI ``cli_version``'s payload says right after a compaction (:data:`AFTER_COMPACTION`)."""
-    key = version_key(cli_version)
-    found = AFTER_COMPACTION[0][1]
-    for since, kind in AFTER_COMPACTION:
-        if key >= since:
-            found = kind
-    return found
+    """What CLI ``cli_version``'s payload says right after a compaction: :data:`AFTER_COMPACTION`'s entry for it,
+    else for the nearest version measured below it, else for the oldest measured."""
+    measured = sorted(AFTER_COMPACTION, key=version_key)
+    below = [v for v in measured if version_key(v) <= version_key(cli_version)]
+    return AFTER_COMPACTION[below[-1] if below else measured[0]]
+
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
