@@ -68,11 +68,14 @@ def test_summing_every_row_of_a_call_fails_a_plain_tool_use_session() -> None:
 
 @needs_node
 def test_the_payload_echo_fails_compaction_where_claude_code_sends_zero() -> None:
-    run = run_scenario(corpus("compaction.yaml"), node("payload_echo.js", cli_version="2.1.331"))
+    run = run_scenario(corpus("compaction.yaml"), node("payload_echo.js", after_compaction="zero"))
     assert not run.ok and run.report.error is None
     off = run.report.failures
     assert [p.observation.kind for p in off] == ["compaction"]
-    assert off[0].estimate == 0  # the all-zero current_usage 2.1.331 sends right after /compact (later: null)
+    assert off[0].estimate == 0  # the all-zero current_usage the research saw right after /compact
+    # where the payload says null there instead (as ctxsim recorded the REPL), the echo has no estimate: still off
+    run = run_scenario(corpus("compaction.yaml"), node("payload_echo.js", after_compaction="null"))
+    assert [(p.observation.kind, p.estimate) for p in run.report.failures] == [("compaction", None)]
 
 
 @needs_node

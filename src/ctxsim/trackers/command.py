@@ -22,7 +22,8 @@ Options (inside ``[...]``, space-separated, shell quoting): ``preset`` (:data:`~
 ``regex``, ``timeout`` (seconds a point, default 10), ``workers`` (default: 4, at most the CPUs), ``config`` (a
 directory copied into each point's private ``HOME``), ``no_context_window`` (the payload without
 ``context_window``, as Claude Code sent it before 2.0.65), ``cli_version`` (the Claude Code version rendered;
-default: the bundled CLI's), ``name`` (what reports call it).
+default: the bundled CLI's), ``after_compaction`` (``zero`` or ``null``: the payload right after a compaction),
+``name`` (what reports call it).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .base import Estimate, PointTrackerError
 from .readout import PRESETS, Readout, UnreadableOutput, read_output
@@ -91,8 +92,12 @@ class CommandTracker:
     context_window: bool = True
     """False: the payload without ``context_window`` (older Claude Code; every tool's transcript fallback)."""
     cli_version: str | None = None
-    """The Claude Code version whose transcript and payload are rendered (what its payload says right after a
-    compaction differs between versions); default: the CLI bundled in the installed ``claude-agent-sdk``."""
+    """The Claude Code version whose transcript and payload are rendered; default: the CLI bundled in the installed
+    ``claude-agent-sdk``."""
+    after_compaction: Literal["zero", "null"] | None = None
+    """What the payload's ``context_window`` says right after a compaction: ``null`` (as ctxsim recorded the REPL),
+    ``zero`` (an all-zero ``current_usage`` and 0%, as ``shared/research/shipped-trackers.md`` measured it); default:
+    what :func:`ctxsim.wire.statusline.after_compaction` says of :attr:`cli_version`."""
     env: Mapping[str, str] = field(default_factory=dict)
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``CLAUDE_CONFIG_DIR``,
     ``TERM=dumb`` and these)."""
@@ -113,6 +118,8 @@ class CommandTracker:
             self.readout = PRESETS[self.preset]
         elif self.regex is not None:
             self.readout = Readout(self.regex)
+        if self.after_compaction not in (None, "zero", "null"):
+            raise ValueError(f"ctxsim: CommandTracker: after_compaction is zero or null, not {self.after_compaction!r}")
         if not self.timeout > 0:
             raise ValueError(f"ctxsim: CommandTracker: timeout must be positive seconds, not {self.timeout!r}")
         if self.workers < 1:
@@ -136,7 +143,8 @@ class CommandTracker:
         transcript = render_transcript(session, cli_version=self.cli_version)
         if faults is not None and faults.faults:
             transcript = apply_transcript(faults, transcript)
-        payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version)
+        payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version,
+                                       compaction=self.after_compaction)
         runs = [_PointRun(i, point.observation, payloads[i]) for i, point in enumerate(transcript.points)
                 if point.observation.label in wanted]
         lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
@@ -297,7 +305,7 @@ def _program(command: str) -> str:
 
 
 _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
-            "no_context_window": bool, "cli_version": str}
+            "no_context_window": bool, "cli_version": str, "after_compaction": str}
 
 
 def parse_command_spec(spec: str) -> CommandTracker:

@@ -137,7 +137,9 @@ def installed(tool: Tool, root: Path | None = None) -> Path | None:
 
 
 RESEARCHED_CLI = "2.1.331"
-"""The Claude Code version the research ran the tools against: their verdicts are pinned on its payload."""
+"""The Claude Code version the research ran the tools against: their verdicts are pinned on its payload, with the
+all-zero ``context_window`` it measured right after ``/compact`` (section 4; ctxsim's own recordings of the REPL
+show ``null`` there, :data:`ctxsim.wire.statusline.AFTER_COMPACTION`)."""
 
 
 def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, timeout: float = 20.0,
@@ -151,7 +153,8 @@ def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, time
         raise InstallError(f"ctxsim: {tool.name} ({tool.package}) is not installed under {tool.directory(root)}: "
                            f"run ctxsim tools install {tool.name}")
     return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout,
-                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version)
+                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version,
+                          after_compaction="zero" if cli_version == RESEARCHED_CLI else None)
 
 
 def install(tool: Tool, root: Path | None = None, *, timeout: float = 300.0) -> Path:
