@@ -14,6 +14,7 @@ import claude_agent_sdk
 import pytest
 
 import ctxsim
+from ctxsim.trackers.shipped import TOOLS
 from ctxsim.wire.versions import captured_versions, installed_cli_version, version_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,10 @@ SHIPPED = sorted((p.name.removeprefix("claude-code-") for p in (PACKAGE / "live"
 
 CLI_VERSION = re.compile(r"(?<![\d.])2\.\d+\.\d+(?![\d.])")
 """A Claude Code version (2.x.y; the SDK's are 0.x.y, Python's 3.x)."""
+TOOL_VERSION = re.compile("(?:" + "|".join(sorted({re.escape(name) for tool in TOOLS.values() for name in (
+    tool.name, re.split(r"@|==", tool.package.rsplit("/", 1)[-1])[0])}, key=len, reverse=True))
+    + r")(?:@|==| )\d+\.\d+\.\d+")
+"""A shipped statusline tool's pinned version (``ccstatusline 2.x.y``, ``ccstatusline@2.x.y``), not Claude Code's."""
 
 
 def _texts() -> list[Path]:
@@ -47,7 +52,7 @@ def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
     named: dict[str, list[str]] = {}
     for path in _texts():
         for number, line in enumerate(path.read_text().splitlines(), 1):
-            for version in CLI_VERSION.findall(line):
+            for version in CLI_VERSION.findall(TOOL_VERSION.sub("", line)):
                 named.setdefault(version, []).append(f"{path.relative_to(ROOT)}:{number}")
     # A version older than every capture is history (a changelog's fix, a reported bug's release): it cannot go
     # stale. One within or past the captured range is a claim about what a CLI does: it needs its capture.

@@ -15,6 +15,12 @@ Trackers of other shapes run through the adapters of :mod:`ctxsim.trackers.base`
 :class:`ResultsOnly`, :class:`FromRatio`), re-exported here. A tracker's ``observe`` and ``context_tokens`` may be
 ``async def`` (:class:`AsyncTracker`): what they return is awaited.
 
+A :class:`~ctxsim.trackers.base.PointTracker` (a statusline command, ``cmd:``) is not fed messages: it is asked for
+its estimates at the same points, the world rendered as Claude Code shows it there, and judged the same way; an
+estimate that is a band (a percentage shown to a precision) is off by how far the band lies from the truth's. One
+that cannot be read (a command that fails, hangs or prints nonsense) leaves its ``ctxsim:`` line in the report's
+``error``: no verdict.
+
 From async code, ``await`` :func:`arun_tracker` or :func:`assert_tracks_async`. The synchronous :func:`run_tracker`
 and :func:`assert_tracks` work from anywhere: called where an event loop already runs (an ``asyncio`` or ``anyio``
 test), they play the session on a worker thread with its own loop while the caller waits.
@@ -27,25 +33,52 @@ of the tracker's own code (ctxsim's and the SDK's left out); a failing run whose
 from __future__ import annotations
 
 import inspect
-import math
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
 from ._blocking import run_blocking, step_once
+from ._points import estimates_failure, point_estimates
+from ._progress import Progress
 from .sdk import FakeTransport, client_message
 from .trackers._diagnosis import is_token_count, looks_like_ratio, ratio_hint, user_traceback
-from .trackers.base import AsyncTracker, FromRatio, RawDicts, ResultsOnly, Tracker, tracker_name
+from .trackers.base import (
+    AnyTracker,
+    AsyncTracker,
+    FromRatio,
+    PointTracker,
+    PointTrackerError,
+    RawDicts,
+    ResultsOnly,
+    Tracker,
+    tracker_name,
+)
 from .wire import Frame, Observation, Script
 from .world import Session
 
-__all__ = ["AsyncTracker", "FromRatio", "Point", "RawDicts", "Report", "ResultsOnly", "Tracker", "TrackingError",
-           "arun_tracker", "assert_tracks", "assert_tracks_async", "run_tracker", "run_tracker_parsed", "tracker_name"]
+if TYPE_CHECKING:
+    from .faults import FaultPlan
+
+__all__ = [
+    "AsyncTracker",
+    "FromRatio",
+    "Point",
+    "RawDicts",
+    "Report",
+    "ResultsOnly",
+    "Tracker",
+    "TrackingError",
+    "arun_tracker",
+    "assert_tracks",
+    "assert_tracks_async",
+    "run_tracker",
+    "run_tracker_parsed",
+    "tracker_name",
+]
 
 # --- the report -------------------------------------------------------------------------------------------------
 
@@ -57,6 +90,8 @@ class Point:
     observation: Observation
     estimate: int | None
     tolerance: int
+    band: tuple[int, int] | None = None
+    """Where the tracker gave a band (``low``, ``high``) rather than a figure; :attr:`estimate` is then its middle."""
 
     @property
     def low(self) -> int:
@@ -73,10 +108,11 @@ class Point:
         """Tokens the estimate lies above (+) or below (-) the truth band; None for an unknown estimate."""
         if self.estimate is None:
             return None
-        if self.estimate > self.high:
-            return self.estimate - self.high
-        if self.estimate < self.low:
-            return self.estimate - self.low
+        low, high = self.band or (self.estimate, self.estimate)
+        if low > self.high:
+            return low - self.high
+        if high < self.low:
+            return high - self.low
         return 0
 
     @property
@@ -97,7 +133,8 @@ class Point:
         if band is None or self.estimate is None:
             return False
         low, high = band
-        return low - self.tolerance <= self.estimate <= high + self.tolerance
+        mine = self.band or (self.estimate, self.estimate)
+        return low - self.tolerance <= mine[1] and mine[0] <= high + self.tolerance
 
 
 @dataclass
@@ -118,6 +155,9 @@ class Report:
     stall: str | None = None
     """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
     stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
+    error: str | None = None
+    """A ``ctxsim:`` line saying the tracker could not be read at all (a command tracker that exited non-zero, hung
+    or printed nonsense: the command, the point, the tail of its stderr). Never an expected outcome."""
 
     @property
     def failures(self) -> list[Point]:
@@ -127,7 +167,7 @@ class Report:
     @property
     def ok(self) -> bool:
         """True when the run finished, the tracker did not raise and every point is within tolerance."""
-        return self.stall is None and self.crash is None and not self.failures
+        return self.stall is None and self.crash is None and self.error is None and not self.failures
 
     def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,
               notes_title: str = "threshold", likely: Mapping[int, str] | None = None) -> str:
@@ -150,7 +190,8 @@ class Report:
             if not p.observation.truth.knowable:
                 unseen = p.observation.truth.unseen
                 truth = f"{unseen[0]:,}..{unseen[1]:,} (not knowable)" if unseen else "not knowable"
-            estimate = "unknown" if p.estimate is None else f"{p.estimate:,}"
+            estimate = ("unknown" if p.estimate is None else f"{p.estimate:,}" if p.band is None else
+                        f"{p.band[0]:,}..{p.band[1]:,}")
             if p.error is None:
                 error = "ok" if p.ok else "unknown"
             elif p.error == 0:
@@ -173,6 +214,8 @@ class Report:
         name = self.session.name or self.session.session_id
         if self.stall:
             return self.stall
+        if self.error:
+            return self.error
         if self.crash:
             return self.crash
         bad = len(self.failures)
@@ -308,75 +351,33 @@ class _Probe:
                 f"{', ' + label if label else ''})")
 
 
-class _Progress:
-    """Where a run through the client stands: what it waits for (bounding the wait) and what came last (for the
-    ``ctxsim:`` line that reports a stall). The hot path sets references only; text is made on a stall."""
-
-    def __init__(self, report: Report, queries: int, silence_timeout: float | None) -> None:
-        self.report = report
-        self.queries = queries
-        self.silence_timeout = silence_timeout
-        self.scope = anyio.CancelScope()
-        """Bounds the run: its deadline lies between ``silence_timeout`` and twice that after any wait began."""
-        self.refresh_at = -math.inf
-        """The ``time.monotonic()`` after which a new wait must move the deadline on (cheaper than every time)."""
-        self.query = 0
-        """The 1-based query under way (0: none yet)."""
-        self.waiting: tuple[Script, int, int, Frame] | str = ""
-        """What the run waits for: (script, message number, messages expected, its frame), or a description."""
-        self.last: tuple[int, int, Any, Script, Frame] | None = None
-        """The last message the client delivered: (query, its number in the query, message, script, frame)."""
-
-    def wait(self, waiting: tuple[Script, int, int, Frame] | str) -> None:
-        """A wait on the client for ``waiting`` begins now: it may last ``silence_timeout`` seconds, at most twice
-        that, before :attr:`scope` is cancelled."""
-        self.waiting = waiting
-        timeout = self.silence_timeout
-        if timeout is not None:
-            now = time.monotonic()
-            if now > self.refresh_at:
-                self.scope.deadline = anyio.current_time() + 2 * timeout
-                self.refresh_at = now + timeout
-
-    def stalled(self, *, ended: bool = False) -> None:
-        """Put the stall line on the report (the first one only): the run is stuck where it waits."""
-        if self.report.stall is not None:
-            return
-        name = self.report.session.name or self.report.session.session_id
-        where = f" in query {self.query} of {self.queries}" if self.query else ""
-        what = ("the SDK client's message stream ended" if ended else
-                f"no progress from the SDK client for over {self.silence_timeout:g} s "
-                f"(silence_timeout={self.silence_timeout!r})")
-        waiting = self.waiting
-        if not isinstance(waiting, str):
-            script, number, count, frame = waiting
-            waiting = f"message {number} of {count} ({_describe(script, frame)})"
-        last = "no message was delivered yet"
-        if self.last is not None:
-            query, number, message, script, frame = self.last
-            last = (f"the last delivered was message {number} of query {query} ({type(message).__name__}; "
-                    f"{_describe(script, frame)})")
-        self.report.stall = (f"ctxsim: the run over session {name!r} stalled: {what}{where}, "
-                             f"waiting for {waiting}; {last}")
-
-
-def _describe(script: Script, frame: Frame) -> str:
-    """``frame 3: assistant, q1 call 1``: a frame's place in its query's script, its type/subtype and point."""
-    data = frame.data
-    kind = "/".join(str(part) for part in (data.get("type"), data.get("subtype")) if part is not None)
-    label = f", {frame.observation.label}" if frame.observation is not None else ""
-    number = next((i for i, f in enumerate(script.frames, 1) if f is frame), 0)
-    return f"frame {number}: {kind}{label}"
+def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
+    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim._points`)."""
+    try:
+        for observation, estimate in point_estimates(tracker, session, faults):
+            if isinstance(estimate, tuple):
+                point = Point(observation, sum(estimate) // 2, report.tolerance, band=estimate)
+            else:
+                point = Point(observation, estimate, report.tolerance)
+            report.points.append(point)
+    except PointTrackerError as exc:
+        report.error = str(exc)
+    except Exception as exc:
+        report.points.clear()
+        report.traceback = user_traceback(exc)
+        report.crash = f"ctxsim: tracker {report.tracker} {estimates_failure(exc)}"
+    return report
 
 
 async def arun_tracker(
-    tracker: Tracker | AsyncTracker,
+    tracker: AnyTracker,
     session: Session,
     *,
     tolerance: int = 0,
     include_partial_messages: bool = False,
     scripts: Sequence[Script] | None = None,
     silence_timeout: float | None = 30.0,
+    faults: FaultPlan | None = None,
 ) -> Report:
     """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
 
@@ -385,11 +386,16 @@ async def arun_tracker(
     client (connecting, sending a prompt, each message, disconnecting) in seconds of silence, not in total time
     (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
     and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
+    ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
+    transcript with its transcript form applied (:mod:`ctxsim._points`), not at those of ``scripts``.
     """
+    if isinstance(tracker, PointTracker):
+        report = Report(tracker_name(tracker), session, tolerance)
+        return await anyio.to_thread.run_sync(partial(_run_points, tracker, session, report, faults))
     transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
-    progress = _Progress(report, len(transport.scripts), silence_timeout)
+    progress = Progress(report, len(transport.scripts), silence_timeout)
     client = ClaudeSDKClient(transport=transport)
     try:
         with progress.scope:
@@ -407,7 +413,7 @@ async def arun_tracker(
     return report
 
 
-async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Probe, progress: _Progress) -> None:
+async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Probe, progress: Progress) -> None:
     """Send each script's prompt and feed the tracker every message the client yields for it."""
     for script in scripts:
         progress.query += 1
@@ -429,19 +435,20 @@ async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Prob
             progress.last = (query, number, message, script, frame)
 
 
-def run_tracker(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+def run_tracker(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
                 include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
-                async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
+                async_backend: str = "asyncio", silence_timeout: float | None = 30.0,
+                faults: FaultPlan | None = None) -> Report:
     """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``); called where an
     event loop already runs, on a worker thread with its own loop while the caller waits."""
     run = partial(arun_tracker, tracker, session, tolerance=tolerance,
                   include_partial_messages=include_partial_messages, scripts=scripts,
-                  silence_timeout=silence_timeout)
+                  silence_timeout=silence_timeout, faults=faults)
     return run_blocking(run, backend=async_backend)
 
 
-def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, scripts: Iterable[Script], *,
-                       tolerance: int = 0) -> Report:
+def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[Script], *,
+                       tolerance: int = 0, faults: FaultPlan | None = None) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
     ``scripts`` may be any iterable, e.g. :func:`ctxsim.wire.render_stream`: each script is let go once read.
@@ -451,6 +458,8 @@ def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, script
     event loop here: an async tracker that waits on one stops the run (the report's ``crash`` says so).
     """
     report = Report(tracker_name(tracker), session, tolerance)
+    if isinstance(tracker, PointTracker):
+        return _run_points(tracker, session, report, faults)
     probe = _Probe(tracker, report)
     for script in scripts:
         for frame in script.frames:
@@ -460,7 +469,7 @@ def run_tracker_parsed(tracker: Tracker | AsyncTracker, session: Session, script
     return report
 
 
-def assert_tracks(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+def assert_tracks(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
                   include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
                   async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
     """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
@@ -477,7 +486,7 @@ def assert_tracks(tracker: Tracker | AsyncTracker, session: Session, *, toleranc
     return report
 
 
-async def assert_tracks_async(tracker: Tracker | AsyncTracker, session: Session, *, tolerance: int = 0,
+async def assert_tracks_async(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
                               include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
                               silence_timeout: float | None = 30.0) -> Report:
     """:func:`assert_tracks` for async code: ``await assert_tracks_async(tracker, session, tolerance=1000)`` plays

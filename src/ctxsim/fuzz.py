@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .trackers.base import TrackerFactory, make_tracker
+from .trackers.base import AnyTrackerFactory, make_tracker
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -63,7 +63,7 @@ class FuzzResult:
         return f"(first failing: #{self.found_at}, {self.found_after or 0:.2f} s in; run {self.seconds:.2f} s)"
 
 
-def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
+def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
          progress: TextIO | None = sys.stderr, database: ExampleDatabase | None = None,
          key: str = "") -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
@@ -93,7 +93,7 @@ def fuzz(factory: TrackerFactory, *, examples: int = 200, tolerance: int = 0, se
             print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
                   file=progress)
         tracker = make_tracker(factory, stream.session)
-        report = run_tracker_parsed(tracker, stream.session, stream.scripts, tolerance=tolerance)
+        report = run_tracker_parsed(tracker, stream.session, stream.scripts, tolerance=tolerance, faults=stream.plan)
         if not report.ok:
             if not failing:
                 result.found_at, result.found_after = result.examples, time.monotonic() - started

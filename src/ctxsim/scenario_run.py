@@ -21,7 +21,7 @@ from ._blocking import in_event_loop, run_blocking
 from .check import Report, arun_tracker, run_tracker_parsed
 from .scenario import ExpectedFailure, SessionScenario
 from .thresholds import Match, crossings, match_firings
-from .trackers.base import AsyncTracker, Tracker
+from .trackers.base import AnyTracker, AsyncTracker, Tracker
 from .wire import Script
 
 T = TypeVar("T")
@@ -175,7 +175,8 @@ class ScenarioRun:
     def judged_nowhere(self) -> bool:
         """True when the tracker was compared at no point (a results-only tracker on a stream without results):
         it showed neither that it tracks the session nor that it fails on it."""
-        return not self.report.points and self.report.crash is None and self.report.stall is None
+        report = self.report
+        return not report.points and report.crash is None and report.stall is None and report.error is None
 
     @property
     def inconclusive(self) -> str:
@@ -183,6 +184,8 @@ class ScenarioRun:
         the scenario expects of the tracker."""
         if self.stalled:
             return "the run did not finish (the SDK client went silent)"
+        if self.report.error is not None:
+            return "the tracker could not be read"
         if self.judged_nowhere:
             return "it was judged at no point (none of the points it can be read at occurs in this stream)"
         return ""
@@ -284,7 +287,7 @@ def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
 
 
-def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, name: str | None = None,
+def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | None = None,
                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
@@ -300,7 +303,7 @@ def run_scenario(scenario: SessionScenario, tracker: Tracker | AsyncTracker, *, 
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.task_run.run_task")
     options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
-                               "silence_timeout": silence_timeout}
+                               "silence_timeout": silence_timeout, "faults": scenario.fault_plan()}
     if async_backend == "asyncio" and not in_event_loop():
         report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
     else:

@@ -27,7 +27,7 @@ from .check import Report
 from .scenario import SessionScenario
 from .scenario_run import ScenarioRun, run_scenario
 from .thresholds import crossings, match_firings
-from .trackers.base import TrackerFactory, make_tracker
+from .trackers.base import AnyTrackerFactory, make_tracker
 from .trackers.catalogue import reference_for
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
@@ -176,7 +176,7 @@ def _streams(count: int, seed: int) -> list[Any]:
     return drawn[:count]
 
 
-def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, TrackerFactory]], *, fuzz: int = 0,
+def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, AnyTrackerFactory]], *, fuzz: int = 0,
           seed: int = 0, progress: TextIO | None = None, yours: Collection[str] = ()) -> Scoreboard:
     """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams; ``yours``
     names the user's trackers among them (marked on the board)."""
@@ -199,7 +199,8 @@ def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, Tr
         limit = [float(stream.session.auto_compact_threshold)]
         for name, factory in trackers:
             tracker = make_tracker(factory, stream.session)
-            report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0)
+            report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0,
+                                        faults=stream.plan)
             rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
     ranked = sorted(rows.values(), key=lambda r: r.rank_key())
     return Scoreboard(ranked, len(scenarios), len(streams), frozenset(yours))

@@ -16,8 +16,9 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim catalogue [--tracker NAME|module:factory ...]
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
-    ctxsim record [NAME...] [--dir DIR] [--list]
+    ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
     ctxsim conformance [NAME...] [--cli PATH] [--record DIR] [--json]
+    ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
 
 ``conformance`` plays the scripted sessions on a Claude Code CLI (default: the bundled one) and in-process and
 prints every field where the two differ, marking those trackers read; exit 1 when one of those differs.
@@ -48,6 +49,7 @@ from ._recordings import (
 )
 from ._run import _configure_run, _run
 from ._scenario import _configure_scenario, _scenario
+from ._tools import _configure_tools, _tools
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
@@ -68,6 +70,8 @@ COMMANDS: tuple[Command, ...] = (
             _configure_record, _record),
     Command("conformance", "judge a Claude Code CLI: the scripted sessions live and in-process, every field a "
                            "tracker reads compared", _configure_conformance, _conformance),
+    Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
+            _configure_tools, _tools),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 

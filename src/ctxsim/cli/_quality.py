@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    pass
+    from ..trackers.base import AnyTrackerFactory
 
 from ._common import CommandError, _load, _resolve_tracker, _scenario_files
 
@@ -82,7 +82,11 @@ def _catalogue(args: argparse.Namespace) -> int:
         rows = {"reference": rows["reference"]}
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)
-        rows[resolved.name] = resolved.factory
+        if resolved.fed_messages is None:
+            raise CommandError(f"ctxsim: catalogue: --tracker={spec}: the conformance contracts feed a tracker the "
+                               f"SDK's messages; judge a statusline command over scenarios (ctxsim score, pytest "
+                               f"--ctx-scenarios --ctx-tracker)")
+        rows[resolved.name] = resolved.fed_messages
     results = {}
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
@@ -124,7 +128,7 @@ def _score(args: argparse.Namespace) -> int:
         raise CommandError(f"ctxsim: score: --fuzz must be 0 or more, got {args.fuzz}")
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "score")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
-    trackers = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    trackers: list[tuple[str, AnyTrackerFactory]] = [(name, entry.factory) for name, entry in CATALOGUE.items()]
     yours = []
     for spec in args.tracker:
         resolved = _resolve_tracker(spec)

@@ -40,10 +40,26 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
                         help="where the captures go, under claude-code-<CLI version>/ (default: the captures "
                              "ctxsim ships, src/ctxsim/live/captures in a checkout)")
     parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
+    parser.add_argument("--statusline", action="store_true",
+                        help="record the statusline payloads instead: the CLI's interactive REPL driven under tmux "
+                             "(NAME: the statusline sessions), written under claude-code-<CLI version>/statusline/")
 
 
 def _record(args: argparse.Namespace) -> int:
     from ..live.record import CAPTURES, record_command
+
+    if args.statusline:
+        from ..live.claude import LiveError
+        from ..live.statusline import STATUSLINE_SESSIONS, record_statusline_command
+
+        if args.list:
+            for name, scripted in STATUSLINE_SESSIONS.items():
+                print(f"{name}: {scripted.description}")
+            return 0
+        try:
+            return record_statusline_command(args.names, args.dir or CAPTURES)
+        except LiveError as exc:
+            raise CommandError(str(exc)) from None
 
     return record_command(args.names, args.dir or CAPTURES, list_only=args.list)
 

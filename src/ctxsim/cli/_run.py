@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..scenario_run import ScenarioRun
-    from ..trackers.base import TrackerFactory
+    from ..trackers.base import AnyTrackerFactory
 
 from ._common import CommandError, _count, _find, _load, _resolve_tracker
 
@@ -31,12 +31,12 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
                                                            "scenario, the timeline of every catalogued loop)")
 
 
-def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, TrackerFactory, str]]:
+def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, AnyTrackerFactory, str]]:
     """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
     trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
     from ..trackers import CATALOGUE, reference_for
 
-    chosen: list[tuple[str, TrackerFactory, str]] = [
+    chosen: list[tuple[str, AnyTrackerFactory, str]] = [
         ("reference", partial(reference_for, scenario.session), "pass" if scenario.expect_reference else "fail")]
     listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
     if not specs:
@@ -45,10 +45,10 @@ def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str
 
 
 def _under_test(scenario: Scenario, specs: Sequence[str],
-                listed: Mapping[str, str]) -> list[tuple[str, TrackerFactory, str]]:
+                listed: Mapping[str, str]) -> list[tuple[str, AnyTrackerFactory, str]]:
     """``(name, factory, expectation)`` for each ``--tracker`` but the reference: what ``listed`` (the scenario's
     own list: name to ``pass`` or ``fail``) says of a catalogued one, else what ``expect.ctx_tracker`` says."""
-    chosen: list[tuple[str, TrackerFactory, str]] = []
+    chosen: list[tuple[str, AnyTrackerFactory, str]] = []
     for spec in specs:
         resolved = _resolve_tracker(spec)
         if resolved.name == "reference":

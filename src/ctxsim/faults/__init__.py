@@ -41,16 +41,22 @@ model_switch               moves  the model and the window in force change mid-s
 wrong_context_window       keeps  results report the other context window
 truncated_stream           keeps  the stream stops part-way (later points go)
 =========================  =====  ========================================================================
+
+The transcript files Claude Code writes have faults of their own (:mod:`ctxsim.faults.transcript`: the older
+interleaved-sidechain layout, replayed rows, synthetic error rows, compactions without ``postTokens``, a row
+half-written when read), played on a :class:`~ctxsim.wire.TranscriptRender` by :func:`apply_transcript`, which
+also gives the stream faults above that model the same reports their transcript form.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..wire import Script
+from ..wire import Script, TranscriptRender
 from .base import Fault
 from .calls import (
     DuplicateBlocks,
@@ -72,6 +78,16 @@ from .flow import (
     WrongContextWindow,
     ZeroedErrorResult,
 )
+from .transcript import (
+    TRANSCRIPT_REGISTRY,
+    CompactionWithoutPostTokens,
+    HalfWrittenRow,
+    InterleavedSidechains,
+    ReplayedRows,
+    SyntheticErrorRows,
+    TranscriptFault,
+    transcript_faults,
+)
 from .usage import (
     AdvisorIterations,
     CacheReadDrop,
@@ -83,14 +99,18 @@ from .usage import (
 
 __all__ = [
     "REGISTRY",
+    "TRANSCRIPT_REGISTRY",
     "AdvisorIterations",
     "CacheReadDrop",
     "CompactionMetadata",
+    "CompactionWithoutPostTokens",
     "DuplicateBlocks",
     "Fault",
     "FaultPlan",
     "GarbageValues",
+    "HalfWrittenRow",
     "InsertedCompaction",
+    "InterleavedSidechains",
     "InterleavedSubagents",
     "MissingRequestIds",
     "MissingResult",
@@ -99,16 +119,21 @@ __all__ = [
     "NestedCacheCreationOnly",
     "RepeatedMessageDelta",
     "ReplayedMessages",
+    "ReplayedRows",
     "ReusedMessageIds",
     "StaleOutputTokens",
     "StreamingPartials",
     "SyntheticErrorMessages",
+    "SyntheticErrorRows",
+    "TranscriptFault",
     "TruncatedStream",
     "UncachedGatewayUsage",
     "WrongContextWindow",
     "ZeroedErrorResult",
     "apply",
+    "apply_transcript",
     "fault_from_spec",
+    "transcript_faults",
 ]
 
 REGISTRY: dict[str, type[Fault]] = {cls.name: cls for cls in (
@@ -189,4 +214,17 @@ def apply(plan: FaultPlan, scripts: Sequence[Script]) -> list[Script]:
     out = list(scripts)
     for fault in plan.faults:
         out = fault(out, rng)
+    return out
+
+
+def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> TranscriptRender:
+    """``transcript`` with the transcript faults ``plan`` stands for applied in order (:func:`transcript_faults`: its
+    :class:`TranscriptFault`\\ s, and the transcript form of its stream faults that have one); ``transcript`` itself
+    is left as it was. Deterministic: the same plan (faults, parameters, seed) on the same transcript gives the same
+    rows."""
+    out = copy.deepcopy(transcript)
+    rng = random.Random(f"ctxsim.faults.transcript:{plan.seed}")
+    for fault in transcript_faults(plan.faults):
+        fault.edit(out, rng)
+        out.recount()
     return out

@@ -14,6 +14,7 @@ wait is bounded and ends in a :class:`LiveError` saying what it waited for.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -31,13 +32,14 @@ import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
 from ..sdk import subprocess_pid, subprocess_transport
+from ..wire import project_slug
 from ..wire.versions import installed_cli_version
 from ..world import DEFAULT_MODEL
 from ._tap import FrameTap
 from .api import FakeMessagesAPI
 
 __all__ = ["LiveClaude", "LiveError", "bundled_cli_path", "bundled_cli_version", "child_processes", "cli_env",
-           "cli_options", "cli_version"]
+           "cli_options", "cli_version", "read_transcripts"]
 
 DUMMY_API_KEY = "sk-ant-ctxsim-fake-0000"
 """The key the CLI sends; the fake API accepts any."""
@@ -134,6 +136,24 @@ def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, inc
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 
+def read_transcripts(projects: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every transcript file the CLI wrote under ``projects`` (its ``$CLAUDE_CONFIG_DIR/projects``), by path relative
+    to its project directory (``<session>.jsonl``, ``<session>/subagents/agent-<id>.jsonl``): the rows whole, in
+    order (a last line still being written is left out)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(projects.glob("*/**/*.jsonl")):
+        rows = []
+        for line in path.read_text().splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                break
+        out[str(Path(*path.relative_to(projects).parts[1:]))] = rows
+    return out
+
+
 def child_processes() -> set[int]:
     """The live (not zombie) child processes of this process, from ``/proc`` (empty where there is none)."""
     me, out = os.getpid(), set[int]()
@@ -192,6 +212,24 @@ class LiveClaude:
     def frames(self) -> list[dict[str, Any]]:
         """Every raw stream-json frame the CLI wrote so far, in order."""
         return self._tap.frames if self._tap is not None else []
+
+    @property
+    def projects_dir(self) -> Path:
+        """Where the CLI writes its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` (one directory per working
+        directory, :func:`ctxsim.wire.project_slug`); gone once the context is left."""
+        if self.workdir is None:
+            raise LiveError("ctxsim: LiveClaude is not connected (use it as `async with LiveClaude() as live`)")
+        return self.workdir / "home" / ".claude" / "projects"
+
+    def transcript_path(self, session_id: str) -> Path:
+        """Where the CLI writes the transcript of session ``session_id`` (the statusline payload's
+        ``transcript_path``)."""
+        projects = self.projects_dir  # raises unless connected
+        return projects / project_slug(str(projects.parents[2] / "project")) / f"{session_id}.jsonl"
+
+    def transcripts(self) -> dict[str, list[dict[str, Any]]]:
+        """The transcript files the CLI has written so far (:func:`read_transcripts`)."""
+        return read_transcripts(self.projects_dir)
 
     @property
     def client(self) -> ClaudeSDKClient:

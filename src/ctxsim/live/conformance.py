@@ -144,6 +144,8 @@ class Played:
     """Every key path the raw frames carried, by frame kind (the SDK's control frames left out)."""
     raw: dict[str, list[Any]] = field(default_factory=dict)
     """The raw-frame values trackers read that the SDK's messages drop (request ids), frame by frame."""
+    transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
+    """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.claude.LiveClaude.transcripts`)."""
 
 
 _MODEL_WINDOW = 200_000
@@ -165,6 +167,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
     version = cli_version(cli)
     api = FakeMessagesAPI(window=scripted.autocompact_window or 200_000)
     all_messages: list[list[Any]] = []
+    transcripts: list[dict[str, list[dict[str, Any]]]] = []
     served: list[list[Served]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
@@ -183,6 +186,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
                 usage = await live.context_usage()
+                transcripts.append(live.transcripts())
                 all_messages.append(messages)
                 served.append(api.served[before:])
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
@@ -195,7 +199,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                          auto_compact_window=scripted.autocompact_window,
                          auto_compact_at=initial_usage.get("autoCompactThreshold"))
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
-                  anyio.current_time() - started, keys, raw)
+                  anyio.current_time() - started, keys, raw, transcripts)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),

@@ -82,8 +82,11 @@ def live_skip_reason(scenario: SessionScenario) -> str | None:
     return None
 
 
-def tracker_skip_reason(tracker: Tracker) -> str | None:
+def tracker_skip_reason(tracker: object) -> str | None:
     """Why ``tracker`` cannot be judged live, or None when it can."""
+    if callable(getattr(tracker, "estimate_points", None)):
+        return ("it reads the transcript and statusline payload ctxsim renders at each point, not the SDK's "
+                "messages of a live run")
     if getattr(tracker, "observe_frame", None) is not None:
         return "it is fed the raw stream-json lines, and the live backend hands it the SDK's messages only"
     return None

@@ -226,7 +226,11 @@ class LoopItem(_CheckItem):
         from ..trackers.base import make_tracker
 
         spec = self.spec
-        made = partial(make_tracker, spec.factory, self.scenario.session) if spec is not None else None
+        if spec is not None and spec.command:
+            pytest.skip(f"ctxsim: --ctx-tracker={spec.spec}: a statusline command is read at observation points; "
+                        f"a restart loop needs a tracker fed the SDK's messages")
+        fed = spec.fed_messages if spec is not None else None
+        made = partial(make_tracker, fed, self.scenario.session) if fed is not None else None
         run = run_task(self.scenario, loop=self.loop_spec or self.loop, tracker_factory=made,
                        tracker=spec.name if spec is not None else "reference")
         met, does = run.verdict(self.expected)

@@ -8,7 +8,8 @@
 - :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient`` (:mod:`.restart`).
 - :mod:`.prompts` — the words of that loop: checkpoint request, continuation, done marker.
 
-It stands on the SDK and the lowest layers only (the world's facts, the tracker contract): code to read or
+It stands on the SDK and the lowest layers only (the world's facts; the tracker contract by its shape, never by
+importing :mod:`ctxsim.trackers`, which catalogues the reference): code to read or
 copy. Its names load on first use, so reading a prompt does not load the SDK.
 """
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -29,7 +29,6 @@ from claude_agent_sdk import (
     ToolUseBlock,
 )
 
-from ..trackers.base import Tracker, TrackerFactory
 from .checkpoint import (
     Checkpoint,
     build_continuation_prompt,
@@ -54,12 +53,25 @@ __all__ = [
     "RestartLimitError",
     "RestartResult",
     "SessionLifecycle",
+    "SessionTracker",
     "Turn",
     "request_checkpoint",
     "run_turn",
     "run_with_restarts",
     "task_complete",
 ]
+
+
+
+class SessionTracker(Protocol):
+    """What the loop reads of a session's tracker: any :class:`ctxsim.trackers.Tracker` with a synchronous
+    ``context_tokens`` (the reference stands below the trackers package, which catalogues it, so it names the
+    contract by its shape rather than importing it)."""
+
+    def observe(self, message: Any) -> None: ...
+
+    def context_tokens(self) -> int | None: ...
+
 
 # --- the lifecycle ------------------------------------------------------------------------------------------------
 
@@ -213,7 +225,7 @@ class RestartResult:
 class _Session:
     """One session's tracker and policy, fed the work turns' messages."""
 
-    tracker: Tracker
+    tracker: SessionTracker
     policy: PressurePolicy
     tool_calls: int = 0
 
@@ -241,7 +253,7 @@ async def run_with_restarts(
     *,
     options: ClaudeAgentOptions | None = None,
     policy: PressurePolicy | None = None,
-    tracker_factory: TrackerFactory = ContextTracker,
+    tracker_factory: Callable[[], SessionTracker] = ContextTracker,
     lifecycle_factory: Callable[[], SessionLifecycle] = SessionLifecycle,
     max_restarts: int = 10,
     max_turns: int = 1_000,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._yaml import Map, Reader, Seq, join_path
 
-__all__ = ["FaultSpec", "apply", "read_faults"]
+__all__ = ["FaultSpec", "apply", "plan", "read_faults"]
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,22 @@ class FaultSpec:
     """The :class:`ctxsim.faults.Fault` built from ``params``."""
 
 
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
+
+
+def plan(specs: Sequence[FaultSpec], seed: int) -> FaultPlan:
+    """The faults of ``specs`` as one plan seeded by ``seed``."""
+    from ..faults import FaultPlan
+
+    return FaultPlan(tuple(spec.fault for spec in specs), seed)
+
+
 def apply(scripts: list[Any], specs: Sequence[FaultSpec], seed: int) -> list[Any]:
     """``scripts`` with every fault of ``specs`` applied in order, as one plan seeded by ``seed``."""
-    from ..faults import FaultPlan
     from ..faults import apply as apply_plan
 
-    return apply_plan(FaultPlan(tuple(spec.fault for spec in specs), seed), scripts)
+    return apply_plan(plan(specs, seed), scripts)
 
 
 def _plain(value: Any) -> Any:

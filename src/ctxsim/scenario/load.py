@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
@@ -34,9 +34,13 @@ from .expect import (
 )
 from .faults import FaultSpec, read_faults
 from .faults import apply as apply_faults
+from .faults import plan as fault_plan
 from .recording import FORMATS, Recording, RecordingError, read_recording
 from .steps import StepBuilder
 from .task import TaskSpec, check_task_expectations, read_task
+
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
 
 __all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "SessionScenario", "TaskScenario", "TaskSpec",
            "ThresholdSpec", "load_scenario", "parse_scenario"]
@@ -140,6 +144,11 @@ class SessionScenario(Scenario):
         if self.faults:
             scripts = apply_faults(scripts, self.faults, self.session.seed)
         return scripts
+
+    def fault_plan(self) -> FaultPlan | None:
+        """The ``faults:`` list as the plan :meth:`scripts` applies (None without faults): a tracker that reads the
+        transcript reads it with the plan's transcript form applied."""
+        return fault_plan(self.faults, self.session.seed) if self.faults else None
 
     def observations(self) -> list[Observation]:
         """Every observation point of :meth:`scripts`, in order."""

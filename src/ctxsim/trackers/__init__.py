@@ -1,4 +1,6 @@
-"""Trackers: what a tracker is (:mod:`.base`), naming one on a command line (:mod:`.resolve`), and the catalogue of
+"""Trackers: what a tracker is (:mod:`.base`), statusline commands as trackers (:mod:`.command`, read by
+:mod:`.readout`; the shipped tools at pinned versions in :mod:`.shipped`), naming one on a command line
+(:mod:`.resolve`), and the catalogue of
 the reference and faithful reproductions of trackers with known bugs (:mod:`.catalogue`; formulas in :mod:`.seeds`
 and :mod:`.survey`). Names load on first use: the reference implements :mod:`.base` without loading the catalogue.
 
@@ -19,6 +21,12 @@ _EXPORTS = {
     "Tracker": "base",
     "TrackerFactory": "base",
     "tracker_name": "base",
+    "Estimate": "base",
+    "PointTracker": "base",
+    "PointTrackerError": "base",
+    "CommandTracker": "command",
+    "PRESETS": "readout",
+    "Readout": "readout",
     "CATALOGUE": "catalogue",
     "Breaks": "catalogue",
     "Entry": "catalogue",
@@ -31,11 +39,17 @@ _EXPORTS = {
 
 __all__ = [
     "CATALOGUE",
+    "PRESETS",
     "AsyncTracker",
     "Breaks",
+    "CommandTracker",
     "Entry",
+    "Estimate",
     "FromRatio",
+    "PointTracker",
+    "PointTrackerError",
     "RawDicts",
+    "Readout",
     "ResultsOnly",
     "Tracker",
     "TrackerFactory",
@@ -50,7 +64,10 @@ __all__ = [
 if TYPE_CHECKING:
     from .base import (
         AsyncTracker,
+        Estimate,
         FromRatio,
+        PointTracker,
+        PointTrackerError,
         RawDicts,
         ResultsOnly,
         Tracker,
@@ -58,6 +75,8 @@ if TYPE_CHECKING:
         tracker_name,
     )
     from .catalogue import CATALOGUE, Breaks, Entry, make, reference_for
+    from .command import CommandTracker
+    from .readout import PRESETS, Readout
     from .resolve import TrackerSpec, TrackerSpecError, resolve
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -14,21 +14,44 @@ tracker per scenario (the window, the provider's usage convention, the model)::
 
     def make(world: TrackerWorld) -> MyTracker:
         return MyTracker(window=world.window, input_includes_cache=world.usage == "inclusive")
+
+A :class:`PointTracker` is the other kind: it is not fed the SDK's messages but reads the world as Claude Code shows
+it at each observation point (the transcript written so far, the statusline payload), each point on its own, and
+may give a band rather than a figure (:data:`Estimate`). :class:`ctxsim.trackers.CommandTracker` (``cmd:``) is one.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from claude_agent_sdk import ResultMessage
 
 from ..world import DEFAULT_MODEL, Session, UsageConvention
 
-__all__ = ["AsyncTracker", "FromRatio", "RawDicts", "ResultsOnly", "Tracker", "TrackerFactory", "TrackerWorld",
-           "make_tracker", "takes_world", "tracker_name"]
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
+    from ..wire import Observation
+
+__all__ = [
+    "AnyTracker",
+    "AnyTrackerFactory",
+    "AsyncTracker",
+    "Estimate",
+    "FromRatio",
+    "PointTracker",
+    "PointTrackerError",
+    "RawDicts",
+    "ResultsOnly",
+    "Tracker",
+    "TrackerFactory",
+    "TrackerWorld",
+    "make_tracker",
+    "takes_world",
+    "tracker_name",
+]
 
 
 @runtime_checkable
@@ -48,6 +71,31 @@ class AsyncTracker(Protocol):
     def observe(self, message: Any) -> Awaitable[None]: ...
 
     def context_tokens(self) -> int | Awaitable[int | None] | None: ...
+
+
+Estimate = int | tuple[int, int] | None
+"""What a :class:`PointTracker` says at a point: tokens, a ``(low, high)`` band of tokens (a percentage shown to a
+precision: 70% of a 200k window is 139,000..141,000), or None (no estimate)."""
+
+
+@runtime_checkable
+class PointTracker(Protocol):
+    """A tracker fed the world as Claude Code shows it, point by point, instead of the SDK's message stream.
+
+    :func:`ctxsim.check.run_tracker` hands it the session, the observation points it is judged at (in order) and
+    the fault plan the stream was played with (None: none), and compares what it returns, one :data:`Estimate` per
+    point, with the truth as it does a :class:`Tracker`'s.
+    Points are independent: it may read them in any order, or at once. It raises :class:`PointTrackerError` when it
+    cannot be read at all (the run's report carries the message, and the run counts as no verdict).
+    """
+
+    def estimate_points(self, session: Session, observations: Sequence[Observation],
+                        faults: FaultPlan | None) -> Sequence[Estimate]: ...
+
+
+class PointTrackerError(Exception):
+    """A :class:`PointTracker` could not be read (a command that exits non-zero, hangs or prints nonsense): the
+    message is one ``ctxsim:`` line naming the tracker, the session and the point."""
 
 
 def tracker_name(tracker: object) -> str:
@@ -187,3 +235,10 @@ def make_tracker(factory: Callable[..., Any], session: Session | None = None) ->
     if takes_world(factory):
         return factory(world=TrackerWorld() if session is None else TrackerWorld.of(session))
     return factory()
+
+
+AnyTracker = Tracker | AsyncTracker | PointTracker
+"""Anything the oracle (:mod:`ctxsim.check`) judges: fed messages (sync or async) or read at points."""
+
+AnyTrackerFactory = Callable[[], AnyTracker]
+"""Makes a fresh :data:`AnyTracker`."""

@@ -1,4 +1,5 @@
-"""Naming a tracker on a command line: a catalogue name (``arbiter-msgid``) or ``module:factory``.
+"""Naming a tracker on a command line: a catalogue name (``arbiter-msgid``), ``module:factory``, or a statusline
+command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers.command`).
 
 Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
 (a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
@@ -15,8 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import TrackerFactory, make_tracker, takes_world, tracker_name
+from .base import AnyTrackerFactory, TrackerFactory, make_tracker, takes_world, tracker_name
 from .catalogue import CATALOGUE
+from .command import CommandTracker, parse_command_spec
 
 __all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "not_catalogued", "resolve"]
 
@@ -35,9 +37,23 @@ class TrackerSpec:
 
     spec: str
     name: str
-    factory: TrackerFactory
+    factory: AnyTrackerFactory
     catalogued: bool = False
     """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
+
+    @property
+    def fed_messages(self) -> TrackerFactory | None:
+        """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
+        return None if self.command else self.factory  # type: ignore[return-value]
+
+    @property
+    def command(self) -> bool:
+        """True for a statusline command (``cmd:``), judged at observation points rather than fed messages."""
+        return _is_command(self.spec)
+
+
+def _is_command(spec: str) -> bool:
+    return spec.startswith(("cmd:", "cmd["))
 
 
 def _import(module: str, search: Sequence[str]) -> Any:
@@ -82,10 +98,22 @@ def not_catalogued(name: str, catalogued: Iterable[str], *, noun: str, form: str
     return f"{name!r} is not {noun}{suggestion}; give a catalogued name ({', '.join(known)}) or {form}"
 
 
+def _fresh(tracker: CommandTracker) -> CommandTracker:
+    import dataclasses
+
+    return dataclasses.replace(tracker)
+
+
 def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
     spec = spec.strip()
+    if _is_command(spec):
+        try:
+            tracker = parse_command_spec(spec)
+        except ValueError as exc:
+            raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
+        return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker))
     if ":" not in spec:
         if spec in CATALOGUE:
             return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)

@@ -293,27 +293,35 @@ class Renderer:
         """The frames of query ``query_index`` (0-based) of the session, or of ``query`` given as that query."""
         if query is None:
             query = self.session.queries[query_index]
-        q = f"q{query_index + 1}"
         script = Script(query_index, query.prompt)
-        frames = script.frames
+        for _, frames in self.walk(query_index, query):
+            script.frames.extend(frames)
+        return script
+
+    def walk(self, query_index: int, query: Query) -> Iterator[tuple[Step | None, list[Frame]]]:
+        """The frames of ``query`` (query ``query_index``, 0-based) step by step: ``(None, [init])``, then
+        ``(step, its frames)`` for each step (a reset that opens the query carries the new init after it), then
+        ``(None, [result])``. Other formats (the transcript, the
+        statusline payload) walk a session this way to close the same observation points in the same order."""
+        q = f"q{query_index + 1}"
         main_calls: list[Call] = []
         turns = 0
         # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
         clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
         if not clears:
-            frames.append(self.init(self.session.model))
+            yield None, [self.init(self.session.model)]
         sub_counts: dict[str, int] = {}
         for step in query.steps:
-            frames.extend(self.step(step, q, main_calls, sub_counts))
+            frames = self.step(step, q, main_calls, sub_counts)
             if clears:
                 frames.append(self.init(self.session.model))
                 clears = False
+            yield step, frames
             if isinstance(step, Call):
                 turns += 1
             elif isinstance(step, ConversationReset):
                 main_calls.clear()
-        frames.append(self.result(main_calls, turns, f"{q} result"))
-        return script
+        yield None, [self.result(main_calls, turns, f"{q} result")]
 
     def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
         """The frames of ``step``, in order."""

@@ -1,0 +1,73 @@
+"""Asking a :class:`~ctxsim.trackers.base.PointTracker` for its estimates at a session's observation points, checked
+(:func:`ctxsim.check.arun_tracker` judges them as it judges a message-fed tracker's).
+
+A point tracker reads the world as Claude Code shows it, so its points (and their truths) are the transcript
+rendering's (:func:`ctxsim.wire.transcript.render_transcript`) with the fault plan's transcript form applied
+(:func:`ctxsim.faults.apply_transcript`): a fault may place a point elsewhere there than in the stream (the older
+layout writes a subagent's rows into the main file), or make it unknowable there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .trackers._diagnosis import is_token_count
+from .trackers.base import Estimate, PointTracker
+
+if TYPE_CHECKING:
+    from .faults import FaultPlan
+    from .wire import Observation
+    from .world import Session
+
+__all__ = ["InvalidEstimates", "estimates_failure", "observations", "point_estimates"]
+
+
+class InvalidEstimates(ValueError):
+    """What ``estimate_points`` returned is not one estimate per point, each tokens, a (low, high) band or None."""
+
+
+def observations(session: Session, faults: FaultPlan | None, judged_at: frozenset[str] | None) -> list[Observation]:
+    """The observation points of ``session``'s transcript (``faults`` applied) a tracker judged at ``judged_at``
+    (None: every kind) is compared at, in order."""
+    from .faults import apply_transcript
+    from .wire.transcript import render_transcript
+
+    transcript = render_transcript(session)
+    if faults is not None and faults.faults:
+        transcript = apply_transcript(faults, transcript)
+    return [p.observation for p in transcript.points if judged_at is None or p.observation.kind in judged_at]
+
+
+def _valid(estimate: object) -> bool:
+    if estimate is None:
+        return True
+    if isinstance(estimate, tuple):
+        return (len(estimate) == 2 and all(is_token_count(v) for v in estimate) and estimate[0] <= estimate[1])
+    return is_token_count(estimate)
+
+
+def point_estimates(tracker: PointTracker, session: Session,
+                    faults: FaultPlan | None = None) -> list[tuple[Observation, Estimate]]:
+    """Each observation point of ``session`` ``tracker`` is judged at, with its estimate there (a band's ends and a
+    figure made ``int``). Raises what the tracker raises, or :class:`InvalidEstimates`."""
+    points = observations(session, faults, getattr(tracker, "judged_at", None))
+    estimates = list(tracker.estimate_points(session, points, faults))
+    if len(estimates) != len(points):
+        raise InvalidEstimates(f"gave {len(estimates)} estimates for {len(points)} points from estimate_points()")
+    out: list[tuple[Observation, Estimate]] = []
+    for observation, estimate in zip(points, estimates):
+        if not _valid(estimate):
+            raise InvalidEstimates(f"gave {estimate!r} at point #{observation.index} ({observation.label}), not a "
+                                   f"token count, a (low, high) band or None")
+        if isinstance(estimate, tuple):
+            estimate = (round(estimate[0]), round(estimate[1]))
+        elif estimate is not None:
+            estimate = round(estimate)
+        out.append((observation, estimate))
+    return out
+
+
+def estimates_failure(exc: Exception) -> str:
+    """What the report's ``crash`` says of a point tracker that raised ``exc`` (after ``tracker NAME``)."""
+    if isinstance(exc, InvalidEstimates):
+        return str(exc)
+    return f"raised {type(exc).__name__}: {exc} in estimate_points()"
