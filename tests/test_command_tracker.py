@@ -20,7 +20,7 @@ from ctxsim.world import Session, SessionBuilder
 
 HERE = Path(__file__).resolve().parent
 TRACKERS = HERE / "statusline_trackers"
-CORPUS = HERE.parent / "scenarios"
+CORPUS = HERE.parent / "src" / "ctxsim" / "corpus"
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="ctxsim: node is not on PATH")
 
@@ -208,7 +208,7 @@ def test_ctx_tracker_cmd_checks_a_command_on_every_scenario_and_a_failing_one_fa
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios" / "plain.yaml").write_text(PLAIN)
     (pytester.path / "scenarios" / "also.yaml").write_text(PLAIN.replace("go", "again"))
-    result = pytester.runpytest("--ctx-scenarios", "-v", f"--ctx-tracker=cmd:node {TRACKERS / 'last_row.js'}",
+    result = pytester.runpytest("--ctx-scenarios=scenarios", "-v", f"--ctx-tracker=cmd:node {TRACKERS / 'last_row.js'}",
                                 "--ctx-tracker=cmd[name=broken timeout=2]:echo 'no settings' >&2; exit 1")
     result.assert_outcomes(passed=4, failed=2)
     result.stdout.fnmatch_lines([

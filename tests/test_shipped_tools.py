@@ -18,7 +18,7 @@ from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.scenario_run import run_scenario
 from ctxsim.trackers.shipped import TOOLS, InstallError, Tool, install, installed, tracker
 
-CORPUS = Path(__file__).resolve().parent.parent / "scenarios"
+CORPUS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
 
 SCENARIOS = ("statusline-1m-denominator", "statusline-stuck-after-compact", "statusline-subagent-rows-interleaved",
              "statusline-synthetic-error-row", "statusline-replayed-row-later", "compaction")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import CommandError, _load
+from ._common import CommandError, _load, _scenario_files
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
@@ -30,7 +30,7 @@ def _configure_tools(parser: argparse.ArgumentParser) -> None:
                              "write the verdicts page")
     parser.add_argument("paths", nargs="*", metavar="NAME|SCENARIOS",
                         help="install: the tools (default: all); verdicts: scenario files or directories "
-                             "(default: ./scenarios)")
+                             "(default: the bundled corpus)")
     parser.add_argument("--tool", action="append", default=[], metavar="NAME",
                         help="verdicts: only this tool (repeatable; default: every installed one)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="verdicts: write the page here (default: stdout)")
@@ -72,14 +72,10 @@ def _install(names: list[str], timeout: float) -> int:
 
 
 def _scenarios(paths: list[str]) -> list[SessionScenario]:
+    from ..corpus import BUNDLED
     from ..scenario import SessionScenario
 
-    files: list[Path] = []
-    for raw in paths or ["scenarios"]:
-        path = Path(raw)
-        if not path.exists():
-            raise CommandError(f"ctxsim: tools verdicts: no such file or directory: {path}")
-        files += sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    files = _scenario_files([Path(p) for p in paths] or [Path(BUNDLED)], "tools verdicts")
     return [s for s in map(_load, files) if isinstance(s, SessionScenario)]
 
 
