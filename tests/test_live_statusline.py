@@ -10,6 +10,8 @@ projected field at a time and assert the comparison names it.
 from __future__ import annotations
 
 import copy
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,8 @@ RECORDINGS = load_recordings(CAPTURES)
 
 
 def _leftovers() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("ctxsim-statusline-*")}
+    """This process's recording directories (another pytest-xdist worker may be recording at the same time)."""
+    return {p.name for p in Path(tempfile.gettempdir()).glob(f"ctxsim-statusline-{os.getpid()}-*")}
 
 
 @pytest.mark.live

@@ -206,7 +206,7 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
     reason = statusline_skip_reason()
     if reason is not None:
         raise LiveError(f"ctxsim: cannot record the statusline: {reason}")
-    workdir = Path(tempfile.mkdtemp(prefix="ctxsim-statusline-"))
+    workdir = Path(tempfile.mkdtemp(prefix=f"ctxsim-statusline-{os.getpid()}-"))
     api = FakeMessagesAPI()
     repl: _Repl | None = None
     try:
