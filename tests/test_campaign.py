@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -199,6 +200,8 @@ def test_a_bounded_hypofuzz_run_writes_to_the_same_redis_database(tmp_path: Path
     before = set(client.keys("*"))
     env = {**os.environ, DATABASE_ENV: redis_url}
     env.pop("PYTEST_XDIST_WORKER", None)
+    # With CI set, Hypothesis loads its "ci" profile (derandomized), and HypoFuzz collects no derandomized test.
+    env.pop("CI", None)
     fuzzer = subprocess.Popen([str(hypothesis_cli), "fuzz", "--no-dashboard", "-n", "1", "--", "test_ctx_fuzz.py",
                                "-p", "no:cacheprovider"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -209,11 +212,13 @@ def test_a_bounded_hypofuzz_run_writes_to_the_same_redis_database(tmp_path: Path
             assert time.monotonic() < deadline, "ctxsim: hypofuzz wrote no report to the database within 180 s"
             time.sleep(0.5)
     finally:
-        os.killpg(fuzzer.pid, signal.SIGINT)  # bounded: stop the fuzzer and its worker process
+        with contextlib.suppress(ProcessLookupError):  # it may have ended already: its output says why
+            os.killpg(fuzzer.pid, signal.SIGINT)  # bounded: stop the fuzzer and its worker process
         try:
             out = fuzzer.communicate(timeout=30)[0]
         except subprocess.TimeoutExpired:
-            os.killpg(fuzzer.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(fuzzer.pid, signal.SIGKILL)
             out = fuzzer.communicate()[0]
     assert "using 1 process to fuzz 1 test" in out, out
     after = set(client.keys("*"))
