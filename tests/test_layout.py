@@ -29,8 +29,6 @@ LAYERS = (
     "ctxsim.agent",
     "ctxsim.trackers",
     "ctxsim.thresholds",
-    "ctxsim._points",
-    "ctxsim._progress",
     "ctxsim.check",
     "ctxsim.loops",
     "ctxsim.testing",

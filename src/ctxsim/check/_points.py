@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .trackers._diagnosis import is_token_count
-from .trackers.base import Estimate, PointTracker
+from ..trackers._diagnosis import is_token_count
+from ..trackers.base import Estimate, PointTracker
 
 if TYPE_CHECKING:
-    from .faults import FaultPlan
-    from .wire import Observation
-    from .world import Session
+    from ..faults import FaultPlan
+    from ..wire import Observation
+    from ..world import Session
 
 __all__ = ["InvalidEstimates", "estimates_failure", "observations", "point_estimates"]
 
@@ -28,8 +28,8 @@ class InvalidEstimates(ValueError):
 def observations(session: Session, faults: FaultPlan | None, judged_at: frozenset[str] | None) -> list[Observation]:
     """The observation points of ``session``'s transcript (``faults`` applied) a tracker judged at ``judged_at``
     (None: every kind) is compared at, in order."""
-    from .faults import apply_transcript
-    from .wire.transcript import render_transcript
+    from ..faults import apply_transcript
+    from ..wire.transcript import render_transcript
 
     transcript = render_transcript(session)
     if faults is not None and faults.faults:

@@ -41,12 +41,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
-from ._blocking import run_blocking, step_once
-from ._points import estimates_failure, point_estimates
-from ._progress import Progress
-from .sdk import FakeTransport, client_message
-from .trackers._diagnosis import is_token_count, looks_like_ratio, ratio_hint, user_traceback
-from .trackers.base import (
+from .._blocking import run_blocking, step_once
+from ..sdk import FakeTransport, client_message
+from ..trackers._diagnosis import is_token_count, looks_like_ratio, ratio_hint, user_traceback
+from ..trackers.base import (
     AnyTracker,
     AsyncTracker,
     FromRatio,
@@ -57,11 +55,13 @@ from .trackers.base import (
     Tracker,
     tracker_name,
 )
-from .wire import Frame, Observation, Script
-from .world import Session
+from ..wire import Frame, Observation, Script
+from ..world import Session
+from ._points import estimates_failure, point_estimates
+from ._progress import Progress
 
 if TYPE_CHECKING:
-    from .faults import FaultPlan
+    from ..faults import FaultPlan
 
 __all__ = [
     "AsyncTracker",
@@ -352,7 +352,7 @@ class _Probe:
 
 
 def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
-    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim._points`)."""
+    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check._points`)."""
     try:
         for observation, estimate in point_estimates(tracker, session, faults):
             if isinstance(estimate, tuple):
@@ -387,7 +387,7 @@ async def arun_tracker(
     (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
     and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
     ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
-    transcript with its transcript form applied (:mod:`ctxsim._points`), not at those of ``scripts``.
+    transcript with its transcript form applied (:mod:`ctxsim.check._points`), not at those of ``scripts``.
     """
     if isinstance(tracker, PointTracker):
         report = Report(tracker_name(tracker), session, tolerance)

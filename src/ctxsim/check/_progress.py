@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 if TYPE_CHECKING:
-    from .wire import Frame, Script
-    from .world import Session
+    from ..wire import Frame, Script
+    from ..world import Session
 
 __all__ = ["Progress"]
 
