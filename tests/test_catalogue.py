@@ -1,7 +1,9 @@
-"""The harness's detection power: each catalogued tracker fails exactly the contracts its entry declares.
+"""The harness's detection power: each catalogued tracker fails exactly the contracts its entry declares, each the
+way it declares (over or under the truth, no estimate, a crash, judged nowhere).
 
 The declarations (``Entry.breaks``) come from each formula, reasoned in ``ctxsim/trackers/catalogue.py``; the run
-here measures them. The reference breaks none; every other entry breaks at least one.
+here measures them. The reference breaks none; every other entry breaks at least one. Because the way is declared,
+an entry replaced by a tracker that answers 0 everywhere, or raises, no longer passes for it.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from ctxsim.testing import (
     PROBES,
     check_tracker_conformance,
     conformance_table,
+    declaration_differences,
     run_tracker_conformance,
 )
-from ctxsim.trackers import CATALOGUE, Breaks
+from ctxsim.trackers import CATALOGUE
 from ctxsim.trackers.mutants import MUTANTS
 
 NAMES = tuple(c.name for c in CONTRACTS)
@@ -35,15 +38,48 @@ def test_the_reference_is_declared_to_break_nothing_and_every_other_entry_someth
     assert all(declared(name) for name in CATALOGUE if name != "reference")
 
 
-def test_every_declaration_names_only_contracts_that_exist() -> None:
+def test_every_declaration_names_only_contracts_and_ways_that_exist() -> None:
+    ways = {"over", "under", "none", "crash", "nowhere"}
     for name, entry in CATALOGUE.items():
-        assert entry.breaks.names <= set(NAMES), (name, sorted(entry.breaks.names - set(NAMES)))
+        named = entry.breaks.names | set(entry.breaks.ways)
+        assert named <= set(NAMES), (name, sorted(named - set(NAMES)))
+        assert {entry.breaks.way, *entry.breaks.ways.values()} <= ways, name
 
 
 @pytest.mark.parametrize("name", list(CATALOGUE))
-def test_each_entry_fails_exactly_the_contracts_it_declares(name: str) -> None:
+def test_each_entry_fails_exactly_the_contracts_it_declares_the_way_it_declares(name: str) -> None:
     result = check_tracker_conformance(CATALOGUE[name].factory)
-    assert set(result.failed) == declared(name), conformance_table({name: result}, {name: declared(name)})
+    how = CATALOGUE[name].breaks.how(NAMES)
+    assert set(result.failed) == declared(name), conformance_table({name: result}, {name: how})
+    assert result.ways == how, conformance_table({name: result}, {name: how})
+
+
+class AnswersZero:
+    def observe(self, message: object) -> None:
+        pass
+
+    def context_tokens(self) -> int:
+        return 0
+
+
+class Raises:
+    def observe(self, message: object) -> None:
+        raise RuntimeError("not a tracker")
+
+    def context_tokens(self) -> int | None:
+        return None
+
+
+@pytest.mark.parametrize("entry", ["cache-read-only", "accumulated-cache-read-capped", "mala-cache-read-pressure",
+                                   "every-row-totals"])
+@pytest.mark.parametrize("impostor", [AnswersZero, Raises])
+def test_an_entry_replaced_by_a_constant_or_a_crash_is_not_as_declared(entry: str, impostor: type) -> None:
+    # each of these declares it breaks (nearly) every contract: the count alone would not tell the impostor apart
+    result = check_tracker_conformance(impostor)
+    differences = declaration_differences(result, CATALOGUE[entry].breaks.how(NAMES))
+    assert differences, f"{impostor.__name__} passes for {entry}"
+    if impostor is Raises:
+        assert all(d.endswith(":crash") for d in differences if d.startswith("~"))
 
 
 def test_each_survey_entry_with_the_right_formula_is_caught_only_where_its_documented_bug_lives() -> None:
@@ -108,12 +144,25 @@ def test_ctxsim_catalogue_names_a_tracker_it_cannot_load(capsys: pytest.CaptureF
 def test_ctxsim_catalogue_fails_when_an_entry_breaks_other_contracts_than_declared(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     entry = CATALOGUE["ccstatusline"]
-    wrong = Breaks(declared("ccstatusline") - {"usage-iterations"} | {"single-call"})
+    ways = {name: way for name, way in entry.breaks.ways.items() if name != "usage-iterations"}
+    wrong = dataclasses.replace(entry.breaks, names=entry.breaks.names | {"single-call"}, ways=ways)
     monkeypatch.setitem(CATALOGUE, "ccstatusline", dataclasses.replace(entry, breaks=wrong))
     assert main(["catalogue", "-t", "ccstatusline"]) == 1
     captured = capsys.readouterr()
     row = next(line for line in captured.out.splitlines() if line.startswith("ccstatusline"))
     assert row.endswith("+usage-iterations -single-call")
+    assert "ctxsim catalogue: ccstatusline not as declared" in captured.err
+
+
+def test_ctxsim_catalogue_fails_when_an_entry_breaks_a_contract_another_way_than_declared(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    entry = CATALOGUE["ccstatusline"]
+    wrong = dataclasses.replace(entry.breaks, ways={**entry.breaks.ways, "compaction": "over"})
+    monkeypatch.setitem(CATALOGUE, "ccstatusline", dataclasses.replace(entry, breaks=wrong))
+    assert main(["catalogue", "-t", "ccstatusline"]) == 1
+    captured = capsys.readouterr()
+    row = next(line for line in captured.out.splitlines() if line.startswith("ccstatusline"))
+    assert row.endswith("~compaction:under")   # it reads the summary alone: under, not over
     assert "ctxsim catalogue: ccstatusline not as declared" in captured.err
 
 

@@ -207,10 +207,8 @@ class ScenarioRun:
             return Failure("silent")
         if report.failures:
             p = report.failures[0]
-            error = p.error
-            direction = "none" if error is None else "over" if error > 0 else "under"
             truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
-            return Failure("off", p.observation.label, direction, p.estimate, f"truth {truth}")
+            return Failure("off", p.observation.label, report.how, p.estimate, f"truth {truth}")
         for result in self.thresholds:
             for firing in result.match.firings:
                 if firing.ok:

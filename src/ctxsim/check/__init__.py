@@ -169,6 +169,22 @@ class Report:
         """True when the run finished, the tracker did not raise and every point is within tolerance."""
         return self.stall is None and self.crash is None and self.error is None and not self.failures
 
+    @property
+    def how(self) -> str | None:
+        """How the run failed, None when it did not: ``over`` or ``under`` the truth, or ``none`` (no estimate), at
+        the first point off; ``crash`` (the tracker raised or returned a non-count), ``stall``, ``unreadable`` (a
+        command tracker that could not be read) or ``nowhere`` (judged at no point)."""
+        if self.stall is not None:
+            return "stall"
+        if self.crash is not None:
+            return "crash"
+        if self.error is not None:
+            return "unreadable"
+        if self.failures:
+            error = self.failures[0].error
+            return "none" if error is None else "over" if error > 0 else "under"
+        return None if self.points else "nowhere"
+
     def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,
               notes_title: str = "threshold", likely: Mapping[int, str] | None = None) -> str:
         """The timeline as a table: point, truth band, estimate and error (``>`` marks a failure).

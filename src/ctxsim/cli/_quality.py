@@ -73,7 +73,7 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 
 
 def _catalogue(args: argparse.Namespace) -> int:
-    from ..testing import CONTRACTS, check_tracker_conformance, conformance_table
+    from ..testing import CONTRACTS, check_tracker_conformance, conformance_table, declaration_differences
     from ..trackers import CATALOGUE
     from ..trackers.base import make_tracker
 
@@ -91,9 +91,10 @@ def _catalogue(args: argparse.Namespace) -> int:
     for name, factory in rows.items():
         print(f"ctxsim catalogue: {name} ...", file=sys.stderr, flush=True)
         results[name] = check_tracker_conformance(partial(make_tracker, factory))
-    declared = {name: CATALOGUE[name].breaks.of(c.name for c in CONTRACTS) for name in rows if name in CATALOGUE}
+    names = [c.name for c in CONTRACTS]
+    declared = {name: CATALOGUE[name].breaks.how(names) for name in rows if name in CATALOGUE}
     print(conformance_table(results, declared))
-    off = [name for name, want in declared.items() if set(results[name].failed) != want]
+    off = [name for name, want in declared.items() if declaration_differences(results[name], want)]
     if off:
         print(f"\nctxsim catalogue: {', '.join(off)} not as declared", file=sys.stderr)
     return 1 if off else 0

@@ -11,6 +11,7 @@ from .conformance import (
     MakeTracker,
     check_tracker_conformance,
     conformance_table,
+    declaration_differences,
     run_tracker_conformance,
     tracker_state_machine,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "MakeTracker",
     "check_tracker_conformance",
     "conformance_table",
+    "declaration_differences",
     "run_tracker_conformance",
     "tracker_state_machine",
 ]

@@ -41,6 +41,7 @@ __all__ = [
     "MakeTracker",
     "check_tracker_conformance",
     "conformance_table",
+    "declaration_differences",
     "run_tracker_conformance",
     "tracker_state_machine",
 ]
@@ -82,6 +83,12 @@ class ConformanceResult:
     def failed(self) -> list[str]:
         """The contracts the tracker failed, in contract order: off the truth, raised, or never judged."""
         return [name for name, report in self.reports.items() if _verdict(report) != "."]
+
+    @property
+    def ways(self) -> dict[str, str]:
+        """How each failed contract failed (:attr:`ctxsim.check.Report.how`): ``over``, ``under`` or ``none`` at
+        its first point off the truth, ``crash``, ``stall`` or ``nowhere``."""
+        return {name: report.how for name, report in self.reports.items() if report.how is not None}
 
     @property
     def unjudged(self) -> list[str]:
@@ -371,13 +378,14 @@ def run_tracker_conformance(make_tracker: MakeTracker, *, skip: Collection[str] 
 
 
 def conformance_table(results: Mapping[str, ConformanceResult],
-                      expected: Mapping[str, Collection[str]] | None = None) -> str:
+                      expected: Mapping[str, Collection[str] | Mapping[str, str]] | None = None) -> str:
     """The detection table: a row per tracker, a column per contract, and how many it failed.
 
     ``.`` met, ``X`` off the truth, ``!`` raised (or returned a non-count), ``-`` judged at no point (counts as
-    failed). With ``expected`` (tracker name -> the contracts it should fail), a last column says, for each
-    tracker named there, ``same`` or where it differs: ``+name`` failed unexpectedly, ``-name`` passed although
-    expected to fail.
+    failed). With ``expected`` (tracker name -> the contracts it should fail, or a mapping of each to how it should
+    fail, as :attr:`ConformanceResult.ways` says it), a last column says, for each tracker named there, ``same`` or
+    where it differs: ``+name`` failed unexpectedly, ``-name`` passed although expected to fail, ``~name:how``
+    failed another way than expected (how it did).
     """
     numbers = {c.name: c.number for c in CONTRACTS}
     names = list(dict.fromkeys(name for result in results.values() for name in result.reports))
@@ -388,9 +396,7 @@ def conformance_table(results: Mapping[str, ConformanceResult],
         cells = "".join(f"{_verdict(result.reports[n]):>3}" if n in result.reports else "   " for n in names)
         line = f"{tracker:<{width}} {cells}{len(result.failed):>7}"
         if expected is not None and tracker in expected:
-            failed, wanted = set(result.failed), set(expected[tracker])
-            diff = [f"+{n}" for n in names if n in failed - wanted] + [f"-{n}" for n in names if n in wanted - failed]
-            line += "  " + (" ".join(diff) or "same")
+            line += "  " + (" ".join(declaration_differences(result, expected[tracker], names)) or "same")
         lines.append(line)
     legend = ["contracts:"]
     for item in (f"{c.number} {c.name}" for c in CONTRACTS if c.name in names):
@@ -399,6 +405,20 @@ def conformance_table(results: Mapping[str, ConformanceResult],
             legend.append("          ")
         legend[-1] += (", " if legend[-1][-1] not in ": " else " ") + item
     return "\n".join([*lines, "", *legend, ". met  X off the truth  ! raised  - judged at no point (failed)"])
+
+
+def declaration_differences(result: ConformanceResult, expected: Collection[str] | Mapping[str, str],
+                            names: Collection[str] | None = None) -> list[str]:
+    """Where ``result`` differs from ``expected`` (the contracts it should fail, or each with how it should fail),
+    in contract order: ``+name`` failed unexpectedly, ``-name`` passed although expected to fail, ``~name:how``
+    failed, but not the way expected (``how`` is how it did). Empty when it is as expected."""
+    ways = result.ways
+    order = list(names if names is not None else result.reports)
+    out = [f"+{n}" for n in order if n in ways and n not in expected]
+    out += [f"-{n}" for n in order if n in expected and n not in ways]
+    if isinstance(expected, Mapping):
+        out += [f"~{n}:{ways[n]}" for n in order if n in ways and n in expected and ways[n] != expected[n]]
+    return out
 
 
 def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, window: int = 200_000,
