@@ -63,7 +63,7 @@ def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
       the main chain's next request.
     """
     scripted = SESSIONS[name]
-    played = anyio.run(lambda: play_live(scripted, timeout=60.0))
+    played = anyio.run(lambda: play_live(scripted, timeout=60.0, hold_at_requests=True))
     assert played.session is not None and len(played.transcripts) == len(scripted.steps)
     assert any(rows for rows in played.transcripts[-1].values())
     held = [s for s in played.served if s.request.kind != "side" and s.reply.error is None]

@@ -5,10 +5,10 @@ the replies the fake model gives to the main chain and to subagents while the CL
 plays it through the real bundled CLI against :class:`~ctxsim.live.api.FakeMessagesAPI` and records, per step,
 the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live.projection`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
-``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step and at each
-request it sent (held there until they settled, :class:`~ctxsim.live.transcript.RequestSnapshots`), and the
-world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported, in the
-order the CLI reported them). :func:`play_inprocess` plays that session through
+``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
+asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live.transcript.RequestSnapshots`),
+and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
+in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
 :func:`~ctxsim.live.projection.compare` names every field where the two differ.
 
@@ -149,8 +149,8 @@ class Played:
     transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
     """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.claude.LiveClaude.transcripts`)."""
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
-    """Live: per step, the CLI's transcript files at each request it sent the fake API
-    (:class:`~ctxsim.live.transcript.RequestSnapshots`)."""
+    """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
+    (:class:`~ctxsim.live.transcript.RequestSnapshots`); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000
@@ -165,9 +165,11 @@ def _keys(frames: list[dict[str, Any]]) -> FrameKeys:
     return frame_keys(f for f in frames if not kept_by_client(f) and f.get("type") != "control_request")
 
 
-async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: str | None = None) -> Played:
+async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: str | None = None,
+                    hold_at_requests: bool = False) -> Played:
     """Play ``scripted`` through the real CLI (``cli``, else the one bundled in the SDK) against a fake API; every
-    wait bounded by ``timeout``."""
+    wait bounded by ``timeout``. ``hold_at_requests`` holds the CLI at each request until its transcript has
+    settled and keeps the files (:attr:`Played.request_transcripts`; a tenth of a second or so a request)."""
     started = anyio.current_time()
     version = cli_version(cli)
     api = FakeMessagesAPI(window=scripted.autocompact_window or 200_000)
@@ -182,7 +184,8 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                               autocompact_window=scripted.autocompact_window, timeout=timeout, cli=cli,
                               **scripted.hooks.options(hooks)) as live:
             initial_usage = await live.context_usage()
-            snapshots = api.hold = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
+            snapshots = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
+            api.hold = snapshots if hold_at_requests else None
             for number, ask in enumerate(scripted.steps, 1):
                 before, taken = len(api.served), len(snapshots.taken)
                 api.model.main.extend(ask.main)
