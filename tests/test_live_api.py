@@ -3,6 +3,7 @@ error, the address it listens on. Request bodies are shaped as CLI 2.1.330 sends
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.error
 import urllib.request
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ctxsim.live.api import FakeMessagesAPI, Reply
+from ctxsim.live.api import FakeMessagesAPI, Reply, Served
 from ctxsim.world import Text, Thinking, ToolUse
 
 SYSTEM = [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.330.abc; cc_entrypoint=sdk-py;"},
@@ -129,3 +130,19 @@ def test_listens_on_loopback_only_and_stops_cleanly() -> None:
     api.stop()
     assert not thread.is_alive() and api.thread is None
     api.stop()  # idempotent
+
+
+def test_the_hold_is_awaited_before_the_answer() -> None:
+    """A hold sees each request once served and the client gets nothing until it returns."""
+    seen: list[tuple[str, int]] = []
+
+    async def hold(served: Served) -> None:
+        seen.append((served.request.kind, len(api.served)))
+        await asyncio.sleep(0.2)
+        seen.append(("released", len(api.served)))
+
+    with FakeMessagesAPI() as api:
+        api.hold = hold
+        status, text = post(api, "/v1/messages", body(user("hello")))
+    assert status == 200 and events(text)[-1]["type"] == "message_stop"
+    assert seen == [("main", 1), ("released", 1)]

@@ -4,10 +4,11 @@ and the order in which the CLI reported it. Private to :mod:`ctxsim.live.conform
 The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
 (tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read
 from its messages. A call the stream never shows (a subagent's text-only reply, which the CLI does not forward)
-is placed where the API served it. What the boundary reports becomes a :class:`~ctxsim.world.Compaction`, and the
-compaction summary request its ``summary`` call. Where no call follows a compaction or a ``/clear`` in its step,
-its ``context_tokens`` is what the CLI's ``get_context_usage`` said right after (the world's definition: what
-``/context`` shows); otherwise the next call's reported prompt tells the context.
+is placed where the API served it, a subagent's before the result of the tool use that ran it. What the boundary
+reports becomes a :class:`~ctxsim.world.Compaction`, and the compaction summary request its ``summary`` call.
+Where no call follows a compaction or a ``/clear`` in its step, its ``context_tokens`` is what the CLI's
+``get_context_usage`` said right after (the world's definition: what ``/context`` shows); otherwise the next
+call's reported prompt tells the context.
 """
 
 from __future__ import annotations
@@ -66,6 +67,14 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
             if s.message_id == message_id:
                 return
 
+    def place_subagent(tool_use_id: str) -> None:
+        """A subagent's calls come before the result of the tool use that ran it (it ended first): those the
+        stream never showed are placed there."""
+        for s in calls:
+            if s.request.agent == tool_use_id and s.message_id not in placed:
+                placed.add(s.message_id)
+                steps.append(_call(s, model))
+
     for message in messages:
         if isinstance(message, AssistantMessage):
             if message.message_id is not None and message.message_id not in placed and any(
@@ -74,6 +83,7 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
+                    place_subagent(block.tool_use_id)
                     text = _text(block.content)
                     steps.append(ToolResult(block.tool_use_id, text, max(1, len(text) // CHARS_PER_TOKEN),
                                             bool(block.is_error), message.parent_tool_use_id))

@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,8 @@ from starlette.routing import Route
 from ..world import Text, Thinking, ToolUse
 from ._requests import PromptCache, RequestKind, classify, estimate_tokens, last_user_text
 
-__all__ = ["ApiRequest", "Block", "FakeMessagesAPI", "Reply", "Responder", "ScriptedModel", "Served", "prompt_too_long"]
+__all__ = ["ApiRequest", "Block", "FakeMessagesAPI", "Hold", "Reply", "Responder", "ScriptedModel", "Served",
+           "prompt_too_long"]
 
 Block = Text | Thinking | ToolUse
 """A content block of a reply (the world's blocks; a :class:`~ctxsim.world.ToolUse` with an empty id gets one)."""
@@ -129,6 +130,10 @@ class Served:
         return sum(self.usage)
 
 
+Hold = Callable[[Served], Awaitable[None]]
+"""Awaited before a ``/v1/messages`` request is answered (the CLI waits meanwhile): :attr:`FakeMessagesAPI.hold`."""
+
+
 @dataclass
 class ScriptedModel:
     """The default responder: queued replies per chain, a summary for compaction, a plain answer otherwise.
@@ -186,9 +191,10 @@ class FakeMessagesAPI:
     """The fake Messages API server. Use it as a context manager (or :meth:`start` / :meth:`stop`).
 
     ``responder`` answers each ``/v1/messages`` request (default: a fresh :class:`ScriptedModel`, also at
-    :attr:`model`); ``window`` is the largest prompt it accepts. The server runs in one daemon thread on a socket
-    bound to 127.0.0.1 before it starts, so :attr:`base_url` is known at once; :meth:`stop` leaves no thread and no
-    listening socket behind, or raises saying which remains.
+    :attr:`model`); ``window`` is the largest prompt it accepts; :attr:`hold`, when set, is awaited with each
+    request's :class:`Served` before it is answered (the CLI waiting on the answer meanwhile). The server runs in
+    one daemon thread on a socket bound to 127.0.0.1 before it starts, so :attr:`base_url` is known at once;
+    :meth:`stop` leaves no thread and no listening socket behind, or raises saying which remains.
     """
 
     def __init__(self, responder: Responder | None = None, *, window: int = 200_000, host: str = "127.0.0.1") -> None:
@@ -204,6 +210,10 @@ class FakeMessagesAPI:
         self.unhandled: list[str] = []
         """``METHOD path`` of every request to a path this API does not serve."""
         self.requests = 0
+        self.hold: Hold | None = None
+        """Awaited (in the server's thread) with each ``/v1/messages`` request, once served, before the answer is
+        sent: the CLI is held at that request until it returns (:class:`~ctxsim.live.transcript.RequestSnapshots`
+        reads its transcript there). It must not raise."""
         self._last_agent: str | None = None
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
@@ -302,6 +312,8 @@ class FakeMessagesAPI:
             reply = self.responder(api_request)
             served = self._serve(api_request, reply)
             self.served.append(served)
+        if self.hold is not None:
+            await self.hold(served)
         headers = {"request-id": api_request.request_id}
         if served.reply.error is not None:
             status, error = served.reply.error

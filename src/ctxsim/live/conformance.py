@@ -5,9 +5,10 @@ the replies the fake model gives to the main chain and to subagents while the CL
 plays it through the real bundled CLI against :class:`~ctxsim.live.api.FakeMessagesAPI` and records, per step,
 the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live.projection`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
-``can_use_tool`` callback where the permission mode asks), and the
-world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported, in the
-order the CLI reported them). :func:`play_inprocess` plays that session through
+``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
+asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live.transcript.RequestSnapshots`),
+and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
+in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
 :func:`~ctxsim.live.projection.compare` names every field where the two differ.
 
@@ -50,6 +51,7 @@ from .projection import (
     project_message,
     project_permission,
 )
+from .transcript import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
 
 __all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetup", "Played", "ScriptedSession",
            "play_inprocess", "play_live"]
@@ -146,6 +148,9 @@ class Played:
     """The raw-frame values trackers read that the SDK's messages drop (request ids), frame by frame."""
     transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
     """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.claude.LiveClaude.transcripts`)."""
+    request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
+    """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
+    (:class:`~ctxsim.live.transcript.RequestSnapshots`); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000
@@ -160,14 +165,17 @@ def _keys(frames: list[dict[str, Any]]) -> FrameKeys:
     return frame_keys(f for f in frames if not kept_by_client(f) and f.get("type") != "control_request")
 
 
-async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: str | None = None) -> Played:
+async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: str | None = None,
+                    hold_at_requests: bool = False) -> Played:
     """Play ``scripted`` through the real CLI (``cli``, else the one bundled in the SDK) against a fake API; every
-    wait bounded by ``timeout``."""
+    wait bounded by ``timeout``. ``hold_at_requests`` holds the CLI at each request until its transcript has
+    settled and keeps the files (:attr:`Played.request_transcripts`; a tenth of a second or so a request)."""
     started = anyio.current_time()
     version = cli_version(cli)
     api = FakeMessagesAPI(window=scripted.autocompact_window or 200_000)
     all_messages: list[list[Any]] = []
     transcripts: list[dict[str, list[dict[str, Any]]]] = []
+    requests: list[list[RequestSnapshot]] = []
     served: list[list[Served]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
@@ -176,8 +184,10 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                               autocompact_window=scripted.autocompact_window, timeout=timeout, cli=cli,
                               **scripted.hooks.options(hooks)) as live:
             initial_usage = await live.context_usage()
+            snapshots = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
+            api.hold = snapshots if hold_at_requests else None
             for number, ask in enumerate(scripted.steps, 1):
-                before = len(api.served)
+                before, taken = len(api.served), len(snapshots.taken)
                 api.model.main.extend(ask.main)
                 api.model.subagent.extend(ask.subagent)
                 messages = await live.ask(ask.prompt)
@@ -187,19 +197,23 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                                     f"{len(api.model.subagent)} subagent replies unused)")
                 usage = await live.context_usage()
                 transcripts.append(live.transcripts())
+                requests.append(snapshots.taken[taken:])
                 all_messages.append(messages)
                 served.append(api.served[before:])
                 steps.append(StepProjection(ask.prompt, _projected(messages), project_context_usage(usage),
                                             hooks[:]))
                 hooks.clear()
             keys, raw = _keys(live.frames), raw_fields(live.frames)
+            api.hold = None
+            if snapshots.problems:
+                raise LiveError(snapshots.problems[0])
     totals = [step.context_usage.get("totalTokens") for step in steps]
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
                          auto_compact_window=scripted.autocompact_window,
                          auto_compact_at=initial_usage.get("autoCompactThreshold"))
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
-                  anyio.current_time() - started, keys, raw, transcripts)
+                  anyio.current_time() - started, keys, raw, transcripts, requests)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
