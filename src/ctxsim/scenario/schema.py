@@ -207,6 +207,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                                 "``mask``, mask up to ``wind_down``, wind down the first time at or over it, "
                                 "restart when it repeats. ``mask`` is optional."),
         Key("reserve", _COUNT, "Tokens kept out of the window (an autocompact buffer).", "0"),
+        Key("max_tool_calls", "integer >= 1", "The tool-call fallback (seed 002: 100): restart once a session has "
+                                              "made this many tool calls (one a step), whatever its size.",
+            "none"),
     )),
     Section("task.policy.zones", "Graduated zones, fractions of the effective window.", (
         Key("mask", "number", "Start of the masking zone (0 < mask < wind_down)."),

@@ -99,7 +99,8 @@ def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
     if "threshold" in p and "zones" in p:
         raise r.error(p.key_lines["zones"], join_path(path, "zones"),
                       "give either threshold (one restart threshold) or zones (graduated), not both")
-    settings: dict[str, Any] = {"window": window, "reserve": r.get(p, "reserve", path, r.count, 0)}
+    settings: dict[str, Any] = {"window": window, "reserve": r.get(p, "reserve", path, r.count, 0),
+                                "max_tool_calls": r.get(p, "max_tool_calls", path, r.positive)}
     if "zones" in p:
         zpath = join_path(path, "zones")
         z = r.mapping(p["zones"], p.value_lines["zones"], zpath, keys("task.policy.zones"), required=("wind_down",))

@@ -1,0 +1,340 @@
+"""Behavioural mutants of the reference restart loop: one per bug class, to measure whether the task corpus catches
+each.
+
+Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.restart.RestartLoop`, what
+:func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of one of its parts broken: the pressure policy
+(:mod:`ctxsim.reference.policy`: thresholds ``>=``, percentages of the effective window, events once per crossing,
+hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh per
+session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
+extraction (:mod:`ctxsim.reference.checkpoint`: the last block, an unclosed block, the whole reply, a refusal, an
+error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
+exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is
+a function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
+prints how many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
+
+These are not catalogue entries (:mod:`ctxsim.loops.catalogue` holds loops with a reported bug, such as the
+checkpoint turn run through the pressure check, and is not repeated here); the held-out loops of
+``tests/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
+classes in code that is not a one-line edit of the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from claude_agent_sdk import ClaudeSDKClient
+
+from ..reference.checkpoint import Checkpoint, _scan, _unfence, extract_checkpoint
+from ..reference.policy import Action, PressurePolicy, _State
+from ..reference.restart import RestartLoop, RestartResult, SessionState, Turn
+from .rig import LoopRig
+
+__all__ = ["MUTANTS", "Mutant", "reference"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One bug class, as a minimal edit of the reference loop or one of its parts."""
+
+    name: str
+    bug: str
+    """The guarantee it breaks, in one line."""
+    loop: Callable[[LoopRig], Awaitable[RestartResult]]
+    """The mutant as a restart loop under test: a function of this module taking a rig."""
+    equivalent: str = ""
+    """Why no task run the loop checks judge can tell it from the reference (empty: it is not equivalent)."""
+
+    @property
+    def spec(self) -> str:
+        """How ``--ctx-loop`` names it."""
+        return f"{__name__}:{self.loop.__name__}"
+
+
+# --- the policy ---------------------------------------------------------------------------------------------------
+
+
+class _StrictThreshold(PressurePolicy):
+    def threshold_tokens(self, level: float | None = None, window: int | None = None) -> int:
+        at = super().threshold_tokens(level, window)
+        return at + 1 if level is None else at  # fires above the threshold only: ratio > 0.9
+
+
+class _FullWindow(PressurePolicy):
+    def effective_window(self, window: int | None = None) -> int:
+        return self.window_for(window)
+
+
+class _FiresEveryEvaluation(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if self._state is _State.FIRED:
+            self._state = _State.ARMED
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _RearmsWithoutHysteresis(PressurePolicy):
+    def _rearm_below(self, window: int) -> int:
+        return self.threshold_tokens(window=window)
+
+
+class _NeverRearms(PressurePolicy):
+    def _rearm_below(self, window: int) -> int:
+        return 0
+
+
+class _WindsDownEveryTime(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if self._state is _State.WOUND_DOWN:
+            self._state = _State.ARMED
+        self._wound_down = False
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _NoWindDown(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        self._wound_down = True  # as if it had wound down already: the first crossing restarts
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _NoMaskZone(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        action = super().decide(tokens, window=window, tool_calls=tool_calls)
+        return Action.CONTINUE if action is Action.MASK else action
+
+
+class _UnknownAsZero(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        return super().decide(0 if tokens is None else tokens, window=window, tool_calls=tool_calls)
+
+
+class _UnknownKeepsLast(PressurePolicy):
+    _last: int | None = None
+
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        self._last = tokens if tokens is not None else self._last
+        return super().decide(self._last, window=window, tool_calls=tool_calls)
+
+
+class _UnknownAsOver(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if tokens is None:
+            tokens = self.threshold_tokens(window=window)
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _ToolCallsStrict(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        calls = None if tool_calls is None else tool_calls - 1  # the fallback fires past max_tool_calls: > not >=
+        return super().decide(tokens, window=window, tool_calls=calls)
+
+
+# --- the loop -----------------------------------------------------------------------------------------------------
+
+
+class _NoResetOnCompaction(SessionState):
+    def observe(self, message: Any) -> None:
+        self.tracker.observe(message)
+
+
+class _KeepsPolicyOnCompaction(RestartLoop):
+    def new_session(self) -> SessionState:
+        return _NoResetOnCompaction(self.tracker_factory(), self.policy.fresh())
+
+
+class _PolicyAcrossSessions(RestartLoop):
+    def new_session(self) -> SessionState:
+        return SessionState(self.tracker_factory(), self.policy)  # the same policy object, never fresh
+
+
+class _ToolCallsAcrossSessions(RestartLoop):
+    _previous: SessionState | None = None
+
+    def new_session(self) -> SessionState:
+        session = super().new_session()
+        if self._previous is not None:
+            session.tool_calls = self._previous.tool_calls  # counted on from the last session, not from 0
+        self._previous = session
+        return session
+
+
+class _FirstCheckpointAlways(RestartLoop):
+    _first: Checkpoint | None = None
+
+    def continuation(self, checkpoint: Checkpoint, prompt: str) -> str:
+        self._first = self._first or checkpoint
+        return super().continuation(self._first, prompt)
+
+
+class _CheckpointNotCarried(RestartLoop):
+    def continuation(self, checkpoint: Checkpoint, prompt: str) -> str:
+        return prompt  # the new session starts from the prompt the last one started from
+
+
+class _StopsAtWindDown(RestartLoop):
+    def next_prompt(self, action: Action, turn: Turn, prompt: str) -> str:
+        if action is Action.WIND_DOWN:
+            self.is_done = lambda turn: True  # the wound-down turn is taken as the end of the task
+        return super().next_prompt(action, turn, prompt)
+
+
+# --- checkpoint extraction ----------------------------------------------------------------------------------------
+
+
+def _extracting(extract: Callable[[str, Checkpoint, str | None], Checkpoint]) -> type[RestartLoop]:
+    """The reference loop whose extractor passes the reference's answer through ``extract(text, answer,
+    stop_reason)`` (the mutation)."""
+
+    class Extracting(RestartLoop):
+        def extract(self, text: str | None, *, stop_reason: str | None = None, is_error: bool = False) -> Checkpoint:
+            answer = extract_checkpoint(text, stop_reason=stop_reason, is_error=is_error)
+            return extract(text if isinstance(text, str) else "", answer, stop_reason)
+
+    return Extracting
+
+
+def _first_block(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    if answer.fallback != "last_block":
+        return answer
+    first = next(c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c)
+    return replace(answer, text=first)
+
+
+def _unclosed_dropped(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint("", "empty_reply") if answer.fallback == "unclosed" else answer
+
+
+def _no_whole_reply(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint("", "empty_reply") if answer.fallback == "whole_reply" else answer
+
+
+def _refusal_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint(_unfence(text), "whole_reply") if answer.fallback == "refusal" else answer
+
+
+def _error_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    if answer.fallback in ("prompt_too_long", "error"):
+        return Checkpoint(text.strip(), "whole_reply")
+    return answer
+
+
+def _cut_off_as_complete(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return replace(answer, complete=True) if answer.fallback == "truncated" else answer
+
+
+def _empty_block_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint(text.strip(), "whole_reply") if answer.fallback == "empty_block" else answer
+
+
+# --- as loops -----------------------------------------------------------------------------------------------------
+
+
+def _policy_as(cls: type[PressurePolicy], policy: PressurePolicy) -> PressurePolicy:
+    return cls(**{f.name: getattr(policy, f.name) for f in fields(policy) if f.init})
+
+
+def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
+          policy: type[PressurePolicy] = PressurePolicy) -> Callable[[LoopRig], Awaitable[RestartResult]]:
+    """The reference loop (as :func:`ctxsim.task_run.reference_loop` builds it from the rig) made of ``loop`` and
+    ``policy``, as a function of this module called ``name`` with ``_`` for ``-``."""
+
+    async def run(rig: LoopRig) -> RestartResult:
+        parts = loop(options=rig.options, policy=_policy_as(policy, rig.make_policy()),
+                     tracker_factory=rig.make_tracker, lifecycle_factory=rig.make_lifecycle,
+                     max_restarts=rig.max_restarts, client_factory=ClaudeSDKClient)
+        return await parts.run(rig.prompt)
+
+    run.__name__ = run.__qualname__ = name.replace("-", "_")
+    run.__module__ = __name__
+    return run
+
+
+reference = _loop("reference")
+"""The reference loop itself, built the same way (``--ctx-loop=ctxsim.loops.mutants:reference``): what every
+mutant edits, and keeps every invariant on the corpus."""
+
+_LOOP_ONLY = "the reference loop leaves the session at RESTART, and after WIND_DOWN (the one event it survives) "
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    # the policy's thresholds
+    Mutant("threshold-strict", "fires above the threshold only (ratio > 0.9), not at it",
+           _loop("threshold-strict", policy=_StrictThreshold)),
+    Mutant("reserve-ignored", "percentages of the full window: the reserve (autocompact buffer) left in",
+           _loop("reserve-ignored", policy=_FullWindow)),
+    # events once per crossing, and re-arming
+    Mutant("fires-every-evaluation", "an event fires again at every evaluation at or over the threshold",
+           _loop("fires-every-evaluation", policy=_FiresEveryEvaluation),
+           equivalent="the state it changes (FIRED) is reached only by RESTART, after which the reference loop "
+                      "leaves the session: no later evaluation of that policy happens"),
+    Mutant("rearms-without-hysteresis", "re-armed as soon as the pressure is below the threshold, not below "
+                                        "restart_at - hysteresis",
+           _loop("rearms-without-hysteresis", policy=_RearmsWithoutHysteresis),
+           equivalent=_LOOP_ONLY + "a re-armed policy (its wind-down spent) and a wound-down one both answer "
+                                   "RESTART at the next evaluation at or over the threshold, so re-arming changes "
+                                   "no action of the loop"),
+    Mutant("never-rearms", "never re-armed by the pressure falling (only by reset())",
+           _loop("never-rearms", policy=_NeverRearms),
+           equivalent=_LOOP_ONLY + "a wound-down policy answers RESTART at the next evaluation at or over the "
+                                   "threshold whether or not it re-armed in between"),
+    # graduated zones
+    Mutant("winds-down-every-time", "graduated: every evaluation at or over the threshold winds down, the repeat "
+                                    "never restarts", _loop("winds-down-every-time", policy=_WindsDownEveryTime)),
+    Mutant("no-wind-down", "graduated: the first crossing restarts, without the wind-down turn",
+           _loop("no-wind-down", policy=_NoWindDown)),
+    Mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
+           _loop("no-mask-zone", policy=_NoMaskZone),
+           equivalent="the reference loop sends the same prompt after MASK as after CONTINUE (masking is the "
+                      "agent's business, seed 004), so the zone changes no action of the loop"),
+    # unknown
+    Mutant("unknown-as-zero", "an unknown count (None) read as 0", _loop("unknown-as-zero", policy=_UnknownAsZero),
+           equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
+                      "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
+    Mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
+           _loop("unknown-keeps-last", policy=_UnknownKeepsLast)),
+    Mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
+           _loop("unknown-as-over", policy=_UnknownAsOver)),
+    Mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
+           _loop("tool-calls-strict", policy=_ToolCallsStrict)),
+    # the loop
+    Mutant("policy-across-sessions", "one policy for every session, not a fresh one: a spent wind-down stays spent",
+           _loop("policy-across-sessions", loop=_PolicyAcrossSessions)),
+    Mutant("no-reset-on-compaction", "a compact_boundary does not re-arm the policy",
+           _loop("no-reset-on-compaction", loop=_KeepsPolicyOnCompaction)),
+    Mutant("tool-calls-across-sessions", "the tool-call count of the fallback carried over from earlier sessions",
+           _loop("tool-calls-across-sessions", loop=_ToolCallsAcrossSessions)),
+    Mutant("first-checkpoint-always", "every new session continues from the first checkpoint, not the latest",
+           _loop("first-checkpoint-always", loop=_FirstCheckpointAlways)),
+    Mutant("checkpoint-not-carried", "the new session starts from the last session's first prompt, not from the "
+                                     "checkpoint", _loop("checkpoint-not-carried", loop=_CheckpointNotCarried)),
+    Mutant("stops-at-wind-down", "the turn after a wind-down is taken as the end of the task",
+           _loop("stops-at-wind-down", loop=_StopsAtWindDown)),
+    # checkpoint extraction
+    Mutant("first-block", "several blocks: the first is taken, not the last",
+           _loop("first-block", loop=_extracting(_first_block))),
+    Mutant("unclosed-dropped", "an unclosed block (reply not cut off) taken as no state",
+           _loop("unclosed-dropped", loop=_extracting(_unclosed_dropped))),
+    Mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
+           _loop("no-whole-reply", loop=_extracting(_no_whole_reply))),
+    Mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
+           _loop("refusal-as-state", loop=_extracting(_refusal_as_state)),
+           equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
+                      "names a step done or left, so the new session starts the task over either way, which is "
+                      "all a run can show of the state it was given"),
+    Mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
+           _loop("error-as-state", loop=_extracting(_error_as_state)),
+           equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
+                      "names a step done or left, so the new session starts the task over either way"),
+    Mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
+           _loop("empty-block-as-state", loop=_extracting(_empty_block_as_state)),
+           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: neither "
+                      "names a step done or left, so the new session starts the task over either way"),
+    Mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
+           _loop("cut-off-as-complete", loop=_extracting(_cut_off_as_complete)),
+           equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
+                      "the steps it names are the ones the model wrote, and a run shows only which steps the new "
+                      "session does"),
+)}
+"""Every mutant, by name."""
+
+globals().update({m.loop.__name__: m.loop for m in MUTANTS.values()})  # ctxsim.loops.mutants:<function>
