@@ -268,7 +268,8 @@ def _rows(agent: FakeAgent, policy: PressurePolicy,
                 continue
             level = "REJECTED" if turn.rejected else _zone(policy.zone(turn.peak_prompt, window), policy)
             then = _then(turn, later, n + 1 < len(connections), marker)
-            prompt = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
+            prompt: str = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
+            prompt += " +compact" if turn.compacted else ""  # the context the row shows is the one after it
             keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
             zone = level
             yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,

@@ -22,6 +22,10 @@ true context is known at every point and the wire is what Claude Code writes:
   prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
   under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model with
   no state cannot know what was done). So a degraded checkpoint leads to redone or skipped steps, measurably.
+- **Autocompact** (:attr:`Task.autocompact_at`): a request whose prompt would reach it is preceded by a
+  compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
+  (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
+  the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
 - **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
   ``Prompt is too long`` assistant message and an error result, and the context does not change.
 
@@ -349,6 +353,11 @@ class FakeAgent:
         made: list[Planned] = []
         for call in planned:
             request = conversation.context + conversation.pending
+            if task.autocompact_at is not None and request >= task.autocompact_at and stop_reason != "reject":
+                builder.compact(task.summary_tokens)  # Claude Code compacts before sending the request
+                conversation.context = task.baseline + task.summary_tokens
+                request = conversation.context + conversation.pending
+                turn.compacted, turn.peak_prompt, turn.peak_next = True, 0, 0  # what came before is summarised
             if stop_reason == "reject" or request > task.window:
                 turn.rejected = True
                 turn.peak_prompt = max(turn.peak_prompt, request)

@@ -86,6 +86,12 @@ class Task:
     max_output_tokens: int = 32_000
     model: str = DEFAULT_MODEL
     seed: int = 0
+    autocompact_at: int | None = None
+    """Claude Code's autocompact: a request whose prompt would reach this many tokens is preceded by a compaction
+    (None: the session never compacts)."""
+    summary_tokens: int = 3_000
+    """What a compaction's summary takes: the boundary's ``post_tokens``; the context after it is the baseline plus
+    this, plus what the turn added since its last call."""
 
     def __post_init__(self) -> None:
         ids = [s.id for s in self.steps]
@@ -96,6 +102,9 @@ class Task:
                              f"{sorted(i for i, n in Counter(ids).items() if n > 1)}")
         if any(not re.fullmatch(r"[\w.-]+", i) for i in ids):
             raise ValueError(f"ctxsim: Task {self.name!r}: step ids are words ([A-Za-z0-9_.-]), got {ids!r}")
+        if self.autocompact_at is not None and not self.baseline + self.summary_tokens < self.autocompact_at:
+            raise ValueError(f"ctxsim: Task {self.name!r}: autocompact_at ({self.autocompact_at:,}) must be above the "
+                             f"baseline + summary_tokens ({self.baseline + self.summary_tokens:,})")
         if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
             raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
                              f"steps_per_turn >= 1")
@@ -158,6 +167,9 @@ class TurnRecord:
     """The largest ``prompt + output`` of this turn's main calls."""
     rejected: bool = False
     """A request of this turn was rejected as prompt too long."""
+    compacted: bool = False
+    """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
+    then count the calls after the compaction only."""
     reply: str = ""
     """The turn's final text."""
     degradation: str | None = None

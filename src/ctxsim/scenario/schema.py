@@ -193,6 +193,13 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "every restart, a list (the n-th restart gets the n-th, later ones ``well_formed``), or a mapping "
             "from restart number (1-based) to name.", "``well_formed``"),
         Key("max_restarts", _COUNT, "The loop's bound on restarts.", "10"),
+        Key("autocompact_at", "integer", "Claude Code's autocompact: a request whose prompt would reach this many "
+                                         "tokens is preceded by a compaction (a ``compact_boundary``), after which "
+                                         "the context is the baseline plus ``summary_tokens``, plus what the turn "
+                                         "added since its last call. Above the baseline + ``summary_tokens``, at "
+                                         "most the window.", "none"),
+        Key("summary_tokens", _COUNT, "What a compaction's summary takes (the boundary's ``post_tokens``).",
+            "3000"),
     )),
     Section("task.steps[]", "One step, or several alike. An integer item is ``{tokens: N}``.", (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),

@@ -176,7 +176,14 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
         "steps_per_turn": r.get(m, "steps_per_turn", "task", r.positive, 1),
         "prompt_tokens": r.get(m, "prompt_tokens", "task", r.count),
         "output_tokens": r.get(m, "output_tokens", "task", r.positive, 100),
+        "autocompact_at": r.get(m, "autocompact_at", "task", r.positive),
+        "summary_tokens": r.get(m, "summary_tokens", "task", r.count, 3_000),
     }
+    floor = world["baseline"] + settings["summary_tokens"]
+    if settings["autocompact_at"] is not None and not floor < settings["autocompact_at"] <= world["window"]:
+        raise r.error(m.value_lines["autocompact_at"], "task.autocompact_at",
+                      f"expected more than the baseline + summary_tokens ({floor:,}) and at most the window "
+                      f"({world['window']:,}), got {settings['autocompact_at']:,}")
     max_restarts = r.get(m, "max_restarts", "task", r.count, 10)
     try:
         task = Task(tuple(TaskStep(i, tokens) for i, (_, tokens, _) in zip(ids, steps)), name=name,
