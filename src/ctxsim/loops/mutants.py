@@ -45,6 +45,9 @@ class Mutant:
     """The mutant as a restart loop under test: a function of this module taking a rig."""
     equivalent: str = ""
     """Why no task run the loop checks judge can tell it from the reference (empty: it is not equivalent)."""
+    unreached: str = ""
+    """For a mutant the corpus does not kill yet: the run that would tell it from the reference, which the fake agent
+    cannot yet produce (empty for the others). It still counts as a survivor."""
 
     @property
     def spec(self) -> str:
@@ -291,9 +294,15 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
                       "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
     Mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
-           _loop("unknown-keeps-last", policy=_UnknownKeepsLast)),
+           _loop("unknown-keeps-last", policy=_UnknownKeepsLast),
+           unreached="it differs when the count turns unknown at a turn's end after a wind-down whose context then "
+                     "fell (a compaction the boundary gives no size for, ending a turn); the fake agent compacts "
+                     "only before a call, which makes the count known again by the turn's end"),
     Mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
-           _loop("unknown-as-over", policy=_UnknownAsOver)),
+           _loop("unknown-as-over", policy=_UnknownAsOver),
+           unreached="it differs when the reference tracker is unknown at a turn's end (a turn whose calls all carry "
+                     "unreadable usage, or that failed before its first call); the fake agent's usage is always "
+                     "readable and its turns fail only as prompt-too-long, which restarts before the policy is asked"),
     Mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
            _loop("tool-calls-strict", policy=_ToolCallsStrict)),
     # the loop
