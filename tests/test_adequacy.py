@@ -484,6 +484,8 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                     if turned.compacted and "no-reset-on-compaction" not in broken:
                         spent = False  # the context fell: the next crossing winds down again
                     tokens = tracker.context_tokens()
+                    if tokens is None and "unknown-as-over" in broken:
+                        tokens = limit
                     over = tokens is not None and (tokens > limit if "threshold-strict" in broken else tokens >= limit)
                     cap = settings.max_tool_calls
                     tooled = cap is not None and (calls_so_far > cap if "tool-calls-strict" in broken
@@ -522,6 +524,7 @@ LOOP_BUGS = {name: name for name in (
     "threshold-strict", "reserve-ignored", "winds-down-every-time", "no-wind-down", "tool-calls-strict",
     "policy-across-sessions", "tool-calls-across-sessions", "first-checkpoint-always", "checkpoint-not-carried",
     "stops-at-wind-down", "first-block", "unclosed-dropped", "no-whole-reply", "no-reset-on-compaction",
+    "unknown-as-over",
 )}
 """A held-out bug per non-equivalent loop mutant (by the mutant's name: the same bug class)."""
 

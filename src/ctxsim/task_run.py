@@ -270,6 +270,7 @@ def _rows(agent: FakeAgent, policy: PressurePolicy,
             then = _then(turn, later, n + 1 < len(connections), marker)
             prompt: str = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
             prompt += " +compact" if turn.compacted else ""  # the context the row shows is the one after it
+            prompt += " +garbled" if turn.unreadable else ""  # no tracker knows the context at its end
             keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
             zone = level
             yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,

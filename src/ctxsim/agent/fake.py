@@ -26,6 +26,8 @@ true context is known at every point and the wire is what Claude Code writes:
   compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
   (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
   the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
+- **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
+  (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
 - **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
   ``Prompt is too long`` assistant message and an error result, and the context does not change.
 
@@ -52,6 +54,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 
+from ..faults import FaultPlan, GarbageValues, apply
 from ..sdk import FakeTransport
 from ..wire import Script, prompt_text
 from ..world import Query, Session, SessionBuilder, Truth
@@ -112,6 +115,8 @@ class _Conversation:
     started: bool = False
     """The session was given the task or a continuation (it knows what to work on)."""
     renderings: Renderings = field(default_factory=Renderings)
+    number: int = 0
+    """1-based, in the order the agent started its sessions."""
 
 
 class FakeAgent:
@@ -227,7 +232,7 @@ class FakeAgent:
         builder = SessionBuilder(seed=task.seed * 10_007 + n, model=task.model, window=task.window,
                                  baseline=task.baseline, max_output_tokens=task.max_output_tokens,
                                  name=f"{task.name} session {n}", session_id=session_id)
-        conversation = _Conversation(builder, builder.build(), context=task.baseline)
+        conversation = _Conversation(builder, builder.build(), context=task.baseline, number=n)
         self._conversations[session_id] = conversation
         return conversation
 
@@ -383,6 +388,11 @@ class FakeAgent:
         conversation.queries.append(query)
         conversation.session = replace(built, queries=tuple(conversation.queries))
         script = conversation.renderings.last(conversation.session, partial_messages)
+        work = sum(1 for t in record.turns if t.kind != "checkpoint")
+        if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
+            script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
+                                     seed=task.seed), [script])[0]
+            turn.unreadable = True
         if turn.rejected:
             turn.reply = PROMPT_TOO_LONG
             reject_as_too_long(script, conversation.session, len(conversation.queries))

@@ -92,6 +92,9 @@ class Task:
     summary_tokens: int = 3_000
     """What a compaction's summary takes: the boundary's ``post_tokens``; the context after it is the baseline plus
     this, plus what the turn added since its last call."""
+    unreadable: frozenset[tuple[int, int]] = frozenset()
+    """``(session, work turn)`` pairs, both 1-based, whose calls carry unreadable usage (a gateway's garbage prompt
+    counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns."""
 
     def __post_init__(self) -> None:
         ids = [s.id for s in self.steps]
@@ -167,6 +170,8 @@ class TurnRecord:
     """The largest ``prompt + output`` of this turn's main calls."""
     rejected: bool = False
     """A request of this turn was rejected as prompt too long."""
+    unreadable: bool = False
+    """This turn's calls carried unreadable usage (:attr:`Task.unreadable`)."""
     compacted: bool = False
     """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
     then count the calls after the compaction only."""

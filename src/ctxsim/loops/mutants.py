@@ -295,14 +295,13 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
                       "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
     Mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
            _loop("unknown-keeps-last", policy=_UnknownKeepsLast),
-           unreached="it differs when the count turns unknown at a turn's end after a wind-down whose context then "
-                     "fell (a compaction the boundary gives no size for, ending a turn); the fake agent compacts "
-                     "only before a call, which makes the count known again by the turn's end"),
+           unreached="the reference loop acts on it in one run only: after a wind-down, a turn whose count is "
+                     "unknown while the context has fallen without a compaction (context editing clearing old tool "
+                     "results), where it restarts for nothing; the fake agent's context falls only by a compaction, "
+                     "which re-arms the policy, and then the stale count costs one more wind-down prompt, which no "
+                     "invariant judges"),
     Mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
-           _loop("unknown-as-over", policy=_UnknownAsOver),
-           unreached="it differs when the reference tracker is unknown at a turn's end (a turn whose calls all carry "
-                     "unreadable usage, or that failed before its first call); the fake agent's usage is always "
-                     "readable and its turns fail only as prompt-too-long, which restarts before the policy is asked"),
+           _loop("unknown-as-over", policy=_UnknownAsOver)),
     Mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
            _loop("tool-calls-strict", policy=_ToolCallsStrict)),
     # the loop

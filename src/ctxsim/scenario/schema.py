@@ -200,6 +200,14 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                                          "most the window.", "none"),
         Key("summary_tokens", _COUNT, "What a compaction's summary takes (the boundary's ``post_tokens``).",
             "3000"),
+        Key("unreadable_usage", "list of ``{session: S, turn: T}``",
+            "Work turns (1-based, turn T of the S-th session the agent starts) whose calls carry a garbage prompt "
+            "count (``\"n/a\"``, as a broken gateway sends): no tracker knows the context at their end.", "none"),
+    )),
+    Section("task.unreadable_usage[]", "One work turn whose usage is unreadable.", (
+        Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
+        Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
+            required=True),
     )),
     Section("task.steps[]", "One step, or several alike. An integer item is ``{tokens: N}``.", (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),

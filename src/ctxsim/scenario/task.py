@@ -122,6 +122,17 @@ def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
         raise r.error(p.line, path, str(exc).removeprefix("ctxsim: ")) from None
 
 
+def _unreadable(r: Reader, m: Map) -> frozenset[tuple[int, int]]:
+    path = "task.unreadable_usage"
+    seq = r.sequence(m["unreadable_usage"], m.value_lines["unreadable_usage"], path)
+    out: set[tuple[int, int]] = set()
+    for i, item in enumerate(seq):
+        where, item_path = seq.item_lines[i], f"{path}[{i}]"
+        turn = r.mapping(item, where, item_path, keys("task.unreadable_usage[]"), required=("session", "turn"))
+        out.add((r.get(turn, "session", item_path, r.positive), r.get(turn, "turn", item_path, r.positive)))
+    return frozenset(out)
+
+
 def _degradation(r: Reader, known: Mapping[str, str]) -> Callable[[Any, int, str], str]:
     def check(value: Any, line: int, path: str) -> str:
         if not isinstance(value, str) or value not in known:
@@ -179,6 +190,8 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
         "autocompact_at": r.get(m, "autocompact_at", "task", r.positive),
         "summary_tokens": r.get(m, "summary_tokens", "task", r.count, 3_000),
     }
+    if "unreadable_usage" in m:
+        settings["unreadable"] = _unreadable(r, m)
     floor = world["baseline"] + settings["summary_tokens"]
     if settings["autocompact_at"] is not None and not floor < settings["autocompact_at"] <= world["window"]:
         raise r.error(m.value_lines["autocompact_at"], "task.autocompact_at",
