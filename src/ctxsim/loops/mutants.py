@@ -252,6 +252,11 @@ def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
     return run
 
 
+def _mutant(name: str, bug: str, *, loop: type[RestartLoop] = RestartLoop,
+            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "", unreached: str = "") -> Mutant:
+    return Mutant(name, bug, _loop(name, loop, policy), equivalent, unreached)
+
+
 reference = _loop("reference")
 """The reference loop itself, built the same way (``--ctx-loop=ctxsim.loops.mutants:reference``): what every
 mutant edits, and keeps every invariant on the corpus."""
@@ -261,84 +266,84 @@ _LOOP_ONLY = "the reference loop leaves the session at RESTART, and after WIND_D
 
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     # the policy's thresholds
-    Mutant("threshold-strict", "fires above the threshold only (ratio > 0.9), not at it",
-           _loop("threshold-strict", policy=_StrictThreshold)),
-    Mutant("reserve-ignored", "percentages of the full window: the reserve (autocompact buffer) left in",
-           _loop("reserve-ignored", policy=_FullWindow)),
+    _mutant("threshold-strict", "fires above the threshold only (ratio > 0.9), not at it",
+           policy=_StrictThreshold),
+    _mutant("reserve-ignored", "percentages of the full window: the reserve (autocompact buffer) left in",
+           policy=_FullWindow),
     # events once per crossing, and re-arming
-    Mutant("fires-every-evaluation", "an event fires again at every evaluation at or over the threshold",
-           _loop("fires-every-evaluation", policy=_FiresEveryEvaluation),
+    _mutant("fires-every-evaluation", "an event fires again at every evaluation at or over the threshold",
+           policy=_FiresEveryEvaluation,
            equivalent="the state it changes (FIRED) is reached only by RESTART, after which the reference loop "
                       "leaves the session: no later evaluation of that policy happens"),
-    Mutant("rearms-without-hysteresis", "re-armed as soon as the pressure is below the threshold, not below "
+    _mutant("rearms-without-hysteresis", "re-armed as soon as the pressure is below the threshold, not below "
                                         "restart_at - hysteresis",
-           _loop("rearms-without-hysteresis", policy=_RearmsWithoutHysteresis),
+           policy=_RearmsWithoutHysteresis,
            equivalent=_LOOP_ONLY + "a re-armed policy (its wind-down spent) and a wound-down one both answer "
                                    "RESTART at the next evaluation at or over the threshold, so re-arming changes "
                                    "no action of the loop"),
-    Mutant("never-rearms", "never re-armed by the pressure falling (only by reset())",
-           _loop("never-rearms", policy=_NeverRearms),
+    _mutant("never-rearms", "never re-armed by the pressure falling (only by reset())",
+           policy=_NeverRearms,
            equivalent=_LOOP_ONLY + "a wound-down policy answers RESTART at the next evaluation at or over the "
                                    "threshold whether or not it re-armed in between"),
     # graduated zones
-    Mutant("winds-down-every-time", "graduated: every evaluation at or over the threshold winds down, the repeat "
-                                    "never restarts", _loop("winds-down-every-time", policy=_WindsDownEveryTime)),
-    Mutant("no-wind-down", "graduated: the first crossing restarts, without the wind-down turn",
-           _loop("no-wind-down", policy=_NoWindDown)),
-    Mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
-           _loop("no-mask-zone", policy=_NoMaskZone),
+    _mutant("winds-down-every-time", "graduated: every evaluation at or over the threshold winds down, the repeat "
+                                    "never restarts", policy=_WindsDownEveryTime),
+    _mutant("no-wind-down", "graduated: the first crossing restarts, without the wind-down turn",
+           policy=_NoWindDown),
+    _mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
+           policy=_NoMaskZone,
            equivalent="the reference loop sends the same prompt after MASK as after CONTINUE (masking is the "
                       "agent's business, seed 004), so the zone changes no action of the loop"),
     # unknown
-    Mutant("unknown-as-zero", "an unknown count (None) read as 0", _loop("unknown-as-zero", policy=_UnknownAsZero),
+    _mutant("unknown-as-zero", "an unknown count (None) read as 0", policy=_UnknownAsZero,
            equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
                       "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
-    Mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
-           _loop("unknown-keeps-last", policy=_UnknownKeepsLast),
+    _mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
+           policy=_UnknownKeepsLast,
            unreached="the reference loop acts on it in one run only: after a wind-down, a turn whose count is "
                      "unknown while the context has fallen without a compaction (context editing clearing old tool "
                      "results), where it restarts for nothing; the fake agent's context falls only by a compaction, "
                      "which re-arms the policy, and then the stale count costs one more wind-down prompt, which no "
                      "invariant judges"),
-    Mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
-           _loop("unknown-as-over", policy=_UnknownAsOver)),
-    Mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
-           _loop("tool-calls-strict", policy=_ToolCallsStrict)),
+    _mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
+           policy=_UnknownAsOver),
+    _mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
+           policy=_ToolCallsStrict),
     # the loop
-    Mutant("policy-across-sessions", "one policy for every session, not a fresh one: a spent wind-down stays spent",
-           _loop("policy-across-sessions", loop=_PolicyAcrossSessions)),
-    Mutant("no-reset-on-compaction", "a compact_boundary does not re-arm the policy",
-           _loop("no-reset-on-compaction", loop=_KeepsPolicyOnCompaction)),
-    Mutant("tool-calls-across-sessions", "the tool-call count of the fallback carried over from earlier sessions",
-           _loop("tool-calls-across-sessions", loop=_ToolCallsAcrossSessions)),
-    Mutant("first-checkpoint-always", "every new session continues from the first checkpoint, not the latest",
-           _loop("first-checkpoint-always", loop=_FirstCheckpointAlways)),
-    Mutant("checkpoint-not-carried", "the new session starts from the last session's first prompt, not from the "
-                                     "checkpoint", _loop("checkpoint-not-carried", loop=_CheckpointNotCarried)),
-    Mutant("stops-at-wind-down", "the turn after a wind-down is taken as the end of the task",
-           _loop("stops-at-wind-down", loop=_StopsAtWindDown)),
+    _mutant("policy-across-sessions", "one policy for every session, not a fresh one: a spent wind-down stays spent",
+           loop=_PolicyAcrossSessions),
+    _mutant("no-reset-on-compaction", "a compact_boundary does not re-arm the policy",
+           loop=_KeepsPolicyOnCompaction),
+    _mutant("tool-calls-across-sessions", "the tool-call count of the fallback carried over from earlier sessions",
+           loop=_ToolCallsAcrossSessions),
+    _mutant("first-checkpoint-always", "every new session continues from the first checkpoint, not the latest",
+           loop=_FirstCheckpointAlways),
+    _mutant("checkpoint-not-carried", "the new session starts from the last session's first prompt, not from the "
+                                     "checkpoint", loop=_CheckpointNotCarried),
+    _mutant("stops-at-wind-down", "the turn after a wind-down is taken as the end of the task",
+           loop=_StopsAtWindDown),
     # checkpoint extraction
-    Mutant("first-block", "several blocks: the first is taken, not the last",
-           _loop("first-block", loop=_extracting(_first_block))),
-    Mutant("unclosed-dropped", "an unclosed block (reply not cut off) taken as no state",
-           _loop("unclosed-dropped", loop=_extracting(_unclosed_dropped))),
-    Mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
-           _loop("no-whole-reply", loop=_extracting(_no_whole_reply))),
-    Mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
-           _loop("refusal-as-state", loop=_extracting(_refusal_as_state)),
+    _mutant("first-block", "several blocks: the first is taken, not the last",
+           loop=_extracting(_first_block)),
+    _mutant("unclosed-dropped", "an unclosed block (reply not cut off) taken as no state",
+           loop=_extracting(_unclosed_dropped)),
+    _mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
+           loop=_extracting(_no_whole_reply)),
+    _mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
+           loop=_extracting(_refusal_as_state),
            equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
                       "names a step done or left, so the new session starts the task over either way, which is "
                       "all a run can show of the state it was given"),
-    Mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
-           _loop("error-as-state", loop=_extracting(_error_as_state)),
+    _mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
+           loop=_extracting(_error_as_state),
            equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
                       "names a step done or left, so the new session starts the task over either way"),
-    Mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
-           _loop("empty-block-as-state", loop=_extracting(_empty_block_as_state)),
+    _mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
+           loop=_extracting(_empty_block_as_state),
            equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: neither "
                       "names a step done or left, so the new session starts the task over either way"),
-    Mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
-           _loop("cut-off-as-complete", loop=_extracting(_cut_off_as_complete)),
+    _mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
+           loop=_extracting(_cut_off_as_complete),
            equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
                       "the steps it names are the ones the model wrote, and a run shows only which steps the new "
                       "session does"),
