@@ -412,6 +412,8 @@ def take_state(text: str, stop_reason: str | None, failed: bool, bugs: frozenset
             blocks.append(text[start:tag.start()].strip("`\n ").removeprefix("xml").removeprefix("markdown").strip())
             start = None
     blocks = [b for b in blocks if b]
+    if "template-echo-taken" not in bugs:  # a block of nothing but headings and [placeholders] echoes the request
+        blocks = [b for b in blocks if not all(line.startswith(("#", "[")) for line in b.splitlines() if line)]
     if blocks:
         return blocks[0] if "first-block" in bugs else blocks[-1]
     if start is not None:
@@ -524,7 +526,7 @@ LOOP_BUGS = {name: name for name in (
     "threshold-strict", "reserve-ignored", "winds-down-every-time", "no-wind-down", "tool-calls-strict",
     "policy-across-sessions", "tool-calls-across-sessions", "first-checkpoint-always", "checkpoint-not-carried",
     "stops-at-wind-down", "first-block", "unclosed-dropped", "no-whole-reply", "no-reset-on-compaction",
-    "unknown-as-over",
+    "unknown-as-over", "template-echo-taken",
 )}
 """A held-out bug per non-equivalent loop mutant (by the mutant's name: the same bug class)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..reference.prompts import CHECKPOINT_REQUEST_PROMPT
 from ..wire import Frame, Renderer, Script
 from ..world import Call, Query, Session, Text, ToolUse
 
@@ -78,8 +79,13 @@ def checkpoint_body(task: str, steps: int, done: Sequence[str], remaining: Seque
     return lines
 
 
-def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str], remaining: Sequence[str]) -> str:
-    """The answer to a checkpoint request, written as ``degradation`` says (:data:`ctxsim.agent.DEGRADATIONS`)."""
+_TEMPLATE = re.compile(r"<checkpoint>.*?</checkpoint>", re.DOTALL | re.IGNORECASE)
+
+
+def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str], remaining: Sequence[str],
+                     request: str = "") -> str:
+    """The answer to a checkpoint request (``request``), written as ``degradation`` says
+    (:data:`ctxsim.agent.DEGRADATIONS`); a template echoed is the request's block, else seed 003's."""
     body = "\n".join(checkpoint_body(task, steps, done, remaining))
     block = f"<checkpoint>\n{body}\n</checkpoint>"
     if degradation in ("fenced_xml", "fenced_markdown", "fenced_bare"):
@@ -91,6 +97,10 @@ def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str
         stale = "\n".join(checkpoint_body(task, steps, done[:-1], [*done[-1:], *remaining]))
         return (f"<checkpoint>\n{stale}\n</checkpoint>\n\nCorrection: the last step had already finished.\n\n"
                 f"{block}")
+    if degradation == "template_echo":
+        template = _TEMPLATE.search(request) or _TEMPLATE.search(CHECKPOINT_REQUEST_PROMPT)
+        assert template is not None  # seed 003's request has one
+        return f"{block}\n\nThat is the state, written in the template I was given:\n\n{template.group(0)}"
     if degradation == "unclosed":
         return f"<checkpoint>\n{body}\n"
     if degradation == "empty_block":

@@ -347,7 +347,7 @@ class FakeAgent:
             turn.degradation = "no_work"
             return [Planned(text=NO_WORK_REPLY)], None
         reply = checkpoint_reply(self.task.name, len(self.task.steps), degradation, conversation.done,
-                                 conversation.queue)
+                                 conversation.queue, turn.prompt)
         return [Planned(text=reply)], "max_tokens" if degradation == "truncated" else None
 
     # rendering -------------------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 Degradation = Literal["well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "empty_block", "tag_case", "refusal", "truncated", "prompt_too_long"]
+                      "template_echo", "unclosed", "empty_block", "tag_case", "refusal", "truncated",
+                      "prompt_too_long"]
 
 DEGRADATIONS: dict[str, str] = {
     "well_formed": "one <checkpoint> block: nothing lost",
@@ -38,6 +39,9 @@ DEGRADATIONS: dict[str, str] = {
     "no_tags": "the sections without tags, after a line of prose: nothing lost (whole-reply fallback)",
     "several_blocks": "a stale draft block (last step still remaining), then the corrected block: nothing lost "
                       "if the last block is taken, one step redone if the first is",
+    "template_echo": "the block, then the request's template (seed 003's if the request has none) echoed back "
+                     "unfilled in a block of its own: nothing lost if the echo is skipped, every remaining step "
+                     "skipped if it is taken",
     "unclosed": "the block without its closing tag: nothing lost",
     "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
     "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
@@ -49,7 +53,7 @@ DEGRADATIONS: dict[str, str] = {
 """Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
 
 LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "tag_case"})
+                      "template_echo", "unclosed", "tag_case"})
 """The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
 
 # --- the task -------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ __all__ = ["crosses", "deadline", "restarted_at_first_reach", "tool_limit"]
 
 
 def crosses(turn: TurnRecord, threshold: int) -> bool:
+    """The turn's truth reached ``threshold`` (or a request of it was rejected as too long)."""
     return turn.rejected or turn.peak_prompt >= threshold
 
 

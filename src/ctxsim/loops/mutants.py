@@ -28,7 +28,7 @@ from claude_agent_sdk import ClaudeSDKClient
 
 from ..reference.checkpoint import Checkpoint, _scan, _unfence, extract_checkpoint
 from ..reference.policy import Action, PressurePolicy, _State
-from ..reference.restart import RestartLoop, RestartResult, SessionState, Turn
+from ..reference.restart import RestartLoop, RestartResult, SessionState
 from .rig import LoopRig
 
 __all__ = ["MUTANTS", "Mutant", "reference"]
@@ -175,10 +175,10 @@ class _CheckpointNotCarried(RestartLoop):
 
 
 class _StopsAtWindDown(RestartLoop):
-    def next_prompt(self, action: Action, turn: Turn, prompt: str) -> str:
+    def next_prompt(self, action: Action) -> str:
         if action is Action.WIND_DOWN:
             self.is_done = lambda turn: True  # the wound-down turn is taken as the end of the task
-        return super().next_prompt(action, turn, prompt)
+        return super().next_prompt(action)
 
 
 # --- checkpoint extraction ----------------------------------------------------------------------------------------
@@ -201,6 +201,11 @@ def _first_block(text: str, answer: Checkpoint, stop_reason: str | None) -> Chec
         return answer
     first = next(c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c)
     return replace(answer, text=first)
+
+
+def _template_echo_taken(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    blocks = [c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c]
+    return replace(answer, text=blocks[-1]) if len(blocks) > 1 else answer  # an echo of the template wins if last
 
 
 def _unclosed_dropped(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
@@ -325,6 +330,8 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     # checkpoint extraction
     _mutant("first-block", "several blocks: the first is taken, not the last",
            loop=_extracting(_first_block)),
+    _mutant("template-echo-taken", "several blocks: the last is taken even when it only echoes the request's "
+                                    "template", loop=_extracting(_template_echo_taken)),
     _mutant("unclosed-dropped", "an unclosed block (reply not cut off) taken as no state",
            loop=_extracting(_unclosed_dropped)),
     _mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
@@ -332,21 +339,24 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     _mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
            loop=_extracting(_refusal_as_state),
            equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
-                      "names a step done or left, so the new session starts the task over either way, which is "
-                      "all a run can show of the state it was given"),
+                      "names a step done or left, and the fake agent, like any model given no state, starts the "
+                      "task over after either; what the minimal prompt adds (inspect the work first) is an "
+                      "instruction a run of the fake agent cannot follow"),
     _mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
            loop=_extracting(_error_as_state),
            equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
-                      "names a step done or left, so the new session starts the task over either way"),
+                      "names a step done or left, and the fake agent starts the task over after either (see "
+                      "refusal-as-state)"),
     _mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
            loop=_extracting(_empty_block_as_state),
-           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: neither "
-                      "names a step done or left, so the new session starts the task over either way"),
+           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: "
+                      "neither names a step done or left, and the fake agent starts the task over after either (see "
+                      "refusal-as-state)"),
     _mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
            loop=_extracting(_cut_off_as_complete),
            equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
-                      "the steps it names are the ones the model wrote, and a run shows only which steps the new "
-                      "session does"),
+                      "the fake agent resumes from the steps a checkpoint lists, as a model that trusts it would, "
+                      "and reads no note: only which steps the new session does shows in a run"),
 )}
 """Every mutant, by name."""
 

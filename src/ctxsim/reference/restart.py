@@ -298,15 +298,25 @@ class RestartLoop:
     """
 
     options: ClaudeAgentOptions | None = None
+    """Every session's options (``resume``, ``continue_conversation`` and ``fork_session`` cleared)."""
     policy: PressurePolicy = field(default_factory=PressurePolicy)
+    """The policy's settings, copied fresh for each session."""
     tracker_factory: Callable[[], SessionTracker] = ContextTracker
+    """Makes each session's tracker."""
     lifecycle_factory: Callable[[], SessionLifecycle] = SessionLifecycle
+    """Makes each session's lifecycle."""
     max_restarts: int = 10
+    """Restarts allowed before :class:`RestartLimitError`."""
     max_turns: int = 1_000
+    """Turns allowed in one session before ``RuntimeError``."""
     is_done: Callable[[Turn], bool] = task_complete
+    """Whether a turn ends the task."""
     continue_prompt: str = CONTINUE_PROMPT
+    """The prompt of every work turn after a session's first."""
     wind_down_prompt: str = WIND_DOWN_PROMPT
+    """The prompt after the policy says ``WIND_DOWN``."""
     client_factory: Callable[[ClaudeAgentOptions], ClaudeSDKClient] = ClaudeSDKClient
+    """Makes each session's client."""
 
     def session_options(self) -> ClaudeAgentOptions:
         """The options of every session: the given ones, resuming nothing."""
@@ -317,8 +327,8 @@ class RestartLoop:
         """A new session's tracker and policy: a fresh tracker, and the policy's settings with no history."""
         return SessionState(self.tracker_factory(), self.policy.fresh())
 
-    def next_prompt(self, action: Action, turn: Turn, prompt: str) -> str:
-        """The prompt after a work ``turn`` (``prompt``) the policy answered with ``action`` (not a restart)."""
+    def next_prompt(self, action: Action) -> str:
+        """The prompt after a work turn the policy answered with ``action`` (not a restart)."""
         return self.wind_down_prompt if action is Action.WIND_DOWN else self.continue_prompt
 
     def extract(self, text: str | None, *, stop_reason: str | None = None, is_error: bool = False) -> Checkpoint:
@@ -356,7 +366,7 @@ class RestartLoop:
                     action = session.decide(turn)
                     if action is Action.RESTART:
                         break
-                    next_prompt = self.next_prompt(action, turn, next_prompt)
+                    next_prompt = self.next_prompt(action)
                 else:
                     lifecycle.finish()
                     raise RuntimeError(f"ctxsim: run_with_restarts: session {outcome.continuation_count + 1} ran "
