@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..reference.prompts import CHECKPOINT_REQUEST_PROMPT
 from ..wire import Frame, Renderer, Script
 from ..world import Call, Query, Session, Text, ToolUse
 
@@ -85,7 +84,8 @@ _TEMPLATE = re.compile(r"<checkpoint>.*?</checkpoint>", re.DOTALL | re.IGNORECAS
 def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str], remaining: Sequence[str],
                      request: str = "") -> str:
     """The answer to a checkpoint request (``request``), written as ``degradation`` says
-    (:data:`ctxsim.agent.DEGRADATIONS`); a template echoed is the request's block, else seed 003's."""
+    (:data:`ctxsim.agent.DEGRADATIONS`); ``template_echo`` echoes the request's ``<checkpoint>`` template, and is
+    ``well_formed`` for a request without one."""
     body = "\n".join(checkpoint_body(task, steps, done, remaining))
     block = f"<checkpoint>\n{body}\n</checkpoint>"
     if degradation in ("fenced_xml", "fenced_markdown", "fenced_bare"):
@@ -97,9 +97,8 @@ def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str
         stale = "\n".join(checkpoint_body(task, steps, done[:-1], [*done[-1:], *remaining]))
         return (f"<checkpoint>\n{stale}\n</checkpoint>\n\nCorrection: the last step had already finished.\n\n"
                 f"{block}")
-    if degradation == "template_echo":
-        template = _TEMPLATE.search(request) or _TEMPLATE.search(CHECKPOINT_REQUEST_PROMPT)
-        assert template is not None  # seed 003's request has one
+    template = _TEMPLATE.search(request)
+    if degradation == "template_echo" and template is not None:  # a model can only echo a template it was given
         return f"{block}\n\nThat is the state, written in the template I was given:\n\n{template.group(0)}"
     if degradation == "unclosed":
         return f"<checkpoint>\n{body}\n"

@@ -39,9 +39,9 @@ DEGRADATIONS: dict[str, str] = {
     "no_tags": "the sections without tags, after a line of prose: nothing lost (whole-reply fallback)",
     "several_blocks": "a stale draft block (last step still remaining), then the corrected block: nothing lost "
                       "if the last block is taken, one step redone if the first is",
-    "template_echo": "the block, then the request's template (seed 003's if the request has none) echoed back "
-                     "unfilled in a block of its own: nothing lost if the echo is skipped, every remaining step "
-                     "skipped if it is taken",
+    "template_echo": "the block, then the request's <checkpoint> template echoed back unfilled in a block of its "
+                     "own (a request without one gets the block alone): nothing lost if the echo is skipped, every "
+                     "remaining step skipped if it is taken",
     "unclosed": "the block without its closing tag: nothing lost",
     "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
     "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
