@@ -1,22 +1,48 @@
-"""Corpus adequacy, held out: trackers written here from scratch (not from the reference, not from
-``ctxsim.trackers.mutants``), each with one bug of a class the mutation benchmark covers, are caught by the corpus
-alone, as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` would run them; the same tracker without a bug
-passes every scenario. ``benchmarks/bench_adequacy.py`` measures the mutants of the reference; this checks the
-claim does not hold only for one-line edits of the reference.
+"""Corpus adequacy, held out: trackers and restart loops written here from scratch (not from the reference, not
+from ``ctxsim.trackers.mutants`` or ``ctxsim.loops.mutants``), each with one bug of a class the mutation benchmark
+covers, are caught by the corpus alone, as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` (or
+``--ctx-loop=...``) would run them; the same tracker or loop without a bug passes every scenario.
+``benchmarks/bench_adequacy.py`` measures the mutants of the reference; this checks the claim does not hold only
+for one-line edits of the reference. Every non-equivalent loop mutant is also run here, until a scenario kills it
+(the tracker mutants' run is the benchmark's: it takes longer).
 """
 
 from __future__ import annotations
 
 import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import AssistantMessage, ConversationResetMessage, StreamEvent, SystemMessage
+from claude_agent_sdk import (
+    AssistantMessage,
+    ClaudeSDKClient,
+    ConversationResetMessage,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TextBlock,
+    ToolUseBlock,
+)
 
-from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.loops import LoopRig
+from ctxsim.loops.mutants import MUTANTS as LOOP_MUTANTS
+from ctxsim.loops.resolve import LoopSpec, resolve_loop
+from ctxsim.reference.prompts import (
+    CHECKPOINT_REQUEST_PROMPT,
+    CONTINUATION_TEMPLATE,
+    CONTINUE_PROMPT,
+    DONE_MARKER,
+    MINIMAL_CONTINUATION_PROMPT,
+    WIND_DOWN_PROMPT,
+)
+from ctxsim.scenario import SessionScenario, TaskScenario, load_scenario
 from ctxsim.scenario_run import corpus_verdicts
+from ctxsim.task_run import corpus_loop_verdicts
 from ctxsim.trackers.mutants import MUTANTS
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
@@ -362,3 +388,193 @@ def test_the_held_out_tracker_without_a_bug_passes_the_corpus() -> None:
 def test_each_held_out_bug_is_caught_by_the_corpus_alone(name: str) -> None:
     caught = [scenario for scenario, (met, _) in verdicts(BUGGY[name]).items() if not met]
     assert caught, f"{BUGGY[name].__name__} ({MUTANTS[name].bug}) passes every scenario of the corpus"
+
+
+# --- restart loops ------------------------------------------------------------------------------------------------
+# A restart loop written here from the seed designs (003: restart at the threshold, checkpoint on the old session,
+# continue from it; 002: the tool-call fallback; 004: graduated zones), sharing no code with ctxsim.reference but
+# its words (the declared prompts); each bug below is one class of ctxsim.loops.mutants, written independently.
+
+CHECKPOINT_TAG = re.compile(r"<\s*(/?)\s*checkpoint\b[^>]*>", re.IGNORECASE)
+SORRY = re.compile(r"^\W*(i'?m sorry|sorry|i can(no|')t|i cannot|i am unable)", re.IGNORECASE)
+
+
+def take_state(text: str, stop_reason: str | None, failed: bool, bugs: frozenset[str]) -> str:
+    """The state to continue from in a reply to the checkpoint request ('' for none)."""
+    if failed:
+        return ""
+    blocks: list[str] = []
+    start: int | None = None
+    for tag in CHECKPOINT_TAG.finditer(text):
+        if not tag.group(1):
+            start = tag.end()
+        elif start is not None:
+            blocks.append(text[start:tag.start()].strip("`\n ").removeprefix("xml").removeprefix("markdown").strip())
+            start = None
+    blocks = [b for b in blocks if b]
+    if "template-echo-taken" not in bugs:  # a block of nothing but headings and [placeholders] echoes the request
+        blocks = [b for b in blocks if not all(line.startswith(("#", "[")) for line in b.splitlines() if line)]
+    if blocks:
+        return blocks[0] if "first-block" in bugs else blocks[-1]
+    if start is not None:
+        if "unclosed-dropped" in bugs and stop_reason != "max_tokens":
+            return ""
+        return text[start:].strip("`\n ")
+    if CHECKPOINT_TAG.search(text):
+        return ""
+    if stop_reason == "refusal" or (len(text) < 600 and SORRY.match(text.strip())):
+        return ""
+    return "" if "no-whole-reply" in bugs else text.strip()
+
+
+@dataclass
+class Turned:
+    text: str = ""
+    tools: int = 0
+    failed: bool = False
+    stop_reason: str | None = None
+    result: str = ""
+    compacted: bool = False
+
+
+async def one_turn(client: ClaudeSDKClient, prompt: str, tracker: Any) -> Turned:
+    turned, texts = Turned(), []
+    await client.query(prompt)
+    async for message in client.receive_response():
+        if tracker is not None:
+            tracker.observe(message)
+        if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+            texts += [b.text for b in message.content if isinstance(b, TextBlock)]
+            turned.tools += sum(isinstance(b, ToolUseBlock) for b in message.content)
+        elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            turned.compacted = True
+        elif isinstance(message, ResultMessage):
+            turned.failed, turned.stop_reason = bool(message.is_error), message.stop_reason
+            turned.result = message.result if isinstance(message.result, str) else ""
+    turned.text = "\n".join(texts)
+    return turned
+
+
+def held_out_loop(name: str, *bugs: str) -> LoopSpec:
+    """The held-out loop with ``bugs`` (none: the loop as the seeds design it), as --ctx-loop would resolve it."""
+    broken = frozenset(bugs)
+
+    async def loop(rig: LoopRig) -> int:
+        settings = rig.policy
+        window = settings.window or rig.task.window
+        effective = window if "reserve-ignored" in broken else window - settings.reserve
+        limit = math.ceil(Fraction(str(settings.restart_at)) * effective)
+        prompt, restarts, first_state, spent, calls_so_far = rig.prompt, 0, None, False, 0
+        while True:
+            lifecycle, tracker = rig.make_lifecycle(), rig.make_tracker()
+            lifecycle.start()
+            if "policy-across-sessions" not in broken:
+                spent = False
+            if "tool-calls-across-sessions" not in broken:
+                calls_so_far = 0
+            async with ClaudeSDKClient(rig.options) as client:
+                ask, winding = prompt, False
+                while True:
+                    turned = await one_turn(client, ask, tracker)
+                    if not turned.failed and DONE_MARKER in (turned.result or turned.text):
+                        lifecycle.finish()
+                        return restarts
+                    if winding and "stops-at-wind-down" in broken:
+                        lifecycle.finish()
+                        return restarts
+                    calls_so_far += turned.tools
+                    if turned.compacted and "no-reset-on-compaction" not in broken:
+                        spent = False  # the context fell: the next crossing winds down again
+                    tokens = tracker.context_tokens()
+                    if tokens is None and "unknown-as-over" in broken:
+                        tokens = limit
+                    over = tokens is not None and (tokens > limit if "threshold-strict" in broken else tokens >= limit)
+                    cap = settings.max_tool_calls
+                    tooled = cap is not None and (calls_so_far > cap if "tool-calls-strict" in broken
+                                                  else calls_so_far >= cap)
+                    too_long = turned.failed and "prompt is too long" in f"{turned.text} {turned.result}".lower()
+                    if too_long or tooled:
+                        break
+                    if over:
+                        if settings.wind_down and not spent and "no-wind-down" not in broken:
+                            spent = "winds-down-every-time" not in broken
+                            ask, winding = WIND_DOWN_PROMPT, True
+                            continue
+                        if not settings.wind_down or spent or "no-wind-down" in broken:
+                            break
+                    ask, winding = CONTINUE_PROMPT, False
+                lifecycle.checkpoint()
+                reply = await one_turn(client, CHECKPOINT_REQUEST_PROMPT, None)
+            lifecycle.finish()
+            state = take_state(reply.text if not reply.failed else reply.result, reply.stop_reason, reply.failed,
+                               broken)
+            first_state = state if first_state is None else first_state
+            if "first-checkpoint-always" in broken:
+                state = first_state
+            restarts += 1
+            if restarts > rig.max_restarts:
+                raise RuntimeError("held-out loop: too many restarts")
+            if "checkpoint-not-carried" in broken:
+                continue
+            prompt = CONTINUATION_TEMPLATE.format(checkpoint=state) if state else MINIMAL_CONTINUATION_PROMPT
+
+    loop.__name__ = loop.__qualname__ = name
+    return LoopSpec(f"test_adequacy:{name}", name, loop)
+
+
+LOOP_BUGS = {name: name for name in (
+    "threshold-strict", "reserve-ignored", "winds-down-every-time", "no-wind-down", "tool-calls-strict",
+    "policy-across-sessions", "tool-calls-across-sessions", "first-checkpoint-always", "checkpoint-not-carried",
+    "stops-at-wind-down", "first-block", "unclosed-dropped", "no-whole-reply", "no-reset-on-compaction",
+    "unknown-as-over", "template-echo-taken",
+)}
+"""A held-out bug per non-equivalent loop mutant (by the mutant's name: the same bug class)."""
+
+
+@cache
+def task_corpus() -> tuple[TaskScenario, ...]:
+    loaded = [load_scenario(p) for p in sorted(SCENARIOS.glob("*.yaml"))]
+    return tuple(s for s in loaded if isinstance(s, TaskScenario))
+
+
+def first_kill(loop: LoopSpec) -> str | None:
+    """The first task scenario (in file order) on which the loop breaks an invariant, as --ctx-loop judges it."""
+    for scenario in task_corpus():
+        kept, _ = corpus_loop_verdicts([scenario], loop)[scenario.name]
+        if not kept:
+            return scenario.name
+    return None
+
+
+def test_every_non_equivalent_loop_mutant_the_corpus_reaches_has_a_held_out_twin() -> None:
+    assert set(LOOP_BUGS) == {name for name, m in LOOP_MUTANTS.items() if not m.equivalent and not m.unreached}
+
+
+def test_the_held_out_loop_without_a_bug_keeps_every_invariant_on_the_corpus() -> None:
+    verdicts = corpus_loop_verdicts(task_corpus(), held_out_loop("held_out"))
+    assert len(verdicts) == len(task_corpus())
+    assert [f"{name}: {does}" for name, (kept, does) in verdicts.items() if not kept] == []
+
+
+@pytest.mark.parametrize("name", sorted(LOOP_BUGS))
+def test_each_held_out_loop_bug_is_caught_by_the_corpus_alone(name: str) -> None:
+    assert first_kill(held_out_loop(name.replace("-", "_"), LOOP_BUGS[name])) is not None, (
+        f"the held-out loop with {name} ({LOOP_MUTANTS[name].bug}) keeps every invariant on every task scenario")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=m.unreached))
+    if m.unreached else n for n, m in sorted(LOOP_MUTANTS.items()) if not m.equivalent])
+def test_each_non_equivalent_loop_mutant_is_killed_by_the_corpus_alone(name: str) -> None:
+    """Every non-equivalent mutant is killed; one the corpus cannot reach yet fails here saying it survives (strict:
+    once a scenario kills it, drop its ``unreached``)."""
+    mutant = LOOP_MUTANTS[name]
+    assert first_kill(resolve_loop(mutant.spec)) is not None, (
+        f"{mutant.spec} ({mutant.bug}) keeps every invariant on every task scenario")
+
+
+def test_the_reference_loop_as_a_mutant_module_function_keeps_every_invariant() -> None:
+    """The mutants' base (the reference loop built from the rig, resolved as --ctx-loop resolves a loop) passes, so
+    a kill is the mutation's."""
+    verdicts = corpus_loop_verdicts(task_corpus(), resolve_loop("ctxsim.loops.mutants:reference"))
+    assert [f"{name}: {does}" for name, (kept, does) in verdicts.items() if not kept] == []

@@ -12,6 +12,7 @@ from ctxsim.loops import fake_agent
 from ctxsim.reference import (
     CHECKPOINT_REQUEST_PROMPT,
     MINIMAL_CONTINUATION_PROMPT,
+    Checkpoint,
     build_continuation_prompt,
     extract_checkpoint,
     request_checkpoint,
@@ -172,7 +173,8 @@ def drive(task: Task, degradation: str, *, extract=extract_checkpoint):
 
 EXPECTED_FALLBACK = {
     "well_formed": "block", "fenced_xml": "block", "fenced_markdown": "block", "fenced_bare": "block",
-    "no_tags": "whole_reply", "several_blocks": "last_block", "unclosed": "unclosed", "empty_block": "empty_block",
+    "no_tags": "whole_reply", "several_blocks": "last_block", "template_echo": "block", "unclosed": "unclosed",
+    "empty_block": "empty_block",
     "tag_case": "block", "refusal": "refusal", "truncated": "truncated", "prompt_too_long": "prompt_too_long",
 }
 
@@ -188,6 +190,15 @@ def test_every_degradation_costs_what_it_says(degradation: str) -> None:
     assert agent.redone == expected_redone
     assert agent.skipped == []
     assert [t.degradation for c in agent.connections for t in c.checkpoint_turns] == [degradation]
+
+
+def test_taking_an_echo_of_the_template_as_the_state_skips_every_remaining_step() -> None:
+    def last_block(text, **_):  # the last block, whatever it holds
+        return Checkpoint(text[text.rindex("<checkpoint>") + len("<checkpoint>"):text.rindex("</checkpoint>")].strip(),
+                          "last_block")
+
+    _, agent = drive(small_task(n=6), "template_echo", extract=last_block)
+    assert agent.redone == 0 and agent.skipped == ["s04", "s05", "s06"]
 
 
 def test_taking_the_first_of_several_blocks_redoes_the_last_step() -> None:

@@ -13,7 +13,7 @@ steps done, the true context, the policy's zone and what the loop did next.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,12 +30,12 @@ from .reference.restart import (
     RestartResult,
     run_with_restarts,
 )
-from .scenario import TaskScenario
+from .scenario import Scenario, TaskScenario
 from .scenario_run import MANY_POINTS, percent
 from .trackers.base import TrackerFactory
 
-__all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "agent_timeline", "describe_task", "explain_task", "reference_loop",
-           "run_task"]
+__all__ = ["REFERENCE_LOOP", "Problem", "TaskRun", "agent_timeline", "corpus_loop_verdicts", "describe_task",
+           "explain_task", "reference_loop", "run_task"]
 
 REFERENCE_LOOP = TaskScenario.reference
 """How items and reports name :func:`reference_loop`."""
@@ -268,7 +268,9 @@ def _rows(agent: FakeAgent, policy: PressurePolicy,
                 continue
             level = "REJECTED" if turn.rejected else _zone(policy.zone(turn.peak_prompt, window), policy)
             then = _then(turn, later, n + 1 < len(connections), marker)
-            prompt = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
+            prompt: str = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
+            prompt += " +compact" if turn.compacted else ""  # the context the row shows is the one after it
+            prompt += " +garbled" if turn.unreadable else ""  # no tracker knows the context at its end
             keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
             zone = level
             yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,
@@ -349,6 +351,8 @@ def describe_task(scenario: TaskScenario) -> str:
         rule = f"graduated zones: {mask}wind down at {threshold}, restart when it repeats"
     else:
         rule = f"restart at {threshold}"
+    if policy.max_tool_calls is not None:
+        rule += f", or once a session has made {policy.max_tool_calls} tool calls"
     plan = spec.checkpoints
     if isinstance(plan, str):
         checkpoints = plan
@@ -384,6 +388,13 @@ def run_task(scenario: TaskScenario, *, loop: str | LoopSpec = REFERENCE_LOOP,
         setup["tracker_factory"] = tracker_factory
     report = run_loop(function, spec.task, async_backend=async_backend, name=name, **setup)
     return TaskRun(scenario, name, tracker, report)
+
+
+def corpus_loop_verdicts(scenarios: Iterable[Scenario], loop: LoopSpec) -> dict[str, tuple[bool, str]]:
+    """What ``pytest --ctx-scenarios --ctx-loop`` says of a restart loop on each task scenario (the others are left
+    out): ``scenario name -> (every invariant kept, what it did)``. The loop counterpart of
+    :func:`ctxsim.scenario_run.corpus_verdicts`."""
+    return {s.name: run_task(s, loop=loop).verdict("kept") for s in scenarios if isinstance(s, TaskScenario)}
 
 
 def explain_task(run: TaskRun, head: str, *, verbosity: int = 0, shown: Callable[[Path], str] = str,

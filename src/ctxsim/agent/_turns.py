@@ -78,8 +78,14 @@ def checkpoint_body(task: str, steps: int, done: Sequence[str], remaining: Seque
     return lines
 
 
-def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str], remaining: Sequence[str]) -> str:
-    """The answer to a checkpoint request, written as ``degradation`` says (:data:`ctxsim.agent.DEGRADATIONS`)."""
+_TEMPLATE = re.compile(r"<checkpoint>.*?</checkpoint>", re.DOTALL | re.IGNORECASE)
+
+
+def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str], remaining: Sequence[str],
+                     request: str = "") -> str:
+    """The answer to a checkpoint request (``request``), written as ``degradation`` says
+    (:data:`ctxsim.agent.DEGRADATIONS`); ``template_echo`` echoes the request's ``<checkpoint>`` template, and is
+    ``well_formed`` for a request without one."""
     body = "\n".join(checkpoint_body(task, steps, done, remaining))
     block = f"<checkpoint>\n{body}\n</checkpoint>"
     if degradation in ("fenced_xml", "fenced_markdown", "fenced_bare"):
@@ -91,6 +97,9 @@ def checkpoint_reply(task: str, steps: int, degradation: str, done: Sequence[str
         stale = "\n".join(checkpoint_body(task, steps, done[:-1], [*done[-1:], *remaining]))
         return (f"<checkpoint>\n{stale}\n</checkpoint>\n\nCorrection: the last step had already finished.\n\n"
                 f"{block}")
+    template = _TEMPLATE.search(request)
+    if degradation == "template_echo" and template is not None:  # a model can only echo a template it was given
+        return f"{block}\n\nThat is the state, written in the template I was given:\n\n{template.group(0)}"
     if degradation == "unclosed":
         return f"<checkpoint>\n{body}\n"
     if degradation == "empty_block":

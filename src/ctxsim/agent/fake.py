@@ -22,6 +22,12 @@ true context is known at every point and the wire is what Claude Code writes:
   prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
   under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model with
   no state cannot know what was done). So a degraded checkpoint leads to redone or skipped steps, measurably.
+- **Autocompact** (:attr:`Task.autocompact_at`): a request whose prompt would reach it is preceded by a
+  compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
+  (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
+  the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
+- **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
+  (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
 - **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
   ``Prompt is too long`` assistant message and an error result, and the context does not change.
 
@@ -48,6 +54,7 @@ from typing import Any
 
 from claude_agent_sdk import ClaudeAgentOptions
 
+from ..faults import FaultPlan, GarbageValues, apply
 from ..sdk import FakeTransport
 from ..wire import Script, prompt_text
 from ..world import Query, Session, SessionBuilder, Truth
@@ -108,6 +115,8 @@ class _Conversation:
     started: bool = False
     """The session was given the task or a continuation (it knows what to work on)."""
     renderings: Renderings = field(default_factory=Renderings)
+    number: int = 0
+    """1-based, in the order the agent started its sessions."""
 
 
 class FakeAgent:
@@ -223,7 +232,7 @@ class FakeAgent:
         builder = SessionBuilder(seed=task.seed * 10_007 + n, model=task.model, window=task.window,
                                  baseline=task.baseline, max_output_tokens=task.max_output_tokens,
                                  name=f"{task.name} session {n}", session_id=session_id)
-        conversation = _Conversation(builder, builder.build(), context=task.baseline)
+        conversation = _Conversation(builder, builder.build(), context=task.baseline, number=n)
         self._conversations[session_id] = conversation
         return conversation
 
@@ -338,7 +347,7 @@ class FakeAgent:
             turn.degradation = "no_work"
             return [Planned(text=NO_WORK_REPLY)], None
         reply = checkpoint_reply(self.task.name, len(self.task.steps), degradation, conversation.done,
-                                 conversation.queue)
+                                 conversation.queue, turn.prompt)
         return [Planned(text=reply)], "max_tokens" if degradation == "truncated" else None
 
     # rendering -------------------------------------------------------------------------------------------------
@@ -349,6 +358,11 @@ class FakeAgent:
         made: list[Planned] = []
         for call in planned:
             request = conversation.context + conversation.pending
+            if task.autocompact_at is not None and request >= task.autocompact_at and stop_reason != "reject":
+                builder.compact(task.summary_tokens)  # Claude Code compacts before sending the request
+                conversation.context = task.baseline + task.summary_tokens
+                request = conversation.context + conversation.pending
+                turn.compacted, turn.peak_prompt, turn.peak_next = True, 0, 0  # what came before is summarised
             if stop_reason == "reject" or request > task.window:
                 turn.rejected = True
                 turn.peak_prompt = max(turn.peak_prompt, request)
@@ -374,6 +388,11 @@ class FakeAgent:
         conversation.queries.append(query)
         conversation.session = replace(built, queries=tuple(conversation.queries))
         script = conversation.renderings.last(conversation.session, partial_messages)
+        work = sum(1 for t in record.turns if t.kind != "checkpoint")
+        if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
+            script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
+                                     seed=task.seed), [script])[0]
+            turn.unreadable = True
         if turn.rejected:
             turn.reply = PROMPT_TOO_LONG
             reject_as_too_long(script, conversation.session, len(conversation.queries))

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 Degradation = Literal["well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "empty_block", "tag_case", "refusal", "truncated", "prompt_too_long"]
+                      "template_echo", "unclosed", "empty_block", "tag_case", "refusal", "truncated",
+                      "prompt_too_long"]
 
 DEGRADATIONS: dict[str, str] = {
     "well_formed": "one <checkpoint> block: nothing lost",
@@ -38,6 +39,9 @@ DEGRADATIONS: dict[str, str] = {
     "no_tags": "the sections without tags, after a line of prose: nothing lost (whole-reply fallback)",
     "several_blocks": "a stale draft block (last step still remaining), then the corrected block: nothing lost "
                       "if the last block is taken, one step redone if the first is",
+    "template_echo": "the block, then the request's <checkpoint> template echoed back unfilled in a block of its "
+                     "own (a request without one gets the block alone): nothing lost if the echo is skipped, every "
+                     "remaining step skipped if it is taken",
     "unclosed": "the block without its closing tag: nothing lost",
     "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
     "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
@@ -49,7 +53,7 @@ DEGRADATIONS: dict[str, str] = {
 """Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
 
 LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
-                      "unclosed", "tag_case"})
+                      "template_echo", "unclosed", "tag_case"})
 """The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
 
 # --- the task -------------------------------------------------------------------------------------------------
@@ -86,6 +90,15 @@ class Task:
     max_output_tokens: int = 32_000
     model: str = DEFAULT_MODEL
     seed: int = 0
+    autocompact_at: int | None = None
+    """Claude Code's autocompact: a request whose prompt would reach this many tokens is preceded by a compaction
+    (None: the session never compacts)."""
+    summary_tokens: int = 3_000
+    """What a compaction's summary takes: the boundary's ``post_tokens``; the context after it is the baseline plus
+    this, plus what the turn added since its last call."""
+    unreadable: frozenset[tuple[int, int]] = frozenset()
+    """``(session, work turn)`` pairs, both 1-based, whose calls carry unreadable usage (a gateway's garbage prompt
+    counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns."""
 
     def __post_init__(self) -> None:
         ids = [s.id for s in self.steps]
@@ -96,6 +109,9 @@ class Task:
                              f"{sorted(i for i, n in Counter(ids).items() if n > 1)}")
         if any(not re.fullmatch(r"[\w.-]+", i) for i in ids):
             raise ValueError(f"ctxsim: Task {self.name!r}: step ids are words ([A-Za-z0-9_.-]), got {ids!r}")
+        if self.autocompact_at is not None and not self.baseline + self.summary_tokens < self.autocompact_at:
+            raise ValueError(f"ctxsim: Task {self.name!r}: autocompact_at ({self.autocompact_at:,}) must be above the "
+                             f"baseline + summary_tokens ({self.baseline + self.summary_tokens:,})")
         if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
             raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
                              f"steps_per_turn >= 1")
@@ -158,6 +174,11 @@ class TurnRecord:
     """The largest ``prompt + output`` of this turn's main calls."""
     rejected: bool = False
     """A request of this turn was rejected as prompt too long."""
+    unreadable: bool = False
+    """This turn's calls carried unreadable usage (:attr:`Task.unreadable`)."""
+    compacted: bool = False
+    """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
+    then count the calls after the compaction only."""
     reply: str = ""
     """The turn's final text."""
     degradation: str | None = None

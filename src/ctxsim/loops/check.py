@@ -14,7 +14,9 @@ steps-once       every task step done exactly once (asserted when every checkpoi
 new-session      each restart starts a new session, with a new session id (no ``resume`` of the old one)
 tracker-reset    a tracker made by :meth:`LoopRig.make_tracker` never carries one session's state into the next
 restart-count    one restart per true threshold crossing (from the world's truth, not from the loop), none
-                 without one, and a ``continuation_count`` the loop returns agrees
+                 without one, and a ``continuation_count`` the loop returns agrees; a session reaching the
+                 policy's ``max_tool_calls`` is a crossing, and under a graduated policy the restart follows a
+                 wind-down turn (it never comes at the first turn whose context reached the threshold)
 checkpoint       at each restart the checkpoint is requested once, on the old session, and its own usage triggers
                  no further restart
 termination      the loop ends, within its bound of ``max_restarts`` restarts
@@ -58,11 +60,12 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions
 
 from .._blocking import run_blocking
-from ..agent import ConnectionRecord, FakeAgent, LoopPrompts, Task, TurnRecord
+from ..agent import ConnectionRecord, FakeAgent, LoopPrompts, Task
 from ..reference.policy import PressurePolicy
 from ..reference.tracker import ContextTracker
 from ..sdk import patch_sdk
 from ..trackers.base import TrackerFactory
+from ._crossings import deadline, restarted_at_first_reach
 from .rig import LifecycleProbe, LoopRig, TrackerProbe
 
 __all__ = [
@@ -139,8 +142,8 @@ class LoopReport:
     @property
     def crossings(self) -> int:
         """Sessions whose truth crossed the threshold with work left to do: the restarts a loop owes."""
-        marker = self.agent.prompts.done_marker
-        return sum(1 for c in self.sessions if _crossing(c, self.threshold, self.grace, marker) is not None)
+        marker, tools = self.agent.prompts.done_marker, self.rig.policy.max_tool_calls
+        return sum(1 for c in self.sessions if deadline(c, self.threshold, self.grace, marker, tools) is not None)
 
     @property
     def grace(self) -> int:
@@ -185,21 +188,6 @@ class LoopCheckError(AssertionError):
 # --- judging ------------------------------------------------------------------------------------------------------
 
 
-def _crosses(turn: TurnRecord, threshold: int) -> bool:
-    return turn.rejected or turn.peak_prompt >= threshold
-
-
-def _crossing(connection: ConnectionRecord, threshold: int, grace: int, marker: str) -> int | None:
-    """The index (among work turns) of the first turn whose truth reached the threshold, unless the task was
-    done within that turn or the ``grace`` turns after it (a wind-down): a crossing that owes a restart."""
-    turns = connection.work_turns
-    for n, turn in enumerate(turns):
-        if _crosses(turn, threshold):
-            finished = any(t.reply.startswith(marker) for t in turns[n:n + grace + 1])
-            return None if finished else n
-    return None
-
-
 def _percent(tokens: int, report: LoopReport) -> str:
     effective = report.rig.policy.effective_window(report.agent.task.window)
     return f"{tokens:,} tokens, {100 * tokens / effective:.0f}% of the effective window"
@@ -208,22 +196,31 @@ def _percent(tokens: int, report: LoopReport) -> str:
 def _judge_restarts(report: LoopReport) -> list[Violation]:
     out: list[Violation] = []
     sessions, threshold, grace = report.sessions, report.threshold, report.grace
+    tools = report.rig.policy.max_tool_calls
     for k, connection in enumerate(sessions, 1):
-        crossing = _crossing(connection, threshold, grace, report.agent.prompts.done_marker)
+        owed = deadline(connection, threshold, grace, report.agent.prompts.done_marker, tools)
         peak = max((t.peak_next for t in connection.work_turns), default=0)
         restarted = k < len(sessions)
-        if restarted and crossing is None and peak < threshold:
+        if restarted and owed is None and peak < threshold:
             out.append(Violation("restart-count", f"session {k} (connection {connection.index}) was restarted "
                                  f"without crossing the threshold of {threshold:,} tokens: its context peaked at "
-                                 f"{_percent(peak, report)}"))
-        if crossing is not None:
-            late = len(connection.work_turns) - 1 - crossing - grace
+                                 f"{_percent(peak, report)}"
+                                 + (f" after {sum(len(t.steps) for t in connection.work_turns)} tool calls "
+                                    f"(max_tool_calls={tools})" if tools is not None else "")))
+        if restarted and grace and restarted_at_first_reach(connection, threshold, tools):
+            out.append(Violation("restart-count", f"session {k} (connection {connection.index}) was restarted at "
+                                 f"work turn {len(connection.work_turns)}, the first whose context reached the "
+                                 f"threshold of {threshold:,} tokens, without the wind-down turn its graduated "
+                                 f"policy owes first (wind down the first time, restart when it repeats)"))
+        if owed is not None:
+            last, reached = owed
+            late = len(connection.work_turns) - 1 - last
             if late > 0:
-                out.append(Violation("restart-count", f"session {k} crossed the threshold in work turn "
-                                     f"{crossing + 1} but the loop sent {late} more work turn(s) before acting"))
+                out.append(Violation("restart-count", f"session {k} {reached} but the loop sent {late} more work "
+                                     f"turn(s) before acting"))
             elif not restarted and report.error is None:
-                out.append(Violation("restart-count", f"session {k} crossed the threshold and the loop ended "
-                                     f"without restarting"))
+                out.append(Violation("restart-count", f"session {k} {reached} and the loop ended without "
+                                     f"restarting"))
     if out:
         out.insert(0, Violation("restart-count", f"{report.restarts} restart(s) for {report.crossings} true "
                                 f"threshold crossing(s) (threshold {threshold:,} tokens)"))

@@ -48,11 +48,14 @@ __all__ = [
     "CONTINUE_PROMPT",
     "DONE_MARKER",
     "WIND_DOWN_PROMPT",
+    "Extractor",
     "LifecycleError",
     "LifecycleState",
     "RestartLimitError",
+    "RestartLoop",
     "RestartResult",
     "SessionLifecycle",
+    "SessionState",
     "SessionTracker",
     "Turn",
     "request_checkpoint",
@@ -191,11 +194,18 @@ def task_complete(turn: Turn) -> bool:
     return not turn.is_error and DONE_MARKER in turn.result_text
 
 
-async def request_checkpoint(client: ClaudeSDKClient, prompt: str = CHECKPOINT_REQUEST_PROMPT) -> Checkpoint:
+class Extractor(Protocol):
+    """What takes the checkpoint out of a reply: :func:`~ctxsim.reference.extract_checkpoint`'s signature."""
+
+    def __call__(self, text: str | None, *, stop_reason: str | None = None, is_error: bool = False) -> Checkpoint: ...
+
+
+async def request_checkpoint(client: ClaudeSDKClient, prompt: str = CHECKPOINT_REQUEST_PROMPT, *,
+                             extract: Extractor = extract_checkpoint) -> Checkpoint:
     """Ask the session on ``client`` for its checkpoint and extract it (prompt-too-long gives an unusable one)."""
     turn = await run_turn(client, prompt)
     text = turn.text if not turn.is_error else f"{turn.text}\n{turn.result_text}"
-    return extract_checkpoint(text, stop_reason=turn.stop_reason, is_error=turn.is_error)
+    return extract(text, stop_reason=turn.stop_reason, is_error=turn.is_error)
 
 
 # --- the loop -----------------------------------------------------------------------------------------------------
@@ -222,19 +232,22 @@ class RestartResult:
 
 
 @dataclass
-class _Session:
-    """One session's tracker and policy, fed the work turns' messages."""
+class SessionState:
+    """One session's tracker and policy, fed the work turns' messages (a part of :class:`RestartLoop`)."""
 
     tracker: SessionTracker
     policy: PressurePolicy
     tool_calls: int = 0
+    """Main-chain tool calls made in the session so far (the policy's ``max_tool_calls`` fallback)."""
 
     def observe(self, message: Any) -> None:
+        """Feed a work turn's message to the tracker; a compaction re-arms the policy."""
         self.tracker.observe(message)
         if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             self.policy.reset()  # a compaction re-arms the policy
 
     def window(self) -> int | None:
+        """The window the tracker knows of, if any."""
         window = getattr(self.tracker, "window", None)
         value = window() if callable(window) else None
         return value if isinstance(value, int) and value > 0 else None
@@ -269,41 +282,104 @@ async def run_with_restarts(
     ``lifecycle_factory`` make one tracker and one lifecycle per session. At most ``max_restarts`` restarts, then
     :class:`RestartLimitError`; at most ``max_turns`` turns per session, then ``RuntimeError``.
     """
-    base = replace(options or ClaudeAgentOptions(), resume=None, continue_conversation=False, fork_session=False)
-    settings = policy or PressurePolicy()
-    outcome = RestartResult(result="", continuation_count=0)
-    current = prompt
-    while True:
-        lifecycle = lifecycle_factory()
-        lifecycle.start()
-        session = _Session(tracker_factory(), settings.fresh())
-        async with client_factory(replace(base)) as client:
-            next_prompt = current
-            for _ in range(max_turns):
-                turn = await run_turn(client, next_prompt, observe=session.observe)
-                outcome.turns += 1
-                if turn.session_id and turn.session_id not in outcome.session_ids:
-                    outcome.session_ids.append(turn.session_id)
-                if is_done(turn):
+    loop = RestartLoop(options=options, policy=policy or PressurePolicy(), tracker_factory=tracker_factory,
+                       lifecycle_factory=lifecycle_factory, max_restarts=max_restarts, max_turns=max_turns,
+                       is_done=is_done, continue_prompt=continue_prompt, wind_down_prompt=wind_down_prompt,
+                       client_factory=client_factory)
+    return await loop.run(prompt)
+
+
+@dataclass
+class RestartLoop:
+    """:func:`run_with_restarts` in parts: each step of the loop is a method, so a variant (a test's, or one of
+    :mod:`ctxsim.loops.mutants`, each breaking one guarantee) overrides one step and keeps the others.
+
+    The fields are :func:`run_with_restarts`' keywords; :meth:`run` runs a task.
+    """
+
+    options: ClaudeAgentOptions | None = None
+    """Every session's options (``resume``, ``continue_conversation`` and ``fork_session`` cleared)."""
+    policy: PressurePolicy = field(default_factory=PressurePolicy)
+    """The policy's settings, copied fresh for each session."""
+    tracker_factory: Callable[[], SessionTracker] = ContextTracker
+    """Makes each session's tracker."""
+    lifecycle_factory: Callable[[], SessionLifecycle] = SessionLifecycle
+    """Makes each session's lifecycle."""
+    max_restarts: int = 10
+    """Restarts allowed before :class:`RestartLimitError`."""
+    max_turns: int = 1_000
+    """Turns allowed in one session before ``RuntimeError``."""
+    is_done: Callable[[Turn], bool] = task_complete
+    """Whether a turn ends the task."""
+    continue_prompt: str = CONTINUE_PROMPT
+    """The prompt of every work turn after a session's first."""
+    wind_down_prompt: str = WIND_DOWN_PROMPT
+    """The prompt after the policy says ``WIND_DOWN``."""
+    client_factory: Callable[[ClaudeAgentOptions], ClaudeSDKClient] = ClaudeSDKClient
+    """Makes each session's client."""
+
+    def session_options(self) -> ClaudeAgentOptions:
+        """The options of every session: the given ones, resuming nothing."""
+        return replace(self.options or ClaudeAgentOptions(), resume=None, continue_conversation=False,
+                       fork_session=False)
+
+    def new_session(self) -> SessionState:
+        """A new session's tracker and policy: a fresh tracker, and the policy's settings with no history."""
+        return SessionState(self.tracker_factory(), self.policy.fresh())
+
+    def next_prompt(self, action: Action) -> str:
+        """The prompt after a work turn the policy answered with ``action`` (not a restart)."""
+        return self.wind_down_prompt if action is Action.WIND_DOWN else self.continue_prompt
+
+    def extract(self, text: str | None, *, stop_reason: str | None = None, is_error: bool = False) -> Checkpoint:
+        """The checkpoint in the reply to the checkpoint request (:func:`~ctxsim.reference.extract_checkpoint`)."""
+        return extract_checkpoint(text, stop_reason=stop_reason, is_error=is_error)
+
+    async def checkpoint(self, client: ClaudeSDKClient) -> Checkpoint:
+        """The old session's checkpoint, asked on its own client (never shown to its tracker or policy)."""
+        return await request_checkpoint(client, extract=self.extract)
+
+    def continuation(self, checkpoint: Checkpoint, prompt: str) -> str:
+        """The first prompt of the next session, after a session started with ``prompt`` gave ``checkpoint``."""
+        return build_continuation_prompt(checkpoint)
+
+    async def run(self, prompt: str) -> RestartResult:
+        """Run the task that ``prompt`` starts (see :func:`run_with_restarts`)."""
+        base = self.session_options()
+        outcome = RestartResult(result="", continuation_count=0)
+        current = prompt
+        while True:
+            lifecycle = self.lifecycle_factory()
+            lifecycle.start()
+            session = self.new_session()
+            async with self.client_factory(replace(base)) as client:
+                next_prompt = current
+                for _ in range(self.max_turns):
+                    turn = await run_turn(client, next_prompt, observe=session.observe)
+                    outcome.turns += 1
+                    if turn.session_id and turn.session_id not in outcome.session_ids:
+                        outcome.session_ids.append(turn.session_id)
+                    if self.is_done(turn):
+                        lifecycle.finish()
+                        outcome.result = turn.result_text
+                        return outcome
+                    action = session.decide(turn)
+                    if action is Action.RESTART:
+                        break
+                    next_prompt = self.next_prompt(action)
+                else:
                     lifecycle.finish()
-                    outcome.result = turn.result_text
-                    return outcome
-                action = session.decide(turn)
-                if action is Action.RESTART:
-                    break
-                next_prompt = wind_down_prompt if action is Action.WIND_DOWN else continue_prompt
-            else:
-                lifecycle.finish()
-                raise RuntimeError(f"ctxsim: run_with_restarts: session {outcome.continuation_count + 1} ran "
-                                   f"{max_turns} turns without finishing or restarting (max_turns={max_turns})")
-            if outcome.continuation_count >= max_restarts:
-                lifecycle.finish()
-                raise RestartLimitError(
-                    f"ctxsim: run_with_restarts: the context filled up again after {outcome.continuation_count} "
-                    f"restarts (max_restarts={max_restarts})")
-            lifecycle.checkpoint()
-            checkpoint = await request_checkpoint(client)  # on the old session; never shown to tracker or policy
-        lifecycle.finish()
-        outcome.checkpoints.append(checkpoint)
-        outcome.continuation_count += 1
-        current = build_continuation_prompt(checkpoint)
+                    raise RuntimeError(f"ctxsim: run_with_restarts: session {outcome.continuation_count + 1} ran "
+                                       f"{self.max_turns} turns without finishing or restarting "
+                                       f"(max_turns={self.max_turns})")
+                if outcome.continuation_count >= self.max_restarts:
+                    lifecycle.finish()
+                    raise RestartLimitError(
+                        f"ctxsim: run_with_restarts: the context filled up again after "
+                        f"{outcome.continuation_count} restarts (max_restarts={self.max_restarts})")
+                lifecycle.checkpoint()
+                checkpoint = await self.checkpoint(client)  # on the old session; never shown to tracker or policy
+            lifecycle.finish()
+            outcome.checkpoints.append(checkpoint)
+            outcome.continuation_count += 1
+            current = self.continuation(checkpoint, current)

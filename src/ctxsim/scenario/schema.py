@@ -193,6 +193,21 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "every restart, a list (the n-th restart gets the n-th, later ones ``well_formed``), or a mapping "
             "from restart number (1-based) to name.", "``well_formed``"),
         Key("max_restarts", _COUNT, "The loop's bound on restarts.", "10"),
+        Key("autocompact_at", "integer", "Claude Code's autocompact: a request whose prompt would reach this many "
+                                         "tokens is preceded by a compaction (a ``compact_boundary``), after which "
+                                         "the context is the baseline plus ``summary_tokens``, plus what the turn "
+                                         "added since its last call. Above the baseline + ``summary_tokens``, at "
+                                         "most the window.", "none"),
+        Key("summary_tokens", _COUNT, "What a compaction's summary takes (the boundary's ``post_tokens``).",
+            "3000"),
+        Key("unreadable_usage", "list of ``{session: S, turn: T}``",
+            "Work turns (1-based, turn T of the S-th session the agent starts) whose calls carry a garbage prompt "
+            "count (``\"n/a\"``, as a broken gateway sends): no tracker knows the context at their end.", "none"),
+    )),
+    Section("task.unreadable_usage[]", "One work turn whose usage is unreadable.", (
+        Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
+        Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
+            required=True),
     )),
     Section("task.steps[]", "One step, or several alike. An integer item is ``{tokens: N}``.", (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),
@@ -207,6 +222,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                                 "``mask``, mask up to ``wind_down``, wind down the first time at or over it, "
                                 "restart when it repeats. ``mask`` is optional."),
         Key("reserve", _COUNT, "Tokens kept out of the window (an autocompact buffer).", "0"),
+        Key("max_tool_calls", "integer >= 1", "The tool-call fallback (seed 002: 100): restart once a session has "
+                                              "made this many tool calls (one a step), whatever its size.",
+            "none"),
     )),
     Section("task.policy.zones", "Graduated zones, fractions of the effective window.", (
         Key("mask", "number", "Start of the masking zone (0 < mask < wind_down)."),

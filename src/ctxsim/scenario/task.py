@@ -99,7 +99,8 @@ def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
     if "threshold" in p and "zones" in p:
         raise r.error(p.key_lines["zones"], join_path(path, "zones"),
                       "give either threshold (one restart threshold) or zones (graduated), not both")
-    settings: dict[str, Any] = {"window": window, "reserve": r.get(p, "reserve", path, r.count, 0)}
+    settings: dict[str, Any] = {"window": window, "reserve": r.get(p, "reserve", path, r.count, 0),
+                                "max_tool_calls": r.get(p, "max_tool_calls", path, r.positive)}
     if "zones" in p:
         zpath = join_path(path, "zones")
         z = r.mapping(p["zones"], p.value_lines["zones"], zpath, keys("task.policy.zones"), required=("wind_down",))
@@ -119,6 +120,17 @@ def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:
         return PressurePolicy(**settings)
     except ValueError as exc:  # every rule is checked above; this names anything the policy adds later
         raise r.error(p.line, path, str(exc).removeprefix("ctxsim: ")) from None
+
+
+def _unreadable(r: Reader, m: Map) -> frozenset[tuple[int, int]]:
+    path = "task.unreadable_usage"
+    seq = r.sequence(m["unreadable_usage"], m.value_lines["unreadable_usage"], path)
+    out: set[tuple[int, int]] = set()
+    for i, item in enumerate(seq):
+        where, item_path = seq.item_lines[i], f"{path}[{i}]"
+        turn = r.mapping(item, where, item_path, keys("task.unreadable_usage[]"), required=("session", "turn"))
+        out.add((r.get(turn, "session", item_path, r.positive), r.get(turn, "turn", item_path, r.positive)))
+    return frozenset(out)
 
 
 def _degradation(r: Reader, known: Mapping[str, str]) -> Callable[[Any, int, str], str]:
@@ -175,7 +187,16 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
         "steps_per_turn": r.get(m, "steps_per_turn", "task", r.positive, 1),
         "prompt_tokens": r.get(m, "prompt_tokens", "task", r.count),
         "output_tokens": r.get(m, "output_tokens", "task", r.positive, 100),
+        "autocompact_at": r.get(m, "autocompact_at", "task", r.positive),
+        "summary_tokens": r.get(m, "summary_tokens", "task", r.count, 3_000),
     }
+    if "unreadable_usage" in m:
+        settings["unreadable"] = _unreadable(r, m)
+    floor = world["baseline"] + settings["summary_tokens"]
+    if settings["autocompact_at"] is not None and not floor < settings["autocompact_at"] <= world["window"]:
+        raise r.error(m.value_lines["autocompact_at"], "task.autocompact_at",
+                      f"expected more than the baseline + summary_tokens ({floor:,}) and at most the window "
+                      f"({world['window']:,}), got {settings['autocompact_at']:,}")
     max_restarts = r.get(m, "max_restarts", "task", r.count, 10)
     try:
         task = Task(tuple(TaskStep(i, tokens) for i, (_, tokens, _) in zip(ids, steps)), name=name,

@@ -1,0 +1,363 @@
+"""Behavioural mutants of the reference restart loop: one per bug class, to measure whether the task corpus catches
+each.
+
+Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.restart.RestartLoop`, what
+:func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of one of its parts broken: the pressure policy
+(:mod:`ctxsim.reference.policy`: thresholds ``>=``, percentages of the effective window, events once per crossing,
+hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh per
+session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
+extraction (:mod:`ctxsim.reference.checkpoint`: the last block, an unclosed block, the whole reply, a refusal, an
+error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
+exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is
+a function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
+prints how many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
+
+These are not catalogue entries (:mod:`ctxsim.loops.catalogue` holds loops with a reported bug, such as the
+checkpoint turn run through the pressure check, and is not repeated here); the held-out loops of
+``tests/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
+classes in code that is not a one-line edit of the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from claude_agent_sdk import ClaudeSDKClient
+
+from ..reference.checkpoint import Checkpoint, _scan, _unfence, extract_checkpoint
+from ..reference.policy import Action, PressurePolicy, _State
+from ..reference.restart import RestartLoop, RestartResult, SessionState
+from .rig import LoopRig
+
+__all__ = ["MUTANTS", "Mutant", "reference"]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One bug class, as a minimal edit of the reference loop or one of its parts."""
+
+    name: str
+    bug: str
+    """The guarantee it breaks, in one line."""
+    loop: Callable[[LoopRig], Awaitable[RestartResult]]
+    """The mutant as a restart loop under test: a function of this module taking a rig."""
+    equivalent: str = ""
+    """Why no task run the loop checks judge can tell it from the reference (empty: it is not equivalent)."""
+    unreached: str = ""
+    """For a mutant the corpus does not kill yet: the run that would tell it from the reference, which the fake agent
+    cannot yet produce (empty for the others). It still counts as a survivor."""
+
+    @property
+    def spec(self) -> str:
+        """How ``--ctx-loop`` names it."""
+        return f"{__name__}:{self.loop.__name__}"
+
+
+# --- the policy ---------------------------------------------------------------------------------------------------
+
+
+class _StrictThreshold(PressurePolicy):
+    def threshold_tokens(self, level: float | None = None, window: int | None = None) -> int:
+        at = super().threshold_tokens(level, window)
+        return at + 1 if level is None else at  # fires above the threshold only: ratio > 0.9
+
+
+class _FullWindow(PressurePolicy):
+    def effective_window(self, window: int | None = None) -> int:
+        return self.window_for(window)
+
+
+class _FiresEveryEvaluation(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if self._state is _State.FIRED:
+            self._state = _State.ARMED
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _RearmsWithoutHysteresis(PressurePolicy):
+    def _rearm_below(self, window: int) -> int:
+        return self.threshold_tokens(window=window)
+
+
+class _NeverRearms(PressurePolicy):
+    def _rearm_below(self, window: int) -> int:
+        return 0
+
+
+class _WindsDownEveryTime(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if self._state is _State.WOUND_DOWN:
+            self._state = _State.ARMED
+        self._wound_down = False
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _NoWindDown(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        self._wound_down = True  # as if it had wound down already: the first crossing restarts
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _NoMaskZone(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        action = super().decide(tokens, window=window, tool_calls=tool_calls)
+        return Action.CONTINUE if action is Action.MASK else action
+
+
+class _UnknownAsZero(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        return super().decide(0 if tokens is None else tokens, window=window, tool_calls=tool_calls)
+
+
+class _UnknownKeepsLast(PressurePolicy):
+    _last: int | None = None
+
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        self._last = tokens if tokens is not None else self._last
+        return super().decide(self._last, window=window, tool_calls=tool_calls)
+
+
+class _UnknownAsOver(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        if tokens is None:
+            tokens = self.threshold_tokens(window=window)
+        return super().decide(tokens, window=window, tool_calls=tool_calls)
+
+
+class _ToolCallsStrict(PressurePolicy):
+    def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
+        calls = None if tool_calls is None else tool_calls - 1  # the fallback fires past max_tool_calls: > not >=
+        return super().decide(tokens, window=window, tool_calls=calls)
+
+
+# --- the loop -----------------------------------------------------------------------------------------------------
+
+
+class _NoResetOnCompaction(SessionState):
+    def observe(self, message: Any) -> None:
+        self.tracker.observe(message)
+
+
+class _KeepsPolicyOnCompaction(RestartLoop):
+    def new_session(self) -> SessionState:
+        return _NoResetOnCompaction(self.tracker_factory(), self.policy.fresh())
+
+
+class _PolicyAcrossSessions(RestartLoop):
+    def new_session(self) -> SessionState:
+        return SessionState(self.tracker_factory(), self.policy)  # the same policy object, never fresh
+
+
+class _ToolCallsAcrossSessions(RestartLoop):
+    _previous: SessionState | None = None
+
+    def new_session(self) -> SessionState:
+        session = super().new_session()
+        if self._previous is not None:
+            session.tool_calls = self._previous.tool_calls  # counted on from the last session, not from 0
+        self._previous = session
+        return session
+
+
+class _FirstCheckpointAlways(RestartLoop):
+    _first: Checkpoint | None = None
+
+    def continuation(self, checkpoint: Checkpoint, prompt: str) -> str:
+        self._first = self._first or checkpoint
+        return super().continuation(self._first, prompt)
+
+
+class _CheckpointNotCarried(RestartLoop):
+    def continuation(self, checkpoint: Checkpoint, prompt: str) -> str:
+        return prompt  # the new session starts from the prompt the last one started from
+
+
+class _StopsAtWindDown(RestartLoop):
+    def next_prompt(self, action: Action) -> str:
+        if action is Action.WIND_DOWN:
+            self.is_done = lambda turn: True  # the wound-down turn is taken as the end of the task
+        return super().next_prompt(action)
+
+
+# --- checkpoint extraction ----------------------------------------------------------------------------------------
+
+
+def _extracting(extract: Callable[[str, Checkpoint, str | None], Checkpoint]) -> type[RestartLoop]:
+    """The reference loop whose extractor passes the reference's answer through ``extract(text, answer,
+    stop_reason)`` (the mutation)."""
+
+    class Extracting(RestartLoop):
+        def extract(self, text: str | None, *, stop_reason: str | None = None, is_error: bool = False) -> Checkpoint:
+            answer = extract_checkpoint(text, stop_reason=stop_reason, is_error=is_error)
+            return extract(text if isinstance(text, str) else "", answer, stop_reason)
+
+    return Extracting
+
+
+def _first_block(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    if answer.fallback != "last_block":
+        return answer
+    first = next(c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c)
+    return replace(answer, text=first)
+
+
+def _template_echo_taken(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    blocks = [c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c]
+    return replace(answer, text=blocks[-1]) if len(blocks) > 1 else answer  # an echo of the template wins if last
+
+
+def _unclosed_dropped(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint("", "empty_reply") if answer.fallback == "unclosed" else answer
+
+
+def _no_whole_reply(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint("", "empty_reply") if answer.fallback == "whole_reply" else answer
+
+
+def _refusal_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint(_unfence(text), "whole_reply") if answer.fallback == "refusal" else answer
+
+
+def _error_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    if answer.fallback in ("prompt_too_long", "error"):
+        return Checkpoint(text.strip(), "whole_reply")
+    return answer
+
+
+def _cut_off_as_complete(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return replace(answer, complete=True) if answer.fallback == "truncated" else answer
+
+
+def _empty_block_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
+    return Checkpoint(text.strip(), "whole_reply") if answer.fallback == "empty_block" else answer
+
+
+# --- as loops -----------------------------------------------------------------------------------------------------
+
+
+def _policy_as(cls: type[PressurePolicy], policy: PressurePolicy) -> PressurePolicy:
+    return cls(**{f.name: getattr(policy, f.name) for f in fields(policy) if f.init})
+
+
+def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
+          policy: type[PressurePolicy] = PressurePolicy) -> Callable[[LoopRig], Awaitable[RestartResult]]:
+    """The reference loop (as :func:`ctxsim.task_run.reference_loop` builds it from the rig) made of ``loop`` and
+    ``policy``, as a function of this module called ``name`` with ``_`` for ``-``."""
+
+    async def run(rig: LoopRig) -> RestartResult:
+        parts = loop(options=rig.options, policy=_policy_as(policy, rig.make_policy()),
+                     tracker_factory=rig.make_tracker, lifecycle_factory=rig.make_lifecycle,
+                     max_restarts=rig.max_restarts, client_factory=ClaudeSDKClient)
+        return await parts.run(rig.prompt)
+
+    run.__name__ = run.__qualname__ = name.replace("-", "_")
+    run.__module__ = __name__
+    return run
+
+
+def _mutant(name: str, bug: str, *, loop: type[RestartLoop] = RestartLoop,
+            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "", unreached: str = "") -> Mutant:
+    return Mutant(name, bug, _loop(name, loop, policy), equivalent, unreached)
+
+
+reference = _loop("reference")
+"""The reference loop itself, built the same way (``--ctx-loop=ctxsim.loops.mutants:reference``): what every
+mutant edits, and keeps every invariant on the corpus."""
+
+_LOOP_ONLY = "the reference loop leaves the session at RESTART, and after WIND_DOWN (the one event it survives) "
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    # the policy's thresholds
+    _mutant("threshold-strict", "fires above the threshold only (ratio > 0.9), not at it",
+           policy=_StrictThreshold),
+    _mutant("reserve-ignored", "percentages of the full window: the reserve (autocompact buffer) left in",
+           policy=_FullWindow),
+    # events once per crossing, and re-arming
+    _mutant("fires-every-evaluation", "an event fires again at every evaluation at or over the threshold",
+           policy=_FiresEveryEvaluation,
+           equivalent="the state it changes (FIRED) is reached only by RESTART, after which the reference loop "
+                      "leaves the session: no later evaluation of that policy happens"),
+    _mutant("rearms-without-hysteresis", "re-armed as soon as the pressure is below the threshold, not below "
+                                        "restart_at - hysteresis",
+           policy=_RearmsWithoutHysteresis,
+           equivalent=_LOOP_ONLY + "a re-armed policy (its wind-down spent) and a wound-down one both answer "
+                                   "RESTART at the next evaluation at or over the threshold, so re-arming changes "
+                                   "no action of the loop"),
+    _mutant("never-rearms", "never re-armed by the pressure falling (only by reset())",
+           policy=_NeverRearms,
+           equivalent=_LOOP_ONLY + "a wound-down policy answers RESTART at the next evaluation at or over the "
+                                   "threshold whether or not it re-armed in between"),
+    # graduated zones
+    _mutant("winds-down-every-time", "graduated: every evaluation at or over the threshold winds down, the repeat "
+                                    "never restarts", policy=_WindsDownEveryTime),
+    _mutant("no-wind-down", "graduated: the first crossing restarts, without the wind-down turn",
+           policy=_NoWindDown),
+    _mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
+           policy=_NoMaskZone,
+           equivalent="the reference loop sends the same prompt after MASK as after CONTINUE (masking is the "
+                      "agent's business, seed 004), so the zone changes no action of the loop"),
+    # unknown
+    _mutant("unknown-as-zero", "an unknown count (None) read as 0", policy=_UnknownAsZero,
+           equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
+                      "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
+    _mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
+           policy=_UnknownKeepsLast,
+           unreached="the reference loop acts on it in one run only: after a wind-down, a turn whose count is "
+                     "unknown while the context has fallen without a compaction (context editing clearing old tool "
+                     "results), where it restarts for nothing; the fake agent's context falls only by a compaction, "
+                     "which re-arms the policy, and then the stale count costs one more wind-down prompt, which no "
+                     "invariant judges"),
+    _mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
+           policy=_UnknownAsOver),
+    _mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
+           policy=_ToolCallsStrict),
+    # the loop
+    _mutant("policy-across-sessions", "one policy for every session, not a fresh one: a spent wind-down stays spent",
+           loop=_PolicyAcrossSessions),
+    _mutant("no-reset-on-compaction", "a compact_boundary does not re-arm the policy",
+           loop=_KeepsPolicyOnCompaction),
+    _mutant("tool-calls-across-sessions", "the tool-call count of the fallback carried over from earlier sessions",
+           loop=_ToolCallsAcrossSessions),
+    _mutant("first-checkpoint-always", "every new session continues from the first checkpoint, not the latest",
+           loop=_FirstCheckpointAlways),
+    _mutant("checkpoint-not-carried", "the new session starts from the last session's first prompt, not from the "
+                                     "checkpoint", loop=_CheckpointNotCarried),
+    _mutant("stops-at-wind-down", "the turn after a wind-down is taken as the end of the task",
+           loop=_StopsAtWindDown),
+    # checkpoint extraction
+    _mutant("first-block", "several blocks: the first is taken, not the last",
+           loop=_extracting(_first_block)),
+    _mutant("template-echo-taken", "several blocks: the last is taken even when it only echoes the request's "
+                                    "template", loop=_extracting(_template_echo_taken)),
+    _mutant("unclosed-dropped", "an unclosed block (reply not cut off) taken as no state",
+           loop=_extracting(_unclosed_dropped)),
+    _mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
+           loop=_extracting(_no_whole_reply)),
+    _mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
+           loop=_extracting(_refusal_as_state),
+           equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
+                      "names a step done or left, and the fake agent, like any model given no state, starts the "
+                      "task over after either; what the minimal prompt adds (inspect the work first) is an "
+                      "instruction a run of the fake agent cannot follow"),
+    _mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
+           loop=_extracting(_error_as_state),
+           equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
+                      "names a step done or left, and the fake agent starts the task over after either (see "
+                      "refusal-as-state)"),
+    _mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
+           loop=_extracting(_empty_block_as_state),
+           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: "
+                      "neither names a step done or left, and the fake agent starts the task over after either (see "
+                      "refusal-as-state)"),
+    _mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
+           loop=_extracting(_cut_off_as_complete),
+           equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
+                      "the fake agent resumes from the steps a checkpoint lists, as a model that trusts it would, "
+                      "and reads no note: only which steps the new session does shows in a run"),
+)}
+"""Every mutant, by name."""
+
+globals().update({m.loop.__name__: m.loop for m in MUTANTS.values()})  # ctxsim.loops.mutants:<function>
