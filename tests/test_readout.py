@@ -20,6 +20,9 @@ W = 200_000
     ("ccline", "\x1b[96m🤖\x1b[0m \x1b[96mSonnet 4.5\x1b[0m | \x1b[95m⚡️ 70.4% · 140.8k tokens\x1b[0m",
      (140_750, 140_850)),
     ("ccline", "🤖 Sonnet 4.5 | 📁 proj | ⚡️ 0% · 0 tokens", 0),
+    # what ccusage and ccline printed right after /clear (b17's q2 reset): no usage in the new transcript yet
+    ("ccusage", "🤖 Sonnet 4.5 | 💰 $0.00 session / $-0.00 today / No active block | 🧠 N/A", None),
+    ("ccline", "\x1b[96m🤖\x1b[0m \x1b[96mSonnet 4.5\x1b[0m | \x1b[95m⚡️\x1b[0m \x1b[95m- · - tokens\x1b[0m", None),
     ("cc-statusline", "📁 scratch/proj  🤖 Sonnet 4.5\n🧠 Context Remaining: 30% [===-------]", (140_000, 142_000)),
     ("cc-statusline", "📁 scratch/proj  🤖 Sonnet 4.5\n🧠 Context Remaining: TBD", None),
     ("ccstatusline-py", "\x1b[0m 70.0% \x1b[0m\x1b[0m 140.8k \x1b[0m", (139_000, 141_000)),
@@ -28,6 +31,15 @@ W = 200_000
 ])
 def test_the_presets_read_what_the_tools_print(preset: str, output: str, expected: object) -> None:
     assert read_output(output, PRESETS[preset], W) == expected
+
+
+def test_a_no_estimate_marker_is_read_only_where_the_figure_is_absent() -> None:
+    assert read_output("💰 N/A session | 🧠 N/A", PRESETS["ccusage"], W) is None
+    assert read_output("💰 N/A session | 🧠 12,000 (6%)", PRESETS["ccusage"], W) == (11_000, 13_000)
+    with pytest.raises(UnreadableOutput, match="no match"):
+        read_output("💰 N/A session | 🧠 ?", PRESETS["ccusage"], W)
+    with pytest.raises(UnreadableOutput, match="no match"):
+        read_output("⚡️ -- tokens", PRESETS["ccline"], W)
 
 
 def test_a_bare_integer_on_the_last_line_is_tokens_and_anything_else_is_nonsense() -> None:

@@ -30,7 +30,7 @@ def _configure_tools(parser: argparse.ArgumentParser) -> None:
                              "write the verdicts page")
     parser.add_argument("paths", nargs="*", metavar="NAME|SCENARIOS",
                         help="install: the tools (default: all); verdicts: scenario files or directories "
-                             "(default: the bundled corpus)")
+                             "(default: the bundled corpus; its session scenarios that judge a tracker under test)")
     parser.add_argument("--tool", action="append", default=[], metavar="NAME",
                         help="verdicts: only this tool (repeatable; default: every installed one)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="verdicts: write the page here (default: stdout)")
@@ -76,7 +76,7 @@ def _scenarios(paths: list[str]) -> list[SessionScenario]:
     from ..scenario import SessionScenario
 
     files = _scenario_files([Path(p) for p in paths] or [Path(BUNDLED)], "tools verdicts")
-    return [s for s in map(_load, files) if isinstance(s, SessionScenario)]
+    return [s for s in map(_load, files) if isinstance(s, SessionScenario) and s.ctx_tracker != "skip"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,8 @@ def _cell(run: ScenarioRun) -> str:
         return "error"
     if run.ok:
         return "✓"
+    if run.judged_nowhere:  # a recorded stream: no world to render the transcript and payload from
+        return "✗ judged at no point"
     if not report.failures:
         return "✗ " + (run.inconclusive or "thresholds")
     first = report.failures[0]
@@ -116,7 +118,9 @@ def verdicts_page(scenarios: list[SessionScenario], tools: list[Tool], *, progre
              "`HOME`, the statusline payload on stdin), its output read through its preset and judged against the "
              f"truth, fed what Claude Code {RESEARCHED_CLI} writes and sends (the version the research measured). "
              "*payload*: the payload with `context_window` (Claude Code today); *transcript*: without it "
-             "(before 2.0.65; the tool's transcript fallback). ✓ tracks the scenario; ✗ names the first point off.",
+             "(before 2.0.65; the tool's transcript fallback). ✓ tracks the scenario; ✗ names the first point off "
+             "(a scenario played from a recorded stream has no world to render a transcript from: judged at no "
+             "point). Why each fails: the tools' known bugs below, and the pins of `tests/test_shipped_tools.py`.",
              "", "| scenario | " + " | ".join(c.label for c in columns) + " |",
              "|---|" + "---|" * len(columns)]
     errors: list[str] = []

@@ -3,7 +3,8 @@
 A statusline prints one or more lines for a terminal. :func:`read_output` strips the terminal's escape sequences and
 reads what is left:
 
-- blank output, or a ``TBD`` (cc-statusline before any call), is "no estimate" (None);
+- blank output, or a ``TBD`` (cc-statusline before any call), is "no estimate" (None), and so is what a preset
+  knows its tool prints when it has none (ccusage's ``🧠 N/A``, ccline's ``- · - tokens``);
 - by default the last non-blank line must be a bare integer: tokens;
 - a :class:`Readout` (one of :data:`PRESETS` for the tools people use, or made from a user's regex) finds its
   pattern in the output and reads its named group: ``tokens`` (``140,706``, ``140.8k``, ``1.2M``), ``percent`` (the
@@ -61,6 +62,9 @@ class Readout:
     blank: str = ""
     """When the tool prints nothing (or no match) where it means "no estimate", why: output without a match is then
     None, not nonsense."""
+    unknown: str = ""
+    """A pattern whose match in the cleaned output is the tool saying it has no estimate (ccusage's ``🧠 N/A``):
+    None, not nonsense. Empty: none."""
     home_files: dict[str, str] = field(default_factory=dict)
     """Files the tool needs in its ``HOME`` to show the figure (settings), by path relative to ``HOME``."""
     name: str = ""
@@ -76,6 +80,10 @@ class Readout:
                              f"remaining: write one, e.g. (?P<tokens>[0-9,]+) tokens or (?P<percent>[0-9.]+)%")
         if self.group and self.group not in compiled.groupindex:
             raise ValueError(f"ctxsim: the output regex {self.pattern!r} has no group {self.group!r}")
+        try:
+            re.compile(self.unknown)
+        except re.error as exc:
+            raise ValueError(f"ctxsim: the no-estimate regex {self.unknown!r} does not compile: {exc}") from None
 
     @property
     def reads(self) -> str:
@@ -127,6 +135,8 @@ def read_output(stdout: str, readout: Readout | None, window: int) -> Estimate:
             raise UnreadableOutput(f"the last line {last!r} is not a bare integer (a number of tokens)")
         return int(last)
     matches = list(re.finditer(readout.pattern, text))
+    if not matches and readout.unknown and re.search(readout.unknown, text):
+        return None
     if not matches:
         if readout.blank:
             return None
@@ -155,10 +165,13 @@ PRESETS: dict[str, Readout] = {r.name: r for r in (
             home_files={".config/ccstatusline/settings.json": _CCSTATUSLINE_SETTINGS}),
     # ccusage statusline (17.x, 20.x): "🧠 140,706 (70%)". The gauge is the percentage: where ccusage 20 divides by
     # 1,000,000 the tokens are right and the percentage is not, so the percentage (Math.round) is read.
+    # "🧠 N/A" where it has no figure: no context_window and no assistant line with usage in the transcript
+    # (17.2.1 dist/index.js:6189-6202; 20.0.24 prints the same).
     Readout(r"(?P<tokens>[\d,]+) \((?P<percent>\d+)%\)", group="percent", percent_spread=(-0.5, 0.5),
-            name="ccusage"),
-    # ccline 1.x: "⚡️ 70.4% · 140.8k tokens" (its tokens include the output).
-    Readout(r"(?P<tokens>[\d.,]+[kM]?) tokens", name="ccline"),
+            unknown=r"🧠 N/A", name="ccusage"),
+    # ccline 1.x: "⚡️ 70.4% · 140.8k tokens" (its tokens include the output); "- · - tokens" where the transcript
+    # has no assistant line with usage (1.1.2 right after /clear; upstream context_window.rs: None => ("-", "-")).
+    Readout(r"(?P<tokens>[\d.,]+[kM]?) tokens", unknown=r"(?:^|\s)- · - tokens", name="ccline"),
     # cc-statusline's generated script: "Context Remaining: 30%" = 100 - floor(tokens * 100 / window); TBD before.
     Readout(r"Context Remaining: (?P<remaining>\d+)%", percent_spread=(0.0, 1.0), name="cc-statusline"),
     # ccstatusline-py: "70.0%" = Claude Code's used_percentage (a whole percent), printed only when non-zero.

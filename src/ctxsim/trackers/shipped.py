@@ -21,7 +21,8 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .command import CommandTracker
@@ -60,6 +61,8 @@ class Tool:
     """What it gets wrong, each with where (file:line) and the research's measurement."""
     generate: bool = False
     """True for cc-statusline: the installed package generates the script that is run (``init`` on a pty)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Settings it reads from its environment, as a user would set them (none changes the figure judged)."""
 
     @property
     def version(self) -> str:
@@ -85,7 +88,12 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
           "it): dist/ccstatusline.js:58073, research fixtures b1/g",
           "takes a replayed row by its later timestamp (50,003 where the context holds 90,004): "
           "dist/ccstatusline.js:58011-58030, research fixture f",
-          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S")),
+          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S",
+          "0 right after /clear, in both modes: a transcript with no usage yet is a context of 0, not unknown "
+          "(dist/ccstatusline.js:58073); with the payload's current_usage null it reads the transcript (:49643)"),
+         # its documented width override (README.md:136), the width COLUMNS gives: finding no terminal, it would
+         # walk up the process tree with ps, then tput, at every point (dist/ccstatusline.js:45301-45335, 45390-45405)
+         env={"CCSTATUSLINE_WIDTH": "200"}),
     Tool("ccusage-17", "ccusage@17.2.1", "npm",
          "node {dir}/node_modules/ccusage/dist/index.js statusline --offline --no-cache", "ccusage", MODES,
          "payload: total_input_tokens / context_window_size (index.js:6189-6192); transcript: the last "
@@ -93,7 +101,11 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          ("transcript fallback: no sidechain, synthetic or compact_boundary check (stays at 150k after /compact, "
           "reads a subagent's 9,202 or a synthetic 0, takes a replayed row): data-loader-DZaU_svm.js:3941-3979, "
           "research fixtures b1, d, e, f",
-          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S")),
+          "transcript fallback: a window of 200,000 offline (data-loader-DZaU_svm.js:3960) where the session's is "
+          "1,000,000 (the percentage five times Claude Code's)",
+          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S",
+          "payload mode reads total_input_tokens whatever current_usage says: 0 right after /clear, where Claude "
+          "Code's payload has current_usage and used_percentage null (dist/index.js:6189-6192)")),
     Tool("ccusage-20", "ccusage@20.0.24", "npm",
          "node {dir}/node_modules/ccusage/src/cli.js statusline --offline --no-cache", "ccusage", MODES,
          "as 17.2.1 (a Rust binary, @ccusage/ccusage-linux-x64), but the transcript mode's window is 1,000,000 for "
@@ -101,7 +113,8 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          ("transcript mode divides by 1,000,000 where Claude Code says 200,000 (140,706 shown as 14%): research "
           "section 1, fixture a T",
           "the transcript fallback of 17.2.1 (stale after /compact, subagent and synthetic rows, replays)",
-          "shows Claude Code's 0 right after /compact (payload mode)")),
+          "shows Claude Code's 0 right after /compact (payload mode)",
+          "payload mode: 0 right after /clear, where Claude Code's payload has current_usage null (as 17.2.1)")),
     Tool("ccline", "@cometix/ccline-linux-x64@1.1.2", "npm",
          "{dir}/node_modules/@cometix/ccline-linux-x64/ccline", "ccline", ("payload",),
          "never parses context_window (src/config/types.rs:114-120): the last assistant line with usage, "
@@ -152,7 +165,7 @@ def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, time
     if directory is None:
         raise InstallError(f"ctxsim: {tool.name} ({tool.package}) is not installed under {tool.directory(root)}: "
                            f"run ctxsim tools install {tool.name}")
-    return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout,
+    return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout, env=dict(tool.env),
                           context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version,
                           after_compaction="zero" if cli_version == RESEARCHED_CLI else None)
 
