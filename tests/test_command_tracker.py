@@ -220,3 +220,13 @@ def test_ctx_tracker_cmd_checks_a_command_on_every_scenario_and_a_failing_one_fa
         "*ctxsim: command tracker broken (\"echo 'no settings' >&2; exit 1\") on session 'plain' at point #1 "
         "(q1 call 1) exited with status 1; stderr ends: no settings*",
     ])
+
+
+def test_ctx_tracker_cmd_skips_a_recorded_stream_saying_why(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    corpus = Path(__file__).resolve().parent.parent / "src" / "ctxsim" / "corpus"
+    result = pytester.runpytest(f"--ctx-scenarios={corpus / 'clear-new-session-id.yaml'}", "-rs",
+                                "--ctx-tracker=cmd:echo 1")
+    result.assert_outcomes(passed=2, skipped=1)   # the reference and arbiter-msgid's pinned failure run; yours skips
+    result.stdout.fnmatch_lines(["*ctxsim: --ctx-tracker=cmd:echo 1: scenario 'clear-new-session-id' plays a "
+                                 "recorded stream; a statusline command reads the transcript and payload*"])

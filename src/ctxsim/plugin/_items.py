@@ -156,6 +156,10 @@ class ScenarioItem(_CheckItem):
 
         freeze_imports()  # the first item loads the SDK: out of the cyclic collector's way (ctxsim._lazy)
 
+        if self.spec is not None and self.spec.command and self.scenario.recording is not None:
+            pytest.skip(f"ctxsim: --ctx-tracker={self.spec.spec}: scenario {self.scenario.name!r} plays a recorded "
+                        f"stream; a statusline command reads the transcript and payload ctxsim renders from a "
+                        f"simulated session, which a recording does not give")
         if self.spec is not None:
             tracker = make_tracker(self.spec.factory, self.scenario.session)
         elif self.tracker == "reference":
