@@ -474,6 +474,7 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                 calls_so_far = 0
             async with ClaudeSDKClient(rig.options) as client:
                 ask, winding = prompt, False
+                seen: int | None = None
                 while True:
                     turned = await one_turn(client, ask, tracker)
                     if not turned.failed and DONE_MARKER in (turned.result or turned.text):
@@ -488,6 +489,9 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                     tokens = tracker.context_tokens()
                     if tokens is None and "unknown-as-over" in broken:
                         tokens = limit
+                    if tokens is None and "unknown-keeps-last" in broken:
+                        tokens = seen  # the count this session last read
+                    seen = tokens if tokens is not None else seen
                     over = tokens is not None and (tokens > limit if "threshold-strict" in broken else tokens >= limit)
                     cap = settings.max_tool_calls
                     tooled = cap is not None and (calls_so_far > cap if "tool-calls-strict" in broken
@@ -526,7 +530,7 @@ LOOP_BUGS = {name: name for name in (
     "threshold-strict", "reserve-ignored", "winds-down-every-time", "no-wind-down", "tool-calls-strict",
     "policy-across-sessions", "tool-calls-across-sessions", "first-checkpoint-always", "checkpoint-not-carried",
     "stops-at-wind-down", "first-block", "unclosed-dropped", "no-whole-reply", "no-reset-on-compaction",
-    "unknown-as-over", "template-echo-taken",
+    "unknown-as-over", "template-echo-taken", "unknown-keeps-last",
 )}
 """A held-out bug per non-equivalent loop mutant (by the mutant's name: the same bug class)."""
 

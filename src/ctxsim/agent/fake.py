@@ -28,6 +28,10 @@ true context is known at every point and the wire is what Claude Code writes:
   the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
 - **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
   (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
+- **Cleared tool results** (:attr:`Task.cleared`): before the first call of the work turns it names, old tool
+  results are cleared from the context (at most down to the baseline) with no ``compact_boundary``, as Claude
+  Code's microcompaction and the API's context editing do: the context falls, the cached prefix with it, and the
+  agent's own state is untouched (the work is in the workspace, not in the cleared results).
 - **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
   ``Prompt is too long`` assistant message and an error result, and the context does not change.
 
@@ -356,6 +360,12 @@ class FakeAgent:
               planned: list[Planned], stop_reason: str | None, partial_messages: bool) -> Script:
         task, builder = self.task, conversation.builder
         made: list[Planned] = []
+        work = sum(1 for t in record.turns if t.kind != "checkpoint")
+        cleared = task.cleared_at(conversation.number, work) if turn.kind != "checkpoint" else 0
+        if cleared:
+            turn.cleared = min(cleared, max(0, conversation.context - task.baseline))
+            conversation.context -= turn.cleared
+            builder.expire_cache(keep_prefix=task.baseline)  # clearing old results breaks the cached prefix
         for call in planned:
             request = conversation.context + conversation.pending
             if task.autocompact_at is not None and request >= task.autocompact_at and stop_reason != "reject":
@@ -388,7 +398,6 @@ class FakeAgent:
         conversation.queries.append(query)
         conversation.session = replace(built, queries=tuple(conversation.queries))
         script = conversation.renderings.last(conversation.session, partial_messages)
-        work = sum(1 for t in record.turns if t.kind != "checkpoint")
         if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
             script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
                                      seed=task.seed), [script])[0]

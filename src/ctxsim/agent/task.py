@@ -99,6 +99,10 @@ class Task:
     unreadable: frozenset[tuple[int, int]] = frozenset()
     """``(session, work turn)`` pairs, both 1-based, whose calls carry unreadable usage (a gateway's garbage prompt
     counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns."""
+    cleared: tuple[tuple[int, int, int], ...] = ()
+    """``(session, work turn, tokens)``: before the first call of that work turn (both 1-based) old tool results
+    worth ``tokens`` are cleared from the context, with no ``compact_boundary``: Claude Code's microcompaction and
+    the API's context editing (``clear_tool_uses``) shrink the prompt so (the cached prefix is lost with them)."""
 
     def __post_init__(self) -> None:
         ids = [s.id for s in self.steps]
@@ -112,9 +116,15 @@ class Task:
         if self.autocompact_at is not None and not self.baseline + self.summary_tokens < self.autocompact_at:
             raise ValueError(f"ctxsim: Task {self.name!r}: autocompact_at ({self.autocompact_at:,}) must be above the "
                              f"baseline + summary_tokens ({self.baseline + self.summary_tokens:,})")
+        if any(tokens < 1 for _, _, tokens in self.cleared):
+            raise ValueError(f"ctxsim: Task {self.name!r}: cleared tool results are 1 token or more")
         if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
             raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
                              f"steps_per_turn >= 1")
+
+    def cleared_at(self, session: int, turn: int) -> int:
+        """Tokens of old tool results cleared before work turn ``turn`` of session ``session`` (0: none)."""
+        return sum(tokens for s, t, tokens in self.cleared if (s, t) == (session, turn))
 
     @classmethod
     def uniform(cls, n: int, tokens: int, **settings: Any) -> Task:
@@ -176,6 +186,9 @@ class TurnRecord:
     """A request of this turn was rejected as prompt too long."""
     unreadable: bool = False
     """This turn's calls carried unreadable usage (:attr:`Task.unreadable`)."""
+    cleared: int = 0
+    """Tokens of old tool results cleared from the context before this turn's first call, without a compaction
+    (:attr:`Task.cleared`); ``peak_prompt`` and ``peak_next`` then count what is left."""
     compacted: bool = False
     """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
     then count the calls after the compaction only."""

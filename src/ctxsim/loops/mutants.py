@@ -304,12 +304,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
                       "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
     _mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
-           policy=_UnknownKeepsLast,
-           unreached="the reference loop acts on it in one run only: after a wind-down, a turn whose count is "
-                     "unknown while the context has fallen without a compaction (context editing clearing old tool "
-                     "results), where it restarts for nothing; the fake agent's context falls only by a compaction, "
-                     "which re-arms the policy, and then the stale count costs one more wind-down prompt, which no "
-                     "invariant judges"),
+           policy=_UnknownKeepsLast),
     _mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
            policy=_UnknownAsOver),
     _mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",

@@ -203,11 +203,22 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("unreadable_usage", "list of ``{session: S, turn: T}``",
             "Work turns (1-based, turn T of the S-th session the agent starts) whose calls carry a garbage prompt "
             "count (``\"n/a\"``, as a broken gateway sends): no tracker knows the context at their end.", "none"),
+        Key("clear_tool_results", "list of ``{session: S, turn: T, tokens: N}``",
+            "Before the first call of work turn T of the S-th session, old tool results worth N tokens are cleared "
+            "from the context (at most down to the baseline) with no ``compact_boundary``: Claude Code's "
+            "microcompaction and the API's context editing (``clear_tool_uses``). The context falls without a "
+            "compaction, so nothing re-arms the policy; the agent's state is untouched.", "none"),
     )),
     Section("task.unreadable_usage[]", "One work turn whose usage is unreadable.", (
         Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
         Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
             required=True),
+    )),
+    Section("task.clear_tool_results[]", "Old tool results cleared before one work turn.", (
+        Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
+        Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
+            required=True),
+        Key("tokens", "integer >= 1", "Tokens cleared from the context.", required=True),
     )),
     Section("task.steps[]", "One step, or several alike. An integer item is ``{tokens: N}``.", (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),

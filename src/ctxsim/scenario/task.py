@@ -133,6 +133,21 @@ def _unreadable(r: Reader, m: Map) -> frozenset[tuple[int, int]]:
     return frozenset(out)
 
 
+def _cleared(r: Reader, m: Map) -> tuple[tuple[int, int, int], ...]:
+    path = "task.clear_tool_results"
+    seq = r.sequence(m["clear_tool_results"], m.value_lines["clear_tool_results"], path)
+    out: list[tuple[int, int, int]] = []
+    for i, item in enumerate(seq):
+        where, item_path = seq.item_lines[i], f"{path}[{i}]"
+        turn = r.mapping(item, where, item_path, keys("task.clear_tool_results[]"),
+                         required=("session", "turn", "tokens"))
+        at = (r.get(turn, "session", item_path, r.positive), r.get(turn, "turn", item_path, r.positive))
+        if any(at == (s, t) for s, t, _ in out):
+            raise r.error(where, item_path, f"session {at[0]}, turn {at[1]} is cleared twice: give one item a turn")
+        out.append((*at, r.get(turn, "tokens", item_path, r.positive)))
+    return tuple(out)
+
+
 def _degradation(r: Reader, known: Mapping[str, str]) -> Callable[[Any, int, str], str]:
     def check(value: Any, line: int, path: str) -> str:
         if not isinstance(value, str) or value not in known:
@@ -192,6 +207,8 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
     }
     if "unreadable_usage" in m:
         settings["unreadable"] = _unreadable(r, m)
+    if "clear_tool_results" in m:
+        settings["cleared"] = _cleared(r, m)
     floor = world["baseline"] + settings["summary_tokens"]
     if settings["autocompact_at"] is not None and not floor < settings["autocompact_at"] <= world["window"]:
         raise r.error(m.value_lines["autocompact_at"], "task.autocompact_at",
