@@ -2,7 +2,7 @@
 
 No SDK here: scenario files and loop checks read tasks and records without loading the client. How the agent
 answers a checkpoint request is one of :data:`DEGRADATIONS`; :data:`LOSSLESS` are those a correct loop loses
-nothing to.
+nothing to, :data:`RECOVERABLE` those it loses nothing to when every step leaves its work in the workspace.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..world import DEFAULT_MODEL
 __all__ = [
     "DEGRADATIONS",
     "LOSSLESS",
+    "RECOVERABLE",
     "ConnectionRecord",
     "Degradation",
     "StepRecord",
@@ -43,18 +44,32 @@ DEGRADATIONS: dict[str, str] = {
                      "own (a request without one gets the block alone): nothing lost if the echo is skipped, every "
                      "remaining step skipped if it is taken",
     "unclosed": "the block without its closing tag: nothing lost",
-    "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
+    "empty_block": "an empty block and nothing else: no state; a loop that says so (the minimal continuation "
+                   "prompt: inspect the work first) loses only the untraced steps, which are redone; one that "
+                   "passes the empty tags on as the state gets every completed step redone",
     "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
-    "refusal": "a refusal, no state: every completed step is redone",
-    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): the steps "
-                 "after the cut, len(done) - len(done) // 2 of them, are redone",
-    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state, every completed step redone",
+    "refusal": "a refusal, no state; a loop that says so (the minimal continuation prompt: inspect the work first) "
+               "loses only the untraced steps, which are redone; one that passes the refusal on as the state gets "
+               "every completed step redone",
+    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): a loop that "
+                 "notes it (inspect the work first) loses only the untraced steps after the cut, which are redone; "
+                 "one that passes it as complete gets the steps after the cut, len(done) - len(done) // 2 of them, "
+                 "redone",
+    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state; a loop that says so (the "
+                       "minimal continuation prompt) loses only the untraced steps, which are redone; one that "
+                       "passes the error on as the state gets every completed step redone",
 }
 """Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
 
 LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
                       "template_echo", "unclosed", "tag_case"})
-"""The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
+"""The degradations a correct loop loses nothing to, whatever the task: with only these, every step must be done
+exactly once."""
+
+RECOVERABLE = frozenset({"empty_block", "refusal", "truncated", "prompt_too_long"})
+"""The degradations that leave no usable or no complete state, which a correct loop says (it tells the agent to
+inspect the work first): lost nothing when every step of the task is traced (:attr:`TaskStep.traced`), since the
+agent finds the work done in the workspace."""
 
 # --- the task -------------------------------------------------------------------------------------------------
 
@@ -65,6 +80,10 @@ class TaskStep:
 
     id: str
     tokens: int
+    traced: bool = True
+    """The step leaves its work in the workspace (an edited file), where an agent told to inspect the work finds
+    it; False for a step that leaves no trace there (a deploy, a message sent): only a checkpoint can tell a new
+    session it was done."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +150,11 @@ class Task:
         """``n`` steps ``s01``, ``s02``, ... each adding ``tokens``; ``settings`` are the other fields."""
         width = max(2, len(str(n)))
         return cls(tuple(TaskStep(f"s{i:0{width}d}", tokens) for i in range(1, n + 1)), **settings)
+
+    @property
+    def traced(self) -> bool:
+        """Every step leaves its work in the workspace (:attr:`TaskStep.traced`)."""
+        return all(s.traced for s in self.steps)
 
     @property
     def ids(self) -> tuple[str, ...]:

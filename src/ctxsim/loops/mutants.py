@@ -332,26 +332,13 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     _mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
            loop=_extracting(_no_whole_reply)),
     _mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
-           loop=_extracting(_refusal_as_state),
-           equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
-                      "names a step done or left, and the fake agent, like any model given no state, starts the "
-                      "task over after either; what the minimal prompt adds (inspect the work first) is an "
-                      "instruction a run of the fake agent cannot follow"),
+           loop=_extracting(_refusal_as_state)),
     _mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
-           loop=_extracting(_error_as_state),
-           equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
-                      "names a step done or left, and the fake agent starts the task over after either (see "
-                      "refusal-as-state)"),
+           loop=_extracting(_error_as_state)),
     _mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
-           loop=_extracting(_empty_block_as_state),
-           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: "
-                      "neither names a step done or left, and the fake agent starts the task over after either (see "
-                      "refusal-as-state)"),
+           loop=_extracting(_empty_block_as_state)),
     _mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
-           loop=_extracting(_cut_off_as_complete),
-           equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
-                      "the fake agent resumes from the steps a checkpoint lists, as a model that trusts it would, "
-                      "and reads no note: only which steps the new session does shows in a run"),
+           loop=_extracting(_cut_off_as_complete)),
 )}
 """Every mutant, by name."""
 

@@ -224,6 +224,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),
         Key("times", "integer >= 1", "How many steps alike (not with ``id``).", "1"),
         Key("id", "string (letters, digits, ``_.-``)", "The step's id.", "``sNN`` by position"),
+        Key("traced", "bool", "The step leaves its work in the workspace (an edited file), where an agent told to "
+                              "inspect the work (the minimal continuation prompt, a cut-off checkpoint's note) "
+                              "finds it; ``false`` for a step that leaves no trace (a deploy, a message sent): "
+                              "only a checkpoint tells a new session it was done.", "true"),
     )),
     Section("task.policy", "The pressure policy (:class:`ctxsim.reference.PressurePolicy`), as fractions of the "
                            "effective window (``world.window - reserve``). Give ``threshold`` or ``zones``.", (
