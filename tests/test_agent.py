@@ -469,3 +469,24 @@ def test_declared_prompts_as_template_regex_and_predicate() -> None:
                                                                      "continuation"]
     assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]
     assert last.result_text.startswith("ALL DONE")
+
+
+def test_cleared_tool_results_make_the_context_fall_without_a_compaction() -> None:
+    # small_task: after turn n of a fresh session the last call's prompt is BASE + n x P + (2n - 1) x OUT + 1,000n
+    # = 5,000 + 100n + 50(2n - 1) + 1,000n: 6,150, 7,350, 8,550; 800 tokens of old tool results are cleared before
+    # turn 3's first call, so its last prompt is 7,750, and no compact_boundary says so
+    task = replace(small_task(), cleared=((1, 3, 800),))
+    messages: list[object] = []
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await run_turn(client, task.prompt, observe=messages.append)
+            for _ in range(2):
+                await run_turn(client, CONTINUE_PROMPT, observe=messages.append)
+
+    with fake_agent(task) as agent:
+        run(main)
+    first, second, third = agent.connections[0].work_turns
+    assert (first.peak_prompt, second.peak_prompt, third.peak_prompt) == (6_150, 7_350, 7_750)
+    assert (third.cleared, third.compacted, second.cleared) == (800, False, 0)
+    assert not any(getattr(m, "subtype", None) == "compact_boundary" for m in messages)

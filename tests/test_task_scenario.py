@@ -80,6 +80,13 @@ def test_graduated_zones_reserve_and_a_plan_by_restart_number() -> None:
     ("  steps: [{id: a, times: 2, tokens: 1}]\n", "", "3: task.steps[0].id: an id names one step: not with times"),
     ("  steps: [{id: 'a b', tokens: 1}]\n", "", "3: task.steps: Task 't': step ids are words"),
     ("  steps: [{tokens: 1, size: 2}]\n", "", "3: task.steps[0].size: unknown key"),
+    ("  steps: [{tokens: 5, traced: 3}]\n", "", "3: task.steps[0].traced: expected true or false, got 3"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2, tokens: 10}, {session: 1, turn: 2, tokens: 5}]\n",
+     "", "4: task.clear_tool_results[1]: session 1, turn 2 is cleared twice: give one item a turn"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2}]\n", "",
+     "4: task.clear_tool_results[0].tokens: required key is missing"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2, tokens: 0}]\n", "",
+     "4: task.clear_tool_results[0].tokens: expected a positive integer, got 0"),
     ("  steps: [5]\n  output_tokens: 0\n", "", "4: task.output_tokens: expected a positive integer, got 0"),
     ("  steps: [5]\n  policy: {threshold: 90}\n", "", ""),  # 90 x the window never fires: allowed, like 1.1
     ("  steps: [5]\n  policy: {threshold: 0}\n", "", ("4: task.policy.threshold: expected a fraction of the "
