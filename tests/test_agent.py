@@ -315,13 +315,19 @@ def test_checkpoint_on_a_session_with_no_work_has_no_state() -> None:
     assert agent.connections[0].turns[0].degradation == "no_work"
 
 
-def test_minimal_continuation_has_the_agent_inspect_the_work_it_finds_the_traced_steps() -> None:
+def two_steps_then(prompt: str):
+    """Two steps in a first session, then a second session whose first prompt is ``prompt``."""
     async def main():
         async with ClaudeSDKClient() as client:
             await turns(client, small_task().prompt, 2)
         async with ClaudeSDKClient() as client:
-            await run_turn(client, MINIMAL_CONTINUATION_PROMPT)
+            await run_turn(client, prompt)
 
+    return main
+
+
+def test_minimal_continuation_has_the_agent_inspect_the_work_it_finds_the_traced_steps() -> None:
+    main = two_steps_then(MINIMAL_CONTINUATION_PROMPT)
     with fake_agent(small_task()) as agent:
         run(main)
     assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]  # s01, s02 are in the workspace
@@ -334,12 +340,7 @@ def test_minimal_continuation_has_the_agent_inspect_the_work_it_finds_the_traced
 @pytest.mark.parametrize("state", ["I'm sorry, but I can't write a checkpoint summary right now.",
                                    "Prompt is too long\nPrompt is too long", "<checkpoint>\n</checkpoint>"])
 def test_words_passed_on_as_the_state_give_the_agent_nothing_it_starts_over(state: str) -> None:
-    async def main():
-        async with ClaudeSDKClient() as client:
-            await turns(client, small_task().prompt, 2)
-        async with ClaudeSDKClient() as client:
-            await run_turn(client, CONTINUATION_TEMPLATE.format(checkpoint=state))
-
+    main = two_steps_then(CONTINUATION_TEMPLATE.format(checkpoint=state))
     with fake_agent(small_task()) as agent:
         run(main)
     assert [r.step for r in agent.steps] == ["s01", "s02", "s01"]
@@ -350,13 +351,7 @@ def test_a_cut_off_checkpoint_is_checked_against_the_work_when_noted_and_trusted
                                                                                          third: str) -> None:
     listed = "## Goal\nFinish task 'small'.\n\n## Completed Work\n- s01: edited src/s01.py\n- "  # s02 cut off
     state = f"{listed}\n\n{TRUNCATED_NOTE}" if noted else listed
-
-    async def main():
-        async with ClaudeSDKClient() as client:
-            await turns(client, small_task().prompt, 2)
-        async with ClaudeSDKClient() as client:
-            await run_turn(client, CONTINUATION_TEMPLATE.format(checkpoint=state))
-
+    main = two_steps_then(CONTINUATION_TEMPLATE.format(checkpoint=state))
     with fake_agent(small_task()) as agent:
         run(main)
     assert [r.step for r in agent.steps] == ["s01", "s02", third]
@@ -364,13 +359,7 @@ def test_a_cut_off_checkpoint_is_checked_against_the_work_when_noted_and_trusted
 
 def test_a_loop_declares_its_own_inspect_prompt() -> None:
     look = "Look at the repository first: the last session saved nothing. {task}"
-
-    async def main():
-        async with ClaudeSDKClient() as client:
-            await turns(client, small_task().prompt, 2)
-        async with ClaudeSDKClient() as client:
-            await run_turn(client, look.format(task=small_task().prompt))
-
+    main = two_steps_then(look.format(task=small_task().prompt))
     with fake_agent(small_task(), prompts=LoopPrompts(inspect=look)) as agent:
         run(main)
     assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]
