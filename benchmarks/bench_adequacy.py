@@ -1,6 +1,6 @@
 """Corpus adequacy: how many behavioural mutants of the reference the shipped corpus alone kills.
 
-Run ``python benchmarks/bench_adequacy.py`` (about a minute). Two sections, one run:
+Run ``python benchmarks/bench_adequacy.py`` (about 20 s). Two sections, one run:
 
 - **The reference tracker.** Each mutant of :mod:`ctxsim.trackers.mutants` is the reference tracker with one
   guarantee broken (one per bug class: every fault kind, every event the reference handles, every field it reads).

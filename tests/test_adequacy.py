@@ -29,6 +29,7 @@ from claude_agent_sdk import (
     ToolUseBlock,
 )
 
+from ctxsim.agent import LoopPrompts
 from ctxsim.loops import LoopRig
 from ctxsim.loops.mutants import MUTANTS as LOOP_MUTANTS
 from ctxsim.loops.resolve import LoopSpec, resolve_loop
@@ -399,10 +400,15 @@ CHECKPOINT_TAG = re.compile(r"<\s*(/?)\s*checkpoint\b[^>]*>", re.IGNORECASE)
 SORRY = re.compile(r"^\W*(i'?m sorry|sorry|i can(no|')t|i cannot|i am unable)", re.IGNORECASE)
 
 
+CUT_OFF = "(The reply above was cut off: look at the work itself before trusting this list.)"
+"""The held-out loop's own note after a cut-off checkpoint, declared as a prompt that tells the agent to inspect."""
+PROMPTS = LoopPrompts(inspect=(MINIMAL_CONTINUATION_PROMPT, re.compile(re.escape(CUT_OFF))))
+
+
 def take_state(text: str, stop_reason: str | None, failed: bool, bugs: frozenset[str]) -> str:
     """The state to continue from in a reply to the checkpoint request ('' for none)."""
     if failed:
-        return ""
+        return text.strip() if "error-as-state" in bugs else ""
     blocks: list[str] = []
     start: int | None = None
     for tag in CHECKPOINT_TAG.finditer(text):
@@ -420,10 +426,10 @@ def take_state(text: str, stop_reason: str | None, failed: bool, bugs: frozenset
         if "unclosed-dropped" in bugs and stop_reason != "max_tokens":
             return ""
         return text[start:].strip("`\n ")
-    if CHECKPOINT_TAG.search(text):
-        return ""
+    if CHECKPOINT_TAG.search(text):  # empty blocks only
+        return text.strip() if "empty-block-as-state" in bugs else ""
     if stop_reason == "refusal" or (len(text) < 600 and SORRY.match(text.strip())):
-        return ""
+        return text.strip() if "refusal-as-state" in bugs else ""
     return "" if "no-whole-reply" in bugs else text.strip()
 
 
@@ -474,6 +480,7 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                 calls_so_far = 0
             async with ClaudeSDKClient(rig.options) as client:
                 ask, winding = prompt, False
+                seen: int | None = None
                 while True:
                     turned = await one_turn(client, ask, tracker)
                     if not turned.failed and DONE_MARKER in (turned.result or turned.text):
@@ -488,6 +495,9 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                     tokens = tracker.context_tokens()
                     if tokens is None and "unknown-as-over" in broken:
                         tokens = limit
+                    if tokens is None and "unknown-keeps-last" in broken:
+                        tokens = seen  # the count this session last read
+                    seen = tokens if tokens is not None else seen
                     over = tokens is not None and (tokens > limit if "threshold-strict" in broken else tokens >= limit)
                     cap = settings.max_tool_calls
                     tooled = cap is not None and (calls_so_far > cap if "tool-calls-strict" in broken
@@ -516,17 +526,20 @@ def held_out_loop(name: str, *bugs: str) -> LoopSpec:
                 raise RuntimeError("held-out loop: too many restarts")
             if "checkpoint-not-carried" in broken:
                 continue
+            if state and reply.stop_reason == "max_tokens" and "cut-off-as-complete" not in broken:
+                state = f"{state}\n\n{CUT_OFF}"
             prompt = CONTINUATION_TEMPLATE.format(checkpoint=state) if state else MINIMAL_CONTINUATION_PROMPT
 
     loop.__name__ = loop.__qualname__ = name
-    return LoopSpec(f"test_adequacy:{name}", name, loop)
+    return LoopSpec(f"test_adequacy:{name}", name, loop, prompts=PROMPTS)
 
 
 LOOP_BUGS = {name: name for name in (
     "threshold-strict", "reserve-ignored", "winds-down-every-time", "no-wind-down", "tool-calls-strict",
     "policy-across-sessions", "tool-calls-across-sessions", "first-checkpoint-always", "checkpoint-not-carried",
     "stops-at-wind-down", "first-block", "unclosed-dropped", "no-whole-reply", "no-reset-on-compaction",
-    "unknown-as-over", "template-echo-taken",
+    "unknown-as-over", "template-echo-taken", "unknown-keeps-last", "refusal-as-state", "error-as-state",
+    "empty-block-as-state", "cut-off-as-complete",
 )}
 """A held-out bug per non-equivalent loop mutant (by the mutant's name: the same bug class)."""
 

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import anyio
 import pytest
 from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, ToolUseBlock
 
-from ctxsim.agent import DEGRADATIONS, LOSSLESS, AgentBoundError, FakeAgent, Task, TaskStep
+from ctxsim.agent import (
+    DEGRADATIONS,
+    LOSSLESS,
+    RECOVERABLE,
+    AgentBoundError,
+    FakeAgent,
+    LoopPrompts,
+    Task,
+    TaskStep,
+)
 from ctxsim.agent._turns import Renderings
 from ctxsim.loops import fake_agent
 from ctxsim.reference import (
     CHECKPOINT_REQUEST_PROMPT,
+    CONTINUATION_TEMPLATE,
     MINIMAL_CONTINUATION_PROMPT,
     Checkpoint,
     build_continuation_prompt,
@@ -18,6 +30,7 @@ from ctxsim.reference import (
     request_checkpoint,
     run_turn,
 )
+from ctxsim.reference.prompts import TRUNCATED_NOTE
 from ctxsim.reference.restart import CONTINUE_PROMPT, DONE_MARKER
 from ctxsim.sdk import FakeTransport
 from ctxsim.wire import render
@@ -179,15 +192,25 @@ EXPECTED_FALLBACK = {
 }
 
 
+def untraced(task: Task) -> Task:
+    """``task`` with no step leaving its work in the workspace: only a checkpoint says what was done."""
+    return replace(task, steps=tuple(replace(s, traced=False) for s in task.steps))
+
+
+@pytest.mark.parametrize("traced", [True, False], ids=["traced", "untraced"])
 @pytest.mark.parametrize("degradation", sorted(DEGRADATIONS))
-def test_every_degradation_costs_what_it_says(degradation: str) -> None:
-    checkpoint, agent = drive(small_task(n=6), degradation)
+def test_every_degradation_costs_what_it_says(degradation: str, traced: bool) -> None:
+    task = small_task(n=6) if traced else untraced(small_task(n=6))
+    checkpoint, agent = drive(task, degradation)
     assert checkpoint.fallback == EXPECTED_FALLBACK[degradation]
     done_before = 3  # steps done before the checkpoint
-    expected_redone = {"empty_block": done_before, "refusal": done_before, "prompt_too_long": done_before,
-                       "truncated": done_before - done_before // 2}.get(degradation, 0)
-    assert degradation in LOSSLESS or expected_redone > 0
-    assert agent.redone == expected_redone
+    # no state (or a cut-off one, after 3 // 2 = 1 listed entry): the reference loop says so, and the agent told
+    # to inspect the work finds the traced steps; untraced ones only a checkpoint could have listed
+    lost = {"empty_block": done_before, "refusal": done_before, "prompt_too_long": done_before,
+            "truncated": done_before - done_before // 2}.get(degradation, 0)
+    assert (degradation in LOSSLESS) == (lost == 0) and (degradation in RECOVERABLE) == (lost > 0)
+    assert agent.redone == (0 if traced else lost)
+    assert agent.lossless == (agent.redone == 0)
     assert agent.skipped == []
     assert [t.degradation for c in agent.connections for t in c.checkpoint_turns] == [degradation]
 
@@ -292,17 +315,58 @@ def test_checkpoint_on_a_session_with_no_work_has_no_state() -> None:
     assert agent.connections[0].turns[0].degradation == "no_work"
 
 
-def test_minimal_continuation_starts_the_task_over() -> None:
+def two_steps_then(prompt: str):
+    """Two steps in a first session, then a second session whose first prompt is ``prompt``."""
     async def main():
         async with ClaudeSDKClient() as client:
             await turns(client, small_task().prompt, 2)
         async with ClaudeSDKClient() as client:
-            await run_turn(client, MINIMAL_CONTINUATION_PROMPT)
+            await run_turn(client, prompt)
 
+    return main
+
+
+def test_minimal_continuation_has_the_agent_inspect_the_work_it_finds_the_traced_steps() -> None:
+    main = two_steps_then(MINIMAL_CONTINUATION_PROMPT)
+    with fake_agent(small_task()) as agent:
+        run(main)
+    assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]  # s01, s02 are in the workspace
+    assert agent.connections[1].turns[0].kind == "continuation"
+    with fake_agent(untraced(small_task())) as agent:
+        run(main)
+    assert [r.step for r in agent.steps] == ["s01", "s02", "s01"]  # nothing to find: it starts over
+
+
+@pytest.mark.parametrize("state", ["I'm sorry, but I can't write a checkpoint summary right now.",
+                                   "Prompt is too long\nPrompt is too long", "<checkpoint>\n</checkpoint>"])
+def test_words_passed_on_as_the_state_give_the_agent_nothing_it_starts_over(state: str) -> None:
+    main = two_steps_then(CONTINUATION_TEMPLATE.format(checkpoint=state))
     with fake_agent(small_task()) as agent:
         run(main)
     assert [r.step for r in agent.steps] == ["s01", "s02", "s01"]
+
+
+@pytest.mark.parametrize("noted, third", [(True, "s03"), (False, "s02")])
+def test_a_cut_off_checkpoint_is_checked_against_the_work_when_noted_and_trusted_when_not(noted: bool,
+                                                                                         third: str) -> None:
+    listed = "## Goal\nFinish task 'small'.\n\n## Completed Work\n- s01: edited src/s01.py\n- "  # s02 cut off
+    state = f"{listed}\n\n{TRUNCATED_NOTE}" if noted else listed
+    main = two_steps_then(CONTINUATION_TEMPLATE.format(checkpoint=state))
+    with fake_agent(small_task()) as agent:
+        run(main)
+    assert [r.step for r in agent.steps] == ["s01", "s02", third]
+
+
+def test_a_loop_declares_its_own_inspect_prompt() -> None:
+    look = "Look at the repository first: the last session saved nothing. {task}"
+    main = two_steps_then(look.format(task=small_task().prompt))
+    with fake_agent(small_task(), prompts=LoopPrompts(inspect=look)) as agent:
+        run(main)
+    assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]
     assert agent.connections[1].turns[0].kind == "continuation"
+    with fake_agent(small_task()) as agent:  # not declared: it is the task prompt, started over
+        run(main)
+    assert [r.step for r in agent.steps] == ["s01", "s02", "s01"]
 
 
 def test_bounds_stop_a_loop_that_does_not_end() -> None:
@@ -394,3 +458,24 @@ def test_declared_prompts_as_template_regex_and_predicate() -> None:
                                                                      "continuation"]
     assert [r.step for r in agent.steps] == ["s01", "s02", "s03"]
     assert last.result_text.startswith("ALL DONE")
+
+
+def test_cleared_tool_results_make_the_context_fall_without_a_compaction() -> None:
+    # small_task: after turn n of a fresh session the last call's prompt is BASE + n x P + (2n - 1) x OUT + 1,000n
+    # = 5,000 + 100n + 50(2n - 1) + 1,000n: 6,150, 7,350, 8,550; 800 tokens of old tool results are cleared before
+    # turn 3's first call, so its last prompt is 7,750, and no compact_boundary says so
+    task = replace(small_task(), cleared=((1, 3, 800),))
+    messages: list[object] = []
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await run_turn(client, task.prompt, observe=messages.append)
+            for _ in range(2):
+                await run_turn(client, CONTINUE_PROMPT, observe=messages.append)
+
+    with fake_agent(task) as agent:
+        run(main)
+    first, second, third = agent.connections[0].work_turns
+    assert (first.peak_prompt, second.peak_prompt, third.peak_prompt) == (6_150, 7_350, 7_750)
+    assert (third.cleared, third.compacted, second.cleared) == (800, False, 0)
+    assert not any(getattr(m, "subtype", None) == "compact_boundary" for m in messages)

@@ -80,10 +80,19 @@ def test_arun_loop_from_async_code() -> None:
 
 
 def test_degraded_checkpoints_are_reported_not_failed() -> None:
-    # 11 steps done at the first restart; a refusal carries no state, so all 11 are redone.
-    report = check_restart_loop(reference, TASK, checkpoints=["refusal"])
+    # 11 steps done at the first restart; a refusal carries no state and no step leaves a trace in the workspace,
+    # so inspecting the work finds nothing: all 11 are redone, which the loop could not prevent.
+    untraced = replace(TASK, steps=tuple(replace(step, traced=False) for step in TASK.steps))
+    report = check_restart_loop(reference, untraced, checkpoints=["refusal"])
     assert (report.redone, report.skipped) == (11, [])
     assert report.restarts == report.crossings == 2  # 27 steps of work: 11 + 11 + 5
+
+
+def test_a_refusal_costs_nothing_when_the_work_is_in_the_workspace() -> None:
+    # the minimal continuation prompt has the agent inspect the work: it finds s01..s11 and does s12..s16
+    report = check_restart_loop(reference, TASK, checkpoints=["refusal"])
+    assert (report.redone, report.skipped, report.restarts, report.crossings) == (0, [], 1, 1)
+    assert [sum(len(t.steps) for t in c.work_turns) for c in report.sessions] == [11, 5]
 
 
 def test_a_loop_that_restarts_below_the_threshold() -> None:

@@ -180,7 +180,10 @@ def test_my_loop_against_the_fake_agent(fake_agent):
 def test_the_agents_keywords_pass_through(fake_agent):
     agent = fake_agent(TASK, checkpoints=["refusal"])
     my_loop(agent.task.prompt)
-    assert agent.redone == 11 and agent.connections[0].checkpoint_turns[0].degradation == "refusal"
+    # no state after the refusal: the minimal continuation prompt has the agent inspect the work, and it finds the
+    # 11 steps of session 1 there
+    assert agent.redone == 0 and agent.connections[0].checkpoint_turns[0].degradation == "refusal"
+    assert [len(c.work_turns) for c in agent.connections] == [11, 5]
 
 
 def test_two_agents_in_one_test_the_later_one_answers(fake_agent):

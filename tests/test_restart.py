@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from functools import partial
 
 import anyio
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ResultMessage
 
-from ctxsim.agent import DEGRADATIONS, LOSSLESS, Task, TaskStep
+from ctxsim.agent import DEGRADATIONS, LOSSLESS, RECOVERABLE, Task, TaskStep
 from ctxsim.loops import fake_agent
 from ctxsim.reference import (
     CHECKPOINT_REQUEST_PROMPT,
@@ -117,13 +118,21 @@ def test_fresh_lifecycle_per_session_and_resume_options_are_cleared() -> None:
     assert [c.resumed for c in fresh.connections] == [None] * 4
 
 
+def untraced(task: Task) -> Task:
+    """``task`` with no step leaving its work in the workspace: only a checkpoint says what was done."""
+    return replace(task, steps=tuple(replace(step, traced=False) for step in task.steps))
+
+
+@pytest.mark.parametrize("traced", [True, False], ids=["traced", "untraced"])
 @pytest.mark.parametrize("degradation", sorted(DEGRADATIONS))
-def test_each_checkpoint_degradation_at_the_first_restart(degradation: str) -> None:
+def test_each_checkpoint_degradation_at_the_first_restart(degradation: str, traced: bool) -> None:
     n = per_session()
-    redone = {"empty_block": n, "refusal": n, "prompt_too_long": n, "truncated": n - n // 2}.get(degradation, 0)
-    assert (redone == 0) == (degradation in LOSSLESS)
-    with fake_agent(FORTY, checkpoints={1: degradation}) as agent:
-        result = run_forty()
+    lost = {"empty_block": n, "refusal": n, "prompt_too_long": n, "truncated": n - n // 2}.get(degradation, 0)
+    assert (lost == 0) == (degradation in LOSSLESS) and (lost > 0) == (degradation in RECOVERABLE)
+    redone = 0 if traced else lost  # told to inspect the work, the agent finds the traced steps done
+    task = FORTY if traced else untraced(FORTY)
+    with fake_agent(task, checkpoints={1: degradation}) as agent:
+        result = run_forty(task)
     assert agent.redone == redone and agent.skipped == []
     assert result.continuation_count == math.ceil((STEPS + redone) / n) - 1
     first = result.checkpoints[0]
@@ -137,8 +146,9 @@ def test_a_jump_over_the_window_restarts_with_the_minimal_prompt() -> None:
     # Steps of 10,000 take a fresh session to BASE + 7P + 13O + 70,000 = 82,700 after s07, under 90%; s08's
     # 20,000-token result then makes its closing request 82,700 + 2O + P + 20,000 = 103,100 > 100,000: the turn
     # is rejected before the policy could act, and so is the checkpoint request after it. The new session
-    # starts from the minimal prompt, i.e. over from s01, and meets s08 again: the bound ends it.
-    steps = tuple(TaskStep(f"s{i:02d}", 20_000 if i == 8 else 10_000) for i in range(1, 11))
+    # starts from the minimal prompt; no step leaves a trace in the workspace, so inspecting the work finds
+    # nothing and it starts over from s01, and meets s08 again: the bound ends it.
+    steps = tuple(TaskStep(f"s{i:02d}", 20_000 if i == 8 else 10_000, traced=False) for i in range(1, 11))
     task = Task(steps, window=WINDOW, baseline=BASE, prompt_tokens=P, output_tokens=OUT)
     with fake_agent(task) as agent, pytest.raises(RestartLimitError):
         run_forty(task, max_restarts=1)
@@ -147,7 +157,7 @@ def test_a_jump_over_the_window_restarts_with_the_minimal_prompt() -> None:
     assert first.work_turns[7].rejected and first.work_turns[7].peak_prompt == 103_100
     assert first.turns[-1].kind == "checkpoint" and first.turns[-1].rejected
     assert agent.connections[1].turns[0].prompt == MINIMAL_CONTINUATION_PROMPT
-    assert agent.counts()["s01"] == 2  # the minimal prompt carries no state: the task started over
+    assert agent.counts()["s01"] == 2  # the minimal prompt carries no state, nor does the workspace: started over
 
 
 def test_restarts_are_bounded() -> None:

@@ -80,6 +80,13 @@ def test_graduated_zones_reserve_and_a_plan_by_restart_number() -> None:
     ("  steps: [{id: a, times: 2, tokens: 1}]\n", "", "3: task.steps[0].id: an id names one step: not with times"),
     ("  steps: [{id: 'a b', tokens: 1}]\n", "", "3: task.steps: Task 't': step ids are words"),
     ("  steps: [{tokens: 1, size: 2}]\n", "", "3: task.steps[0].size: unknown key"),
+    ("  steps: [{tokens: 5, traced: 3}]\n", "", "3: task.steps[0].traced: expected true or false, got 3"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2, tokens: 10}, {session: 1, turn: 2, tokens: 5}]\n",
+     "", "4: task.clear_tool_results[1]: session 1, turn 2 is cleared twice: give one item a turn"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2}]\n", "",
+     "4: task.clear_tool_results[0].tokens: required key is missing"),
+    ("  steps: [5]\n  clear_tool_results: [{session: 1, turn: 2, tokens: 0}]\n", "",
+     "4: task.clear_tool_results[0].tokens: expected a positive integer, got 0"),
     ("  steps: [5]\n  output_tokens: 0\n", "", "4: task.output_tokens: expected a positive integer, got 0"),
     ("  steps: [5]\n  policy: {threshold: 90}\n", "", ""),  # 90 x the window never fires: allowed, like 1.1
     ("  steps: [5]\n  policy: {threshold: 0}\n", "", ("4: task.policy.threshold: expected a fraction of the "
@@ -173,13 +180,24 @@ def test_a_reserve_moves_the_threshold_to_the_effective_window() -> None:
 
 
 def test_degraded_checkpoints_cost_what_the_agent_documents() -> None:
-    # refusal at the first restart: no state, the 11 steps of session 1 are done again, then 11 more, then 9 - 11.
+    # refusal at the first restart: no state, so the minimal continuation prompt has the agent inspect the work;
+    # it finds s01..s11 there and does s12..s20 (9 steps: 11,900 + 9 x 16,400 = 159,500, under 90%).
     sc = load(TWENTY + "  checkpoints: [refusal]\n", """\
+        restarts: 1
+        checkpoint: [refusal]
+        steps: {done_once: 20, redone: 0, skipped: 0, per_session: [11, 9]}
+    """)
+    assert "refusal" in DEGRADATIONS and run_task(sc).problems() == []
+    # steps that leave no trace: inspecting finds nothing, so session 2 starts over and does s01..s11 again (11
+    # redone, crossing 90% at its eleventh turn as session 1 did); the second checkpoint is well formed and
+    # session 3 does s12..s20
+    untraced = WORLD + "task:\n  steps: [{times: 20, tokens: 16000, traced: false}]\n" + SIZES
+    sc = load(untraced + "  checkpoints: [refusal]\n", """\
         restarts: 2
         checkpoint: [refusal, block]
         steps: {done_once: 9, redone: 11, skipped: 0, per_session: [11, 11, 9]}
     """)
-    assert "refusal" in DEGRADATIONS and run_task(sc).problems() == []
+    assert run_task(sc).problems() == []
 
 
 @pytest.mark.parametrize("name", [name for name, entry in LOOPS.items() if entry.invariant])
@@ -282,7 +300,8 @@ def test_the_documented_task_example_holds() -> None:
 
     text = (ctxsim.scenario.__doc__ or "").split("A task for a restart loop instead")[1].split("::\n", 1)[1]
     sc = parse_scenario(textwrap.dedent(text.split("\n\n")[0]), file="doc.yaml")
-    # truncated after 11 steps: 11 // 2 = 5 listed as completed, so s06..s11 are done again (6 redone)
+    # truncated after 11 steps: 11 // 2 = 5 listed as completed; told it was cut off the agent inspects the work,
+    # but no step left a trace there, so s06..s11 are done again (6 redone)
     assert sc.loop_expect.steps.redone == 6 and run_task(sc).meets()
     for loop in sc.loop_expect.must_fail:
         assert run_task(sc, loop=loop).verdict("caught")[0], loop
@@ -291,9 +310,12 @@ def test_the_documented_task_example_holds() -> None:
 def test_a_task_the_reference_loop_cannot_finish_is_expected_to_fail() -> None:
     # s08's result is 90,000 tokens: its turn's closing request is 11,900 + 7 x 16,400 + 400 + 90,000 + 100 =
     # 217,100 > 200,000, rejected as prompt too long; so is the checkpoint request (127,100 + 90,000 + 200).
-    # The minimal continuation prompt starts the task over, s08 is rejected again, and max_restarts: 1 ends it:
+    # No step leaves a trace in the workspace, so the minimal continuation prompt (inspect the work first) finds
+    # nothing: the task starts over, s08 is rejected again, and max_restarts: 1 ends it:
     # s01..s08 done twice, s09..s20 never. The reference loop raises RestartLimitError; steps-once is broken.
-    text = (WORLD + "task:\n  steps: [{times: 7, tokens: 16000}, 90000, {times: 12, tokens: 16000}]\n" + SIZES
+    untraced = "{times: 7, tokens: 16000, traced: false}, {tokens: 90000, traced: false}, " \
+               "{times: 12, tokens: 16000, traced: false}"
+    text = (WORLD + f"task:\n  steps: [{untraced}]\n" + SIZES
             + "  max_restarts: 1\n")
     expect = "restarts: 1\nsteps: {done_once: 0, redone: 8, skipped: 12, per_session: [8, 8]}\n"
     run = run_task(load(text, "reference: fail\n" + expect))

@@ -29,6 +29,8 @@ from ctxsim.agent import LoopPrompts
 
 CHECKPOINT_ASK = "We are running out of room. Write down where you are in a <checkpoint> block now."
 RESUME = "{task}\\n\\nResume from this checkpoint:\\n{checkpoint}"
+LOOK = "{task}\\n\\nThe last session ended without a usable checkpoint. Look at the work done so far, then go on."
+CUT = "(This checkpoint was cut off: look at the work before trusting it.)"
 THRESHOLD = 0.8
 
 
@@ -43,6 +45,20 @@ async def turn(client, prompt, tracker=None):
         if isinstance(message, ResultMessage):
             result = message
     return "\\n".join(text), result
+
+
+def resume_prompt(task, reply, result):
+    """The next session's first prompt: the last complete block, else what follows an unclosed tag (noted when the
+    reply was cut off), else the whole reply; with nothing usable (an error, a refusal, empty tags), look first."""
+    found = [b for b in re.findall(r"<checkpoint>(.*?)</checkpoint>", reply, re.S) if b.strip()]
+    if found:
+        return RESUME.format(task=task, checkpoint=found[-1])  # a revised block comes last
+    state = reply.split("<checkpoint>")[-1].strip()
+    if result.is_error or not state or "</checkpoint>" in state or re.match(r"I'm sorry|I can't", state):
+        return LOOK.format(task=task)
+    if result.stop_reason == "max_tokens":
+        state += "\\n\\n" + CUT
+    return RESUME.format(task=task, checkpoint=state)
 
 
 async def restart_loop(rig, *, keep_tracker=False, resume_old=False, checkpoint_on_new_client=False):
@@ -63,18 +79,18 @@ async def restart_loop(rig, *, keep_tracker=False, resume_old=False, checkpoint_
                 following = "Continue with the task."
             if checkpoint_on_new_client:
                 async with ClaudeSDKClient(replace(rig.options)) as other:
-                    reply, _ = await turn(other, CHECKPOINT_ASK)
+                    reply, result = await turn(other, CHECKPOINT_ASK)
             else:
-                reply, _ = await turn(client, CHECKPOINT_ASK)
-        found = re.findall(r"<checkpoint>(.*?)</checkpoint>", reply, re.S)  # a revised block comes last
-        prompt = RESUME.format(task=rig.prompt, checkpoint=found[-1] if found else reply)
+                reply, result = await turn(client, CHECKPOINT_ASK)
+        prompt = resume_prompt(rig.prompt, reply, result)
         restarts += 1
         if restarts > rig.max_restarts:
             raise RuntimeError("too many restarts")
 
 
 restart_loop.policy = THRESHOLD
-restart_loop.prompts = LoopPrompts(checkpoint_request=CHECKPOINT_ASK, continuation=RESUME)
+restart_loop.prompts = LoopPrompts(checkpoint_request=CHECKPOINT_ASK, continuation=RESUME,
+                                   inspect=(LOOK, re.compile(re.escape(CUT))))
 
 
 def variant(name, declare=True, **bug):

@@ -271,6 +271,7 @@ def _rows(agent: FakeAgent, policy: PressurePolicy,
             prompt: str = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
             prompt += " +compact" if turn.compacted else ""  # the context the row shows is the one after it
             prompt += " +garbled" if turn.unreadable else ""  # no tracker knows the context at its end
+            prompt += " +cleared" if turn.cleared else ""  # old tool results cleared: the context fell, no compaction
             keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
             zone = level
             yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,

@@ -18,6 +18,7 @@ _EXPORTS = {
     "UnclassifiedPromptError": "prompts",
     "DEGRADATIONS": "task",
     "LOSSLESS": "task",
+    "RECOVERABLE": "task",
     "ConnectionRecord": "task",
     "Degradation": "task",
     "StepRecord": "task",
@@ -30,6 +31,7 @@ _EXPORTS = {
 __all__ = [
     "DEGRADATIONS",
     "LOSSLESS",
+    "RECOVERABLE",
     "AgentBoundError",
     "ConnectionRecord",
     "Degradation",
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from .task import (
         DEGRADATIONS,
         LOSSLESS,
+        RECOVERABLE,
         ConnectionRecord,
         Degradation,
         StepRecord,

@@ -20,14 +20,27 @@ true context is known at every point and the wire is what Claude Code writes:
   formed or degraded as the plan says (:data:`DEGRADATIONS`).
 - **Continuations**: it resumes from what the
   prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
-  under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model with
-  no state cannot know what was done). So a degraded checkpoint leads to redone or skipped steps, measurably.
+  under ``## Completed Work`` or ``## Do Not Redo``; with neither, the whole task from the start (a model given no
+  state cannot know what was done: a refusal's, an error's or empty tags' words passed on as "the state" give it
+  nothing, and it starts over). A continuation the loop declares as one that tells it to **inspect the work
+  first** (:attr:`LoopPrompts.inspect`: by default the minimal continuation prompt, sent when no state could be
+  saved, and any continuation carrying the note that its checkpoint was cut off) makes it look in the workspace
+  before going on: every step done so far, in any session, whose work is there (:attr:`TaskStep.traced`, an
+  edited file) counts as done, with the steps the checkpoint lists; it does the others, in task order. A step
+  that leaves no trace (``traced=False``: a deploy, a message sent) is found only in a checkpoint, so inspecting
+  redoes it. The assumption, stated: a model told its state is missing or incomplete checks the work before going
+  on and finds what the workspace shows; a model given a state (complete or not, as far as it is told) trusts
+  it. So a degraded checkpoint leads to redone or skipped steps, measurably, unless the loop says what it lacks.
 - **Autocompact** (:attr:`Task.autocompact_at`): a request whose prompt would reach it is preceded by a
   compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
   (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
   the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
 - **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
   (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
+- **Cleared tool results** (:attr:`Task.cleared`): before the first call of the work turns it names, old tool
+  results are cleared from the context (at most down to the baseline) with no ``compact_boundary``, as Claude
+  Code's microcompaction and the API's context editing do: the context falls, the cached prefix with it, and the
+  agent's own state is untouched (the work is in the workspace, not in the cleared results).
 - **Prompt too long**: a request that would exceed the window is rejected as the API rejects it: a synthetic
   ``Prompt is too long`` assistant message and an error result, and the context does not change.
 
@@ -73,6 +86,7 @@ from .prompts import LoopPrompts, UnclassifiedPromptError
 from .task import (
     DEGRADATIONS,
     LOSSLESS,
+    RECOVERABLE,
     ConnectionRecord,
     StepRecord,
     Task,
@@ -165,8 +179,9 @@ class FakeAgent:
 
     @property
     def lossless(self) -> bool:
-        """Every checkpoint the plan writes loses nothing: a correct loop must do every step exactly once."""
-        return all(name in LOSSLESS for name in self.degradations)
+        """Every checkpoint the plan writes loses nothing to a correct loop, which must then do every step exactly
+        once: each is :data:`LOSSLESS`, or :data:`RECOVERABLE` and every step of the task is traced."""
+        return all(name in LOSSLESS or (name in RECOVERABLE and self.task.traced) for name in self.degradations)
 
     # results ---------------------------------------------------------------------------------------------------
 
@@ -264,7 +279,7 @@ class FakeAgent:
         declared = self.prompts
         first = conversation.turns == 0
         request = declared.matches("checkpoint_request", prompt)
-        continuation = declared.matches("continuation", prompt)
+        continuation = declared.matches("continuation", prompt) or (first and declared.matches("inspect", prompt))
         carries = _CARRIES_CHECKPOINT.search(prompt) is not None
         if request and continuation:  # both declarations match: what the agent knows decides
             return "continuation" if first and carries else "checkpoint"
@@ -310,6 +325,12 @@ class FakeAgent:
         sections = parse_sections(prompt)
         done = [i for name, body in sections.items() if name in ("completed work", "do not redo")
                 for i in self._ids_in(body)]
+        if self.prompts.matches("inspect", prompt):  # it looks in the workspace first: the traced work is there
+            traced = {s.id for s in self.task.steps if s.traced}
+            found = set(done) | {r.step for r in self.steps if r.step in traced}
+            conversation.done = sorted(found, key=order.__getitem__)
+            conversation.queue = [i for i in self.task.ids if i not in found]
+            return
         conversation.done = sorted(set(done), key=order.__getitem__)
         if "remaining tasks" in sections:
             conversation.queue = self._ids_in(sections["remaining tasks"])
@@ -356,6 +377,12 @@ class FakeAgent:
               planned: list[Planned], stop_reason: str | None, partial_messages: bool) -> Script:
         task, builder = self.task, conversation.builder
         made: list[Planned] = []
+        work = sum(1 for t in record.turns if t.kind != "checkpoint")
+        cleared = task.cleared_at(conversation.number, work) if turn.kind != "checkpoint" else 0
+        if cleared:
+            turn.cleared = min(cleared, max(0, conversation.context - task.baseline))
+            conversation.context -= turn.cleared
+            builder.expire_cache(keep_prefix=task.baseline)  # clearing old results breaks the cached prefix
         for call in planned:
             request = conversation.context + conversation.pending
             if task.autocompact_at is not None and request >= task.autocompact_at and stop_reason != "reject":
@@ -388,7 +415,6 @@ class FakeAgent:
         conversation.queries.append(query)
         conversation.session = replace(built, queries=tuple(conversation.queries))
         script = conversation.renderings.last(conversation.session, partial_messages)
-        work = sum(1 for t in record.turns if t.kind != "checkpoint")
         if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
             script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
                                      seed=task.seed), [script])[0]

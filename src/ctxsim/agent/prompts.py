@@ -1,12 +1,12 @@
 """What a restart loop under test says to the fake agent, declared: :class:`LoopPrompts`.
 
 The fake agent never guesses what a prompt means from its words. The loop under test declares its checkpoint
-request, its continuation prompt and the prompts that mean "go on" (each a text, a regex or a predicate, or a
-list of them), and the marker the agent writes when the task is done; the defaults are seed 003's prompts
-(:mod:`ctxsim.reference.prompts`), which the reference loop and the catalogue use. A text is a template: it
-matches a prompt equal to it (surrounding whitespace aside), where each ``{placeholder}`` (``{checkpoint}``,
-``{task}``) stands for any text. A compiled regex matches where it is found (``re.search``); a callable is
-called with the prompt. No SDK here.
+request, its continuation prompt, the continuations that tell the agent to inspect the work first, and the prompts
+that mean "go on" (each a text, a regex or a predicate, or a list of them), and the marker the agent writes when the
+task is done; the defaults are seed 003's prompts (:mod:`ctxsim.reference.prompts`), which the reference loop and
+the catalogue use. A text is a template: it matches a prompt equal to it (surrounding whitespace aside), where each
+``{placeholder}`` (``{checkpoint}``, ``{task}``) stands for any text. A compiled regex matches where it is found
+(``re.search``); a callable is called with the prompt. No SDK here.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..reference.prompts import (
     CONTINUE_PROMPT,
     DONE_MARKER,
     MINIMAL_CONTINUATION_PROMPT,
+    TRUNCATED_NOTE,
     WIND_DOWN_PROMPT,
 )
 
@@ -101,6 +102,11 @@ class LoopPrompts:
     """The first prompt of a new session after a restart (the checkpoint in it, or none)."""
     continue_prompt: PromptMatcher = (CONTINUE_PROMPT, WIND_DOWN_PROMPT)
     """The prompts that mean "go on with the task" after a session's first turn."""
+    inspect: PromptMatcher = (MINIMAL_CONTINUATION_PROMPT, re.compile(re.escape(TRUNCATED_NOTE)))
+    """Continuations that tell the agent to inspect the work before going on, because the state they carry is
+    missing or may be incomplete (the minimal continuation prompt; a checkpoint followed by the note that it was
+    cut off): the agent then looks in the workspace for the steps already done. The first prompt of a new session
+    matching one is a continuation."""
     done_marker: str = DONE_MARKER
     """What the agent's reply starts with once every step is done (what the loop looks for)."""
     _compiled: dict[str, tuple[Callable[[str], bool], ...]] = field(init=False, repr=False, compare=False)
@@ -109,11 +115,12 @@ class LoopPrompts:
         if not self.done_marker.strip():
             raise ValueError("ctxsim: LoopPrompts: done_marker is empty")
         compiled = {name: _compile(getattr(self, name))
-                    for name in ("checkpoint_request", "continuation", "continue_prompt")}
+                    for name in ("checkpoint_request", "continuation", "continue_prompt", "inspect")}
         object.__setattr__(self, "_compiled", compiled)
 
     def matches(self, kind: str, prompt: str) -> bool:
-        """Whether ``prompt`` is a ``kind`` (``checkpoint_request``, ``continuation``, ``continue_prompt``)."""
+        """Whether ``prompt`` is a ``kind`` (``checkpoint_request``, ``continuation``, ``continue_prompt``,
+        ``inspect``)."""
         return any(match(prompt) for match in self._compiled[kind])
 
     def describe(self, kind: str) -> str:

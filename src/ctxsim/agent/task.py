@@ -2,7 +2,7 @@
 
 No SDK here: scenario files and loop checks read tasks and records without loading the client. How the agent
 answers a checkpoint request is one of :data:`DEGRADATIONS`; :data:`LOSSLESS` are those a correct loop loses
-nothing to.
+nothing to, :data:`RECOVERABLE` those it loses nothing to when every step leaves its work in the workspace.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..world import DEFAULT_MODEL
 __all__ = [
     "DEGRADATIONS",
     "LOSSLESS",
+    "RECOVERABLE",
     "ConnectionRecord",
     "Degradation",
     "StepRecord",
@@ -43,18 +44,32 @@ DEGRADATIONS: dict[str, str] = {
                      "own (a request without one gets the block alone): nothing lost if the echo is skipped, every "
                      "remaining step skipped if it is taken",
     "unclosed": "the block without its closing tag: nothing lost",
-    "empty_block": "an empty block and nothing else: no state, so every completed step is redone",
+    "empty_block": "an empty block and nothing else: no state; a loop that says so (the minimal continuation "
+                   "prompt: inspect the work first) loses only the untraced steps, which are redone; one that "
+                   "passes the empty tags on as the state gets every completed step redone",
     "tag_case": "tags as < Checkpoint > ... </CHECKPOINT >: nothing lost",
-    "refusal": "a refusal, no state: every completed step is redone",
-    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): the steps "
-                 "after the cut, len(done) - len(done) // 2 of them, are redone",
-    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state, every completed step redone",
+    "refusal": "a refusal, no state; a loop that says so (the minimal continuation prompt: inspect the work first) "
+               "loses only the untraced steps, which are redone; one that passes the refusal on as the state gets "
+               "every completed step redone",
+    "truncated": "cut off by max_tokens halfway through 'Completed Work' (stop_reason max_tokens): a loop that "
+                 "notes it (inspect the work first) loses only the untraced steps after the cut, which are redone; "
+                 "one that passes it as complete gets the steps after the cut, len(done) - len(done) // 2 of them, "
+                 "redone",
+    "prompt_too_long": "the checkpoint request rejected as prompt too long: no state; a loop that says so (the "
+                       "minimal continuation prompt) loses only the untraced steps, which are redone; one that "
+                       "passes the error on as the state gets every completed step redone",
 }
 """Every way the agent can answer a checkpoint request, and what it costs a correct loop."""
 
 LOSSLESS = frozenset({"well_formed", "fenced_xml", "fenced_markdown", "fenced_bare", "no_tags", "several_blocks",
                       "template_echo", "unclosed", "tag_case"})
-"""The degradations a correct loop loses nothing to: with only these, every step must be done exactly once."""
+"""The degradations a correct loop loses nothing to, whatever the task: with only these, every step must be done
+exactly once."""
+
+RECOVERABLE = frozenset({"empty_block", "refusal", "truncated", "prompt_too_long"})
+"""The degradations that leave no usable or no complete state, which a correct loop says (it tells the agent to
+inspect the work first): lost nothing when every step of the task is traced (:attr:`TaskStep.traced`), since the
+agent finds the work done in the workspace."""
 
 # --- the task -------------------------------------------------------------------------------------------------
 
@@ -65,6 +80,10 @@ class TaskStep:
 
     id: str
     tokens: int
+    traced: bool = True
+    """The step leaves its work in the workspace (an edited file), where an agent told to inspect the work finds
+    it; False for a step that leaves no trace there (a deploy, a message sent): only a checkpoint can tell a new
+    session it was done."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,10 @@ class Task:
     unreadable: frozenset[tuple[int, int]] = frozenset()
     """``(session, work turn)`` pairs, both 1-based, whose calls carry unreadable usage (a gateway's garbage prompt
     counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns."""
+    cleared: tuple[tuple[int, int, int], ...] = ()
+    """``(session, work turn, tokens)``: before the first call of that work turn (both 1-based) old tool results
+    worth ``tokens`` are cleared from the context, with no ``compact_boundary``: Claude Code's microcompaction and
+    the API's context editing (``clear_tool_uses``) shrink the prompt so (the cached prefix is lost with them)."""
 
     def __post_init__(self) -> None:
         ids = [s.id for s in self.steps]
@@ -112,15 +135,26 @@ class Task:
         if self.autocompact_at is not None and not self.baseline + self.summary_tokens < self.autocompact_at:
             raise ValueError(f"ctxsim: Task {self.name!r}: autocompact_at ({self.autocompact_at:,}) must be above the "
                              f"baseline + summary_tokens ({self.baseline + self.summary_tokens:,})")
+        if any(tokens < 1 for _, _, tokens in self.cleared):
+            raise ValueError(f"ctxsim: Task {self.name!r}: cleared tool results are 1 token or more")
         if any(s.tokens < 0 for s in self.steps) or self.output_tokens < 1 or self.steps_per_turn < 1:
             raise ValueError(f"ctxsim: Task {self.name!r}: step tokens must be >= 0, output_tokens and "
                              f"steps_per_turn >= 1")
+
+    def cleared_at(self, session: int, turn: int) -> int:
+        """Tokens of old tool results cleared before work turn ``turn`` of session ``session`` (0: none)."""
+        return sum(tokens for s, t, tokens in self.cleared if (s, t) == (session, turn))
 
     @classmethod
     def uniform(cls, n: int, tokens: int, **settings: Any) -> Task:
         """``n`` steps ``s01``, ``s02``, ... each adding ``tokens``; ``settings`` are the other fields."""
         width = max(2, len(str(n)))
         return cls(tuple(TaskStep(f"s{i:0{width}d}", tokens) for i in range(1, n + 1)), **settings)
+
+    @property
+    def traced(self) -> bool:
+        """Every step leaves its work in the workspace (:attr:`TaskStep.traced`)."""
+        return all(s.traced for s in self.steps)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -176,6 +210,9 @@ class TurnRecord:
     """A request of this turn was rejected as prompt too long."""
     unreadable: bool = False
     """This turn's calls carried unreadable usage (:attr:`Task.unreadable`)."""
+    cleared: int = 0
+    """Tokens of old tool results cleared from the context before this turn's first call, without a compaction
+    (:attr:`Task.cleared`); ``peak_prompt`` and ``peak_next`` then count what is left."""
     compacted: bool = False
     """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
     then count the calls after the compaction only."""

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from ..agent import ConnectionRecord, TurnRecord
 
-__all__ = ["crosses", "deadline", "restarted_at_first_reach", "tool_limit"]
+__all__ = ["crosses", "deadline", "fell", "last_fall", "restarted_at_first_reach", "tool_limit"]
+
+
+def fell(turn: TurnRecord) -> bool:
+    """The context fell in the turn: a compaction, or old tool results cleared without one."""
+    return turn.compacted or turn.cleared > 0
+
+
+def last_fall(connection: ConnectionRecord) -> int:
+    """The index (among work turns) of the last turn in which the context fell, 0 when it never did: what a
+    session's context reached before it no longer counts after it."""
+    return max((n for n, t in enumerate(connection.work_turns) if fell(t)), default=0)
 
 
 def crosses(turn: TurnRecord, threshold: int) -> bool:
@@ -30,9 +41,10 @@ def deadline(connection: ConnectionRecord, threshold: int, grace: int, marker: s
              max_tool_calls: int | None = None) -> tuple[int, str] | None:
     """The index (among work turns) of the last turn a loop may send before it owes a restart, and what was reached
     there: the first turn whose truth reached the threshold plus ``grace`` turns (a wind-down), or the turn whose
-    tool calls reached ``max_tool_calls``, whichever comes first. A compaction by then (in that turn or before it)
-    discharges a threshold crossing: the context fell before the loop had to act, and the crossings are counted
-    again after it. None when no restart is owed: nothing was reached, or the task was done by then."""
+    tool calls reached ``max_tool_calls``, whichever comes first. A compaction or cleared tool results by then (in
+    that turn or before it) discharge a threshold crossing: the context fell before the loop had to act, and the
+    crossings are counted again after it. None when no restart is owed: nothing was reached, or the task was done
+    by then."""
     turns = connection.work_turns
     start = 0
     while True:
@@ -48,7 +60,7 @@ def deadline(connection: ConnectionRecord, threshold: int, grace: int, marker: s
             return None
         last, reached = min(owed)
         if token is not None and last == token + grace:
-            compaction = next((n for n in range(token + 1, min(last + 1, len(turns))) if turns[n].compacted), None)
+            compaction = next((n for n in range(token + 1, min(last + 1, len(turns))) if fell(turns[n])), None)
             if compaction is not None:
                 start = compaction  # the context fell before the loop had to act: the crossing is discharged
                 continue
@@ -58,7 +70,8 @@ def deadline(connection: ConnectionRecord, threshold: int, grace: int, marker: s
 def restarted_at_first_reach(connection: ConnectionRecord, threshold: int, max_tool_calls: int | None) -> bool:
     """The session's last work turn is the first (since the last compaction) whose context (``prompt + output``,
     the most a tracker can read at the turn's result) reached ``threshold``, it was not rejected and the tool-call
-    fallback was not reached: a graduated loop restarted without winding down."""
+    fallback was not reached: a graduated loop restarted without winding down. Only a compaction counts here (it
+    re-arms the wind-down, as a fresh session does); tool results cleared without one do not."""
     turns = connection.work_turns
     start = max((n for n, t in enumerate(turns) if t.compacted), default=0)  # the context fell there
     first = next((n for n, t in enumerate(turns) if n >= start and (t.peak_next >= threshold or t.rejected)), None)

@@ -16,7 +16,8 @@ tracker-reset    a tracker made by :meth:`LoopRig.make_tracker` never carries on
 restart-count    one restart per true threshold crossing (from the world's truth, not from the loop), none
                  without one, and a ``continuation_count`` the loop returns agrees; a session reaching the
                  policy's ``max_tool_calls`` is a crossing, and under a graduated policy the restart follows a
-                 wind-down turn (it never comes at the first turn whose context reached the threshold)
+                 wind-down turn (never at the first turn whose context reached the threshold); a crossing the
+                 context falls back from (compaction, tool results cleared) before the loop acts is discharged
 checkpoint       at each restart the checkpoint is requested once, on the old session, and its own usage triggers
                  no further restart
 termination      the loop ends, within its bound of ``max_restarts`` restarts
@@ -65,7 +66,7 @@ from ..reference.policy import PressurePolicy
 from ..reference.tracker import ContextTracker
 from ..sdk import patch_sdk
 from ..trackers.base import TrackerFactory
-from ._crossings import deadline, restarted_at_first_reach
+from ._crossings import deadline, last_fall, restarted_at_first_reach
 from .rig import LifecycleProbe, LoopRig, TrackerProbe
 
 __all__ = [
@@ -199,12 +200,14 @@ def _judge_restarts(report: LoopReport) -> list[Violation]:
     tools = report.rig.policy.max_tool_calls
     for k, connection in enumerate(sessions, 1):
         owed = deadline(connection, threshold, grace, report.agent.prompts.done_marker, tools)
-        peak = max((t.peak_next for t in connection.work_turns), default=0)
+        fall = last_fall(connection)
+        peak = max((t.peak_next for t in connection.work_turns[fall:]), default=0)
         restarted = k < len(sessions)
         if restarted and owed is None and peak < threshold:
             out.append(Violation("restart-count", f"session {k} (connection {connection.index}) was restarted "
                                  f"without crossing the threshold of {threshold:,} tokens: its context peaked at "
                                  f"{_percent(peak, report)}"
+                                 + (f" since it fell in work turn {fall + 1}" if fall else "")
                                  + (f" after {sum(len(t.steps) for t in connection.work_turns)} tool calls "
                                     f"(max_tool_calls={tools})" if tools is not None else "")))
         if restarted and grace and restarted_at_first_reach(connection, threshold, tools):

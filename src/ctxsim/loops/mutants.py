@@ -278,18 +278,23 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     # events once per crossing, and re-arming
     _mutant("fires-every-evaluation", "an event fires again at every evaluation at or over the threshold",
            policy=_FiresEveryEvaluation,
-           equivalent="the state it changes (FIRED) is reached only by RESTART, after which the reference loop "
-                      "leaves the session: no later evaluation of that policy happens"),
+           equivalent=("FIRED is set only where decide() answers RESTART (the threshold, or the tool-call "
+                      "fallback), and the reference loop then leaves the session and gives the next one a fresh "
+                      "policy: a FIRED policy is never evaluated again, so the mutation never runs")),
     _mutant("rearms-without-hysteresis", "re-armed as soon as the pressure is below the threshold, not below "
                                         "restart_at - hysteresis",
            policy=_RearmsWithoutHysteresis,
-           equivalent=_LOOP_ONLY + "a re-armed policy (its wind-down spent) and a wound-down one both answer "
-                                   "RESTART at the next evaluation at or over the threshold, so re-arming changes "
-                                   "no action of the loop"),
+           equivalent=(_LOOP_ONLY + "the re-arm changes the state only from WOUND_DOWN, and the "
+                                   "wind-down stays spent until reset(): re-armed or not, the policy answers RESTART "
+                                   "at its next evaluation at or over the threshold and MASK or CONTINUE (by level) "
+                                   "below it, and the tool-call fallback reads no state; so every answer, hence every "
+                                   "action of the loop, is the same in every run, whatever the pressure does (a "
+                                   "compaction resets both alike)")),
     _mutant("never-rearms", "never re-armed by the pressure falling (only by reset())",
            policy=_NeverRearms,
-           equivalent=_LOOP_ONLY + "a wound-down policy answers RESTART at the next evaluation at or over the "
-                                   "threshold whether or not it re-armed in between"),
+           equivalent=(_LOOP_ONLY + "re-arming a wound-down policy changes none of its answers "
+                                   "(RESTART at the next evaluation at or over the threshold either way, MASK or "
+                                   "CONTINUE by level below it; see rearms-without-hysteresis)")),
     # graduated zones
     _mutant("winds-down-every-time", "graduated: every evaluation at or over the threshold winds down, the repeat "
                                     "never restarts", policy=_WindsDownEveryTime),
@@ -297,19 +302,16 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            policy=_NoWindDown),
     _mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
            policy=_NoMaskZone,
-           equivalent="the reference loop sends the same prompt after MASK as after CONTINUE (masking is the "
-                      "agent's business, seed 004), so the zone changes no action of the loop"),
+           equivalent=("the reference loop sends the same prompt after MASK as after CONTINUE (masking is "
+                      "the agent's business, seed 004) and MASK changes no state of the policy, so no action of the "
+                      "loop depends on it")),
     # unknown
     _mutant("unknown-as-zero", "an unknown count (None) read as 0", policy=_UnknownAsZero,
-           equivalent="0 is below every threshold, so it answers what None answers (no event) and can only re-arm "
-                      "the policy, which changes no action of the reference loop (see rearms-without-hysteresis)"),
+           equivalent=("0 and None both answer CONTINUE by level (below every zone) and fire nothing; the "
+                      "only other effect of 0 is re-arming a wound-down policy, which changes none of its answers "
+                      "(see rearms-without-hysteresis); the tool-call fallback reads no count")),
     _mutant("unknown-keeps-last", "an unknown count (None) read as the last known one",
-           policy=_UnknownKeepsLast,
-           unreached="the reference loop acts on it in one run only: after a wind-down, a turn whose count is "
-                     "unknown while the context has fallen without a compaction (context editing clearing old tool "
-                     "results), where it restarts for nothing; the fake agent's context falls only by a compaction, "
-                     "which re-arms the policy, and then the stale count costs one more wind-down prompt, which no "
-                     "invariant judges"),
+           policy=_UnknownKeepsLast),
     _mutant("unknown-as-over", "an unknown count (None) read as at the threshold",
            policy=_UnknownAsOver),
     _mutant("tool-calls-strict", "the tool-call fallback fires past max_tool_calls (>), not at it (>=)",
@@ -337,26 +339,13 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     _mutant("no-whole-reply", "a reply without tags taken as no state, not as the whole-reply fallback",
            loop=_extracting(_no_whole_reply)),
     _mutant("refusal-as-state", "a refusal taken as the checkpoint (the whole reply)",
-           loop=_extracting(_refusal_as_state),
-           equivalent="the continuation then carries the refusal's words instead of the minimal prompt's: neither "
-                      "names a step done or left, and the fake agent, like any model given no state, starts the "
-                      "task over after either; what the minimal prompt adds (inspect the work first) is an "
-                      "instruction a run of the fake agent cannot follow"),
+           loop=_extracting(_refusal_as_state)),
     _mutant("error-as-state", "an error result (Prompt is too long) taken as the checkpoint",
-           loop=_extracting(_error_as_state),
-           equivalent="the continuation then carries the error's words instead of the minimal prompt's: neither "
-                      "names a step done or left, and the fake agent starts the task over after either (see "
-                      "refusal-as-state)"),
+           loop=_extracting(_error_as_state)),
     _mutant("empty-block-as-state", "an empty block taken as the checkpoint (the whole reply)",
-           loop=_extracting(_empty_block_as_state),
-           equivalent="the continuation then carries the empty tags instead of the minimal prompt's words: "
-                      "neither names a step done or left, and the fake agent starts the task over after either (see "
-                      "refusal-as-state)"),
+           loop=_extracting(_empty_block_as_state)),
     _mutant("cut-off-as-complete", "a reply cut off by max_tokens taken as complete (no note that it is cut off)",
-           loop=_extracting(_cut_off_as_complete),
-           equivalent="the continuation lists the same steps, without the note that the list may lack its end; "
-                      "the fake agent resumes from the steps a checkpoint lists, as a model that trusts it would, "
-                      "and reads no note: only which steps the new session does shows in a run"),
+           loop=_extracting(_cut_off_as_complete)),
 )}
 """Every mutant, by name."""
 

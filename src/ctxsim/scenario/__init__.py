@@ -46,13 +46,13 @@ A recorded session instead of ``queries``::
       fail: [arbiter-msgid]
 
 A task for a restart loop instead (every number under ``expect`` worked out by hand from the sizes: after n
-one-step turns the context is 12,000 + 200n + 100(2n - 1) + 16,000n, first over 90% of 200,000 at n = 11)::
+one-step turns the context is 12,000 + 200n + 100(2n - 1) + 16,000n, first over 90% of 200,000 at n = 11; no step
+leaves a trace in the workspace, so only a checkpoint tells a new session what was done)::
 
     name: twenty-steps
     world: {window: 200000, baseline: 12000}
     task:
-      steps: 20                          # or a list: [16000, {times: 9, tokens: 16000}, {id: last, tokens: 500}]
-      tokens_per_step: 16000
+      steps: [{times: 20, tokens: 16000, traced: false}]   # or steps: 20 with tokens_per_step: 16000
       prompt_tokens: 200
       output_tokens: 100
       policy: {threshold: 0.9}           # or {zones: {mask: 0.7, wind_down: 0.9}}, and reserve: TOKENS

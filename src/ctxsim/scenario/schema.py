@@ -203,16 +203,31 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("unreadable_usage", "list of ``{session: S, turn: T}``",
             "Work turns (1-based, turn T of the S-th session the agent starts) whose calls carry a garbage prompt "
             "count (``\"n/a\"``, as a broken gateway sends): no tracker knows the context at their end.", "none"),
+        Key("clear_tool_results", "list of ``{session: S, turn: T, tokens: N}``",
+            "Before the first call of work turn T of the S-th session, old tool results worth N tokens are cleared "
+            "from the context (at most down to the baseline) with no ``compact_boundary``: Claude Code's "
+            "microcompaction and the API's context editing (``clear_tool_uses``). The context falls without a "
+            "compaction, so nothing re-arms the policy; the agent's state is untouched.", "none"),
     )),
     Section("task.unreadable_usage[]", "One work turn whose usage is unreadable.", (
         Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
         Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
             required=True),
     )),
+    Section("task.clear_tool_results[]", "Old tool results cleared before one work turn.", (
+        Key("session", "integer >= 1", "The session, in the order the agent starts them.", required=True),
+        Key("turn", "integer >= 1", "The work turn of that session (checkpoint requests not counted).",
+            required=True),
+        Key("tokens", "integer >= 1", "Tokens cleared from the context.", required=True),
+    )),
     Section("task.steps[]", "One step, or several alike. An integer item is ``{tokens: N}``.", (
         Key("tokens", _COUNT, "Tokens the step's tool result adds.", required=True),
         Key("times", "integer >= 1", "How many steps alike (not with ``id``).", "1"),
         Key("id", "string (letters, digits, ``_.-``)", "The step's id.", "``sNN`` by position"),
+        Key("traced", "bool", "The step leaves its work in the workspace (an edited file), where an agent told to "
+                              "inspect the work (the minimal continuation prompt, a cut-off checkpoint's note) "
+                              "finds it; ``false`` for a step that leaves no trace (a deploy, a message sent): "
+                              "only a checkpoint tells a new session it was done.", "true"),
     )),
     Section("task.policy", "The pressure policy (:class:`ctxsim.reference.PressurePolicy`), as fractions of the "
                            "effective window (``world.window - reserve``). Give ``threshold`` or ``zones``.", (

@@ -58,8 +58,8 @@ def _fraction(r: Reader, value: Any, line: int, path: str) -> float:
     return float(value)
 
 
-def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int]]:
-    """``(id or None, tokens, line)`` for every step, in order."""
+def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int, bool]]:
+    """``(id or None, tokens, line, traced)`` for every step, in order."""
     value, line = m["steps"], m.value_lines["steps"]
     if isinstance(value, int) and not isinstance(value, bool):
         n = r.integer(value, line, _STEPS_PATH, minimum=1, maximum=MAX_TASK_STEPS)
@@ -67,18 +67,18 @@ def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int]]:
             raise r.error(m.key_lines["steps"], "task.tokens_per_step",
                           "required key is missing: give the tokens of each step when steps is a number")
         tokens = r.get(m, "tokens_per_step", "task", r.count)
-        return [(None, tokens, line)] * n
+        return [(None, tokens, line, True)] * n
     if not isinstance(value, Seq):
         raise r.error(line, _STEPS_PATH, f"expected a number of steps or a list of steps, got {describe(value)}")
     seq = r.sequence(value, line, _STEPS_PATH, non_empty=True)
     if "tokens_per_step" in m:
         raise r.error(m.key_lines["tokens_per_step"], "task.tokens_per_step",
                       "give tokens_per_step with a number of steps, not with a list (each item has its tokens)")
-    out: list[tuple[str | None, int, int]] = []
+    out: list[tuple[str | None, int, int, bool]] = []
     for i, item in enumerate(seq):
         where, path = seq.item_lines[i], f"{_STEPS_PATH}[{i}]"
         if isinstance(item, int) and not isinstance(item, bool):
-            out.append((None, r.count(item, where, path), where))
+            out.append((None, r.count(item, where, path), where, True))
         else:
             s = r.mapping(item, where, path, keys("task.steps[]"), required=("tokens",))
             tokens = r.get(s, "tokens", path, r.count)
@@ -87,7 +87,8 @@ def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int]]:
             ident = r.get(s, "id", path, r.string)
             if ident is not None and "times" in s:
                 raise r.error(s.key_lines["id"], join_path(path, "id"), "an id names one step: not with times")
-            out += [(ident, tokens, where)] * times
+            traced = r.get(s, "traced", path, r.boolean, True)
+            out += [(ident, tokens, where, traced)] * times
         if len(out) > MAX_TASK_STEPS:
             raise r.error(where, path, f"more than {MAX_TASK_STEPS:,} steps in one task")
     return out
@@ -131,6 +132,21 @@ def _unreadable(r: Reader, m: Map) -> frozenset[tuple[int, int]]:
         turn = r.mapping(item, where, item_path, keys("task.unreadable_usage[]"), required=("session", "turn"))
         out.add((r.get(turn, "session", item_path, r.positive), r.get(turn, "turn", item_path, r.positive)))
     return frozenset(out)
+
+
+def _cleared(r: Reader, m: Map) -> tuple[tuple[int, int, int], ...]:
+    path = "task.clear_tool_results"
+    seq = r.sequence(m["clear_tool_results"], m.value_lines["clear_tool_results"], path)
+    out: list[tuple[int, int, int]] = []
+    for i, item in enumerate(seq):
+        where, item_path = seq.item_lines[i], f"{path}[{i}]"
+        turn = r.mapping(item, where, item_path, keys("task.clear_tool_results[]"),
+                         required=("session", "turn", "tokens"))
+        at = (r.get(turn, "session", item_path, r.positive), r.get(turn, "turn", item_path, r.positive))
+        if any(at == (s, t) for s, t, _ in out):
+            raise r.error(where, item_path, f"session {at[0]}, turn {at[1]} is cleared twice: give one item a turn")
+        out.append((*at, r.get(turn, "tokens", item_path, r.positive)))
+    return tuple(out)
 
 
 def _degradation(r: Reader, known: Mapping[str, str]) -> Callable[[Any, int, str], str]:
@@ -177,9 +193,9 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
     m = r.mapping(value, line, "task", keys("task"), required=("steps",))
     steps = _steps(r, m)
     width = max(2, len(str(len(steps))))
-    ids = [ident or f"s{n:0{width}d}" for n, (ident, _, _) in enumerate(steps, 1)]
+    ids = [ident or f"s{n:0{width}d}" for n, (ident, _, _, _) in enumerate(steps, 1)]
     seen: dict[str, int] = {}
-    for ident, (_, _, where) in zip(ids, steps):
+    for ident, (_, _, where, _) in zip(ids, steps):
         if ident in seen:
             raise r.error(where, _STEPS_PATH, f"step id {ident!r} is used twice (also on line {seen[ident]})")
         seen[ident] = where
@@ -192,6 +208,8 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
     }
     if "unreadable_usage" in m:
         settings["unreadable"] = _unreadable(r, m)
+    if "clear_tool_results" in m:
+        settings["cleared"] = _cleared(r, m)
     floor = world["baseline"] + settings["summary_tokens"]
     if settings["autocompact_at"] is not None and not floor < settings["autocompact_at"] <= world["window"]:
         raise r.error(m.value_lines["autocompact_at"], "task.autocompact_at",
@@ -199,7 +217,7 @@ def read_task(r: Reader, value: Any, line: int, world: Mapping[str, Any], *, nam
                       f"({world['window']:,}), got {settings['autocompact_at']:,}")
     max_restarts = r.get(m, "max_restarts", "task", r.count, 10)
     try:
-        task = Task(tuple(TaskStep(i, tokens) for i, (_, tokens, _) in zip(ids, steps)), name=name,
+        task = Task(tuple(TaskStep(i, tokens, traced) for i, (_, tokens, _, traced) in zip(ids, steps)), name=name,
                     window=world["window"], baseline=world["baseline"], model=world["model"], seed=world["seed"],
                     max_output_tokens=world["max_output"], **settings)
     except ValueError as exc:
