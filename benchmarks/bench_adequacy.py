@@ -63,9 +63,6 @@ def _section(mutants: Iterable[_Mutant], verdicts: Callable[[_Mutant], dict[str,
         print(f"{mutant.name:<{width}}  {shown}\n{'':<{width}}  bug: {mutant.bug}")
         if mutant.equivalent:
             print(f"{'':<{width}}  why equivalent: {mutant.equivalent}")
-        unreached = getattr(mutant, "unreached", "")
-        if unreached and not by:
-            print(f"{'':<{width}}  why the corpus misses it: {unreached}")
     return killed, survivors, wrong, [m.name for m in mutants if m.equivalent]
 
 

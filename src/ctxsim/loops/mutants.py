@@ -45,9 +45,6 @@ class Mutant:
     """The mutant as a restart loop under test: a function of this module taking a rig."""
     equivalent: str = ""
     """Why no task run the loop checks judge can tell it from the reference (empty: it is not equivalent)."""
-    unreached: str = ""
-    """For a mutant the corpus does not kill yet: the run that would tell it from the reference, which the fake agent
-    cannot yet produce (empty for the others). It still counts as a survivor."""
 
     @property
     def spec(self) -> str:
@@ -258,8 +255,8 @@ def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
 
 
 def _mutant(name: str, bug: str, *, loop: type[RestartLoop] = RestartLoop,
-            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "", unreached: str = "") -> Mutant:
-    return Mutant(name, bug, _loop(name, loop, policy), equivalent, unreached)
+            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "") -> Mutant:
+    return Mutant(name, bug, _loop(name, loop, policy), equivalent)
 
 
 reference = _loop("reference")
