@@ -45,6 +45,7 @@ def test_every_declaration_names_only_contracts_and_ways_that_exist() -> None:
         named = entry.breaks.names | set(entry.breaks.ways)
         assert named <= set(NAMES), (name, sorted(named - set(NAMES)))
         assert {entry.breaks.way, *entry.breaks.ways.values()} <= ways, name
+        assert entry.breaks.how(iter(NAMES)) == entry.breaks.how(NAMES), name   # any iterable of names
 
 
 @pytest.mark.parametrize("name", list(CATALOGUE))

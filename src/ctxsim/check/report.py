@@ -111,9 +111,9 @@ class Report:
             return "crash"
         if self.error is not None:
             return "unreadable"
-        if self.failures:
-            error = self.failures[0].error
-            return "none" if error is None else "over" if error > 0 else "under"
+        off = next((p for p in self.points if not p.ok), None)
+        if off is not None:
+            return "none" if off.error is None else "over" if off.error > 0 else "under"
         return None if self.points else "nowhere"
 
     def table(self, *, only_failures: bool = False, notes: Mapping[int, str] | None = None,

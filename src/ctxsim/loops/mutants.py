@@ -24,8 +24,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from claude_agent_sdk import ClaudeSDKClient
-
 from ..reference.checkpoint import Checkpoint, _scan, _unfence, extract_checkpoint
 from ..reference.policy import Action, PressurePolicy, _State
 from ..reference.restart import RestartLoop, RestartResult, SessionState
@@ -246,7 +244,7 @@ def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
     async def run(rig: LoopRig) -> RestartResult:
         parts = loop(options=rig.options, policy=_policy_as(policy, rig.make_policy()),
                      tracker_factory=rig.make_tracker, lifecycle_factory=rig.make_lifecycle,
-                     max_restarts=rig.max_restarts, client_factory=ClaudeSDKClient)
+                     max_restarts=rig.max_restarts)
         return await parts.run(rig.prompt)
 
     run.__name__ = run.__qualname__ = name.replace("-", "_")

@@ -55,8 +55,9 @@ class Breaks:
     def how(self, contracts: Iterable[str]) -> dict[str, str]:
         """Each contract broken, out of ``contracts``, with how it fails (as
         :attr:`ctxsim.testing.ConformanceResult.ways` reports a run)."""
-        broken = self.of(contracts)
-        return {name: self.ways.get(name, self.way) for name in contracts if name in broken}
+        names = list(contracts)
+        broken = self.of(names)
+        return {name: self.ways.get(name, self.way) for name in names if name in broken}
 
 
 @dataclass(frozen=True)
