@@ -77,12 +77,12 @@ def main() -> int:
                         help="the corpus directory (default: the bundled corpus)")
     args = parser.parse_args()
 
-    from ctxsim._lazy import freeze_imports, thaw_imports
+    from ctxsim.loops._resolve import resolve_loop
     from ctxsim.loops.mutants import MUTANTS as LOOP_MUTANTS
-    from ctxsim.loops.resolve import resolve_loop
+    from ctxsim.runner import freeze_imports, thaw_imports
+    from ctxsim.runner._scenario import corpus_verdicts
+    from ctxsim.runner._task import corpus_loop_verdicts
     from ctxsim.scenario import SessionScenario, TaskScenario, load_scenario
-    from ctxsim.scenario_run import corpus_verdicts
-    from ctxsim.task_run import corpus_loop_verdicts
     from ctxsim.trackers.mutants import MUTANTS
 
     loaded = [load_scenario(p) for p in sorted(args.scenarios.glob("*.yaml"))]

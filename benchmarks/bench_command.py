@@ -32,9 +32,9 @@ from pathlib import Path
 
 from _bench import mark, print_table
 
-from ctxsim.trackers.command import CommandTracker
-from ctxsim.wire.statusline import statusline_payloads
-from ctxsim.wire.transcript import render_transcript
+from ctxsim.trackers._command import CommandTracker
+from ctxsim.wire._statusline import statusline_payloads
+from ctxsim.wire._transcript import render_transcript
 from ctxsim.world import Session, SessionBuilder
 
 OVERHEAD_MS = 5.0

@@ -18,7 +18,7 @@ from one run on this machine:
 Targets (>= 150 streams/s per core; >= 1.7x with two workers on a campaign of about two minutes on one core) are
 printed as PASS/MISS, never asserted.
 
-Like ``ctxsim fuzz`` and the pytest plugin, (a) runs with the imports frozen (``ctxsim._lazy.freeze_imports``): the
+Like ``ctxsim fuzz`` and the pytest plugin, (a) runs with the imports frozen (``ctxsim.runner.freeze_imports``): the
 ~110k objects the imports leave (the SDK, ``mcp``, pydantic, Hypothesis) are moved out of the cyclic collector's
 way, so its full passes stop walking them again and again, and young collections come every 10,000 allocations.
 """
@@ -43,10 +43,10 @@ import hypothesis
 from _bench import mark, print_table, timed
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from ctxsim._lazy import freeze_imports
 from ctxsim.check import run_tracker_parsed
 from ctxsim.faults import FaultPlan, apply
 from ctxsim.reference import ContextTracker
+from ctxsim.runner import freeze_imports
 from ctxsim.strategies import fault_plans, message_streams, sessions
 from ctxsim.wire import render
 

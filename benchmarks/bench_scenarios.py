@@ -65,9 +65,9 @@ def make_corpus(directory: Path, count: int) -> list[Path]:
 
 def in_process(files: list[Path]) -> tuple[float, float, int]:
     """Milliseconds per scenario to load and to run its items in this process (imports already paid)."""
+    from ctxsim.runner._scenario import run_scenario
+    from ctxsim.runner._task import run_task
     from ctxsim.scenario import TaskScenario, load_scenario
-    from ctxsim.scenario_run import run_scenario
-    from ctxsim.task_run import run_task
     from ctxsim.trackers import make
 
     load_scenario(files[0])  # imports

@@ -8,7 +8,7 @@ from one run, figures measured side by side on one deterministic generated sessi
     A/B/A/B...; each figure is the median of its rounds.
 (b) messages/s of the direct path (``SessionBuilder.build()`` + ``render()`` + ``run_tracker_parsed``), with its
     split, next to the SDK's ``parse_message`` alone over the same frames; then both again with the imports frozen
-    as ``ctxsim fuzz`` and a scenario run freeze them (``ctxsim._lazy.freeze_imports``: the ~110k objects the
+    as ``ctxsim fuzz`` and a scenario run freeze them (``ctxsim.runner.freeze_imports``: the ~110k objects the
     imports left moved out of the cyclic collector's way, young collections every 10,000 allocations instead of
     700).
 
@@ -35,9 +35,9 @@ import claude_agent_sdk
 from _bench import mark, print_table
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage, Transport
 
-from ctxsim._lazy import freeze_imports, thaw_imports
 from ctxsim.check import run_tracker_parsed
 from ctxsim.reference import ContextTracker
+from ctxsim.runner import freeze_imports, thaw_imports
 from ctxsim.sdk import FakeTransport, parse_message
 from ctxsim.wire import Script, render
 from ctxsim.world import Session, SessionBuilder
@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     a = anyio.run(partial(transport_rounds, session, scripts, rounds), backend="asyncio")
     b = direct_rounds(queries, rounds)
-    freeze_imports(new_modules=0)  # as ctxsim fuzz and a scenario run do (ctxsim._lazy)
+    freeze_imports(new_modules=0)  # as ctxsim fuzz and a scenario run do (ctxsim.runner.freeze_imports)
     frozen = direct_rounds(queries, rounds)
     thaw_imports()
     elapsed = time.perf_counter() - started

@@ -1,79 +1,46 @@
 """ctxsim: check context-window pressure tracking against a simulated ground truth, through the real SDK.
 
-The public names below load on first use, so that ``import ctxsim`` (which pytest does for the plugin in
-every run where the package is installed) costs nothing until a name is needed.
+The names here are the whole of what a first test needs: build a session (:class:`SessionBuilder`), check a
+tracker against it (:func:`assert_tracks`, :func:`run_tracker`), play it to code that builds its own client
+(:func:`patch_sdk`), compare with the reference (:class:`ContextTracker`), run a restart loop on the fake agent
+(:func:`check_restart_loop`) and load a scenario file (:func:`load_scenario`). Each layer package
+(``ctxsim.world``, ``ctxsim.wire``, ``ctxsim.faults``, ``ctxsim.sdk``, ``ctxsim.reference``, ``ctxsim.agent``,
+``ctxsim.trackers``, ``ctxsim.check``, ``ctxsim.loops``, ``ctxsim.scenario``, ``ctxsim.strategies``, ...) has one
+face of its own for the rest.
+
+The names load on first use, so that ``import ctxsim`` (which pytest does for the plugin in every run where the
+package is installed) costs nothing until a name is needed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_exports
-
-_EXPORTS = {
-    "__version__": "_version",
-    "Session": "world",
-    "SessionBuilder": "world",
-    "Truth": "world",
-    "render": "wire",
-    "FakeTransport": "sdk",
-    "patch_sdk": "sdk",
-    "ContextTracker": "reference",
-    "PressurePolicy": "reference",
-    "build_continuation_prompt": "reference",
-    "extract_checkpoint": "reference",
-    "run_with_restarts": "reference",
-    "FakeAgent": "agent",
-    "Task": "agent",
-    "check_restart_loop": "loops",
-    "run_loop": "loops",
-    "Report": "check",
-    "TrackingError": "check",
-    "arun_tracker": "check",
-    "assert_tracks": "check",
-    "assert_tracks_async": "check",
-    "run_tracker": "check",
-}
-
-__all__ = [
-    "ContextTracker",
-    "FakeAgent",
-    "FakeTransport",
-    "PressurePolicy",
-    "Report",
-    "Session",
-    "SessionBuilder",
-    "Task",
-    "TrackingError",
-    "Truth",
-    "__version__",
-    "arun_tracker",
-    "assert_tracks",
-    "assert_tracks_async",
-    "build_continuation_prompt",
-    "check_restart_loop",
-    "extract_checkpoint",
-    "patch_sdk",
-    "render",
-    "run_loop",
-    "run_tracker",
-    "run_with_restarts",
-]
+from ._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .agent import FakeAgent, Task
-    from .check import Report, TrackingError, arun_tracker, assert_tracks, assert_tracks_async, run_tracker
-    from .loops import check_restart_loop, run_loop
-    from .reference import (
-        ContextTracker,
-        PressurePolicy,
-        build_continuation_prompt,
-        extract_checkpoint,
-        run_with_restarts,
+    from ._version import __version__ as __version__
+    from .agent import FakeAgent as FakeAgent, Task as Task
+    from .check import (
+        FromRatio as FromRatio,
+        RawDicts as RawDicts,
+        Report as Report,
+        ResultsOnly as ResultsOnly,
+        TrackingError as TrackingError,
+        arun_tracker as arun_tracker,
+        assert_tracks as assert_tracks,
+        assert_tracks_async as assert_tracks_async,
+        run_tracker as run_tracker,
+        run_tracker_parsed as run_tracker_parsed,
     )
-    from .sdk import FakeTransport, patch_sdk
-    from .wire import render
-    from .world import Session, SessionBuilder, Truth
+    from .loops import check_restart_loop as check_restart_loop, run_loop as run_loop
+    from .reference import (
+        ContextTracker as ContextTracker,
+        PressurePolicy as PressurePolicy,
+        run_with_restarts as run_with_restarts,
+    )
+    from .scenario import load_scenario as load_scenario
+    from .sdk import FakeTransport as FakeTransport, patch_sdk as patch_sdk
+    from .world import Session as Session, SessionBuilder as SessionBuilder, Truth as Truth
 
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_face(globals())

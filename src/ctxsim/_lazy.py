@@ -1,91 +1,69 @@
 """Lazy package faces (PEP 562): a package's public names are imported from their modules on first use.
 
 ``import ctxsim`` runs in every pytest session where the plugin is installed, and the fake agent reads the
-reference's prompts, so neither may load the SDK before a name that needs it is used.
+reference's prompts, so no face may load the SDK before a name that needs it is used.
+
+A face declares its public names once, as the explicit re-exports of its ``if TYPE_CHECKING:`` block::
+
+    if TYPE_CHECKING:
+        from ._fake import FakeAgent as FakeAgent
+
+    __getattr__, __dir__ = lazy_face(globals())
+
+Type checkers read that block; :func:`lazy_face` reads the same block from the face's source, so the names, the
+modules they load from and ``__all__`` (in the order declared) come from one list.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-__all__ = ["freeze_imports", "lazy_exports", "thaw_imports"]
+__all__ = ["declared_exports", "lazy_face"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
-                 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps each public name to its module (relative).
+def declared_exports(source: str, filename: str = "<face>") -> dict[str, str]:
+    """Every name ``source`` re-exports in its top-level ``if TYPE_CHECKING:`` block, mapped to the relative
+    module it comes from (``".world"``); a ``from X import A`` without ``as A`` there is an error, since a type
+    checker in strict mode would not take it as an export."""
+    exports: dict[str, str] = {}
+    for node in ast.parse(source, filename).body:
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            continue
+        for statement in node.body:
+            if not isinstance(statement, ast.ImportFrom):
+                continue
+            module = "." * statement.level + (statement.module or "")
+            for alias in statement.names:
+                if alias.asname != alias.name:
+                    raise ImportError(f"ctxsim: {filename}:{statement.lineno}: '{alias.name}' is imported without "
+                                      f"'as {alias.name}': a face's TYPE_CHECKING block re-exports each name")
+                exports[alias.name] = module
+    return exports
 
-    A name is imported once, then kept in ``namespace`` (the package's globals), so later lookups are plain.
+
+def lazy_face(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for the package whose globals are ``namespace``, and its ``__all__`` set: the
+    names its ``TYPE_CHECKING`` block re-exports (:func:`declared_exports`).
+
+    A name is imported once, then kept in ``namespace``, so later lookups are plain attribute reads.
     """
+    package = namespace["__name__"]
+    exports = declared_exports(Path(namespace["__file__"]).read_text(encoding="utf-8"), namespace["__file__"])
+    namespace["__all__"] = list(exports)
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module}", package), name)
+        value = getattr(importlib.import_module(module, package), name)
         namespace[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return list(namespace.get("__all__", exports))
+        return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
-
-
-_frozen_at = 0
-"""``len(sys.modules)`` at the last :func:`freeze_imports` that froze."""
-
-_threshold: tuple[int, int, int] | None = None
-"""The collector's thresholds before the first :func:`freeze_imports` that froze, for :func:`thaw_imports`."""
-
-YOUNG_THRESHOLD = 10_000
-"""Allocations between two young-generation collections while frozen (CPython's default is 700)."""
-
-
-def freeze_imports(*, new_modules: int = 20) -> bool:
-    """Move every object alive now into the cyclic collector's permanent generation (``gc.freeze()``) when at
-    least ``new_modules`` modules were imported since the last call that froze; True when it froze.
-
-    The imports a run needs (the SDK, ``mcp``, pydantic, Hypothesis: ~110k objects) stay alive for the whole
-    process, yet every full collection walks them again: 10-45% of a long loop's time (README, Benchmarks). Frozen,
-    they are never walked; objects made later are collected as usual, the young ones every
-    :data:`YOUNG_THRESHOLD` allocations instead of 700 (a rendered stream allocates thousands of dicts that live
-    until it is checked; refcounting still frees them at once, only cycles wait). Call it where a long run has
-    done its imports (the pytest plugin once scenarios are collected and again after the first item loaded the
-    SDK, ``ctxsim fuzz`` before its loop, the benchmarks). Only timing changes: what a run computes does not.
-
-    Hypothesis is imported first (a pytest run imports it anyway, at the latest for its terminal summary): on
-    import it registers other libraries' random generators (Trio's), checking who holds each with
-    ``gc.get_referrers``, which does not see frozen objects; done before the freeze, that check sees everything and
-    walks a smaller heap.
-    """
-    import gc
-    import sys
-
-    import hypothesis  # noqa: F401  (before the freeze: the docstring's last paragraph)
-
-    global _frozen_at, _threshold
-    if len(sys.modules) - _frozen_at < new_modules:
-        return False
-    gc.freeze()
-    if _threshold is None:
-        _threshold = gc.get_threshold()
-        gc.set_threshold(max(_threshold[0], YOUNG_THRESHOLD), *_threshold[1:])
-    _frozen_at = len(sys.modules)
-    return True
-
-
-def thaw_imports() -> None:
-    """Undo :func:`freeze_imports` (``gc.unfreeze()``, and the collector's thresholds as they were), at the end of
-    the run that froze: a process that goes on (pytest run in-process, as ``pytester`` does) gets its collector
-    back as it was."""
-    import gc
-
-    global _frozen_at, _threshold
-    if _frozen_at:  # only what freeze_imports froze: a process that froze its own objects keeps them frozen
-        gc.unfreeze()
-    if _threshold is not None:
-        gc.set_threshold(*_threshold)
-    _frozen_at, _threshold = 0, None

@@ -9,56 +9,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
-
-_EXPORTS = {
-    "AgentBoundError": "fake",
-    "FakeAgent": "fake",
-    "LoopPrompts": "prompts",
-    "UnclassifiedPromptError": "prompts",
-    "DEGRADATIONS": "task",
-    "LOSSLESS": "task",
-    "RECOVERABLE": "task",
-    "ConnectionRecord": "task",
-    "Degradation": "task",
-    "StepRecord": "task",
-    "Task": "task",
-    "TaskStep": "task",
-    "TurnKind": "task",
-    "TurnRecord": "task",
-}
-
-__all__ = [
-    "DEGRADATIONS",
-    "LOSSLESS",
-    "RECOVERABLE",
-    "AgentBoundError",
-    "ConnectionRecord",
-    "Degradation",
-    "FakeAgent",
-    "LoopPrompts",
-    "StepRecord",
-    "Task",
-    "TaskStep",
-    "TurnKind",
-    "TurnRecord",
-    "UnclassifiedPromptError",
-]
+from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .fake import AgentBoundError, FakeAgent
-    from .prompts import LoopPrompts, UnclassifiedPromptError
-    from .task import (
-        DEGRADATIONS,
-        LOSSLESS,
-        RECOVERABLE,
-        ConnectionRecord,
-        Degradation,
-        StepRecord,
-        Task,
-        TaskStep,
-        TurnKind,
-        TurnRecord,
+    from ._fake import AgentBoundError as AgentBoundError, FakeAgent as FakeAgent
+    from ._prompts import LoopPrompts as LoopPrompts, UnclassifiedPromptError as UnclassifiedPromptError
+    from ._task import (
+        DEGRADATIONS as DEGRADATIONS,
+        LOSSLESS as LOSSLESS,
+        RECOVERABLE as RECOVERABLE,
+        ConnectionRecord as ConnectionRecord,
+        Degradation as Degradation,
+        StepRecord as StepRecord,
+        Task as Task,
+        TaskStep as TaskStep,
+        TurnKind as TurnKind,
+        TurnRecord as TurnRecord,
     )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_face(globals())

@@ -1,8 +1,8 @@
-"""Asking a :class:`~ctxsim.trackers.base.PointTracker` for its estimates at a session's observation points, checked
+"""Asking a :class:`~ctxsim.trackers.PointTracker` for its estimates at a session's observation points, checked
 (:func:`ctxsim.check.arun_tracker` judges them as it judges a message-fed tracker's).
 
 A point tracker reads the world as Claude Code shows it, so its points (and their truths) are the transcript
-rendering's (:func:`ctxsim.wire.transcript.render_transcript`) with the fault plan's transcript form applied
+rendering's (:func:`ctxsim.wire.render_transcript`) with the fault plan's transcript form applied
 (:func:`ctxsim.faults.apply_transcript`): a fault may place a point elsewhere there than in the stream (the older
 layout writes a subagent's rows into the main file), or make it unknowable there."""
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..trackers._diagnosis import is_token_count
-from ..trackers.base import Estimate, PointTracker
+from ..trackers import Estimate, PointTracker, is_token_count
 
 if TYPE_CHECKING:
     from ..faults import FaultPlan
@@ -29,7 +28,7 @@ def observations(session: Session, faults: FaultPlan | None, judged_at: frozense
     """The observation points of ``session``'s transcript (``faults`` applied) a tracker judged at ``judged_at``
     (None: every kind) is compared at, in order."""
     from ..faults import apply_transcript
-    from ..wire.transcript import render_transcript
+    from ..wire import render_transcript
 
     transcript = render_transcript(session)
     if faults is not None and faults.faults:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
-    from ..trackers.resolve import TrackerSpec
+    from ..trackers import TrackerSpec
 
 
 
@@ -69,8 +69,8 @@ def _scenario_files(refs: list[Path], command: str) -> list[Path]:
 
 def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
     """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
-    from ..loops.resolve import resolve_loop
-    from ..trackers.resolve import SpecError, resolve
+    from ..loops import resolve_loop
+    from ..trackers import SpecError, resolve
 
     try:
         return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore

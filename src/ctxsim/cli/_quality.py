@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..trackers.base import AnyTrackerFactory
+    from ..trackers import AnyTrackerFactory
 
 from ._common import CommandError, _load, _resolve_tracker, _scenario_files
 
@@ -35,8 +35,8 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..campaign import DatabaseUnreachable, example_database
     from ..fuzz import Reproduction, fuzz, fuzz_workers, reproduce_command, write_scenario
+    from ..strategies import DatabaseUnreachable, example_database
 
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
@@ -74,8 +74,7 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 
 def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table, declaration_differences
-    from ..trackers import CATALOGUE
-    from ..trackers.base import make_tracker
+    from ..trackers import CATALOGUE, make_tracker
 
     rows = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
@@ -119,7 +118,7 @@ def _score(args: argparse.Namespace) -> int:
     from ..trackers import CATALOGUE
 
     if args.html is not None:
-        from ..plot import PlotUnavailable, require_pyplot
+        from ..score import PlotUnavailable, require_pyplot
 
         try:
             require_pyplot()
@@ -139,7 +138,7 @@ def _score(args: argparse.Namespace) -> int:
     board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr, yours=yours)
     print(board.table())
     if args.html is not None:
-        from ..plot import write_scoreboard_html
+        from ..score import write_scoreboard_html
 
         print(f"\nctxsim score: page written to {write_scoreboard_html(board, args.html)}")
     return 0

@@ -23,7 +23,7 @@ def _configure_import(parser: argparse.ArgumentParser) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..scenario.importer import ImportFailure, write_import
+    from ..scenario import ImportFailure, write_import
 
     try:
         written = write_import(args.recordings, args.output, force=args.force, steps=not args.stream)
@@ -46,11 +46,10 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from ..live.record import CAPTURES, record_command
+    from ..live import CAPTURES, record_command
 
     if args.statusline:
-        from ..live.claude import LiveError
-        from ..live.statusline import STATUSLINE_SESSIONS, record_statusline_command
+        from ..live import STATUSLINE_SESSIONS, LiveError, record_statusline_command
 
         if args.list:
             for name, scripted in STATUSLINE_SESSIONS.items():
@@ -79,8 +78,7 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
 def _conformance(args: argparse.Namespace) -> int:
     import json
 
-    from ..live.claude import LiveError
-    from ..live.release import check_release
+    from ..live import LiveError, check_release
 
     try:
         check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout)

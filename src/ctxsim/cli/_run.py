@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..runner import ScenarioRun
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
-    from ..scenario_run import ScenarioRun
-    from ..trackers.base import AnyTrackerFactory
+    from ..trackers import AnyTrackerFactory
 
 from ._common import CommandError, _count, _find, _load, _resolve_tracker
 
@@ -61,7 +61,7 @@ def _under_test(scenario: Scenario, specs: Sequence[str],
 
 
 def _verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None) -> tuple[bool, str]:
-    from ..scenario_run import verdict
+    from ..runner import verdict
 
     if run.inconclusive:
         return False, f"{run.inconclusive}: NOT AS EXPECTED"
@@ -77,8 +77,8 @@ def _verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None) -
 
 def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     """``ctxsim run`` on a task scenario: each restart loop's verdict, summary and timeline."""
-    from ..task_run import REFERENCE_LOOP, describe_task, run_task
-    from ..trackers.base import make_tracker
+    from ..runner import REFERENCE_LOOP, describe_task, run_task
+    from ..trackers import make_tracker
 
     if args.plot is not None:
         raise CommandError(f"ctxsim: --plot: scenario {args.scenario} is a task scenario: it has a loop timeline, "
@@ -120,10 +120,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
     """``ctxsim run`` on a session scenario: each tracker's verdict, summary and timeline, and the plot."""
-    from ..scenario_run import MANY_POINTS, run_scenario
+    from ..runner import MANY_POINTS, run_scenario
 
     if args.plot is not None:
-        from ..plot import FORMATS, PlotUnavailable, require_pyplot
+        from ..score import FORMATS, PlotUnavailable, require_pyplot
 
         if args.plot.suffix.lower() not in FORMATS:
             raise CommandError(f"ctxsim: --plot {args.plot}: use a .png or .svg file name")
@@ -138,7 +138,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
                                                if scenario.recording is not None else ""))
     if scenario.source:
         print(f"source: {scenario.source}")
-    from ..trackers.base import make_tracker
+    from ..trackers import make_tracker
 
     runs, all_met = [], True
     for name, factory, expected in trackers:
@@ -159,7 +159,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
             where = scenario.where(first)
             print(f"first failing point: {first}" + (f" ({where[0]}:{where[1]})" if where else ""))
     if args.plot is not None:
-        from ..plot import plot_runs
+        from ..score import plot_runs
 
         print(f"\nplot written to {plot_runs(runs, args.plot)}")
     print(f"\n{len(runs)} trackers: " + ("every expectation met" if all_met else "some expectations NOT met"))

@@ -74,7 +74,7 @@ def _configure_scenario(parser: argparse.ArgumentParser) -> None:
 
 def _scenario(args: argparse.Namespace) -> int:
     if args.action == "keys":
-        from ..scenario.schema import reference
+        from ..scenario import reference
 
         print(reference(), end="")
         return 0

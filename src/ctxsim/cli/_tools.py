@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from ._common import CommandError, _load, _scenario_files
 
 if TYPE_CHECKING:
+    from ..runner import ScenarioRun
     from ..scenario import SessionScenario
-    from ..scenario_run import ScenarioRun
-    from ..trackers.shipped import Tool
+    from ..trackers import Tool
 
 
 def _configure_tools(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def _configure_tools(parser: argparse.ArgumentParser) -> None:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    from ..trackers.shipped import TOOLS
+    from ..trackers import TOOLS
 
     if args.action == "install":
         return _install(args.paths or list(TOOLS), args.timeout)
@@ -57,7 +57,7 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _install(names: list[str], timeout: float) -> int:
-    from ..trackers.shipped import TOOLS, InstallError, install
+    from ..trackers import TOOLS, InstallError, install
 
     failed = 0
     for name in names:
@@ -107,8 +107,8 @@ def _cell(run: ScenarioRun) -> str:
 def verdicts_page(scenarios: list[SessionScenario], tools: list[Tool], *, progress: bool = False) -> str:
     """The Markdown page: each installed tool in each of its modes over ``scenarios``, with what each tool reads
     and its known bugs; tools not installed are listed as such."""
-    from ..scenario_run import run_scenario
-    from ..trackers.shipped import RESEARCHED_CLI, installed, tracker
+    from ..runner import run_scenario
+    from ..trackers import RESEARCHED_CLI, installed, tracker
 
     columns = [_Column(t.label(m), t, m) for t in tools if installed(t) is not None for m in t.modes]
     missing = [t for t in tools if installed(t) is None]

@@ -1,8 +1,10 @@
 """The bundled corpus of reported context-pressure bugs, and finding scenario files by path or by name.
 
-The corpus ships inside the package (``ctxsim/corpus/*.yaml``, package data), so ``pytest --ctx-scenarios`` and
-``ctxsim score`` have something to run right after ``pip install pytest-ctxsim``, from any directory. In a checkout
-it is ``src/ctxsim/corpus/``: a contributor adds a scenario there and an editable install runs it at once.
+The corpus's home in a checkout is the repository's top-level ``scenarios/`` directory; the package reaches it
+through ``ctxsim/corpus/scenarios`` (a link in the checkout, so a contributor adds a scenario there and an editable
+install runs it at once) and the wheel carries the files themselves there (package data), so
+``pytest --ctx-scenarios`` and ``ctxsim score`` have something to run right after ``pip install pytest-ctxsim``,
+from any directory.
 
 :data:`BUNDLED` (``"bundled"``) is how a user names it wherever a scenario path is expected:
 ``pytest --ctx-scenarios=bundled``, ``ctx_scenarios = "bundled"`` in the ini, ``ctxsim score bundled``.
@@ -31,7 +33,7 @@ class ScenarioNotFound(FileNotFoundError):
 
 def bundled_dir() -> Path:
     """The directory of the bundled corpus, inside the installed package."""
-    return Path(__file__).resolve().parent
+    return (Path(__file__).resolve().parent / "scenarios").resolve()
 
 
 def bundled_scenarios() -> list[Path]:

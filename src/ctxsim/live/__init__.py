@@ -7,6 +7,30 @@ live and in-process and compared field by field; :mod:`.record` the captures wri
 
 from __future__ import annotations
 
-from .api import ApiRequest, FakeMessagesAPI, Reply, ScriptedModel, Served, prompt_too_long
+from typing import TYPE_CHECKING
 
-__all__ = ["ApiRequest", "FakeMessagesAPI", "Reply", "ScriptedModel", "Served", "prompt_too_long"]
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ._api import (
+        ApiRequest as ApiRequest,
+        FakeMessagesAPI as FakeMessagesAPI,
+        Reply as Reply,
+        ScriptedModel as ScriptedModel,
+        Served as Served,
+        prompt_too_long as prompt_too_long,
+    )
+    from ._claude import LiveError as LiveError
+    from ._record import CAPTURES as CAPTURES, record_command as record_command
+    from ._release import check_release as check_release
+    from ._scenarios import (
+        live_skip_reason as live_skip_reason,
+        run_scenario_live as run_scenario_live,
+        tracker_skip_reason as tracker_skip_reason,
+    )
+    from ._statusline import (
+        STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
+        record_statusline_command as record_statusline_command,
+    )
+
+__getattr__, __dir__ = lazy_face(globals())

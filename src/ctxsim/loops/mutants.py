@@ -1,18 +1,18 @@
 """Behavioural mutants of the reference restart loop: one per bug class, to measure whether the task corpus catches
 each.
 
-Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.restart.RestartLoop`, what
+Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.RestartLoop`, what
 :func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of one of its parts broken: the pressure policy
-(:mod:`ctxsim.reference.policy`: thresholds ``>=``, percentages of the effective window, events once per crossing,
+(:mod:`ctxsim.reference._policy`: thresholds ``>=``, percentages of the effective window, events once per crossing,
 hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh per
 session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
-extraction (:mod:`ctxsim.reference.checkpoint`: the last block, an unclosed block, the whole reply, a refusal, an
+extraction (:mod:`ctxsim.reference._checkpoint`: the last block, an unclosed block, the whole reply, a refusal, an
 error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
 exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is
 a function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
 prints how many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
 
-These are not catalogue entries (:mod:`ctxsim.loops.catalogue` holds loops with a reported bug, such as the
+These are not catalogue entries (:mod:`ctxsim.loops._catalogue` holds loops with a reported bug, such as the
 checkpoint turn run through the pressure check, and is not repeated here); the held-out loops of
 ``tests/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
 classes in code that is not a one-line edit of the reference.
@@ -24,10 +24,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ..reference.checkpoint import Checkpoint, _scan, _unfence, extract_checkpoint
-from ..reference.policy import Action, PressurePolicy, _State
-from ..reference.restart import RestartLoop, RestartResult, SessionState
-from .rig import LoopRig
+from ..reference import (
+    Action,
+    Checkpoint,
+    PolicyState,
+    PressurePolicy,
+    RestartLoop,
+    RestartResult,
+    SessionState,
+    checkpoint_blocks,
+    extract_checkpoint,
+    unfence,
+)
+from ._rig import LoopRig
 
 __all__ = ["MUTANTS", "Mutant", "reference"]
 
@@ -66,8 +75,8 @@ class _FullWindow(PressurePolicy):
 
 class _FiresEveryEvaluation(PressurePolicy):
     def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
-        if self._state is _State.FIRED:
-            self._state = _State.ARMED
+        if self._state is PolicyState.FIRED:
+            self._state = PolicyState.ARMED
         return super().decide(tokens, window=window, tool_calls=tool_calls)
 
 
@@ -83,8 +92,8 @@ class _NeverRearms(PressurePolicy):
 
 class _WindsDownEveryTime(PressurePolicy):
     def decide(self, tokens: int | None, *, window: int | None = None, tool_calls: int | None = None) -> Action:
-        if self._state is _State.WOUND_DOWN:
-            self._state = _State.ARMED
+        if self._state is PolicyState.WOUND_DOWN:
+            self._state = PolicyState.ARMED
         self._wound_down = False
         return super().decide(tokens, window=window, tool_calls=tool_calls)
 
@@ -194,12 +203,12 @@ def _extracting(extract: Callable[[str, Checkpoint, str | None], Checkpoint]) ->
 def _first_block(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
     if answer.fallback != "last_block":
         return answer
-    first = next(c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c)
+    first = next(c for c in checkpoint_blocks(text) if c)
     return replace(answer, text=first)
 
 
 def _template_echo_taken(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
-    blocks = [c for c in (_unfence(content) for _, _, content in _scan(text)[0]) if c]
+    blocks = [c for c in checkpoint_blocks(text) if c]
     return replace(answer, text=blocks[-1]) if len(blocks) > 1 else answer  # an echo of the template wins if last
 
 
@@ -212,7 +221,7 @@ def _no_whole_reply(text: str, answer: Checkpoint, stop_reason: str | None) -> C
 
 
 def _refusal_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
-    return Checkpoint(_unfence(text), "whole_reply") if answer.fallback == "refusal" else answer
+    return Checkpoint(unfence(text), "whole_reply") if answer.fallback == "refusal" else answer
 
 
 def _error_as_state(text: str, answer: Checkpoint, stop_reason: str | None) -> Checkpoint:
@@ -238,7 +247,7 @@ def _policy_as(cls: type[PressurePolicy], policy: PressurePolicy) -> PressurePol
 
 def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
           policy: type[PressurePolicy] = PressurePolicy) -> Callable[[LoopRig], Awaitable[RestartResult]]:
-    """The reference loop (as :func:`ctxsim.task_run.reference_loop` builds it from the rig) made of ``loop`` and
+    """The reference loop (as :func:`ctxsim.runner.reference_loop` builds it from the rig) made of ``loop`` and
     ``policy``, as a function of this module called ``name`` with ``_`` for ``-``."""
 
     async def run(rig: LoopRig) -> RestartResult:
@@ -344,4 +353,13 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 )}
 """Every mutant, by name."""
 
-globals().update({m.loop.__name__: m.loop for m in MUTANTS.values()})  # ctxsim.loops.mutants:<function>
+_BY_FUNCTION = {m.loop.__name__: m.loop for m in MUTANTS.values()}
+
+
+def __getattr__(name: str) -> Callable[[LoopRig], Awaitable[RestartResult]]:
+    """Each mutant's loop function by its name, as ``--ctx-loop=ctxsim.loops.mutants:<function>`` names it
+    (:attr:`Mutant.spec`): the functions are built by :func:`_mutant`, so they are looked up here (PEP 562)."""
+    try:
+        return _BY_FUNCTION[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

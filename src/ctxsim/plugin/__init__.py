@@ -13,7 +13,7 @@ Options (each with an ini equivalent; the command line wins):
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
-    :class:`~ctxsim.trackers.base.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
+    :class:`~ctxsim.trackers._base.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
     catalogued name.
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
@@ -46,7 +46,7 @@ A task scenario (a ``task`` section) yields ``reference-loop`` instead (the refe
 through the fake agent, judged by :mod:`ctxsim.loops`, and must meet every ``expect`` number), one item per loop
 of ``expect.loop.fail`` (passes when the loop checks catch the loop breaking the invariant the catalogue names)
 and of ``expect.loop.pass``, and one per ``--ctx-tracker`` (the reference loop given that tracker). Failures
-name each unmet expectation with its ``file:line`` and show the loop's timeline (:mod:`ctxsim.task_run`).
+name each unmet expectation with its ``file:line`` and show the loop's timeline (:mod:`ctxsim.runner._task`).
 
 Fixtures: ``fake_claude`` (SDK clients built during the test play simulated sessions), ``ctx_session`` (build a
 session inline from scenario YAML, or get a :class:`~ctxsim.world.SessionBuilder`), ``ctx_tracker`` (a fresh
@@ -57,9 +57,9 @@ world defaults.
 
 The plugin is loaded in every pytest session where ``pytest-ctxsim`` is installed, so this package imports only
 pytest: YAML, the SDK and the rest of ctxsim are imported inside hooks, items and fixtures, once asked for.
-Once scenarios are collected (``--ctx-scenarios``), and again once the first scenario item has loaded the
-SDK, the objects the imports left are frozen out of the cyclic collector's way (``gc.freeze()``,
-:func:`ctxsim._lazy.freeze_imports`); the run's last cleanup unfreezes them.
+With ``--ctx-freeze-gc`` (opt-in), once scenarios are collected and again once the first scenario item has loaded
+the SDK, the objects the imports left are frozen out of the cyclic collector's way (``gc.freeze()``,
+:func:`ctxsim.runner.freeze_imports`); the run's last cleanup unfreezes them.
 
 The package: the options and hooks here; the scenario files and their items in :mod:`._items`; the fixtures in
 :mod:`._fixtures`; what they share in :mod:`._shared`.
@@ -73,18 +73,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from .._lazy import freeze_imports, thaw_imports
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._guard import Guard
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
 from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
-from ._shared import AGENTS, BACKEND, LOOPS, TRACKERS
+from ._shared import AGENTS, BACKEND, FREEZE_GC, LOOPS, TRACKERS, freeze_if_asked
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from ..loops.resolve import LoopSpec
-    from ..trackers.resolve import TrackerSpec
+    from ..loops import LoopSpec
+    from ..trackers import TrackerSpec
 
 __all__ = ["DRIFT_PROPERTY", "InlineSessions", "LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile",
            "ScenarioItem", "ctx_session", "ctx_tracker", "fake_agent", "fake_claude"]
@@ -137,6 +136,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
                               "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
+    group.addoption(
+        "--ctx-freeze-gc", dest="ctx_freeze_gc", action="store_true", default=None,
+        help="in a long run, move the objects the imports left out of the cyclic garbage collector's way "
+             "(gc.freeze) once they are loaded: faster, and nothing a run computes changes.")
+    parser.addini("ctx_freeze_gc", "as --ctx-freeze-gc", type="bool", default=False)
     parser.addini("ctx_block_real", "fail any test that would reach a real model or the network beyond 127.0.0.1 "
                                     "(as --ctx-block-real)", type="bool", default=False)
 
@@ -144,7 +148,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # Registered before pytest's own cleanups, so run after them: its last full collections (unraisable
     # exceptions) still find the imports frozen and skip them.
-    config.add_cleanup(thaw_imports)
+    freeze = config.getoption("ctx_freeze_gc")
+    config.stash[FREEZE_GC] = bool(config.getini("ctx_freeze_gc") if freeze is None else freeze)
+    if config.stash[FREEZE_GC]:
+        from ..runner import thaw_imports
+
+        config.add_cleanup(thaw_imports)
     config.addinivalue_line("markers", "ctx_scenario: a ctxsim scenario check (collected by --ctx-scenarios)")
     config.addinivalue_line("markers", "ctx(**world): world defaults (model, window, baseline, max_output, seed) "
                                        "for the ctx_session fixture")
@@ -168,13 +177,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
-    from ..trackers.resolve import TrackerSpecError, resolve
+    from ..trackers import TrackerSpecError, resolve
 
     return _resolved(config, specs, resolve, TrackerSpecError, "--ctx-tracker")
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:
-    from ..loops.resolve import LoopSpecError, resolve_loop
+    from ..loops import LoopSpecError, resolve_loop
 
     return _resolved(config, specs, resolve_loop, LoopSpecError, "--ctx-loop")
 
@@ -194,7 +203,7 @@ def _resolved(config: pytest.Config, specs: list[str], resolve: Callable[..., T]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from ..wire.versions import captured_versions, installed_cli_version, installed_sdk_version
+    from ..wire import captured_versions, installed_cli_version, installed_sdk_version
 
     checked = captured_versions()
     lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
@@ -236,9 +245,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFi
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # A run of ctxsim's scenarios (--ctx-scenarios): the objects the imports left (~110k: the SDK, mcp, pydantic,
-    # Hypothesis) move out of the cyclic collector's way (ctxsim._lazy). A run without it is left as it is.
+    # Hypothesis) move out of the cyclic collector's way, when asked (--ctx-freeze-gc).
     if session.config.stash.get(_SCENARIOS, None) is not None:
-        freeze_imports()
+        freeze_if_asked(session.config)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -250,7 +259,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         _fail_for_real_calls(report, guard)
     agents = item.stash.get(AGENTS, None)
     if agents and report.failed and call.when == "call":
-        from ..task_run import agent_timeline
+        from ..runner import agent_timeline
 
         for n, agent in enumerate(agents, 1):
             label = f"ctxsim fake agent {n}" if len(agents) > 1 else "ctxsim fake agent"

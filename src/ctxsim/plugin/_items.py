@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .._lazy import freeze_imports
-from ._shared import BACKEND, LOOPS, TRACKERS, shown
+from ._shared import BACKEND, LOOPS, TRACKERS, freeze_if_asked, shown
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from ..loops.resolve import LoopSpec
+    from ..loops import LoopSpec
     from ..scenario import Scenario, ScenarioError, SessionScenario, TaskScenario
-    from ..trackers.resolve import TrackerSpec
+    from ..trackers import TrackerSpec
 
 __all__ = ["LoopItem", "MalformedScenario", "ScenarioFailed", "ScenarioFile", "ScenarioItem"]
 
@@ -66,7 +65,7 @@ class ScenarioFile(pytest.File):
 
     def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:
         """A task scenario's items: ``reference-loop``, each catalogued loop it names, the trackers under test."""
-        from ..task_run import REFERENCE_LOOP
+        from ..runner import REFERENCE_LOOP
 
         yield LoopItem.from_parent(self, name=REFERENCE_LOOP, scenario=scenario, loop=REFERENCE_LOOP,
                                    expected="meet")
@@ -149,12 +148,11 @@ class ScenarioItem(_CheckItem):
         return "expect.pass" if self.expect_ok else "expect.fail"
 
     def runtest(self) -> None:
+        from ..runner import explain, run_scenario, verdict
         from ..scenario import ExpectedFailure
-        from ..scenario_run import explain, run_scenario, verdict
-        from ..trackers import CATALOGUE, make, reference_for
-        from ..trackers.base import make_tracker
+        from ..trackers import CATALOGUE, make, make_tracker, reference_for
 
-        freeze_imports()  # the first item loads the SDK: out of the cyclic collector's way (ctxsim._lazy)
+        freeze_if_asked(self.config)  # the first item loads the SDK: out of the cyclic collector's way
 
         if self.spec is not None and self.spec.command and self.scenario.recording is not None:
             pytest.skip(f"ctxsim: --ctx-tracker={self.spec.spec}: scenario {self.scenario.name!r} plays a recorded "
@@ -167,7 +165,7 @@ class ScenarioItem(_CheckItem):
         else:
             tracker = make(self.tracker)
         if self.config.stash.get(BACKEND, "inprocess") == "live":
-            from ..live.scenarios import live_skip_reason, run_scenario_live, tracker_skip_reason
+            from ..live import live_skip_reason, run_scenario_live, tracker_skip_reason
 
             reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
             if reason is not None:
@@ -218,16 +216,16 @@ class LoopItem(_CheckItem):
         self.loop = loop
         """``reference-loop`` or a catalogued loop's name (the reference loop given ``spec``, when set)."""
         self.expected = expected
-        """What the run must be: see :meth:`ctxsim.task_run.TaskRun.verdict`."""
+        """What the run must be: see :meth:`ctxsim.runner.TaskRun.verdict`."""
 
     def runtest(self) -> None:
-        from ..task_run import explain_task, run_task
+        from ..runner import explain_task, run_task
 
-        freeze_imports()
+        freeze_if_asked(self.config)
 
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             pytest.skip("ctxsim: --ctx-backend=live: task scenarios (restart loops) run in-process only")
-        from ..trackers.base import make_tracker
+        from ..trackers import make_tracker
 
         spec = self.spec
         if spec is not None and spec.command:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ..loops.resolve import LoopSpec
-    from ..trackers.resolve import TrackerSpec
+    from ..loops import LoopSpec
+    from ..trackers import TrackerSpec
 
 BACKEND = pytest.StashKey[str]()
 """Where scenario sessions play: ``inprocess`` or ``live`` (``--ctx-backend``)."""
@@ -33,3 +33,16 @@ def shown(path: Path, config: pytest.Config) -> str:
     except ValueError:
         return str(path)
     return str(path) if rel.startswith(os.pardir + os.sep) else rel
+
+
+FREEZE_GC = pytest.StashKey[bool]()
+"""Whether this run asked for the collector tuning (``--ctx-freeze-gc``, ini ``ctx_freeze_gc``)."""
+
+
+def freeze_if_asked(config: pytest.Config) -> None:
+    """Freeze what the imports left out of the cyclic collector's way (:func:`ctxsim.runner.freeze_imports`), in a
+    run that asked for it; nothing otherwise."""
+    if config.stash.get(FREEZE_GC, False):
+        from ..runner import freeze_imports
+
+        freeze_imports()

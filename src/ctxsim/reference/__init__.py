@@ -17,82 +17,48 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
-
-_EXPORTS = {
-    "Checkpoint": "checkpoint",
-    "build_continuation_prompt": "checkpoint",
-    "extract_checkpoint": "checkpoint",
-    "is_prompt_too_long": "checkpoint",
-    "CHECKPOINT_REQUEST_PROMPT": "prompts",
-    "CONTINUATION_TEMPLATE": "prompts",
-    "MINIMAL_CONTINUATION_PROMPT": "prompts",
-    "Action": "policy",
-    "PressurePolicy": "policy",
-    "LifecycleError": "restart",
-    "RestartLimitError": "restart",
-    "RestartResult": "restart",
-    "SessionLifecycle": "restart",
-    "Turn": "restart",
-    "request_checkpoint": "restart",
-    "run_turn": "restart",
-    "run_with_restarts": "restart",
-    "ContextTracker": "tracker",
-    "cache_read_tokens": "usage",
-    "prompt_tokens": "usage",
-    "prefix_from_context_usage": "usage",
-    "token_count": "usage",
-}
-
-__all__ = [
-    "CHECKPOINT_REQUEST_PROMPT",
-    "CONTINUATION_TEMPLATE",
-    "MINIMAL_CONTINUATION_PROMPT",
-    "Action",
-    "Checkpoint",
-    "ContextTracker",
-    "LifecycleError",
-    "PressurePolicy",
-    "RestartLimitError",
-    "RestartResult",
-    "SessionLifecycle",
-    "Turn",
-    "build_continuation_prompt",
-    "cache_read_tokens",
-    "extract_checkpoint",
-    "is_prompt_too_long",
-    "prefix_from_context_usage",
-    "prompt_tokens",
-    "request_checkpoint",
-    "run_turn",
-    "run_with_restarts",
-    "token_count",
-]
+from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .checkpoint import (
-        Checkpoint,
-        build_continuation_prompt,
-        extract_checkpoint,
-        is_prompt_too_long,
+    from ._checkpoint import (
+        Checkpoint as Checkpoint,
+        Fallback as Fallback,
+        build_continuation_prompt as build_continuation_prompt,
+        checkpoint_blocks as checkpoint_blocks,
+        extract_checkpoint as extract_checkpoint,
+        is_prompt_too_long as is_prompt_too_long,
+        unfence as unfence,
     )
-    from .policy import Action, PressurePolicy
-    from .prompts import (
-        CHECKPOINT_REQUEST_PROMPT,
-        CONTINUATION_TEMPLATE,
-        MINIMAL_CONTINUATION_PROMPT,
+    from ._policy import Action as Action, PolicyState as PolicyState, PressurePolicy as PressurePolicy
+    from ._prompts import (
+        CHECKPOINT_REQUEST_PROMPT as CHECKPOINT_REQUEST_PROMPT,
+        CONTINUATION_TEMPLATE as CONTINUATION_TEMPLATE,
+        CONTINUE_PROMPT as CONTINUE_PROMPT,
+        DONE_MARKER as DONE_MARKER,
+        MINIMAL_CONTINUATION_PROMPT as MINIMAL_CONTINUATION_PROMPT,
+        TRUNCATED_NOTE as TRUNCATED_NOTE,
+        WIND_DOWN_PROMPT as WIND_DOWN_PROMPT,
     )
-    from .restart import (
-        LifecycleError,
-        RestartLimitError,
-        RestartResult,
-        SessionLifecycle,
-        Turn,
-        request_checkpoint,
-        run_turn,
-        run_with_restarts,
+    from ._restart import (
+        LifecycleError as LifecycleError,
+        RestartLimitError as RestartLimitError,
+        RestartLoop as RestartLoop,
+        RestartResult as RestartResult,
+        SessionLifecycle as SessionLifecycle,
+        SessionState as SessionState,
+        Turn as Turn,
+        request_checkpoint as request_checkpoint,
+        run_turn as run_turn,
+        run_with_restarts as run_with_restarts,
+        task_complete as task_complete,
     )
-    from .tracker import ContextTracker
-    from .usage import cache_read_tokens, prefix_from_context_usage, prompt_tokens, token_count
+    from ._tracker import ContextTracker as ContextTracker
+    from ._usage import (
+        MAX_OUTPUT_TOKENS as MAX_OUTPUT_TOKENS,
+        cache_read_tokens as cache_read_tokens,
+        prefix_from_context_usage as prefix_from_context_usage,
+        prompt_tokens as prompt_tokens,
+        token_count as token_count,
+    )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_face(globals())

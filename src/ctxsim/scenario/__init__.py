@@ -77,33 +77,31 @@ scenarios that can be shared).
 
 from __future__ import annotations
 
-from . import schema
-from .expect import ExpectedFailure
-from .load import (
-    FaultSpec,
-    LoopExpectations,
-    Scenario,
-    ScenarioError,
-    SessionScenario,
-    TaskScenario,
-    TaskSpec,
-    ThresholdSpec,
-    load_scenario,
-    parse_scenario,
-)
+from typing import TYPE_CHECKING
 
-__doc__ = (__doc__ or "") + schema.reference()
+from .._lazy import lazy_face
+from . import _schema
 
-__all__ = [
-    "ExpectedFailure",
-    "FaultSpec",
-    "LoopExpectations",
-    "Scenario",
-    "ScenarioError",
-    "SessionScenario",
-    "TaskScenario",
-    "TaskSpec",
-    "ThresholdSpec",
-    "load_scenario",
-    "parse_scenario",
-]
+if TYPE_CHECKING:
+    from ._dump import scenario_yaml as scenario_yaml
+    from ._expect import (
+        ExpectedFailure as ExpectedFailure,
+        LoopExpectations as LoopExpectations,
+        ThresholdSpec as ThresholdSpec,
+    )
+    from ._faults import FaultSpec as FaultSpec
+    from ._importer import ImportFailure as ImportFailure, write_import as write_import
+    from ._load import (
+        Scenario as Scenario,
+        ScenarioError as ScenarioError,
+        SessionScenario as SessionScenario,
+        TaskScenario as TaskScenario,
+        load_scenario as load_scenario,
+        parse_scenario as parse_scenario,
+    )
+    from ._schema import reference as reference
+    from ._task import TaskSpec as TaskSpec
+
+__getattr__, __dir__ = lazy_face(globals())
+
+__doc__ = (__doc__ or "") + _schema.reference()

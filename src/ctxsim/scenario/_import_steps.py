@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .dump import scenario_yaml
-from .recording import Recording
+from ._dump import scenario_yaml
+from ._recording import Recording
 
 __all__ = ["steps_scenario"]
 

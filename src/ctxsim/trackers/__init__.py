@@ -11,72 +11,55 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
-
-_EXPORTS = {
-    "AsyncTracker": "base",
-    "FromRatio": "base",
-    "RawDicts": "base",
-    "ResultsOnly": "base",
-    "Tracker": "base",
-    "TrackerFactory": "base",
-    "tracker_name": "base",
-    "Estimate": "base",
-    "PointTracker": "base",
-    "PointTrackerError": "base",
-    "CommandTracker": "command",
-    "PRESETS": "readout",
-    "Readout": "readout",
-    "CATALOGUE": "catalogue",
-    "Breaks": "catalogue",
-    "Entry": "catalogue",
-    "make": "catalogue",
-    "reference_for": "catalogue",
-    "TrackerSpec": "resolve",
-    "TrackerSpecError": "resolve",
-    "resolve": "resolve",
-}
-
-__all__ = [
-    "CATALOGUE",
-    "PRESETS",
-    "AsyncTracker",
-    "Breaks",
-    "CommandTracker",
-    "Entry",
-    "Estimate",
-    "FromRatio",
-    "PointTracker",
-    "PointTrackerError",
-    "RawDicts",
-    "Readout",
-    "ResultsOnly",
-    "Tracker",
-    "TrackerFactory",
-    "TrackerSpec",
-    "TrackerSpecError",
-    "make",
-    "reference_for",
-    "resolve",
-    "tracker_name",
-]
+from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .base import (
-        AsyncTracker,
-        Estimate,
-        FromRatio,
-        PointTracker,
-        PointTrackerError,
-        RawDicts,
-        ResultsOnly,
-        Tracker,
-        TrackerFactory,
-        tracker_name,
+    from ._base import (
+        AnyTracker as AnyTracker,
+        AnyTrackerFactory as AnyTrackerFactory,
+        AsyncTracker as AsyncTracker,
+        Estimate as Estimate,
+        FromRatio as FromRatio,
+        PointTracker as PointTracker,
+        PointTrackerError as PointTrackerError,
+        RawDicts as RawDicts,
+        ResultsOnly as ResultsOnly,
+        Tracker as Tracker,
+        TrackerFactory as TrackerFactory,
+        make_tracker as make_tracker,
+        tracker_name as tracker_name,
     )
-    from .catalogue import CATALOGUE, Breaks, Entry, make, reference_for
-    from .command import CommandTracker
-    from .readout import PRESETS, Readout
-    from .resolve import TrackerSpec, TrackerSpecError, resolve
+    from ._catalogue import (
+        CATALOGUE as CATALOGUE,
+        Breaks as Breaks,
+        Entry as Entry,
+        make as make,
+        reference_for as reference_for,
+    )
+    from ._command import CommandTracker as CommandTracker
+    from ._diagnosis import (
+        is_token_count as is_token_count,
+        looks_like_ratio as looks_like_ratio,
+        ratio_hint as ratio_hint,
+        user_traceback as user_traceback,
+    )
+    from ._readout import PRESETS as PRESETS, Readout as Readout
+    from ._resolve import (
+        SpecError as SpecError,
+        TrackerSpec as TrackerSpec,
+        TrackerSpecError as TrackerSpecError,
+        load_spec as load_spec,
+        not_catalogued as not_catalogued,
+        resolve as resolve,
+    )
+    from ._shipped import (
+        RESEARCHED_CLI as RESEARCHED_CLI,
+        TOOLS as TOOLS,
+        InstallError as InstallError,
+        Tool as Tool,
+        install as install,
+        installed as installed,
+        tracker as tracker,
+    )
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+__getattr__, __dir__ = lazy_face(globals())

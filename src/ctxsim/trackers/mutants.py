@@ -20,9 +20,8 @@ from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ConversationResetMessage, ResultMessage
 
-from ..reference.tracker import ContextTracker
-from ..reference.usage import MAX_OUTPUT_TOKENS, prompt_tokens, token_count
-from ..world.session import UsageConvention
+from ..reference import MAX_OUTPUT_TOKENS, ContextTracker, prompt_tokens, token_count
+from ..world import UsageConvention
 
 __all__ = ["MUTANTS", "Mutant"]
 

@@ -11,30 +11,36 @@
 
 from __future__ import annotations
 
-from .content import prompt_text, text_blocks
-from .context_usage import context_usage_response, thinking_tail
-from .frames import Frame, Observation, Script
-from .statusline import statusline_payloads
-from .stream_json import PLACEHOLDER_OUTPUT_TOKENS, Renderer, cli_version_rendered, render, render_stream
-from .transcript import TranscriptFile, TranscriptPoint, TranscriptRender, project_slug, render_transcript
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "PLACEHOLDER_OUTPUT_TOKENS",
-    "Frame",
-    "Observation",
-    "Renderer",
-    "Script",
-    "TranscriptFile",
-    "TranscriptPoint",
-    "TranscriptRender",
-    "cli_version_rendered",
-    "context_usage_response",
-    "project_slug",
-    "prompt_text",
-    "render",
-    "render_stream",
-    "render_transcript",
-    "statusline_payloads",
-    "text_blocks",
-    "thinking_tail",
-]
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ._content import prompt_text as prompt_text, text_blocks as text_blocks
+    from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
+    from ._frames import Frame as Frame, Observation as Observation, Script as Script
+    from ._statusline import context_window as context_window, statusline_payloads as statusline_payloads
+    from ._stream_json import (
+        PLACEHOLDER_OUTPUT_TOKENS as PLACEHOLDER_OUTPUT_TOKENS,
+        Renderer as Renderer,
+        cli_version_rendered as cli_version_rendered,
+        render as render,
+        render_stream as render_stream,
+    )
+    from ._transcript import (
+        TranscriptFile as TranscriptFile,
+        TranscriptPoint as TranscriptPoint,
+        TranscriptRender as TranscriptRender,
+        iso as iso,
+        project_slug as project_slug,
+        render_transcript as render_transcript,
+    )
+    from ._versions import (
+        CAPTURES as CAPTURES,
+        captured_versions as captured_versions,
+        installed_cli_version as installed_cli_version,
+        installed_sdk_version as installed_sdk_version,
+        version_key as version_key,
+    )
+
+__getattr__, __dir__ = lazy_face(globals())

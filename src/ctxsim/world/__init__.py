@@ -6,54 +6,41 @@ that derives what a real session would show; :mod:`.content` the faker text gene
 
 from __future__ import annotations
 
-from .builder import (
-    SessionBuilder,
-    filler_text,
-)
-from .session import (
-    CHARS_PER_TOKEN,
-    DEFAULT_MODEL,
-    MAX_SYSTEM_PREFIX,
-    Call,
-    Compaction,
-    ConversationReset,
-    DeltaUsage,
-    Query,
-    Session,
-    Step,
-    SubagentStart,
-    Text,
-    Thinking,
-    ToolResult,
-    ToolUse,
-    Truth,
-    UsageConvention,
-    auto_compact_threshold,
-    compaction_truth,
-    system_prefix,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CHARS_PER_TOKEN",
-    "DEFAULT_MODEL",
-    "MAX_SYSTEM_PREFIX",
-    "Call",
-    "Compaction",
-    "ConversationReset",
-    "DeltaUsage",
-    "Query",
-    "Session",
-    "SessionBuilder",
-    "Step",
-    "SubagentStart",
-    "Text",
-    "Thinking",
-    "ToolResult",
-    "ToolUse",
-    "Truth",
-    "UsageConvention",
-    "auto_compact_threshold",
-    "compaction_truth",
-    "filler_text",
-    "system_prefix",
-]
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
+    from ._content import dress as dress, prompts as prompts
+    from ._session import (
+        CHARS_PER_TOKEN as CHARS_PER_TOKEN,
+        DEFAULT_MODEL as DEFAULT_MODEL,
+        MAX_SYSTEM_PREFIX as MAX_SYSTEM_PREFIX,
+        Call as Call,
+        Compaction as Compaction,
+        ConversationReset as ConversationReset,
+        DeltaUsage as DeltaUsage,
+        Query as Query,
+        Session as Session,
+        Step as Step,
+        SubagentStart as SubagentStart,
+        Text as Text,
+        Thinking as Thinking,
+        ToolResult as ToolResult,
+        ToolUse as ToolUse,
+        Truth as Truth,
+        UsageConvention as UsageConvention,
+        auto_compact_threshold as auto_compact_threshold,
+        compaction_truth as compaction_truth,
+        system_prefix as system_prefix,
+    )
+    from ._shapes import (
+        CALL_BYTES as CALL_BYTES,
+        SUBAGENT_BYTES as SUBAGENT_BYTES,
+        Bytes as Bytes,
+        main_call as main_call,
+        subagent as subagent,
+    )
+
+__getattr__, __dir__ = lazy_face(globals())

@@ -1,0 +1,335 @@
+"""The oracle: run a tracker over a session through the real SDK and compare it with the truth.
+
+A tracker is anything with ``observe(message)`` and ``context_tokens() -> int | None`` (None: unknown). The
+session is rendered by :mod:`ctxsim.wire`, played by :class:`~ctxsim.sdk.FakeTransport` and read with the real
+``ClaudeSDKClient``; every message the SDK yields goes to the tracker, and at every observation point (after
+each main-chain call, subagent call, compaction, reset and result) its estimate is compared with the truth.
+
+The truth at a point is a band, ``prompt .. prompt + output``: a tracker may report what ``/context`` shows or
+what the next request will carry. The error is how far the estimate falls outside the band; it passes within
+``tolerance`` tokens. Where the truth is not knowable from the stream, an unknown (None) estimate passes.
+A tracker (or adapter) with a ``judged_at`` set of observation kinds (``call``, ``subagent``, ``compaction``,
+``reset``, ``result``) is compared at those points only.
+
+Trackers of other shapes run through the adapters of :mod:`ctxsim.trackers._base` (:class:`RawDicts`,
+:class:`ResultsOnly`, :class:`FromRatio`), re-exported here. A tracker's ``observe`` and ``context_tokens`` may be
+``async def`` (:class:`AsyncTracker`): what they return is awaited.
+
+A :class:`~ctxsim.trackers.PointTracker` (a statusline command, ``cmd:``) is not fed messages: it is asked for
+its estimates at the same points, the world rendered as Claude Code shows it there, and judged the same way; an
+estimate that is a band (a percentage shown to a precision) is off by how far the band lies from the truth's. One
+that cannot be read (a command that fails, hangs or prints nonsense) leaves its ``ctxsim:`` line in the report's
+``error``: no verdict.
+
+From async code, ``await`` :func:`arun_tracker` or :func:`assert_tracks_async`. The synchronous :func:`run_tracker`
+and :func:`assert_tracks` work from anywhere: called where an event loop already runs (an ``asyncio`` or ``anyio``
+test), they play the session on a worker thread with its own loop while the caller waits.
+
+When a tracker raises, the report's ``crash`` names the message it raised on and its ``traceback`` shows the frames
+of the tracker's own code (ctxsim's and the SDK's left out); a failing run whose estimates are ratios (a float in
+[0, 1] where the truth is tokens) gets a hint to :class:`FromRatio`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from claude_agent_sdk import ClaudeSDKClient
+
+from .._sync import run_blocking, step_once
+from ..sdk import FakeTransport, client_message
+from ..trackers import (
+    AnyTracker,
+    AsyncTracker,
+    FromRatio,
+    PointTracker,
+    PointTrackerError,
+    RawDicts,
+    ResultsOnly,
+    Tracker,
+    is_token_count,
+    tracker_name,
+    user_traceback,
+)
+from ..wire import Frame, Observation, Script
+from ..world import Session
+from ._points import estimates_failure, point_estimates
+from ._progress import Progress
+from ._report import Point, Report, TrackingError
+
+if TYPE_CHECKING:
+    from ..faults import FaultPlan
+
+__all__ = [
+    "AsyncTracker",
+    "FromRatio",
+    "Point",
+    "RawDicts",
+    "Report",
+    "ResultsOnly",
+    "Tracker",
+    "TrackingError",
+    "arun_tracker",
+    "assert_tracks",
+    "assert_tracks_async",
+    "run_tracker",
+    "run_tracker_parsed",
+    "tracker_name",
+]
+
+# --- running ----------------------------------------------------------------------------------------------------
+
+
+def _yielded(script: Script) -> list[Frame]:
+    """The frames of ``script`` the SDK will yield as messages, in order (:func:`ctxsim.sdk.client_message`: the
+    client keeps the others to itself)."""
+    out = []
+    for frame in script.frames:
+        data = frame.data
+        if not isinstance(data, dict):
+            continue
+        try:
+            if client_message(data) is None:
+                continue
+        except Exception:
+            pass  # the SDK raises on it too; the run stops there
+        out.append(frame)
+    return out
+
+
+class _Probe:
+    """Feeds one tracker and records its estimate at each observation point."""
+
+    def __init__(self, tracker: Tracker | AsyncTracker, report: Report) -> None:
+        self.tracker = tracker
+        self.report = report
+        self.observe_frame: Callable[[Any, dict[str, Any]], object] | None = getattr(tracker, "observe_frame", None)
+        """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
+        self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
+        self.seen: set[int] = set()
+
+    async def feed(self, message: Any, frame: Frame) -> bool:
+        """Hand ``message`` to the tracker (awaiting what an async tracker returns) and, at an observation point,
+        record its estimate; False when the tracker raised or gave something other than a token count."""
+        self.report.messages += 1
+        try:
+            done = self._observe(message, frame)
+            if done is not None and inspect.isawaitable(done):
+                await done
+            observation = frame.observation
+            if observation is not None and self._judged(observation):
+                estimate = self.tracker.context_tokens()
+                if estimate is not None and not isinstance(estimate, int) and inspect.isawaitable(estimate):
+                    estimate = await estimate
+                return self._record(estimate, observation, message, frame)
+        except Exception as exc:
+            return self._raised(exc, message, frame)
+        return True
+
+    def feed_now(self, message: Any, frame: Frame) -> bool:
+        """:meth:`feed` without an event loop or a coroutine a message: an async tracker must be done in a step."""
+        self.report.messages += 1
+        try:
+            done = self._observe(message, frame)
+            if done is not None and inspect.isawaitable(done) and not step_once(done)[0]:
+                return self._waits(message, frame)
+            observation = frame.observation
+            if observation is not None and self._judged(observation):
+                estimate = self.tracker.context_tokens()
+                if estimate is not None and not isinstance(estimate, int) and inspect.isawaitable(estimate):
+                    finished, estimate = step_once(estimate)
+                    if not finished:
+                        return self._waits(message, frame)
+                return self._record(estimate, observation, message, frame)
+        except Exception as exc:
+            return self._raised(exc, message, frame)
+        return True
+
+    def _observe(self, message: Any, frame: Frame) -> object:
+        return self.observe_frame(message, frame.data) if self.observe_frame is not None else self.tracker.observe(
+            message)
+
+    def _judged(self, observation: Observation) -> bool:
+        """True the first time an observation point the tracker is judged at comes by."""
+        if observation.index in self.seen or (self.judged_at is not None and observation.kind not in self.judged_at):
+            return False
+        self.seen.add(observation.index)
+        return True
+
+    def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
+        if estimate is not None and not is_token_count(estimate):
+            return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
+        self.report.points.append(Point(observation, estimate, self.report.tolerance))
+        return True
+
+    def _raised(self, exc: Exception, message: Any, frame: Frame) -> bool:
+        self.report.traceback = user_traceback(exc)
+        return self._fail(f"raised {type(exc).__name__}: {exc}", message, frame)
+
+    def _waits(self, message: Any, frame: Frame) -> bool:
+        self.report.crash = (f"ctxsim: tracker {self.report.tracker} waits on an event loop "
+                             f"{self._where(message, frame)}, and run_tracker_parsed has none: run it with "
+                             f"run_tracker or arun_tracker")
+        return False
+
+    def _fail(self, what: str, message: Any, frame: Frame) -> bool:
+        self.report.crash = f"ctxsim: tracker {self.report.tracker} {what} {self._where(message, frame)}"
+        return False
+
+    def _where(self, message: Any, frame: Frame) -> str:
+        label = frame.observation.label if frame.observation else ""
+        ident = getattr(message, "message_id", None) or getattr(message, "subtype", None) or ""
+        return (f"on message #{self.report.messages} ({type(message).__name__} {ident}"
+                f"{', ' + label if label else ''})")
+
+
+def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
+    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check._points`)."""
+    try:
+        for observation, estimate in point_estimates(tracker, session, faults):
+            if isinstance(estimate, tuple):
+                point = Point(observation, sum(estimate) // 2, report.tolerance, band=estimate)
+            else:
+                point = Point(observation, estimate, report.tolerance)
+            report.points.append(point)
+    except PointTrackerError as exc:
+        report.error = str(exc)
+    except Exception as exc:
+        report.points.clear()
+        report.traceback = user_traceback(exc)
+        report.crash = f"ctxsim: tracker {report.tracker} {estimates_failure(exc)}"
+    return report
+
+
+async def arun_tracker(
+    tracker: AnyTracker,
+    session: Session,
+    *,
+    tolerance: int = 0,
+    include_partial_messages: bool = False,
+    scripts: Sequence[Script] | None = None,
+    silence_timeout: float | None = 30.0,
+    faults: FaultPlan | None = None,
+) -> Report:
+    """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
+
+    ``scripts`` plays frames already rendered (and perhaps transformed) instead of rendering ``session``.
+    A tracker that raises stops the run; the report says where. ``silence_timeout`` bounds every wait on the
+    client (connecting, sending a prompt, each message, disconnecting) in seconds of silence, not in total time
+    (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
+    and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
+    ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
+    transcript with its transcript form applied (:mod:`ctxsim.check._points`), not at those of ``scripts``.
+    """
+    if isinstance(tracker, PointTracker):
+        report = Report(tracker_name(tracker), session, tolerance)
+        return await anyio.to_thread.run_sync(partial(_run_points, tracker, session, report, faults))
+    transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
+    report = Report(tracker_name(tracker), session, tolerance)
+    probe = _Probe(tracker, report)
+    progress = Progress(report, len(transport.scripts), silence_timeout)
+    client = ClaudeSDKClient(transport=transport)
+    try:
+        with progress.scope:
+            progress.wait("the SDK client to connect (its initialize request)")
+            await client.connect()
+            await _play(client, transport.scripts, probe, progress)
+        if progress.scope.cancelled_caught:
+            progress.stalled()
+    finally:
+        with anyio.move_on_after(silence_timeout) as waited:
+            await client.disconnect()
+        if waited.cancelled_caught:
+            progress.wait("the SDK client to disconnect")
+            progress.stalled()
+    return report
+
+
+async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Probe, progress: Progress) -> None:
+    """Send each script's prompt and feed the tracker every message the client yields for it."""
+    for script in scripts:
+        progress.query += 1
+        query = progress.query
+        expected = _yielded(script)
+        progress.wait(f"the SDK client to send the prompt of query {query}")
+        await client.query(script.prompt)
+        messages = client.receive_messages()
+        count = len(expected)
+        for number, frame in enumerate(expected, 1):
+            progress.wait((script, number, count, frame))
+            try:
+                message = await messages.__anext__()
+            except StopAsyncIteration:
+                progress.stalled(ended=True)
+                return
+            if not await probe.feed(message, frame):
+                return
+            progress.last = (query, number, message, script, frame)
+
+
+def run_tracker(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
+                include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                async_backend: str = "asyncio", silence_timeout: float | None = 30.0,
+                faults: FaultPlan | None = None) -> Report:
+    """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``); called where an
+    event loop already runs, on a worker thread with its own loop while the caller waits."""
+    run = partial(arun_tracker, tracker, session, tolerance=tolerance,
+                  include_partial_messages=include_partial_messages, scripts=scripts,
+                  silence_timeout=silence_timeout, faults=faults)
+    return run_blocking(run, backend=async_backend)
+
+
+def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[Script], *,
+                       tolerance: int = 0, faults: FaultPlan | None = None) -> Report:
+    """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
+
+    ``scripts`` may be any iterable, e.g. :func:`ctxsim.wire.render_stream`: each script is let go once read.
+
+    For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
+    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`). There is no
+    event loop here: an async tracker that waits on one stops the run (the report's ``crash`` says so).
+    """
+    report = Report(tracker_name(tracker), session, tolerance)
+    if isinstance(tracker, PointTracker):
+        return _run_points(tracker, session, report, faults)
+    probe = _Probe(tracker, report)
+    for script in scripts:
+        for frame in script.frames:
+            message = client_message(frame.data)
+            if message is not None and not probe.feed_now(message, frame):
+                return report
+    return report
+
+
+def assert_tracks(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
+                  include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
+    """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
+
+    Returns the report when it does. The other keywords are :func:`run_tracker`'s (``silence_timeout``:
+    :func:`arun_tracker`'s). Works from async tests too (see :func:`run_tracker`); there,
+    ``await`` :func:`assert_tracks_async` runs on the test's own loop instead.
+    """
+    __tracebackhide__ = True  # pytest shows the test's line and the report, not this frame
+    report = run_tracker(tracker, session, tolerance=tolerance, include_partial_messages=include_partial_messages,
+                         scripts=scripts, async_backend=async_backend, silence_timeout=silence_timeout)
+    if not report.ok:
+        raise TrackingError(report)
+    return report
+
+
+async def assert_tracks_async(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
+                              include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
+                              silence_timeout: float | None = 30.0) -> Report:
+    """:func:`assert_tracks` for async code: ``await assert_tracks_async(tracker, session, tolerance=1000)`` plays
+    the session on the running event loop (asyncio or trio) with :func:`arun_tracker`."""
+    __tracebackhide__ = True
+    report = await arun_tracker(tracker, session, tolerance=tolerance, scripts=scripts,
+                                include_partial_messages=include_partial_messages, silence_timeout=silence_timeout)
+    if not report.ok:
+        raise TrackingError(report)
+    return report

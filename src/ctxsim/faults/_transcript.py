@@ -1,0 +1,304 @@
+"""Faults of the transcript: what statusline tools meet in the JSONL files Claude Code writes.
+
+A :class:`TranscriptFault` edits a :class:`~ctxsim.wire.TranscriptRender` (the files and the rows written at each
+point) as a stream fault edits stream-json: named, seeded, documented with the report it models, and either
+keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fault`, so a
+:class:`~ctxsim.faults.FaultPlan` may hold it beside stream faults; applied to stream-json it changes nothing.
+:func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
+faults that model the same report in a transcript (:data:`COUNTERPARTS`: ``interleaved_subagents``,
+``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``) their transcript form,
+so one scenario's ``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
+
+    transcript = apply_transcript(plan, render_transcript(session))
+
+==============================  =====  =================================================================
+fault                           truth  what it does
+==============================  =====  =================================================================
+interleaved_sidechains          keeps  subagent rows in the main file, in write order (the older layout)
+replayed_rows                   keeps  a call's rows written again, new uuids and later timestamps
+synthetic_error_rows            keeps  ``<synthetic>`` ``isApiErrorMessage`` zero-usage rows
+compaction_without_post_tokens  param  ``compactMetadata`` without ``postTokens`` (or no metadata)
+half_written_row                keeps  the next row half-written (no newline) when a point is read
+==============================  =====  =================================================================
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from typing import Any, ClassVar
+
+from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
+from ._base import Fault, FaultStream
+from ._calls import ReplayedMessages, SyntheticErrorMessages
+from ._flow import CompactionMetadata, InterleavedSubagents
+
+__all__ = ["COUNTERPARTS", "TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow",
+           "InterleavedSidechains", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault", "transcript_faults"]
+
+SYNTHETIC_MODEL = "<synthetic>"
+
+
+@dataclass(frozen=True)
+class TranscriptFault(Fault):
+    """A fault of the transcript files. Subclasses implement :meth:`edit`; stream-json passes through unchanged."""
+
+    def __call__(self, scripts: Sequence[Script], rng: random.Random) -> list[Script]:
+        """Stream-json unchanged: a transcript fault acts on the transcript only
+        (:func:`ctxsim.faults.apply_transcript`)."""
+        return list(scripts)
+
+    def transform(self, stream: FaultStream, rng: random.Random) -> None:
+        """Nothing: see :meth:`__call__`."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        """Edit ``transcript`` (a copy the caller owns) in place, drawing every choice from ``rng``; the caller
+        re-counts the rows at each point from the files' write order afterwards."""
+        raise NotImplementedError
+
+
+def _main_files(transcript: TranscriptRender) -> list[TranscriptFile]:
+    return [f for f in transcript.files.values() if "/" not in f.path]
+
+
+def _at(moment: str, ms: int) -> str:
+    parsed = datetime.strptime(moment, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return iso(parsed + timedelta(milliseconds=ms))
+
+
+def _timestamp_before(file: TranscriptFile, index: int) -> str | None:
+    return next((r["timestamp"] for r in reversed(file.rows[:index]) if "timestamp" in r), None)
+
+
+@dataclass(frozen=True)
+class InterleavedSidechains(TranscriptFault):
+    """Subagent rows written into the main file, in the order they were written, as older Claude Code did.
+
+    Newer CLIs write a subagent's rows to ``<session>/subagents/agent-<id>.jsonl``; older ones interleaved
+    ``isSidechain: true`` rows in the main file (trackers.md 1.3 and B19: main 141,275, sidechain 19,833, main
+    144,227; tiann/hapi#1256, sirmalloc/ccstatusline#70). A tool that takes the last ``assistant`` row without
+    looking at ``isSidechain`` reads the subagent's small context as the main one (ccline and ccusage's transcript
+    path, shipped-trackers.md §3 d). Keeps the truth.
+    """
+
+    name = "interleaved_sidechains"
+    source = "trackers.md 1.3, B19; tiann/hapi#1256; sirmalloc/ccstatusline#70; shipped-trackers.md §3 d"
+    rate: float = 1.0
+    """The share of subagents whose rows move (at least one, when there is any)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        agents = [f for f in transcript.files.values() if "/subagents/" in f.path]
+        for agent in FaultStream.pick(rng, agents, self.rate):
+            main = transcript.files[agent.path.split("/", 1)[0] + ".jsonl"]
+            merged = sorted(zip(main.order + agent.order, main.rows + agent.rows), key=lambda pair: pair[0])
+            main.order = [moment for moment, _ in merged]
+            main.rows = [row for _, row in merged]
+            del transcript.files[agent.path]
+
+
+@dataclass(frozen=True)
+class ReplayedRows(TranscriptFault):
+    """A main call's ``assistant`` rows written again: new uuids, same ``message.id``, usage and ``requestId``,
+    and timestamps later than the rows around them.
+
+    Resume and session copies re-append earlier rows (danielmiessler/LifeOS#1894, juliantanx/aiusage#32,
+    ccusage's note on replayed parent messages). ``where="later"`` writes the copy right after a later main call
+    of the same file, once the context has moved on: a tool that takes the last row, or the latest timestamp,
+    reads the old call (ccstatusline's transcript path, ccline, ccusage's fallback: shipped-trackers.md §3 f);
+    ``"after"`` right after its own call. Keeps the truth.
+    """
+
+    name = "replayed_rows"
+    source = "danielmiessler/LifeOS#1894; juliantanx/aiusage#32; shipped-trackers.md §3 f"
+    rate: float = 0.3
+    """The share of the calls it can replay that it replays (at least one, when there is any)."""
+    where: str = "later"
+    """``later`` (after a later main call) or ``after`` (right after its own call)."""
+
+    choices: ClassVar = {"where": ("after", "later")}
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        for file in _main_files(transcript):
+            calls = _calls(file)
+            spots = [(n, calls[n + 1][-1] if self.where == "later" else calls[n][-1])
+                     for n in range(len(calls) - (self.where == "later"))]
+            for n, spot in sorted(FaultStream.pick(rng, spots, self.rate), key=lambda p: p[1], reverse=True):
+                stamp = file.rows[spot]["timestamp"]
+                copies = []
+                for k, index in enumerate(calls[n], 1):
+                    row = copy.deepcopy(file.rows[index])
+                    row["uuid"] = FaultStream.new_uuid(rng)
+                    row["timestamp"] = _at(stamp, k)
+                    copies.append(row)
+                step = 1 / (len(copies) + 1)
+                moment = file.order[spot]
+                file.rows[spot + 1:spot + 1] = copies
+                file.order[spot + 1:spot + 1] = [moment + step * k for k in range(1, len(copies) + 1)]
+
+
+def _calls(file: TranscriptFile) -> list[list[int]]:
+    """The row indices of each main-chain call of ``file`` (rows of one ``message.id`` in a run), in order."""
+    out: list[list[int]] = []
+    last = None
+    for index, row in enumerate(file.rows):
+        if row.get("type") != "assistant" or row.get("isSidechain"):
+            continue
+        mid = row["message"].get("id")
+        if out and mid == last and out[-1][-1] == index - 1:
+            out[-1].append(index)
+        else:
+            out.append([index])
+        last = mid
+    return out
+
+
+@dataclass(frozen=True)
+class SyntheticErrorRows(TranscriptFault):
+    """Rows Claude Code writes for an API error, a limit or an interrupt: an ``assistant`` row of model
+    ``<synthetic>``, ``isApiErrorMessage: true``, all-zero usage.
+
+    sirmalloc/ccstatusline#98, ai-driven-dev/framework#686, trackers.md 1.3. One goes at the end of chosen queries
+    (before their ``last-prompt`` line), so the query's result point judges a tool that took it as the latest call
+    (ccline reads 0 there, ccusage's fallback too: shipped-trackers.md §3 e). The CLI's own payload skips it.
+    Keeps the truth.
+    """
+
+    name = "synthetic_error_rows"
+    source = "sirmalloc/ccstatusline#98; ai-driven-dev/framework#686; trackers.md 1.3; shipped-trackers.md §3 e"
+    rate: float = 0.3
+    """The share of queries that end with one (at least one)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        for file in _main_files(transcript):
+            ends = [i for i, row in enumerate(file.rows) if row.get("type") == "last-prompt"]
+            for index in sorted(FaultStream.pick(rng, ends, self.rate), reverse=True):
+                before = next((r for r in reversed(file.rows[:index]) if "uuid" in r), None)
+                stamp = _timestamp_before(file, index)
+                zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0, "server_tool_use": {"web_search_requests": 0},
+                        "service_tier": None}
+                row: dict[str, Any] = {
+                    "parentUuid": before["uuid"] if before else None, "isSidechain": False, "type": "assistant",
+                    "message": {"id": FaultStream.new_uuid(rng), "type": "message", "role": "assistant",
+                                "model": SYNTHETIC_MODEL, "content": [{"type": "text", "text": (
+                                    "API Error: 500 {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
+                                    "\"message\":\"Internal server error\"}}")}],
+                                "stop_reason": "stop_sequence", "stop_sequence": "", "usage": zero},
+                    "isApiErrorMessage": True, "uuid": FaultStream.new_uuid(rng),
+                    "timestamp": _at(stamp, 2) if stamp else None,
+                }
+                if before is not None:
+                    row.update({k: before[k] for k in ("userType", "entrypoint", "cwd", "sessionId", "version",
+                                                       "gitBranch") if k in before})
+                file.rows.insert(index, row)
+                file.order.insert(index, file.order[index] - 0.5)
+
+
+@dataclass(frozen=True)
+class CompactionWithoutPostTokens(TranscriptFault):
+    """``compact_boundary`` rows without ``compactMetadata.postTokens`` (or without ``compactMetadata``).
+
+    Only newer Claude Code writes ``postTokens`` (trackers.md 1.3; anthropics/claude-code#72600). Without it a
+    transcript tells nothing of the size after the compaction: ccstatusline's transcript path says 0, ccusage and
+    ccline stay at the pre-compaction size (shipped-trackers.md §3 g). Changes the truth on purpose, as
+    ``compaction_metadata`` does for stream-json: the compaction's point and the points after it until the next
+    main call become not knowable.
+    """
+
+    name = "compaction_without_post_tokens"
+    source = "anthropics/claude-code#72600; trackers.md 1.3, B16; shipped-trackers.md §3 g"
+    rate: float = 1.0
+    """The share of compactions it acts on (at least one, when there is any)."""
+    mode: str = "no_post"
+    """``no_post`` (``postTokens`` left out) or ``no_metadata`` (``compactMetadata`` left out)."""
+
+    choices: ClassVar = {"mode": ("no_post", "no_metadata")}
+
+    @property
+    def keeps_truth(self) -> bool:
+        return False
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        boundaries = [(file, row) for file in _main_files(transcript) for row in file.rows
+                      if row.get("subtype") == "compact_boundary"]
+        for file, row in FaultStream.pick(rng, boundaries, self.rate):
+            if self.mode == "no_metadata":
+                row.pop("compactMetadata", None)
+            elif isinstance(row.get("compactMetadata"), dict):
+                row["compactMetadata"].pop("postTokens", None)
+            moment = file.order[file.rows.index(row)]
+            transcript.points = [_unknowable(p) if p.transcript == file.path and p.written >= moment
+                                 and not _call_since(file, moment, p.written) else p for p in transcript.points]
+
+
+def _call_since(file: TranscriptFile, start: float, end: float) -> bool:
+    return any(start < moment <= end and row.get("type") == "assistant" and not row.get("isSidechain")
+               for moment, row in zip(file.order, file.rows))
+
+
+def _unknowable(point: TranscriptPoint) -> TranscriptPoint:
+    truth = replace(point.observation.truth, knowable=False, estimated=None)
+    return replace(point, observation=replace(point.observation, truth=truth))
+
+
+@dataclass(frozen=True)
+class HalfWrittenRow(TranscriptFault):
+    """The file read while the CLI appends a row: the next row's first half, without its newline, at the end.
+
+    Tools read the transcript while Claude Code writes it (the statusline runs during the turn); a reader that
+    parses every line, or takes the last line whole, breaks on it (the half line is not JSON). At chosen points the
+    main file's next row is half there. Keeps the truth: the rows before it are whole.
+    """
+
+    name = "half_written_row"
+    source = "JSONL appended while read: a torn last line (shipped-trackers.md §5)"
+    rate: float = 0.3
+    """The share of points it can act on (those with a row still to come) that it acts on (at least one)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        spots = []
+        for index, point in enumerate(transcript.points):
+            file = transcript.files[point.transcript]
+            later = [n for n, moment in enumerate(file.order) if moment > point.written]
+            if later:
+                spots.append((index, file.path, json.dumps(file.rows[later[0]], separators=(",", ":"))))
+        for index, path, line in FaultStream.pick(rng, spots, self.rate):
+            point = transcript.points[index]
+            transcript.points[index] = replace(point, partial={**point.partial, path: line[:len(line) // 2]})
+
+
+TRANSCRIPT_REGISTRY: dict[str, type[TranscriptFault]] = {cls.name: cls for cls in (
+    InterleavedSidechains, ReplayedRows, SyntheticErrorRows, CompactionWithoutPostTokens, HalfWrittenRow)}
+"""Every transcript fault class by name."""
+
+
+def _counterpart(fault: Fault) -> TranscriptFault | None:
+    if isinstance(fault, InterleavedSubagents):
+        return InterleavedSidechains(rate=fault.rate)
+    if isinstance(fault, ReplayedMessages):
+        return ReplayedRows(rate=fault.rate, where=fault.where)
+    if isinstance(fault, SyntheticErrorMessages):
+        return SyntheticErrorRows(rate=fault.rate)
+    if isinstance(fault, CompactionMetadata) and fault.mode != "camel_case":
+        return CompactionWithoutPostTokens(rate=fault.rate, mode=fault.mode)
+    return None
+
+
+COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata")
+"""The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
+modes; ``camel_case`` is how transcripts always spell it)."""
+
+
+def transcript_faults(faults: Iterable[Fault]) -> tuple[TranscriptFault, ...]:
+    """The transcript faults ``faults`` stand for, in order: each :class:`TranscriptFault` itself, each stream
+    fault of :data:`COUNTERPARTS` its transcript form; the other stream faults have none."""
+    out = []
+    for fault in faults:
+        made = fault if isinstance(fault, TranscriptFault) else _counterpart(fault)
+        if made is not None:
+            out.append(made)
+    return tuple(out)

@@ -1,0 +1,183 @@
+"""Scenarios through the live backend: a session scenario's world served by the fake Messages API to the real CLI.
+
+:func:`live_skip_reason` says why a scenario cannot run live (None when it can); :func:`run_scenario_live` runs a
+tracker over one that can, and judges it as :func:`ctxsim.runner.run_scenario` does in-process: the same
+observation points, truth, tolerance and thresholds, but the messages the tracker sees are the real CLI's.
+
+The fake API answers each request with the next call of its chain from the world (main chain, subagents in
+order), reporting that call's usage exactly, so the truth is the world's. Tools the world's calls use are
+executed by the real CLI, with inert inputs (``true``, a file that does not exist): a scenario file's commands
+are never run. Faults, recordings, compactions (the CLI computes their sizes itself), resets inside a query,
+other windows than the model's 200,000 and turns that end on a tool call cannot be reproduced live.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from claude_agent_sdk import AssistantMessage, ResultMessage
+
+from ..check import Point, Report, Tracker, tracker_name
+from ..wire import Observation, render
+from ..world import Call, Compaction, ConversationReset, Session, ToolUse
+from ._api import ApiRequest, Reply
+from ._claude import LiveClaude
+
+if TYPE_CHECKING:
+    from ..runner import ScenarioRun
+    from ..scenario import SessionScenario
+
+__all__ = ["SessionModel", "arun_tracker_live", "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
+
+_INERT: dict[str, dict[str, Any]] = {
+    "Bash": {"command": "true", "description": "ctxsim: an inert command"},
+    "Read": {"file_path": "/nonexistent/ctxsim"},
+    "Grep": {"pattern": "ctxsim-nothing", "path": "/nonexistent"},
+    "Glob": {"pattern": "ctxsim-nothing-*"},
+    "Edit": {"file_path": "/nonexistent/ctxsim", "old_string": "a", "new_string": "b"},
+    "Write": {"file_path": "/nonexistent/ctxsim/file", "content": ""},
+}
+
+
+def _inert(block: Any) -> Any:
+    if not isinstance(block, ToolUse):
+        return block
+    if block.name in ("Agent", "Task"):
+        return ToolUse(block.id, "Agent", {**block.input, "run_in_background": False})
+    return ToolUse(block.id, block.name, _INERT[block.name])
+
+
+def live_skip_reason(scenario: SessionScenario) -> str | None:
+    """Why ``scenario`` cannot run through the live backend, or None when it can."""
+    if scenario.recording is not None:
+        return "a recorded stream is played as recorded; the live CLI writes its own"
+    if scenario.faults:
+        return "faults edit the rendered stream; the live CLI writes its own"
+    session = scenario.session
+    if session.window != 200_000 or "[1m]" in session.model:
+        return f"the live CLI gives {session.model} a 200,000 window, the scenario {session.window:,}"
+    for number, query in enumerate(session.queries, 1):
+        steps = query.steps
+        if any(isinstance(s, Compaction) for s in steps):
+            return f"query {number} compacts: the live CLI decides compaction sizes itself"
+        if any(isinstance(s, ConversationReset) for s in steps):
+            return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
+        for call in (s for s in steps if isinstance(s, Call)):
+            names = {b.name for b in call.blocks if isinstance(b, ToolUse)} - {"Agent", "Task"} - set(_INERT)
+            if names:
+                return f"query {number} calls tools the live backend has no inert input for: {sorted(names)}"
+        main = query.main_calls
+        if not main or main[-1].stop_reason == "tool_use":
+            return f"query {number} does not end on a main-chain answer, where the live CLI would call again"
+        if any(c.stop_reason != "tool_use" for c in main[:-1]):
+            return f"query {number} has a main-chain call that ends the turn before its last; the live CLI stops there"
+        chains: dict[str, list[Call]] = {}
+        for call in (s for s in steps if isinstance(s, Call) and not s.is_main):
+            chains.setdefault(str(call.parent_tool_use_id), []).append(call)
+        for calls in chains.values():
+            if calls[-1].stop_reason == "tool_use" or any(c.stop_reason != "tool_use" for c in calls[:-1]):
+                return f"query {number} has a subagent whose calls do not end exactly on its last one"
+    return None
+
+
+def tracker_skip_reason(tracker: object) -> str | None:
+    """Why ``tracker`` cannot be judged live, or None when it can."""
+    if callable(getattr(tracker, "estimate_points", None)):
+        return ("it reads the transcript and statusline payload ctxsim renders at each point, not the SDK's "
+                "messages of a live run")
+    if getattr(tracker, "observe_frame", None) is not None:
+        return "it is fed the raw stream-json lines, and the live backend hands it the SDK's messages only"
+    return None
+
+
+class SessionModel:
+    """A responder that answers each request with the next call of its chain in ``session``, usage exact."""
+
+    def __init__(self, session: Session) -> None:
+        def reply(call: Call) -> Reply:
+            usage = (call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens)
+            return Reply(tuple(_inert(b) for b in call.blocks), call.output_tokens, usage,
+                         message_id=call.message_id)
+
+        self.main = deque(reply(c) for c in session.calls if c.is_main)
+        self.subagent = deque(reply(c) for c in session.calls if not c.is_main)
+
+    def __call__(self, request: ApiRequest) -> Reply:
+        queue = self.subagent if request.kind == "subagent" else self.main if request.kind == "main" else None
+        if not queue:
+            raise RuntimeError(f"ctxsim: the live CLI made a {request.kind} request the session does not have")
+        return queue.popleft()
+
+
+def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] | str, Observation]]:
+    """Per query: the observation points of the in-process rendering, keyed by what closes them live:
+    ``(message_id, n)`` for the n-th message of a call, ``"result"`` for the result."""
+    out: list[dict[tuple[str, int] | str, Observation]] = []
+    for script in render(session, include_partial_messages=partial):
+        keyed: dict[tuple[str, int] | str, Observation] = {}
+        counts: dict[str, int] = {}
+        for frame in script.frames:
+            data = frame.data
+            if data.get("type") == "assistant":
+                mid = str(data["message"]["id"])
+                counts[mid] = counts.get(mid, 0) + 1
+            if frame.observation is None:
+                continue
+            if data.get("type") == "result":
+                keyed["result"] = frame.observation
+            elif data.get("type") == "assistant":
+                keyed[(mid, counts[mid])] = frame.observation
+        out.append(keyed)
+    return out
+
+
+async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: int = 0,
+                            include_partial_messages: bool = False, timeout: float = 60.0) -> Report:
+    """Run ``tracker`` over ``session`` played by the real CLI; judged at the in-process observation points (those
+    of the kinds in the tracker's ``judged_at``, when it has one)."""
+    report = Report(tracker_name(tracker), session, tolerance)
+    points = _observations(session, include_partial_messages)
+    judged_at = getattr(tracker, "judged_at", None)
+    model = SessionModel(session)
+    live = LiveClaude(model=session.model, include_partial_messages=include_partial_messages, timeout=timeout)
+    live.api.responder = model
+    async with live:
+        for number, query in enumerate(session.queries):
+            seen: dict[str, int] = {}
+            for message in await live.ask(query.prompt):
+                report.messages += 1
+                try:
+                    tracker.observe(message)
+                    key: tuple[str, int] | str | None = None
+                    if isinstance(message, AssistantMessage) and message.message_id is not None:
+                        seen[message.message_id] = seen.get(message.message_id, 0) + 1
+                        key = (message.message_id, seen[message.message_id])
+                    elif isinstance(message, ResultMessage):
+                        key = "result"
+                    observation = points[number].get(key) if key is not None else None
+                    if observation is not None and (judged_at is None or observation.kind in judged_at):
+                        report.points.append(Point(observation, tracker.context_tokens(), tolerance))
+                except Exception as exc:
+                    report.crash = f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} (live)"
+                    return report
+    return report
+
+
+def run_scenario_live(scenario: SessionScenario, tracker: Tracker, *, name: str | None = None,
+                      timeout: float = 60.0) -> ScenarioRun:
+    """:func:`ctxsim.runner.run_scenario` through the live backend (see :func:`live_skip_reason`)."""
+    from ..runner import ScenarioRun, threshold_results
+
+    reason = live_skip_reason(scenario)
+    if reason is not None:
+        raise ValueError(f"ctxsim: scenario {scenario.name!r} cannot run live: {reason}")
+    reason = tracker_skip_reason(tracker)
+    if reason is not None:
+        raise ValueError(f"ctxsim: tracker {tracker_name(tracker)} cannot be judged live: {reason}")
+    report = anyio.run(lambda: arun_tracker_live(tracker, scenario.session, tolerance=scenario.tolerance,
+                                                 include_partial_messages=scenario.partial, timeout=timeout))
+    if name is not None:
+        report.tracker = name
+    return ScenarioRun(scenario, report, threshold_results(scenario, report))

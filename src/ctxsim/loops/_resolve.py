@@ -1,0 +1,62 @@
+"""Naming a restart loop on a command line: a catalogued loop's name (``keep-tracker``) or ``module:function``.
+
+Shared by ``pytest --ctx-loop`` and ``ctxsim run --loop``; the import rule is the tracker resolver's
+(:func:`ctxsim.trackers.load_spec`). A loop is a callable taking a :class:`~ctxsim.loops.LoopRig` (sync,
+or returning an awaitable); it may declare ``policy`` (a :class:`~ctxsim.reference.PressurePolicy` or a fraction of
+the window) and ``prompts`` (a :class:`~ctxsim.agent.LoopPrompts`) as attributes (:mod:`ctxsim.loops._check`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..agent import LoopPrompts
+from ..reference import PressurePolicy
+from ..trackers import SpecError, load_spec, not_catalogued
+from ._catalogue import CATALOGUE
+from ._check import declared_policy, declared_prompts
+from ._rig import LoopRig
+
+__all__ = ["LoopSpec", "LoopSpecError", "resolve_loop"]
+
+
+class LoopSpecError(SpecError):
+    """A loop spec that names nothing usable; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """A resolved loop: how it was given, what reports call it, the loop, and what it declares."""
+
+    spec: str
+    name: str
+    loop: Callable[[LoopRig], Any]
+    policy: PressurePolicy | None = None
+    """The policy the loop declares; None: it takes the one its rig hands it (a task scenario's)."""
+    prompts: LoopPrompts | None = None
+    """The prompts the loop declares; None: seed 003's."""
+    catalogued: bool = False
+
+
+def resolve_loop(spec: str, *, search: Sequence[str] = ()) -> LoopSpec:
+    """The loop ``spec`` names; ``search`` as for :func:`ctxsim.trackers.load_spec`. Raises
+    :class:`LoopSpecError` saying what is wrong."""
+    spec = spec.strip()
+    if ":" not in spec:
+        if spec in CATALOGUE:
+            return LoopSpec(spec, spec, CATALOGUE[spec].loop, catalogued=True)
+        raise LoopSpecError(not_catalogued(spec, CATALOGUE, noun="a catalogued loop", form="module:function"))
+    try:
+        loop = load_spec(spec, search=search, what="function", example="mypackage.agent:restart_loop")
+    except SpecError as exc:
+        raise LoopSpecError(str(exc)) from None
+    if not callable(loop):
+        raise LoopSpecError(f"{spec} is a {type(loop).__name__}, not a function taking a LoopRig")
+    try:
+        policy, prompts = declared_policy(loop), declared_prompts(loop)
+    except TypeError as exc:
+        raise LoopSpecError(str(exc).removeprefix("ctxsim: ")) from None
+    name = getattr(loop, "__name__", None) or spec.rpartition(":")[2]
+    return LoopSpec(spec, name, loop, policy, prompts)

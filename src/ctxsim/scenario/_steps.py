@@ -1,0 +1,240 @@
+"""Building a session from the ``queries`` of a scenario: each step validated and handed to SessionBuilder.
+
+:class:`StepBuilder` walks the queries and steps of a loaded document, checks every value against the schema
+(:mod:`ctxsim.scenario._schema`) with the positions the YAML loader kept, and drives a
+:class:`~ctxsim.world.SessionBuilder`.
+It also records, for every observation point the wire will produce, the line of the step behind it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..world import Session, SessionBuilder
+from ._schema import keys
+from ._yaml import Reader, describe, join_path
+
+__all__ = ["MAX_CALLS", "MAX_REPEAT", "StepBuilder"]
+
+MAX_REPEAT = 10_000
+"""The largest ``repeat.times``."""
+MAX_CALLS = 20_000
+"""The most calls a scenario may build (nested repeats multiply)."""
+
+_BLOCK_KINDS = ("thinking", "text", "tool_use")
+_STEP_KINDS = keys("queries[].steps[]")
+_CALL_KEYS = keys("call")
+
+
+@dataclass
+class _Labels:
+    """Mirrors how :mod:`ctxsim.wire` labels observation points, to map each back to a line of the file."""
+
+    points: dict[str, int] = field(default_factory=dict)
+    query: int = 0
+    main: int = 0
+    sub: int = 0
+    call_lines: list[tuple[int, str]] = field(default_factory=list)
+    """``(line, key path)`` of every call built, in session order, for checks after building."""
+
+    def mark(self, label: str, line: int) -> None:
+        self.points.setdefault(f"q{self.query} {label}", line)
+
+
+class StepBuilder:
+    """Turns the validated queries of a document into a session, step by step."""
+
+    def __init__(self, reader: Reader, builder: SessionBuilder, window: int) -> None:
+        self.r = reader
+        self.b = builder
+        self.window = window
+        self.labels = _Labels()
+        self.checked: dict[int, dict[str, Any]] = {}
+        """The builder keywords of each call mapping checked so far, by the mapping's id."""
+
+    def query(self, item: Any, line: int, path: str) -> None:
+        r = self.r
+        q = r.mapping(item, line, path, keys("queries[]"))
+        prompt = r.get(q, "prompt", path, r.string, "Continue with the task.")
+        tokens = r.get(q, "prompt_tokens", path, r.count)
+        steps = r.get(q, "steps", path, lambda v, ln, p: r.sequence(v, ln, p), None)
+        self.b.query(prompt, prompt_tokens=tokens)
+        self.labels.query += 1
+        self.labels.main = self.labels.sub = 0
+        for i, step in enumerate(steps or ()):
+            self.step(step, steps.item_lines[i], f"{path}.steps[{i}]")
+        self.labels.mark("result", q.line)
+
+    def step(self, item: Any, line: int, path: str) -> None:
+        r = self.r
+        kinds = _STEP_KINDS
+        s = r.mapping(item, line, path, kinds)
+        if len(s) != 1:
+            what = "an empty mapping" if not s else f"{len(s)} keys ({', '.join(map(str, s))})"
+            raise r.error(s.line, path, f"a step has exactly one of {', '.join(kinds)}; got {what}")
+        (kind,) = s
+        value, vline, vpath = s[kind], s.value_lines[kind], join_path(path, kind)
+        getattr(self, f"step_{kind}")(value, vline, vpath, at=s.line)
+
+    def step_call(self, value: Any, line: int, path: str, *, at: int, sub: bool = False) -> None:
+        """One call; ``at`` is the line of the step (or list item) that holds it."""
+        r = self.r
+        key = id(value)  # a repeated call is checked once: its YAML value is the same object every time
+        kwargs = self.checked.get(key)
+        if kwargs is None:
+            kwargs = self.checked[key] = self.read_call(value, line, path)
+        if len(self.labels.call_lines) >= MAX_CALLS:
+            raise r.error(at, path, f"more than {MAX_CALLS:,} calls in one scenario")
+        try:
+            self.b.call(**kwargs)
+        except ValueError as exc:
+            raise r.error(at, path, str(exc).removeprefix("ctxsim: ")) from None
+        self.labels.call_lines.append((at, path))
+        if sub:
+            self.labels.sub += 1
+            self.labels.mark(f"subagent call {self.labels.sub}", at)
+        else:
+            self.labels.main += 1
+            self.labels.mark(f"call {self.labels.main}", at)
+
+    def read_call(self, value: Any, line: int, path: str) -> dict[str, Any]:
+        """A call mapping checked, as :meth:`SessionBuilder.call` keywords."""
+        r = self.r
+        c = r.mapping(value, line, path, _CALL_KEYS, empty_ok=True)
+        split = {k: r.get(c, k, path, r.count) for k in ("in", "cc", "cr")}
+        given = [k for k, v in split.items() if v is not None]
+        if given and len(given) != 3:
+            missing = [k for k in ("in", "cc", "cr") if k not in given]
+            raise r.error(c.line, join_path(path, missing[0]),
+                          "give all of in, cc and cr (the exact usage) or none of them")
+        prompt = r.get(c, "prompt", path, r.count)
+        if given and prompt is not None:
+            raise r.error(c.key_lines["prompt"], join_path(path, "prompt"),
+                          "give either prompt or in/cc/cr, not both")
+        if split["cr"] is not None and split["cr"] > self.window:
+            raise r.error(c.value_lines["cr"], join_path(path, "cr"),
+                          f"cache read of {split['cr']:,} tokens is larger than the window ({self.window:,})")
+        total = sum(v or 0 for v in split.values()) if given else None
+        if total is not None and not 0 < total <= self.window:
+            raise r.error(c.line, path, f"a prompt of {total:,} tokens (in + cc + cr): an API call's prompt is "
+                                        f"1 to {self.window:,} tokens (the window)")
+        if prompt is not None and not 0 < prompt <= self.window:
+            raise r.error(c.value_lines["prompt"], join_path(path, "prompt"),
+                          f"a prompt of {prompt:,} tokens: an API call's prompt is 1 to {self.window:,} tokens "
+                          f"(the window)")
+        out = r.get(c, "out", path, r.count, 120)
+        blocks = r.get(c, "blocks", path, self.blocks)
+        results = r.get(c, "results", path, self.results, ())
+        if blocks is not None and results and len(results) != blocks.count("tool_use"):
+            raise r.error(c.value_lines["results"], join_path(path, "results"),
+                          f"{len(results)} results for {blocks.count('tool_use')} tool_use blocks")
+        return {"input": split["in"], "cache_creation": split["cc"], "cache_read": split["cr"], "prompt": prompt,
+                "output": out, "blocks": blocks, "results": results, "model": r.get(c, "model", path, r.string),
+                "message_id": r.get(c, "id", path, r.string),
+                "request_id": r.get(c, "request_id", path, self.request_id), **self.text(c, path, blocks)}
+
+    def text(self, c: Any, path: str, blocks: tuple[str, ...] | None) -> dict[str, Any]:
+        """``{"text": ...}`` for a call that says what the model replies (none otherwise)."""
+        said = self.r.get(c, "text", path, self.r.string)
+        if said is None:
+            return {}
+        if blocks is not None and "text" not in blocks:
+            raise self.r.error(c.key_lines["text"], join_path(path, "text"),
+                               f"a reply text needs a text block, but blocks are {list(blocks)}")
+        return {"text": said}
+
+    def blocks(self, value: Any, line: int, path: str) -> tuple[str, ...]:
+        r = self.r
+        seq = r.sequence(value, line, path, non_empty=True)
+        for i, kind in enumerate(seq):
+            r.choice(_BLOCK_KINDS)(kind, seq.item_lines[i], f"{path}[{i}]")
+        return tuple(seq)
+
+    def results(self, value: Any, line: int, path: str) -> tuple[int, ...]:
+        r = self.r
+        seq = r.sequence(value, line, path)
+        return tuple(r.count(v, seq.item_lines[i], f"{path}[{i}]") for i, v in enumerate(seq))
+
+    def request_id(self, value: Any, line: int, path: str) -> str | bool:
+        if value is False or isinstance(value, str):
+            return value
+        raise self.r.error(line, path, f"expected a string or false, got {describe(value)}")
+
+    def step_repeat(self, value: Any, line: int, path: str, *, at: int) -> None:
+        r = self.r
+        m = r.mapping(value, line, path, keys("repeat"), required=("times",))
+        times = r.get(m, "times", path, lambda v, ln, p: r.integer(v, ln, p, minimum=1, maximum=MAX_REPEAT))
+        if ("call" in m) == ("steps" in m):
+            raise r.error(m.line, path, "give either call or steps")
+        if "call" in m:
+            for _ in range(times):
+                self.step_call(m["call"], m.value_lines["call"], join_path(path, "call"), at=at)
+            return
+        steps = r.sequence(m["steps"], m.value_lines["steps"], join_path(path, "steps"), non_empty=True)
+        for _ in range(times):
+            for i, step in enumerate(steps):
+                self.step(step, steps.item_lines[i], f"{path}.steps[{i}]")
+
+    def step_expire_cache(self, value: Any, line: int, path: str, *, at: int) -> None:
+        r = self.r
+        m = r.mapping(value, line, path, keys("expire_cache"), empty_ok=True)
+        self.b.expire_cache(keep_prefix=r.get(m, "keep_prefix", path, r.count, 0))
+
+    def step_compact(self, value: Any, line: int, path: str, *, at: int) -> None:
+        r = self.r
+        m = r.mapping(value, line, path, keys("compact"))
+        if "post" not in m and "context" not in m:
+            raise r.error(line, path, "give post (what the compact_boundary reports) or context (what /context "
+                                      "shows after)")
+        post = r.get(m, "post", path, r.count)
+        context = r.get(m, "context", path, r.count)
+        baseline = self.b.baseline
+        if context is None:
+            context = baseline + post
+        elif post is None:
+            if context < baseline:
+                raise r.error(m.value_lines["context"], join_path(path, "context"),
+                              f"{context:,} is below the baseline ({baseline:,}): the system prompt and tools stay "
+                              f"after a compaction")
+            post = context - baseline
+        if context > self.window:
+            key = "context" if "context" in m else "post"
+            raise r.error(m.value_lines[key], join_path(path, key),
+                          f"the context after compaction, {context:,} tokens (the system prefix and the summary), "
+                          f"exceeds the window ({self.window:,})")
+        pre = r.get(m, "pre", path, r.count)
+        trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
+        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger)
+        self.labels.mark("compaction", at)
+
+    def step_subagent(self, value: Any, line: int, path: str, *, at: int) -> None:
+        r = self.r
+        m = r.mapping(value, line, path, keys("subagent"), required=("calls",))
+        description = r.get(m, "description", path, r.string, "explore the code")
+        prompt_tokens = r.get(m, "prompt_tokens", path, r.count, 400)
+        out = r.get(m, "out", path, r.count, 150)
+        calls = r.sequence(m["calls"], m.value_lines["calls"], join_path(path, "calls"), non_empty=True)
+        result = r.get(m, "result", path, r.count, 600)
+        self.b.start_subagent(description, prompt_tokens=prompt_tokens, output=out)
+        self.labels.call_lines.append((at, path))
+        self.labels.main += 1
+        self.labels.mark(f"call {self.labels.main}", at)
+        self.labels.sub = 0
+        for i, call in enumerate(calls):
+            self.step_call(call, calls.item_lines[i], f"{path}.calls[{i}]", at=calls.item_lines[i], sub=True)
+        self.b.end_subagent(result_tokens=result)
+
+    def step_reset(self, value: Any, line: int, path: str, *, at: int) -> None:
+        self.r.mapping(value, line, path, keys("reset"), empty_ok=True)
+        self.b.reset()
+        self.labels.main = 0
+        self.labels.mark("reset", at)
+
+    def check_windows(self, session: Session) -> None:
+        """Derived prompts are known only once built: none may exceed the window."""
+        for call, (line, path) in zip(session.calls, self.labels.call_lines):
+            if call.prompt > self.window:
+                raise self.r.error(line, path, f"this call's prompt grows to {call.prompt:,} tokens, more than "
+                                               f"the window ({self.window:,})")
+

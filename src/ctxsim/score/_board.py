@@ -1,0 +1,203 @@
+"""``ctxsim score``: how accurate each tracker is, over the scenario corpus and generated streams, as one table.
+
+:func:`score` runs every tracker over every session scenario (through the real client, as ``pytest
+--ctx-scenarios`` does) and, with ``fuzz``, over generated faulted streams (:func:`ctxsim.strategies.message_streams`,
+seeded: the same run every time), and scores each on what users compare by eye:
+
+- **max / mean error**: how far the estimate lies outside the truth band, in % of the window, over the points
+  where the truth is knowable (an unknown estimate there counts as off but has no size);
+- **threshold timing**: at every threshold a scenario states and at Claude Code's autocompact point, how many
+  points early or late the tracker fires where the truth crosses (mean), and how many crossings it misses or
+  invents;
+- **points judged / off**, **faults survived** (faulted scenarios and streams tracked within tolerance), and the
+  **first failing scenario** (corpus order).
+
+Trackers are ranked by runs failed, then points off, then max and mean error; a tracker that is right everywhere
+(the reference) ranks first. :attr:`TrackerScore.worst` keeps the run with the largest error for a plot.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TextIO
+
+from ..check import Report, crossings, match_firings
+from ..runner import ScenarioRun, run_scenario
+from ..scenario import SessionScenario
+from ..trackers import AnyTrackerFactory, make_tracker, reference_for
+
+__all__ = ["Scoreboard", "TrackerScore", "score"]
+
+
+@dataclass
+class TrackerScore:
+    """One tracker's score over every run."""
+
+    tracker: str
+    runs: int = 0
+    failed: int = 0
+    points: int = 0
+    """Points judged (a tracker fed only results is judged at results only)."""
+    off: int = 0
+    """Points outside the tolerance."""
+    errors: list[float] = field(default_factory=list, repr=False)
+    """Every judged point's error, in % of the window (0 inside the band)."""
+    offsets: list[int] = field(default_factory=list)
+    """For every threshold crossing the tracker fired at: points late (+) or early (-)."""
+    missed: int = 0
+    """Crossings without a firing, and firings without a crossing."""
+    faulted: int = 0
+    survived: int = 0
+    first_failing: str | None = None
+    worst: ScenarioRun | None = field(default=None, repr=False)
+    """The scenario run with the largest error (or the first failing one), else the longest run."""
+    _worst_key: tuple[bool, float, int] = field(default=(False, -1.0, 0), repr=False)
+
+    @property
+    def max_error(self) -> float:
+        return max(self.errors, default=0.0)
+
+    @property
+    def mean_error(self) -> float:
+        return sum(self.errors) / len(self.errors) if self.errors else 0.0
+
+    @property
+    def timing(self) -> str:
+        """``0.0 pts`` (mean absolute offset), with ``, N missed`` for unpaired crossings or firings."""
+        mean = sum(abs(o) for o in self.offsets) / len(self.offsets) if self.offsets else 0.0
+        return f"{mean:.1f} pts" + (f", {self.missed} missed" if self.missed else "")
+
+    def rank_key(self) -> tuple[int, int, float, float, int]:
+        return self.failed, self.off, round(self.max_error, 6), round(self.mean_error, 6), self.missed
+
+    def add(self, name: str, report: Report, limits: Sequence[float], faulted: bool,
+            run: ScenarioRun | None = None) -> None:
+        """Score one run: ``report`` over the scenario or stream ``name``, thresholds at ``limits`` tokens."""
+        window = report.session.window
+        ok = run.ok if run is not None else report.ok  # a scenario's run also judges its own thresholds
+        self.runs += 1
+        judged = [p for p in report.points if p.observation.truth.knowable]
+        self.points += len(report.points)
+        self.off += len(report.failures)
+        # A point the oracle accepts by a rule other than the tolerance (a compaction's range) is no error.
+        errors = [100 * (abs(p.error) if not p.ok or abs(p.error) <= report.tolerance else 0) / window
+                  for p in judged if p.error is not None]
+        self.errors += errors
+        truth = [p.low if p.observation.truth.knowable else None for p in report.points]
+        low = [None if v is None else v - report.tolerance for v in truth]
+        high = [p.high + report.tolerance if p.observation.truth.knowable else None for p in report.points]
+        estimates = [p.estimate for p in report.points]
+        for limit in limits:
+            match = match_firings(crossings(truth, limit), crossings(estimates, limit), low, high, limit)
+            for firing in match.firings:
+                if firing.truth is None or firing.tracker is None:
+                    self.missed += 1
+                else:
+                    self.offsets.append(firing.tracker - firing.truth)
+        if faulted:
+            self.faulted += 1
+            self.survived += ok
+        if not ok:
+            self.failed += 1
+            if self.first_failing is None:
+                self.first_failing = name
+        if run is not None:
+            key = (not ok, max(errors, default=0.0), len(report.points))
+            if self.worst is None or key > self._worst_key:
+                self.worst, self._worst_key = run, key
+
+
+@dataclass
+class Scoreboard:
+    """Every tracker's score, best first."""
+
+    rows: list[TrackerScore]
+    scenarios: int
+    streams: int
+    yours: frozenset[str] = frozenset()
+    """The trackers the user brought (``--tracker``): marked ``(yours)`` in the table and on the page."""
+
+    def label(self, tracker: str) -> str:
+        """How the table names ``tracker``: its name, marked when it is one of :attr:`yours`."""
+        return f"{tracker} (yours)" if tracker in self.yours else tracker
+
+    HEADER: ClassVar[tuple[str, ...]] = ("#", "tracker", "runs ok", "max err", "mean err", "threshold timing",
+                                         "points off", "faults survived", "first failing scenario")
+    """The columns of :meth:`cells`."""
+
+    def cells(self) -> list[tuple[str, ...]]:
+        """Each row's cells as shown (table and page alike), best first."""
+        return [(str(i), self.label(r.tracker), f"{r.runs - r.failed}/{r.runs}", f"{r.max_error:.1f}%",
+                 f"{r.mean_error:.2f}%", r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}",
+                 r.first_failing or "-") for i, r in enumerate(self.rows, 1)]
+
+    def table(self) -> str:
+        """The scoreboard as a text table."""
+        header = self.HEADER
+        rows = [header, *self.cells()]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        align = (">", "<", ">", ">", ">", ">", ">", ">", "<")
+        lines = ["  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths)).rstrip() for row in rows]
+        what = f"{self.scenarios} scenarios" + (f" and {self.streams} generated streams" if self.streams else "")
+        return (f"ctxsim score: {len(self.rows)} trackers over {what}; errors in % of the window, outside the "
+                f"truth band\n" + "\n".join(lines))
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _limits(scenario: SessionScenario) -> list[float]:
+    """The thresholds judged on a scenario, in tokens: its own, then Claude Code's autocompact point."""
+    session = scenario.session
+    return [spec.at * session.window for spec in scenario.thresholds] + [float(session.auto_compact_threshold)]
+
+
+def _streams(count: int, seed: int) -> list[Any]:
+    """``count`` generated faulted streams, the same ones for the same seed and code."""
+    from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+
+    from ..strategies import message_streams
+
+    drawn: list[Any] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              phases=(Phase.generate,))
+    @given(message_streams())
+    def collect(stream: Any) -> None:
+        drawn.append(stream)
+
+    collect()
+    return drawn[:count]
+
+
+def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, AnyTrackerFactory]], *, fuzz: int = 0,
+          seed: int = 0, progress: TextIO | None = None, yours: Collection[str] = ()) -> Scoreboard:
+    """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams; ``yours``
+    names the user's trackers among them (marked on the board)."""
+    from ..check import run_tracker_parsed
+
+    rows = {name: TrackerScore(name) for name, _ in trackers}
+    say: Callable[[str], None] = (lambda m: print(m, file=progress, flush=True)) if progress else (lambda m: None)
+    for scenario in scenarios:
+        say(f"ctxsim score: {scenario.name} ...")
+        limits = _limits(scenario)
+        for name, factory in trackers:
+            # told the world: the reference its usage convention, a factory taking `world` all of it
+            tracker = reference_for(scenario.session) if name == "reference" else make_tracker(factory,
+                                                                                               scenario.session)
+            run = run_scenario(scenario, tracker, name=name)
+            rows[name].add(scenario.name, run.report, limits, bool(scenario.faults), run)
+    streams = _streams(fuzz, seed) if fuzz > 0 else []
+    for i, stream in enumerate(streams, 1):
+        say(f"ctxsim score: generated stream {i}/{len(streams)} ...") if i % 20 == 0 else None
+        limit = [float(stream.session.auto_compact_threshold)]
+        for name, factory in trackers:
+            tracker = make_tracker(factory, stream.session)
+            report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0,
+                                        faults=stream.plan)
+            rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
+    ranked = sorted(rows.values(), key=lambda r: r.rank_key())
+    return Scoreboard(ranked, len(scenarios), len(streams), frozenset(yours))

@@ -1,0 +1,273 @@
+"""The catalogue of context trackers: the reference, and faithful reproductions of trackers with known bugs.
+
+Each entry reproduces a formula as its origin wrote it — the five designs in ``shared/seeds``
+(:mod:`ctxsim.trackers._designs`) and the trackers surveyed in ``shared/research/trackers.md``
+(:mod:`ctxsim.trackers._survey`) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw
+stream-json dicts, or every message), and says which bug it carries. ctxsim must catch every one of them; the
+scenarios in ``scenarios/`` name the entry each reported bug is reproduced by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..reference import ContextTracker
+from ..world import Session
+from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory
+from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
+from ._survey import (
+    DEFAULT_WINDOW,
+    AutocompactGauge,
+    LatestUsage,
+    ResultUsage,
+    SummedUsage,
+)
+
+__all__ = ["CATALOGUE", "Breaks", "Entry", "make", "reference_for"]
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """The conformance contracts (:data:`ctxsim.testing.CONTRACTS`, by name) an entry fails, and how it fails each:
+    ``names``, or with ``all_but`` every contract except ``names``; each failed ``way`` (``over`` or ``under`` the
+    truth at the first point off, ``none`` for no estimate there, ``crash`` for an exception, ``nowhere`` for judged
+    at no point) unless ``ways`` names another for it.
+
+    Declared from the entry's formula, not measured: ``tests/test_catalogue.py`` checks the declaration against a
+    run (which contracts, and how each fails, so a tracker that breaks every contract some other way, by raising or
+    answering 0, does not pass for the entry), and ``ctxsim catalogue`` prints both. The catalogue does not import
+    the contracts; :meth:`of` and :meth:`how` resolve a declaration against them."""
+
+    names: frozenset[str] = frozenset()
+    all_but: bool = False
+    way: str = "under"
+    """How a broken contract fails unless :attr:`ways` says otherwise."""
+    ways: Mapping[str, str] = field(default_factory=dict)
+    """How particular contracts fail (each one broken, also when ``all_but`` is False and it is not in ``names``)."""
+
+    def of(self, contracts: Iterable[str]) -> frozenset[str]:
+        """The names of the contracts broken, out of ``contracts`` (every contract's name)."""
+        every = frozenset(contracts)
+        return every - self.names if self.all_but else (self.names | frozenset(self.ways)) & every
+
+    def how(self, contracts: Iterable[str]) -> dict[str, str]:
+        """Each contract broken, out of ``contracts``, with how it fails (as
+        :attr:`ctxsim.testing.ConformanceResult.ways` reports a run)."""
+        names = list(contracts)
+        broken = self.of(names)
+        return {name: self.ways.get(name, self.way) for name in names if name in broken}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One catalogued tracker."""
+
+    name: str
+    factory: TrackerFactory
+    """Makes a fresh tracker, ready for :func:`ctxsim.check.run_tracker`."""
+    bug: str
+    """What it gets wrong, in one line (empty for the reference)."""
+    source: str
+    """Where its formula comes from."""
+    breaks: Breaks = Breaks()
+    """The conformance contracts it fails (it passes the others)."""
+
+    @property
+    def family(self) -> str:
+        """``reference``, ``seed`` (one of the five designs) or ``survey`` (a tracker in the wild)."""
+        if self.name == "reference":
+            return "reference"
+        return "seed" if self.source.startswith("seed ") else "survey"
+
+
+def _breaks(*names: str, way: str = "under", ways: Mapping[str, str] | None = None) -> Breaks:
+    return Breaks(frozenset(names), way=way, ways=dict(ways or {}))
+
+
+def _all_but(*names: str, way: str = "under", ways: Mapping[str, str] | None = None) -> Breaks:
+    return Breaks(frozenset(names), all_but=True, way=way, ways=dict(ways or {}))
+
+
+# A formula that misreads an ordinary call (prompt = input + cache creation + cache read, all non-zero) fails every
+# contract (``_all_but()``), since every contract's session has such calls at points it is judged at, unless it
+# reads input_tokens, and a gateway reports the whole prompt there (cache fields 0): then it is right.
+_PROMPT_IN_INPUT = ("uncached-gateway-usage",)
+# A running total equals the latest call's prompt only where there is one call; every other session has several.
+_ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id")
+# The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
+# breakdown (under), over-counts the summed top level of usage.iterations (over), and raises on a garbage prompt
+# field (a string added to a number).
+_NAIVE_PROMPT = {"nested-cache-creation": "under", "usage-iterations": "over", "garbage-prompt-values": "crash"}
+# Arithmetic on a count that is a string or a float raises where the formula reads that field.
+_RAISES_ON_GARBAGE_PROMPT = {"garbage-prompt-values": "crash"}
+# A formula fed ResultMessages only is judged at results; a stream without one judges it nowhere. Its arithmetic
+# raises on the garbage counts of a result's usage.
+_RESULTS_ONLY = {"missing-result": "nowhere", "garbage-values": "crash"}
+# A formula that leaves out a part of the prompt, yet adds up usage.iterations' summed top level, reads over there.
+_ITERATIONS_OVER = {"usage-iterations": "over", **_RAISES_ON_GARBAGE_PROMPT}
+
+
+def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
+    return lambda: LatestUsage(name=name, **kwargs)
+
+
+def _summed(name: str, **kwargs: Any) -> Callable[[], RawDicts]:
+    return lambda: RawDicts(SummedUsage(name=name, **kwargs))
+
+
+CATALOGUE: dict[str, Entry] = {e.name: e for e in (
+    Entry("reference", ContextTracker, "",
+          "ctxsim.reference.ContextTracker: latest main-chain call's in+cc+cr, deduped by message id"),
+    # --- the seed designs ---
+    Entry("mala-overwrite", mala(name="mala-overwrite"),
+          "overwrites with each ResultMessage.usage (a per-query sum of spend) and leaves out cache reads, "
+          "so the gauge shows the last turn's uncached tail: near 0% while the context fills",
+          "seed 003 (mala, 'Context Exhaustion Handling'), Task 2: context_usage.input_tokens = usage.input_tokens",
+          breaks=_all_but(ways={
+              # the query's summed input_tokens, where a gateway puts the whole prompt: each call's counted again
+              "uncached-gateway-usage": "over", **_RESULTS_ONLY})),
+    Entry("mala-cache-read-pressure", mala(name="mala-cache-read-pressure", include_cache_read=True),
+          "reads pressure from ResultMessage.usage with cache reads summed over the query's calls: "
+          "719% reported when the context was ~3%",
+          "seed 000 (mala, 'Context Pressure Tracking Fix'), the behaviour it set out to fix",
+          breaks=_all_but(way="over", ways={
+              # cache reads summed over the query's calls read over; where a query has one call, or a cold cache,
+              # the cache writes it leaves out weigh more than the repeated reads
+              **dict.fromkeys(("single-call", "per-block-dedupe", "missing-request-id", "cache-expiry",
+                               "conversation-reset", "cache-read-drop", "zeroed-error-result",
+                               "wrong-context-window"), "under"), **_RESULTS_ONLY})),
+    Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
+          "sums input+output over results as if they were per-turn deltas and drops cache reads: "
+          "counts spend, not occupancy, and misses the cached prefix",
+          "seed 000 (mala), add_turn() and pressure_ratio() after the fix",
+          breaks=_all_but(ways={"uncached-gateway-usage": "over", **_RESULTS_ONLY})),
+    Entry("arbiter-msgid", lambda: RawDicts(ArbiterTracker(name="arbiter-msgid")),
+          "max(cache_read)+sum(input)+sum(output) over every assistant message: keeps the pre-compaction "
+          "maximum, takes subagent cache reads as the main context, ignores cache creation",
+          "seed 001 (Arbiter handoff, 'Context Tracking Implementation'), deduped by message.id",
+          breaks=_all_but(ways={
+              # cache creation left out reads under; a gateway's whole-prompt input and iterations' top level add up
+              "uncached-gateway-usage": "over", "usage-iterations": "over", "garbage-values": "crash",
+              **_RAISES_ON_GARBAGE_PROMPT})),
+    Entry("arbiter-uuid", lambda: RawDicts(ArbiterTracker(dedupe_by="uuid", name="arbiter-uuid")),
+          "the Arbiter formula deduped by uuid: every content block of a call is counted again (2-3x)",
+          "seed 001, the 'WRONG - overcounts by 2-3x' variant of Key Gotcha 1",
+          breaks=_all_but(ways={
+              # as arbiter-msgid, and every row of a streamed call adds its input and output again
+              **dict.fromkeys(("streaming-partials", "stale-output-tokens", "uncached-gateway-usage",
+                               "usage-iterations"), "over"), "garbage-values": "crash", **_RAISES_ON_GARBAGE_PROMPT})),
+    Entry("debussy-chars", ContextEstimator,
+          "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
+          "and cache, and counts subagents' tool results",
+          "seed 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')",
+          breaks=_all_but()),  # blind to the system prompt and tools: under everywhere
+    Entry("nonadditive-prompt", NonAdditiveContextManager,
+          "takes input_tokens as the whole context (Ollama's prompt_tokens semantics): on the Anthropic "
+          "shape that is the uncached tail, ~0%",
+          "seed 004 (ContextManager, 'non-additive prompt_tokens' pattern)",
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT)),
+    # --- the survey ---
+    Entry("claude-code-statusline", _latest("claude-code-statusline", after_compaction="unknown"),
+          "current_usage is null from /compact until the next call although the boundary states the new size",
+          "Claude Code statusline docs: used_percentage = latest call's in+cc+cr, current_usage null after "
+          "/compact (trackers.md 1.5, B16 CC 2.1.218)",
+          breaks=_breaks(ways={**_NAIVE_PROMPT, "compaction": "none", "inserted-compaction": "none"})),
+    Entry("ccusage-fallback", _latest("ccusage-fallback", main_only=False, skip_synthetic=False),
+          "the latest assistant line with no sidechain or synthetic filter, and no compaction handling: a "
+          "subagent's line or a zero-usage error line becomes the context",
+          "ryoppippi/ccusage context fallback (trackers.md 2; B19 tiann/hapi#1256, ccusage#504)",
+          breaks=_breaks(ways={  # a subagent's or an error's line reads under, a pre-compaction line over
+              **_NAIVE_PROMPT, **dict.fromkeys(("subagent-ignored", "interleaved-subagents", "synthetic-errors"),
+                                               "under"),
+              **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over")})),
+    Entry("ccstatusline", _latest("ccstatusline", after_compaction="post-or-zero"),
+          "after a compact_boundary shows postTokens, the summary alone (the context also holds the system prompt "
+          "and tools: 2,672 where /context said 14,756, captures fact 8), or 0 when the boundary has none",
+          "sirmalloc/ccstatusline jsonl-metrics (#524)",
+          # every boundary with a post size reads the baseline short, wherever a compaction is judged
+          breaks=_breaks("compaction", "inserted-compaction", "compaction-without-post-size", ways=_NAIVE_PROMPT)),
+    Entry("cumulative-statusline-totals", _summed("cumulative-statusline-totals"),
+          "the session's cumulative input totals read as the context: 191%, 359%, '1000%+'",
+          "Claude Code statusline total_input_tokens before 2.1.132 (B11: claude-code#13783, ccusage#823)",
+          breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways={
+              # deduped by message id: a proxy's reused id drops the later calls
+              "reused-message-ids": "under", **_RAISES_ON_GARBAGE_PROMPT})),
+    Entry("ccusage-both-ids-totals", _summed("ccusage-both-ids-totals", dedupe="both_ids", main_only=False),
+          "a running total deduped by message.id:requestId only when both exist: without request ids every "
+          "content block counts again (2.3x), and the total is spend, not occupancy",
+          "ryoppippi/ccusage hash = msgId && reqId ? ... : null (B1: ccusage#976, TokenTracker#62)",
+          breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+    Entry("input-only", _latest("input-only", fields=("in",)),
+          "input_tokens alone: only the uncached tail, ~0% (auto-compaction never fires)",
+          "B12: openclaw#70592 (0% vs 44%), hermes-agent#1609, genkit#5412",
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT)),
+    Entry("cache-creation-ignored", _latest("cache-creation-ignored", fields=("in", "cr")),
+          "in+cr without cache creation: drops to ~1% on a cache miss, compaction one step late",
+          "B13: charmbracelet/crush#3841; graykode/abtop#56",
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_ITERATIONS_OVER)),
+    Entry("cache-read-only", _latest("cache-read-only", fields=("cr",)),
+          "cache_read alone: collapses when a cache expires or a session resumes",
+          "B14: claude-code#42338 (cr 172,301 then 0), #94177 (microcompaction)",
+          breaks=_all_but(ways=_ITERATIONS_OVER)),
+    Entry("output-included-no-cache-write", _latest("output-included-no-cache-write", fields=("in", "cr", "out")),
+          "input + cache read + output, leaving out cache writes: the gauge swings with output and misses "
+          "freshly cached context",
+          "anomalyco/opencode compaction isOverflow (trackers.md 2; B15 can1357/oh-my-pi#306)",
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_ITERATIONS_OVER)),
+    Entry("result-usage-as-context", lambda: ResultsOnly(ResultUsage(name="result-usage-as-context"),
+                                                         feed=ResultUsage.on_result),
+          "ResultMessage.usage (the sum over the query's calls) read as the context: '14.8M/200k'",
+          "B8: Mng-dev-ai/agentrove#298, RunMaestro/Maestro#280, rust-code-agent-sdks#250",
+          breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", way="over", ways={
+              # the /clear query's result (and an error's) has all-zero usage
+              "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY})),
+    Entry("accumulated-cache-read-capped", _summed("accumulated-cache-read-capped", fields=("cr",), cap=200_000),
+          "cache reads accumulated over calls and clamped to the window: always '200k/200k'",
+          "B27: openclaw#13815, openclaw#51721 ('757.3k / 200k' vs 46k)",
+          breaks=_all_but(ways=_ITERATIONS_OVER)),
+    Entry("every-row-totals", _summed("every-row-totals", dedupe="none"),
+          "a running total over every assistant row, streaming partials and per-block copies included: each "
+          "call counts once per row (2.5x), and the total is spend, not occupancy",
+          "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
+          "androidZzT/cc-statistics#3 (input +58%)",
+          breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+    Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
+          "a running total over rows with a truthy stop_reason (plus the last partial of an unfinished call): "
+          "per-block rows that each carry the final stop_reason all count (1.84-2.5x)",
+          "B3: sirmalloc/ccstatusline#549, #462 (requestCount 114 -> 61), PR #595; the #278 policy",
+          breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+    Entry("pegged-reported-window", _latest("pegged-reported-window", peg_at_reported_window=True),
+          "the latest call's in+cc+cr pegged at 100% of the window the latest result reports: a 1M session "
+          "reported as 200k reads 200k from there on",
+          "B20: anthropics/claude-code#76751 (context_window_size 200000 on a 1M session, pegs at 100%), #73399, "
+          "Claude Code 2.1.208 changelog",
+          breaks=_breaks(ways={
+              **_NAIVE_PROMPT, "garbage-values": "crash",
+              # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
+              **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
+              **dict.fromkeys(("model-switch", "wrong-context-window"), "under")})),
+    Entry("autocompact-denominator",
+          lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
+          "the latest call's in+cc+cr divided by the autocompact threshold (window - 20k - 13k), not by the window: "
+          "reads 1.2x the context, so two gauges of one session disagree",
+          "B22: anthropics/claude-code#18944, #21651, #18241; Gitlawb/openclaude#746 (percentLeft against the "
+          "autocompact threshold)",
+          breaks=_all_but(way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+)}
+"""Every catalogued tracker by name."""
+
+
+def reference_for(session: Session) -> ContextTracker:
+    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage."""
+    return ContextTracker(usage=session.usage)
+
+
+def make(name: str) -> Tracker:
+    """A fresh tracker of the catalogue entry ``name``."""
+    try:
+        return CATALOGUE[name].factory()
+    except KeyError:
+        known = ", ".join(sorted(CATALOGUE))
+        raise KeyError(f"ctxsim: no tracker {name!r} in the catalogue (known: {known})") from None

@@ -1,0 +1,137 @@
+"""Naming a tracker on a command line: a catalogue name (``arbiter-msgid``), ``module:factory``, or a statusline
+command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers._command`).
+
+Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
+(a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
+:class:`~ctxsim.trackers._base.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
+``context_tokens``), and every use calls it again for a fresh one (:func:`~ctxsim.trackers.make_tracker`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._base import AnyTrackerFactory, TrackerFactory, make_tracker, takes_world, tracker_name
+from ._catalogue import CATALOGUE
+from ._command import CommandTracker, parse_command_spec
+
+__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "not_catalogued", "resolve"]
+
+
+class SpecError(ValueError):
+    """A ``module:attribute`` spec that names nothing usable; the message says why, in one line."""
+
+
+class TrackerSpecError(SpecError):
+    """A tracker spec that names nothing usable; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class TrackerSpec:
+    """A resolved tracker: how it was given, what reports call it, and how to make a fresh one."""
+
+    spec: str
+    name: str
+    factory: AnyTrackerFactory
+    catalogued: bool = False
+    """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
+
+    @property
+    def fed_messages(self) -> TrackerFactory | None:
+        """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
+        return None if self.command else self.factory  # type: ignore[return-value]
+
+    @property
+    def command(self) -> bool:
+        """True for a statusline command (``cmd:``), judged at observation points rather than fed messages."""
+        return _is_command(self.spec)
+
+
+def _is_command(spec: str) -> bool:
+    return spec.startswith(("cmd:", "cmd["))
+
+
+def _import(module: str, search: Sequence[str]) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or module
+        if not (module == missing or module.startswith(missing + ".")) or not search:
+            raise
+    added = [p for p in search if p not in sys.path]
+    sys.path[:0] = added  # the project's own modules, as `python -m pytest` from its root would find them
+    importlib.invalidate_caches()
+    return importlib.import_module(module)
+
+
+def load_spec(spec: str, *, search: Sequence[str] = (), what: str = "name",
+              example: str = "mypackage.module:name") -> Any:
+    """The object ``module:attribute`` names (``attribute`` may be dotted). ``module`` is imported as is, else from
+    the ``search`` directories (the project's root). Raises :class:`SpecError` saying what is wrong, in one line."""
+    module_name, _, attr = spec.strip().partition(":")
+    if not module_name or not attr or not all(p.isidentifier() for p in module_name.split(".") + attr.split(".")):
+        raise SpecError(f"{spec!r} is not module:{what} (e.g. {example})")
+    try:
+        module = _import(module_name, search)
+    except Exception as exc:
+        raise SpecError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    found: Any = module
+    for part in attr.split("."):
+        try:
+            found = getattr(found, part)
+        except AttributeError:
+            raise SpecError(f"module {module_name!r} has no {attr!r}") from None
+    return found
+
+
+def not_catalogued(name: str, catalogued: Iterable[str], *, noun: str, form: str) -> str:
+    """The one-line error for ``name``, which is not among ``catalogued`` (``noun``: what it is not), with the
+    closest catalogued name as a hint and ``form`` (``module:factory``) as the other way to name one."""
+    known = sorted(catalogued)
+    hint = difflib.get_close_matches(name, known, n=1)
+    suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+    return f"{name!r} is not {noun}{suggestion}; give a catalogued name ({', '.join(known)}) or {form}"
+
+
+def _fresh(tracker: CommandTracker) -> CommandTracker:
+    import dataclasses
+
+    return dataclasses.replace(tracker)
+
+
+def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
+    """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
+    as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
+    spec = spec.strip()
+    if _is_command(spec):
+        try:
+            tracker = parse_command_spec(spec)
+        except ValueError as exc:
+            raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
+        return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker))
+    if ":" not in spec:
+        if spec in CATALOGUE:
+            return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)
+        raise TrackerSpecError(not_catalogued(spec, CATALOGUE, noun="in the catalogue", form="module:factory"))
+    try:
+        factory = load_spec(spec, search=search, what="factory", example="mypackage.tracking:MyTracker")
+    except SpecError as exc:
+        raise TrackerSpecError(str(exc)) from None
+    if not callable(factory):
+        raise TrackerSpecError(f"{spec} is a {type(factory).__name__}, not a class or function that makes a "
+                               f"tracker")
+    try:
+        tracker = make_tracker(factory)
+    except Exception as exc:
+        how = "with world=TrackerWorld()" if takes_world(factory) else "without arguments"
+        raise TrackerSpecError(f"{spec}() raised {type(exc).__name__}: {exc} (the factory is called {how})") from None
+    missing = [m for m in ("observe", "context_tokens") if not callable(getattr(tracker, m, None))]
+    if missing:
+        raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
+                               f"tracker has observe(message) and context_tokens()")
+    return TrackerSpec(spec, tracker_name(tracker), factory)

@@ -1,0 +1,392 @@
+"""Claude Code's stream-json: a :class:`~ctxsim.world.Session` rendered as the CLI writes it on stdout.
+
+:func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
+writes on stdout for it, in order. The rendering reproduces what the real CLI does, as checked against the captures
+of every recorded release (:mod:`ctxsim.wire._versions`; the tests replay each, and play the installed CLI live):
+
+1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
+   ``usage`` (each message its own dict, as the CLI parses each line separately);
+2. that ``usage.output_tokens`` is the stale ``message_start`` placeholder, never the final count;
+3. with partial messages on, ``stream_event`` frames (``message_start`` ... ``message_delta`` with the final
+   output count and, as the Messages API sends them, the cumulative input and cache counts, ``message_stop``)
+   around the assistant messages;
+4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
+5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction;
+6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
+   ``modelUsage`` is cumulative over the session, subagents included, with ``contextWindow``.
+
+Frames that close an observation point carry an :class:`Observation` with the truth from that frame on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ..world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    Query,
+    Session,
+    Step,
+    SubagentStart,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    Truth,
+)
+from ._frames import Frame, Observation, Script
+from ._prices import cost as call_cost
+from ._versions import captured_versions, installed_cli_version
+
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
+
+
+def cli_version_rendered(asked: str | None = None) -> str:
+    """The Claude Code version a rendering stands for: ``asked``, else the installed CLI's, else the newest
+    captured one (its ``init`` frame's ``claude_code_version``)."""
+    return asked or installed_cli_version() or (captured_versions() or ["unknown"])[-1]
+
+COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
+                            "The summary below covers the earlier portion of the conversation.")
+"""How the CLI opens the user message that carries a compaction's summary."""
+
+PLACEHOLDER_OUTPUT_TOKENS = 1
+"""The ``output_tokens`` the CLI copies from ``message_start`` into every per-block assistant message."""
+
+def _assistant_usage(call: Call, reported_input: int) -> dict[str, int]:
+    return {
+        "input_tokens": reported_input,
+        "cache_creation_input_tokens": call.cache_creation_input_tokens,
+        "cache_read_input_tokens": call.cache_read_input_tokens,
+        "output_tokens": PLACEHOLDER_OUTPUT_TOKENS,
+    }
+
+
+def _block_dict(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+
+
+def _empty_block(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    if isinstance(block, Text):
+        return {"type": "text", "text": ""}
+    return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+
+
+def _delta(block: Thinking | Text | ToolUse) -> dict[str, Any]:
+    if isinstance(block, Thinking):
+        return {"type": "thinking_delta", "thinking": block.text}
+    if isinstance(block, Text):
+        return {"type": "text_delta", "text": block.text}
+    return {"type": "input_json_delta", "partial_json": json.dumps(block.input)}
+
+
+class Renderer:
+    """Renders one session query by query; holds the running state the CLI keeps (session id, cumulative model
+    usage, uuids), so a caller that grows a session turn by turn (the fake agent, the state machine) renders only
+    the new query. :func:`render` is the whole-session form."""
+
+    def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
+                 cwd: str, cli_version: str | None = None) -> None:
+        self.session = session
+        self.cli_version = cli_version_rendered(cli_version)
+        self.partial = include_partial_messages
+        self.forward_subagent_text = forward_subagent_text
+        self.cwd = cwd
+        self.rng = random.Random(f"ctxsim.wire:{session.seed}:{session.session_id}")
+        self.session_id = session.session_id
+        self.model_usage: dict[str, dict[str, Any]] = {}
+        self.total_cost = 0.0
+        self.truth: Truth | None = None
+        self.observations = 0
+        # Frame uuids: a seeded random uuid4 whose last 48 bits count the frames (unique within the session,
+        # one format per frame instead of a random draw).
+        prefix = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))[:24]
+        self.uuids = (f"{prefix}{n:012x}" for n in itertools.count(1))
+
+    def uuid(self) -> str:
+        return next(self.uuids)
+
+    def observe(self, frame: Frame, label: str, kind: str) -> None:
+        if self.truth is None:
+            return
+        self.observations += 1
+        frame.observation = Observation(self.observations, label, kind, self.truth, self.session.window)
+
+    # frames ----------------------------------------------------------------------------------------------------
+
+    def system(self, subtype: str, **fields: Any) -> Frame:
+        return Frame({"type": "system", "subtype": subtype, **fields, "session_id": self.session_id,
+                      "uuid": self.uuid()})
+
+    def init(self, model: str) -> Frame:
+        return Frame({
+            "type": "system", "subtype": "init", "cwd": self.cwd, "session_id": self.session_id,
+            "tools": ["Task", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"],
+            "mcp_servers": [], "model": model, "permissionMode": "bypassPermissions",
+            "slash_commands": ["compact", "context", "clear", "cost", "init", "review"],
+            "apiKeySource": "ANTHROPIC_API_KEY", "claude_code_version": self.cli_version,
+            "output_style": "default", "agents": ["general-purpose", "Explore", "Plan"], "skills": [],
+            "plugins": [], "uuid": self.uuid(),
+        })
+
+    def stream_event(self, event: dict[str, Any], parent: str | None) -> Frame:
+        return Frame({"type": "stream_event", "uuid": self.uuid(), "session_id": self.session_id, "event": event,
+                      "parent_tool_use_id": parent})
+
+    def assistant(self, call: Call, block: Thinking | Text | ToolUse, usage: dict[str, int]) -> Frame:
+        head, message = self._assistant_templates(call)
+        return self._assistant(head, message, block, usage)
+
+    def _assistant_templates(self, call: Call) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The ``assistant`` frame and its ``message`` for ``call``, built once a call and copied per block."""
+        message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                   "content": None, "stop_reason": None, "stop_sequence": None, "usage": None}
+        head = {"type": "assistant", "message": None, "parent_tool_use_id": call.parent_tool_use_id,
+                "session_id": self.session_id, "uuid": None}
+        if call.request_id is not None:
+            head["request_id"] = call.request_id
+        return head, message
+
+    def _assistant(self, head: dict[str, Any], message: dict[str, Any], block: Thinking | Text | ToolUse,
+                   usage: dict[str, int]) -> Frame:
+        """One block's frame from the call's templates: its own dicts (``message`` and ``usage`` copied), as the
+        CLI parses each line separately."""
+        inner = message.copy()
+        inner["content"] = [_block_dict(block)]
+        inner["usage"] = usage.copy()
+        data = head.copy()
+        data["message"] = inner
+        data["uuid"] = next(self.uuids)
+        return Frame(data)
+
+    def call_frames(self, call: Call, label: str, kind: str) -> list[Frame]:
+        main = call.is_main
+        shown = call.blocks if main or self.forward_subagent_text else [
+            b for b in call.blocks if isinstance(b, ToolUse)]
+        frames: list[Frame] = []
+        usage = _assistant_usage(call, self.session.reported_input(call))
+        head, message = self._assistant_templates(call)
+        assistant = self._assistant
+        streaming = self.partial and main
+        if streaming:
+            frames.append(self.system("status", status="requesting"))
+            frames.append(self.stream_event({"type": "message_start", "message": {
+                "id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": _assistant_usage(call, self.session.reported_input(call))}},
+                call.parent_tool_use_id))
+        for index, block in enumerate(shown):
+            if main and isinstance(block, Thinking):
+                estimate = math.ceil(len(block.text) / 4)
+                frames.append(self.system("thinking_tokens", estimated_tokens=estimate,
+                                          estimated_tokens_delta=estimate))
+            if streaming:
+                frames.append(self.stream_event({"type": "content_block_start", "index": index,
+                                                 "content_block": _empty_block(block)}, None))
+                frames.append(self.stream_event({"type": "content_block_delta", "index": index,
+                                                 "delta": _delta(block)}, None))
+                frames.append(assistant(head, message, block, usage))
+                frames.append(self.stream_event({"type": "content_block_stop", "index": index}, None))
+            else:
+                frames.append(assistant(head, message, block, usage))
+        if streaming:
+            frames.append(self.stream_event({"type": "message_delta",
+                                             "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
+                                             "usage": self.delta_usage(usage, call)}, None))
+            frames.append(self.stream_event({"type": "message_stop"}, None))
+        if frames:
+            self.observe(frames[-1], label, kind)
+        return frames
+
+    def tool_result(self, result: ToolResult) -> Frame:
+        return Frame({
+            "type": "user",
+            "message": {"role": "user", "content": [{
+                "tool_use_id": result.tool_use_id, "type": "tool_result", "content": result.content,
+                "is_error": result.is_error}]},
+            "parent_tool_use_id": result.parent_tool_use_id,
+            "session_id": self.session_id,
+            "uuid": self.uuid(),
+            "tool_use_result": {"stdout": result.content, "stderr": "", "interrupted": False,
+                                "isImage": False},
+        })
+
+    def delta_usage(self, usage: dict[str, int], call: Call) -> dict[str, int]:
+        """``message_delta``'s usage, as the session's provider sends it (:data:`~ctxsim.world.DeltaUsage`)."""
+        if self.session.delta_usage == "output":
+            return {"output_tokens": call.output_tokens}
+        return {**usage, "output_tokens": call.output_tokens}
+
+    def compaction_messages(self, step: Compaction) -> list[Frame]:
+        """The user frames the CLI writes after a boundary: the summary that now opens the conversation
+        (``isSynthetic``; a text block after an autocompaction, a string after ``/compact``), and for ``/compact``
+        the command's output, replayed (``isReplay``)."""
+        written = next((b.text for b in step.summary.blocks if isinstance(b, Text)), "") if step.summary else ""
+        summary = f"{COMPACT_SUMMARY_PREAMBLE}\n\nSummary:\n{written}"
+        content: str | list[dict[str, Any]] = summary if step.trigger == "manual" else [
+            {"type": "text", "text": summary}]
+        frames = [self.user(content, isReplay=False, isSynthetic=True) if step.trigger == "manual"
+                  else self.user(content, isSynthetic=True)]
+        if step.trigger == "manual":
+            frames.append(self.user("<local-command-stdout>Compacted </local-command-stdout>", isReplay=True))
+        return frames
+
+    def user(self, content: str | list[dict[str, Any]], **flags: bool) -> Frame:
+        """A user frame that carries no tool result (a summary, a command's output)."""
+        return Frame({"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
+                      "session_id": self.session_id, "uuid": self.uuid(), **flags})
+
+    def add_model_usage(self, call: Call) -> None:
+        entry = self.model_usage.setdefault(call.model, {
+            "inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window,
+            "maxOutputTokens": self.session.max_output_tokens,
+        })
+        cost = call_cost(call.model, call)
+        entry["inputTokens"] += self.session.reported_input(call)
+        entry["outputTokens"] += call.output_tokens
+        entry["cacheReadInputTokens"] += call.cache_read_input_tokens
+        entry["cacheCreationInputTokens"] += call.cache_creation_input_tokens
+        entry["costUSD"] += cost
+        self.total_cost += cost
+
+    def result(self, calls: list[Call], turns: int, label: str) -> Frame:
+        usage = {
+            "input_tokens": sum(self.session.reported_input(c) for c in calls),
+            "cache_creation_input_tokens": sum(c.cache_creation_input_tokens for c in calls),
+            "cache_read_input_tokens": sum(c.cache_read_input_tokens for c in calls),
+            "output_tokens": sum(c.output_tokens for c in calls),
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": "standard",
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+        }
+        last = calls[-1] if calls else None
+        text = next((b.text for b in reversed(last.blocks) if isinstance(b, Text)), "") if last else ""
+        frame = Frame({
+            "type": "result", "subtype": "success", "is_error": False,
+            "duration_ms": 120 * max(turns, 1), "duration_api_ms": 100 * max(turns, 1),
+            "num_turns": turns, "result": text, "stop_reason": last.stop_reason if last else None,
+            "session_id": self.session_id, "total_cost_usd": self.total_cost, "usage": usage,
+            "modelUsage": {m: dict(u) for m, u in self.model_usage.items()},
+            "permission_denials": [], "uuid": self.uuid(), "terminal_reason": "completed",
+        })
+        self.observe(frame, label, "result")
+        return frame
+
+    # steps -----------------------------------------------------------------------------------------------------
+
+    def script(self, query_index: int, query: Query | None = None) -> Script:
+        """The frames of query ``query_index`` (0-based) of the session, or of ``query`` given as that query."""
+        if query is None:
+            query = self.session.queries[query_index]
+        script = Script(query_index, query.prompt)
+        for _, frames in self.walk(query_index, query):
+            script.frames.extend(frames)
+        return script
+
+    def walk(self, query_index: int, query: Query) -> Iterator[tuple[Step | None, list[Frame]]]:
+        """The frames of ``query`` (query ``query_index``, 0-based) step by step: ``(None, [init])``, then
+        ``(step, its frames)`` for each step (a reset that opens the query carries the new init after it), then
+        ``(None, [result])``. Other formats (the transcript, the
+        statusline payload) walk a session this way to close the same observation points in the same order."""
+        q = f"q{query_index + 1}"
+        main_calls: list[Call] = []
+        turns = 0
+        # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
+        clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        if not clears:
+            yield None, [self.init(self.session.model)]
+        sub_counts: dict[str, int] = {}
+        for step in query.steps:
+            frames = self.step(step, q, main_calls, sub_counts)
+            if clears:
+                frames.append(self.init(self.session.model))
+                clears = False
+            yield step, frames
+            if isinstance(step, Call):
+                turns += 1
+            elif isinstance(step, ConversationReset):
+                main_calls.clear()
+        yield None, [self.result(main_calls, turns, f"{q} result")]
+
+    def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
+        """The frames of ``step``, in order."""
+        if isinstance(step, ToolResult):  # the truth moves with calls, compactions and resets only
+            return [self.tool_result(step)]
+        self.truth = self.session.truth_after(step, self.truth)
+        if isinstance(step, Call):
+            self.add_model_usage(step)
+            if step.is_main:
+                main_calls.append(step)
+                label, kind = f"{q} call {len(main_calls)}", "call"
+            else:
+                n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
+                label, kind = f"{q} subagent call {n}", "subagent"
+            frames = self.call_frames(step, label, kind)
+            if not step.is_main:
+                frames.append(self.system("task_progress", task_id=step.parent_tool_use_id,
+                                          tool_use_id=step.parent_tool_use_id, description="Running subagent",
+                                          usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
+                                                 "duration_ms": 100 * n}))
+            return frames
+        elif isinstance(step, SubagentStart):
+            return [self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
+                                description=step.description, task_type="local_agent", prompt=step.prompt,
+                                subagent_type="general-purpose", is_backgrounded=False)]
+        elif isinstance(step, Compaction):
+            if step.summary is not None:
+                self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
+            frame = self.system("compact_boundary", compact_metadata={
+                "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
+            self.observe(frame, f"{q} compaction", "compaction")
+            return [frame, *self.compaction_messages(step)]
+        elif isinstance(step, ConversationReset):
+            frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
+                           "uuid": self.uuid(), "session_id": self.session_id})
+            self.session_id = step.new_session_id
+            self.model_usage.clear()
+            self.total_cost = 0.0
+            self.observe(frame, f"{q} reset", "reset")
+            return [frame]
+        return []
+
+
+def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,
+           cwd: str = "/home/dev/project", cli_version: str | None = None) -> list[Script]:
+    """Render ``session`` as the stream-json the CLI writes: one :class:`Script` per query.
+
+    Deterministic: the same session renders to the same frames, uuids included. ``cli_version`` is the Claude Code
+    the rendering stands for (:func:`cli_version_rendered`).
+    """
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd, cli_version)
+    return [renderer.script(i) for i in range(len(session.queries))]
+
+
+def render_stream(session: Session, *, queries: Iterable[Query] | None = None, include_partial_messages: bool = False,
+                  forward_subagent_text: bool = False, cwd: str = "/home/dev/project") -> Iterator[Script]:
+    """:func:`render`, one query at a time: each :class:`Script` is made when it is asked for, so a caller that
+    checks it and lets it go (:func:`ctxsim.check.run_tracker_parsed` takes any iterable) holds one query's frames
+    at a time, not the whole session's. The same frames as :func:`render`.
+
+    ``queries`` (an iterable, e.g. a generator over :meth:`ctxsim.world.SessionBuilder.take`) renders those queries
+    in order, in ``session``'s world, instead of ``session.queries``: a session too long to hold is built, rendered
+    and checked a query at a time."""
+    renderer = Renderer(session, include_partial_messages, forward_subagent_text, cwd)
+    given = enumerate(session.queries if queries is None else queries)
+    return (renderer.script(i, query) for i, query in given)
+
+

@@ -1,0 +1,413 @@
+"""Claude Code's session transcript: a :class:`~ctxsim.world.Session` rendered as the JSONL files the CLI writes.
+
+The CLI appends every session to ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session id>.jsonl`` (``<slug>``: the working
+directory with every character but letters and digits made ``-``, :func:`project_slug`), and a subagent's rows to
+``<session id>/subagents/agent-<agent id>.jsonl`` beside it. Statusline tools read the main file at the payload's
+``transcript_path``. :func:`render_transcript` renders what the CLI writes there, as the bundled CLI was seen
+writing it (``shared/captures`` and the live backend, :mod:`ctxsim.live._transcript`):
+
+1. one ``assistant`` row per content block of a call, sharing ``message.id``, ``requestId`` (where the API sent a
+   request id) and the call's usage; unlike stream-json, every row is finalized: ``stop_reason`` and the final
+   ``output_tokens`` on each (``apiBlockIndex`` numbers the blocks);
+2. rows chained by ``uuid``/``parentUuid``, ISO ``timestamp``\\ s that only move forward (derived from the session's
+   seed, so the same session gives the same bytes), ``sessionId``, ``cwd``, ``version``, ``isSidechain``;
+3. a ``user`` row for each prompt and for each tool result (``sourceToolAssistantUUID`` names the row of its
+   ``tool_use``);
+4. a compaction as a ``system``/``compact_boundary`` row (``parentUuid`` null, ``logicalParentUuid`` the row before)
+   with ``compactMetadata {trigger, preTokens, postTokens}``, then the ``user`` row of the summary
+   (``isCompactSummary``); ``/compact`` and ``/clear`` add the rows of a local command; ``/clear`` starts a new file
+   (a new session id);
+5. a subagent's rows (``isSidechain`` true, ``agentId``) in its own file, first its prompt (the older layout that
+   interleaved them in the main file is the fault :class:`ctxsim.faults.InterleavedSidechains`);
+6. the other line kinds trackers must skip: ``queue-operation``, ``attachment``, ``api-request``, ``mode`` and
+   ``last-prompt`` lines (with no ``uuid`` but for attachments).
+
+Synthetic error rows (``<synthetic>``, ``isApiErrorMessage``), replays, a compaction without ``postTokens`` and a
+row half-written when read are faults (:mod:`ctxsim.faults._transcript`), as they are for stream-json.
+
+The observation points are the stream-json rendering's (:func:`ctxsim.wire.render`: the same
+:class:`~ctxsim.wire.Observation` objects' labels, kinds and truths, in the same order): for each,
+:class:`TranscriptPoint` says how many rows of each file are written by then, so a tool can be run on the
+transcript as it stood at that point (:meth:`TranscriptRender.write`)::
+
+    render = render_transcript(session)
+    for index, point in enumerate(render.points):
+        path = render.write(config_dir / "projects" / render.slug, index)   # the main file, truncated there
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import random
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from ..world import Call, Compaction, ConversationReset, Session, Step, SubagentStart, ToolResult, ToolUse
+from ._frames import Observation
+from ._stream_json import Renderer, _block_dict, cli_version_rendered
+
+__all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug",
+           "render_transcript"]
+
+DEFAULT_CWD = "/home/dev/project"
+"""The working directory a rendering claims when none is given (the stream-json rendering's)."""
+
+UTC = timezone.utc
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def project_slug(cwd: str) -> str:
+    """The directory under ``$CLAUDE_CONFIG_DIR/projects`` where the CLI keeps the transcripts of sessions run in
+    ``cwd``: every character but ASCII letters and digits made ``-`` (``/tmp/a_b/project`` ->
+    ``-tmp-a-b-project``)."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def iso(moment: datetime) -> str:
+    """``moment`` as the CLI writes timestamps: ISO 8601 in UTC with milliseconds and ``Z``."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+@dataclass
+class TranscriptFile:
+    """One JSONL file of a transcript, in the order the CLI appends its rows."""
+
+    path: str
+    """Where it is, relative to the project directory: ``<session>.jsonl`` or
+    ``<session>/subagents/agent-<agent id>.jsonl``."""
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """The rows, each one JSON line."""
+    order: list[float] = field(default_factory=list)
+    """When each row was written, on one clock for every file of the rendering (the order rows reach the disk)."""
+
+
+@dataclass(frozen=True)
+class TranscriptPoint:
+    """An observation point of the session, and the transcript as the CLI had written it by then."""
+
+    observation: Observation
+    """The stream-json rendering's observation point (index, label, kind, truth, window)."""
+    transcript: str
+    """The main file in force (``transcript_path``'s file), relative to the project directory."""
+    session_id: str
+    """The session id in force (a ``/clear`` starts a new one)."""
+    written: float
+    """Every row written at or before this moment (:attr:`TranscriptFile.order`) is on disk."""
+    rows: Mapping[str, int]
+    """How many rows of each file (by :attr:`TranscriptFile.path`) are written, whole, by then."""
+    partial: Mapping[str, str] = field(default_factory=dict)
+    """Files whose next row is being written when the point is read: the part of its line already there."""
+
+
+@dataclass
+class TranscriptRender:
+    """A session's transcript files and the points where they are read."""
+
+    files: dict[str, TranscriptFile]
+    """Every file, by its path relative to the project directory, in the order they were created."""
+    points: list[TranscriptPoint]
+    """One per observation point of the session, in order (the same as :func:`ctxsim.wire.render`'s)."""
+    cwd: str
+    """The working directory the session ran in."""
+    cli_version: str
+    """The CLI version the rows claim (``version``)."""
+
+    @property
+    def slug(self) -> str:
+        """The project directory's name under ``$CLAUDE_CONFIG_DIR/projects`` (:func:`project_slug`)."""
+        return project_slug(self.cwd)
+
+    @property
+    def main(self) -> TranscriptFile:
+        """The session's first main file (the one every point reads unless a ``/clear`` started another)."""
+        return next(iter(self.files.values()))
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row of :attr:`main`, in order."""
+        return self.main.rows
+
+    def rows_at(self, index: int, path: str | None = None) -> list[dict[str, Any]]:
+        """The whole rows of file ``path`` (default: the main file in force) written by point ``index``
+        (0-based)."""
+        point = self.points[index]
+        file = self.files[path or point.transcript]
+        return file.rows[:point.rows.get(file.path, 0)]
+
+    def text(self, index: int, path: str | None = None) -> str:
+        """File ``path`` (default: the main file in force) as it stands at point ``index``: its whole rows, one
+        JSON line each, then the part of a row being written, if any."""
+        point = self.points[index]
+        path = path or point.transcript
+        lines = "".join(json.dumps(row, separators=(",", ":")) + "\n" for row in self.rows_at(index, path))
+        return lines + point.partial.get(path, "")
+
+    def write(self, project_dir: str | Path, index: int) -> Path:
+        """Write every file as it stands at point ``index`` under ``project_dir`` (the
+        ``$CLAUDE_CONFIG_DIR/projects/<slug>`` directory; files not yet created are not written) and return the
+        path of the main file in force, the payload's ``transcript_path``."""
+        root = Path(project_dir)
+        point = self.points[index]
+        for path in self.files:
+            if path not in point.rows and path not in point.partial:
+                continue
+            target = root / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(self.text(index, path))
+        return root / point.transcript
+
+    def recount(self) -> None:
+        """Re-derive each point's :attr:`TranscriptPoint.rows` from the files' write order (after a fault moved,
+        added or removed rows)."""
+        self.points = [_counted(p, self.files) for p in self.points]
+
+
+def _counted(point: TranscriptPoint, files: Mapping[str, TranscriptFile]) -> TranscriptPoint:
+    rows = {}
+    for path, file in files.items():
+        n = bisect.bisect_right(file.order, point.written)  # a file's rows are in write order
+        if n or path == point.transcript:
+            rows[path] = n
+    return TranscriptPoint(point.observation, point.transcript, point.session_id, point.written, rows,
+                           point.partial)
+
+
+class _Writer:
+    """Walks a session with the stream-json :class:`~ctxsim.wire.Renderer` and writes the rows of each step."""
+
+    def __init__(self, session: Session, cwd: str, cli_version: str, started_at: datetime | None) -> None:
+        self.session = session
+        self.cwd = cwd
+        self.version = cli_version
+        self.renderer = Renderer(session, False, False, cwd, cli_version)
+        rng = random.Random(f"ctxsim.wire._transcript:{session.seed}:{session.session_id}")
+        self.rng = rng
+        self.now = started_at or _EPOCH + timedelta(seconds=rng.randrange(300 * 86_400))
+        prefix = str(uuid.UUID(int=rng.getrandbits(128), version=4))[:24]
+        self._uuids = (f"{prefix}{n:012x}" for n in itertools.count(1))
+        self.files: dict[str, TranscriptFile] = {}
+        self.points: list[TranscriptPoint] = []
+        self.clock = itertools.count(1)
+        self.session_id = session.session_id
+        self.tail: str | None = None
+        """The uuid of the main chain's last row."""
+        self.agents: dict[str, tuple[str, str | None]] = {}
+        """Per subagent (by the tool use that started it): its agent id and the uuid of its last row."""
+        self.tool_rows: dict[str, str] = {}
+        """The uuid of the assistant row holding each tool use."""
+        self.files_started: set[str] = set()
+
+    # rows ------------------------------------------------------------------------------------------------------
+
+    def tick(self, ms: int) -> str:
+        self.now += timedelta(milliseconds=ms)
+        return iso(self.now)
+
+    def uuid(self) -> str:
+        return next(self._uuids)
+
+    @property
+    def main_path(self) -> str:
+        return f"{self.session_id}.jsonl"
+
+    def append(self, path: str, row: dict[str, Any]) -> None:
+        file = self.files.setdefault(path, TranscriptFile(path))
+        file.rows.append(row)
+        file.order.append(float(next(self.clock)))
+
+    def common(self, row: dict[str, Any]) -> dict[str, Any]:
+        row.update({"userType": "external", "entrypoint": "sdk-py", "cwd": self.cwd, "sessionId": self.session_id,
+                    "version": self.version, "gitBranch": "HEAD"})
+        return row
+
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
+        """Append a row of ``kind`` to the main chain (or subagent ``agent``'s file) after its last row."""
+        uid = self.uuid()
+        if agent is None:
+            path, parent, head = self.main_path, self.tail, {"parentUuid": self.tail, "isSidechain": False}
+        else:
+            agent_id, parent = self.agents[agent]
+            path = f"{self.session_id}/subagents/agent-{agent_id}.jsonl"
+            head = {"parentUuid": parent, "isSidechain": True, "agentId": agent_id}
+        row = {**head, "type": kind, **fields, "uuid": uid, "timestamp": self.tick(ms)}
+        self.append(path, self.common(row))
+        if agent is None:
+            self.tail = uid
+        else:
+            self.agents[agent] = (self.agents[agent][0], uid)
+        return uid
+
+    def line(self, row: dict[str, Any], *, ms: int = 1) -> None:
+        """Append a line that is not part of the chain (no ``uuid``) to the main file."""
+        self.append(self.main_path, row)
+        self.now += timedelta(milliseconds=ms)
+
+    def prompt(self, text: str, command: bool) -> None:
+        """A query's first rows: its queue operations, and (unless it is a local command) its prompt."""
+        self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
+                   "sessionId": self.session_id, "content": text})
+        self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
+                   "sessionId": self.session_id})
+        if command:
+            return
+        self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
+                              "permissionMode": "bypassPermissions", "promptSource": "sdk"})
+        if self.main_path not in self.files_started:
+            self.files_started.add(self.main_path)
+            self.chained("attachment", {"attachment": {"type": "date", "date": self.now.date().isoformat()}},
+                         ms=1)
+
+    def command(self, name: str, stdout: str | None) -> None:
+        """The rows of local command ``name`` (``/compact``, ``/clear``): its caveat and name, then its output as a
+        ``user`` row, or (``stdout`` None) an empty output as a ``system``/``local_command`` row."""
+        self.chained("user", {"message": {"role": "user", "content": (
+            "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a "
+            "request, and its output goes straight to the user. It's recorded here as context for later "
+            "messages.</local-command-caveat>")}, "isMeta": True})
+        self.chained("user", {"message": {"role": "user", "content": (
+            f"<command-name>/{name}</command-name>\n            <command-message>{name}</command-message>\n"
+            "            <command-args></command-args>")}})
+        if stdout is not None:
+            self.chained("user", {"message": {"role": "user", "content": (
+                f"<local-command-stdout>{stdout}</local-command-stdout>")}})
+        else:
+            self.chained("system", {"subtype": "local_command",
+                                    "content": "<local-command-stdout></local-command-stdout>", "level": "info",
+                                    "isMeta": False, "commandRun": {"command": name, "args": ""}})
+
+    def call(self, call: Call) -> None:
+        agent = None if call.is_main else str(call.parent_tool_use_id)
+        if agent is not None and agent not in self.agents:
+            self.agents[agent] = (self.agent_id(), None)
+        if agent is None:
+            self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
+                       "timestamp": self.tick(20), "version": self.version, "querySource": "sdk",
+                       "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+        self.now += timedelta(milliseconds=150)
+        for index, block in enumerate(call.blocks):
+            message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+                       "content": [_block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
+                       "usage": self.usage(call)}
+            fields: dict[str, Any] = {"message": message, "apiBlockIndex": index}
+            if call.request_id is not None:
+                fields["requestId"] = call.request_id
+            uid = self.chained("assistant", fields, agent=agent)
+            if isinstance(block, ToolUse):
+                self.tool_rows[block.id] = uid
+
+    def usage(self, call: Call) -> dict[str, Any]:
+        """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line)."""
+        return {
+            "input_tokens": self.session.reported_input(call),
+            "cache_creation_input_tokens": call.cache_creation_input_tokens,
+            "cache_read_input_tokens": call.cache_read_input_tokens,
+            "output_tokens": call.output_tokens,
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": "standard",
+            "cache_creation": {"ephemeral_1h_input_tokens": 0,
+                               "ephemeral_5m_input_tokens": call.cache_creation_input_tokens},
+        }
+
+    def tool_result(self, result: ToolResult) -> None:
+        agent = result.parent_tool_use_id
+        if agent is not None and agent not in self.agents:
+            self.agents[agent] = (self.agent_id(), None)
+        fields: dict[str, Any] = {
+            "message": {"role": "user", "content": [{"tool_use_id": result.tool_use_id, "type": "tool_result",
+                                                     "content": result.content, "is_error": result.is_error}]},
+            "toolUseResult": {"stdout": result.content, "stderr": "", "interrupted": False, "isImage": False},
+        }
+        source = self.tool_rows.get(result.tool_use_id)
+        if source is not None:
+            fields["sourceToolAssistantUUID"] = source
+        self.chained("user", fields, agent=agent, ms=100)
+
+    def agent_id(self) -> str:
+        return "a" + format(self.rng.getrandbits(64), "016x")
+
+    def subagent(self, start: SubagentStart) -> None:
+        self.agents[start.tool_use_id] = (start.task_id, None)
+        self.chained("user", {"message": {"role": "user", "content": start.prompt}}, agent=start.tool_use_id,
+                     ms=30)
+
+    def compaction(self, step: Compaction, manual: bool) -> None:
+        before = self.tail
+        uid = self.uuid()
+        meta = {"trigger": step.trigger, "preTokens": step.pre_tokens, "postTokens": step.post_tokens}
+        row = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
+               "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+               "timestamp": self.tick(400), "uuid": uid, "level": "info", "compactMetadata": meta}
+        self.append(self.main_path, self.common(row))
+        self.tail = uid
+        self.chained("user", {"message": {"role": "user", "content": (
+            "This session is being continued from a previous conversation that ran out of context. The summary "
+            "below covers the earlier portion of the conversation.")},
+            "isVisibleInTranscriptOnly": True, "isCompactSummary": True})
+        if manual:
+            self.command("compact", "Compacted")
+
+    def reset(self, step: ConversationReset) -> None:
+        self.session_id = step.new_session_id
+        self.tail = None
+        self.files_started.add(self.main_path)
+        self.line({"type": "mode", "mode": "normal"})
+        self.command("clear", None)
+
+    # the walk --------------------------------------------------------------------------------------------------
+
+    def point(self, observation: Observation) -> None:
+        point = TranscriptPoint(observation, self.main_path, self.session_id, float(next(self.clock)), {})
+        self.points.append(_counted(point, self.files))
+
+    def step(self, step: Step, command: bool) -> None:
+        if isinstance(step, Call):
+            self.call(step)
+        elif isinstance(step, ToolResult):
+            self.tool_result(step)
+        elif isinstance(step, SubagentStart):
+            self.subagent(step)
+        elif isinstance(step, Compaction):
+            self.compaction(step, command)
+        elif isinstance(step, ConversationReset):
+            self.reset(step)
+
+    def query(self, index: int) -> None:
+        query = self.session.queries[index]
+        command = query.prompt.startswith("/")
+        self.prompt(query.prompt, command)
+        walk = list(self.renderer.walk(index, query))
+        for n, (step, frames) in enumerate(walk):
+            if step is not None:
+                self.step(step, command)
+            elif n == len(walk) - 1:  # the result: the query's closing line
+                self.line({"type": "last-prompt", "lastPrompt": query.prompt, "leafUuid": self.tail,
+                           "sessionId": self.session_id})
+            for frame in frames:
+                if frame.observation is not None:
+                    self.point(frame.observation)
+
+
+def render_transcript(session: Session, *, cli_version: str | None = None, cwd: str = DEFAULT_CWD,
+                      started_at: datetime | None = None) -> TranscriptRender:
+    """Render ``session`` as the transcript files the CLI writes, with the rows written at each observation point.
+
+    ``cli_version`` is the ``version`` the rows claim (default: the CLI bundled in the installed
+    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`); ``cwd`` the working directory
+    (it names the project directory, :func:`project_slug`); ``started_at`` the first row's time (default: a
+    moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
+    timestamps included.
+    """
+    writer = _Writer(session, cwd, cli_version_rendered(cli_version), started_at)
+    for index in range(len(session.queries)):
+        writer.query(index)
+    if not writer.files:
+        writer.files[writer.main_path] = TranscriptFile(writer.main_path)
+    return TranscriptRender(writer.files, writer.points, cwd, writer.version)
+

@@ -1,0 +1,379 @@
+"""Building sessions step by step: :class:`SessionBuilder`, which derives what a real session would show.
+
+Part of :mod:`ctxsim.world`'s public surface (import it from there).
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ._session import (
+    CHARS_PER_TOKEN,
+    DEFAULT_MODEL,
+    Block,
+    Call,
+    Compaction,
+    ConversationReset,
+    Query,
+    Session,
+    Step,
+    SubagentStart,
+    Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    UsageConvention,
+)
+
+__all__ = ["SessionBuilder", "filler_text"]
+
+# --- building sessions ----------------------------------------------------------------------------------------
+
+_WORDS = (
+    "def return import self value result config error check token cache window stream message usage call "
+    "assert test session tracker context prompt output input file line path read write json yaml parse build "
+    "class async await item list dict none true false index count total limit buffer state event handler"
+).split()
+
+_TOOLS: tuple[tuple[str, Callable[[random.Random], dict[str, object]]], ...] = (
+    ("Bash", lambda rng: {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "description": "run tests"}),
+    ("Read", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py"}),
+    ("Grep", lambda rng: {"pattern": rng.choice(_WORDS), "path": "src"}),
+    ("Edit", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py", "old_string": "a",
+                          "new_string": "b"}),
+)
+
+
+_CORPUS = " ".join(random.Random("ctxsim.world.corpus").choices(_WORDS, k=16_384)) + " "
+"""Deterministic code-like text that :func:`filler_text` slices from (about 100k characters)."""
+
+_CORPUS_RUN = _CORPUS * 3
+"""The corpus repeated: a text of up to twice its length (large tool results) is one slice, not a new repeat."""
+
+
+def filler_text(rng: random.Random, tokens: int) -> str:
+    """Deterministic code-like text of about ``tokens`` tokens (``CHARS_PER_TOKEN`` characters each).
+
+    A slice of a fixed corpus at an offset drawn from ``rng``: one draw however long the text.
+    """
+    target = max(0, tokens) * CHARS_PER_TOKEN
+    if target == 0:
+        return ""
+    start = rng.randrange(len(_CORPUS))
+    end = start + target
+    if end <= len(_CORPUS_RUN):
+        return _CORPUS_RUN[start:end]
+    return (_CORPUS * (end // len(_CORPUS) + 1))[start:end]
+
+
+@dataclass
+class _Chain:
+    """Per-chain cache state while building: what the next call will find in the prompt cache."""
+
+    cached_prefix: int = 0
+    last_prompt: int | None = None
+    last_output: int = 0
+    pending_growth: int = 0
+    expired: bool = False
+    keep_prefix: int = 0
+
+
+@dataclass
+class SessionBuilder:
+    """Builds a :class:`Session` step by step, deriving what a real session would show.
+
+    Cache splits follow what real transcripts show (``shared/real-recordings``): each call reads from cache what
+    the previous call of its chain read or wrote (``cr[n+1] = cr[n] + cc[n]``), writes the rest except a small
+    uncached tail, and a cache expiry moves the whole read into creation. Ids, uuids and filler content come from
+    ``seed``: the same calls with the same seed build the same session.
+    """
+
+    seed: int = 0
+    model: str = DEFAULT_MODEL
+    window: int = 200_000
+    baseline: int = 12_000
+    max_output_tokens: int = 32_000
+    name: str = ""
+    session_id: str | None = None
+    uncached_tail: int = 3
+    """Uncached ``input_tokens`` of a derived call (real sessions show 1 to 10)."""
+    usage: UsageConvention = "additive"
+    """How the provider reports usage (:data:`~ctxsim.world.UsageConvention`)."""
+    _rng: random.Random = field(init=False, repr=False)
+    _queries: list[Query] = field(init=False, repr=False, default_factory=list)
+    _steps: list[Step] | None = field(init=False, repr=False, default=None)
+    _prompt: str = field(init=False, repr=False, default="")
+    _chains: dict[str | None, _Chain] = field(init=False, repr=False, default_factory=dict)
+    _subagent: str | None = field(init=False, repr=False, default=None)
+    _ids: int = field(init=False, repr=False, default=0)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        if self.session_id is None:
+            self.session_id = self.new_uuid()
+
+    # ids -------------------------------------------------------------------------------------------------------
+
+    def new_uuid(self) -> str:
+        """A uuid4 drawn from this builder's seed."""
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    def _new_id(self, prefix: str) -> str:
+        self._ids += 1
+        return f"{prefix}_{self._rng.getrandbits(64):016x}{self._ids:04d}"
+
+    # structure -------------------------------------------------------------------------------------------------
+
+    def query(self, prompt: str = "Continue with the task.", *, prompt_tokens: int | None = None) -> SessionBuilder:
+        """Start a new user query; its text grows the next main-chain prompt by ``prompt_tokens``."""
+        self._close_query()
+        self._steps = []
+        self._prompt = prompt
+        tokens = prompt_tokens if prompt_tokens is not None else max(1, len(prompt) // CHARS_PER_TOKEN)
+        self._chain(None).pending_growth += tokens
+        return self
+
+    def _close_query(self) -> None:
+        if self._steps is not None:
+            self._queries.append(Query(self._prompt, tuple(self._steps)))
+            self._steps = None
+
+    def _current_steps(self) -> list[Step]:
+        if self._steps is None:
+            self.query()
+        assert self._steps is not None
+        return self._steps
+
+    def _chain(self, key: str | None) -> _Chain:
+        if key not in self._chains:
+            self._chains[key] = _Chain()
+        return self._chains[key]
+
+    @property
+    def pending(self) -> tuple[Step, ...]:
+        """The steps of the query being built, so far (for building a session step by step)."""
+        return tuple(self._steps or ())
+
+    def add(self, step: Step) -> SessionBuilder:
+        """Append a step exactly as given (no derivation)."""
+        self._current_steps().append(step)
+        return self
+
+    # calls -----------------------------------------------------------------------------------------------------
+
+    def call(
+        self,
+        *,
+        input: int | None = None,
+        cache_creation: int | None = None,
+        cache_read: int | None = None,
+        prompt: int | None = None,
+        output: int = 120,
+        blocks: tuple[str, ...] | None = None,
+        results: tuple[int, ...] | list[int] = (),
+        model: str | None = None,
+        message_id: str | None = None,
+        request_id: str | Literal[False] | None = None,
+        text: str | None = None,
+    ) -> SessionBuilder:
+        """Add an API call to the current chain (the main chain, or the open subagent).
+
+        Give all of ``input``/``cache_creation``/``cache_read`` to state the usage exactly; otherwise the prompt
+        is ``prompt`` or, by default, the previous prompt plus its output plus everything added since, split as a
+        real cache would split it. ``results`` adds one tool use per entry whose result carries that many tokens.
+        ``blocks`` names the block kinds (``thinking``, ``text``, ``tool_use``); ``request_id=False`` omits it.
+        ``text`` is what the model says: the call's text blocks carry it (the first one; the others stay filler),
+        so an agent that branches on the reply (``TASK COMPLETE``, a ``<checkpoint>`` block) can be scripted. The
+        usage stays what is stated or derived.
+        """
+        parent = self._subagent
+        chain = self._chain(parent)
+        stated = (input is not None) + (cache_creation is not None) + (cache_read is not None)
+        if stated == 3:
+            usage = (int(input), int(cache_creation), int(cache_read))  # type: ignore[arg-type]
+        elif stated:
+            raise ValueError("ctxsim: give all of input, cache_creation and cache_read, or none of them")
+        else:
+            usage = self._derive_split(chain, prompt)
+        kinds = tuple(blocks) if blocks is not None else ("text",) + ("tool_use",) * len(results)
+        if text is not None and "text" not in kinds:
+            raise ValueError(f"ctxsim: text={text[:40]!r} needs a text block, but blocks are {list(kinds)}")
+        n_tools = kinds.count("tool_use")
+        if results and len(results) != n_tools:
+            raise ValueError(f"ctxsim: {len(results)} results for {n_tools} tool_use blocks")
+        result_tokens = list(results) if results else [200] * n_tools
+        rng = self._rng
+        built: list[Block] = []
+        tool_uses: list[ToolUse] = []
+        said = text
+        for kind in kinds:
+            if kind == "thinking":
+                built.append(Thinking(filler_text(rng, 12)))
+            elif kind == "text":
+                built.append(Text(said if said is not None else filler_text(rng, 10)))
+                said = None  # the first text block says it; the others stay filler
+            elif kind == "tool_use":
+                name, make_input = rng.choice(_TOOLS)
+                tool = ToolUse(self._new_id("toolu"), name, make_input(rng))
+                built.append(tool)
+                tool_uses.append(tool)
+            else:
+                raise ValueError(f"ctxsim: unknown block kind {kind!r} (thinking, text or tool_use)")
+        rid: str | None
+        if request_id is False:
+            rid = None
+        else:
+            rid = request_id if request_id is not None else self._new_id("req")
+        made = Call(
+            input_tokens=usage[0],
+            cache_creation_input_tokens=usage[1],
+            cache_read_input_tokens=usage[2],
+            output_tokens=output,
+            blocks=tuple(built),
+            message_id=message_id or self._new_id("msg"),
+            model=model or self.model,
+            request_id=rid,
+            parent_tool_use_id=parent,
+        )
+        steps = self._current_steps()
+        steps.append(made)
+        chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
+        chain.last_prompt = made.prompt
+        chain.last_output = output
+        chain.pending_growth = 0
+        chain.expired = False
+        for tool, tokens in zip(tool_uses, result_tokens):
+            steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
+            chain.pending_growth += tokens
+        return self
+
+    def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
+        if prompt is None:
+            base = self.baseline if chain.last_prompt is None else chain.last_prompt + chain.last_output
+            prompt = base + chain.pending_growth
+        tail = min(self.uncached_tail, prompt)
+        if chain.expired:
+            cached = chain.keep_prefix
+        elif chain.last_prompt is None:
+            cached = self.baseline  # the system prefix is shared across sessions and usually cached
+        else:
+            cached = chain.cached_prefix
+        cached = max(0, min(cached, prompt - tail))
+        return tail, prompt - tail - cached, cached
+
+    # events ----------------------------------------------------------------------------------------------------
+
+    def expire_cache(self, *, keep_prefix: int = 0) -> SessionBuilder:
+        """The prompt cache expired (TTL, resume, microcompaction): the next call re-creates what it read.
+
+        ``keep_prefix`` keeps that many tokens readable (real misses fall to 0 or to the shared system prefix).
+        """
+        chain = self._chain(self._subagent)
+        chain.expired = True
+        chain.keep_prefix = keep_prefix
+        return self
+
+    def compact(self, post_tokens: int | None = None, *, context: int | None = None, pre_tokens: int | None = None,
+                trigger: Literal["auto", "manual"] = "auto") -> SessionBuilder:
+        """Compact the main chain: its boundary reports ``post_tokens`` (the summary), after which the context
+        holds ``context`` (the system prompt, tools and skills too: what ``/context`` shows).
+
+        Give either: ``context`` defaults to the baseline plus ``post_tokens``, ``post_tokens`` to ``context``
+        less the baseline. ``pre_tokens`` defaults to the current context.
+        """
+        if post_tokens is None and context is None:
+            raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
+                             "/context shows after)")
+        if context is None:
+            context = self.baseline + int(post_tokens or 0)
+        if post_tokens is None:
+            if context < self.baseline:
+                raise ValueError(f"ctxsim: compact(context={context:,}) is below the baseline ({self.baseline:,}): "
+                                 f"the system prompt and tools stay after a compaction")
+            post_tokens = context - self.baseline
+        chain = self._chain(None)
+        if pre_tokens is None:
+            last = (chain.last_prompt or self.baseline) + chain.last_output
+            pre_tokens = last + chain.pending_growth
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context))
+        chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
+        chain.expired, chain.keep_prefix = True, min(self.baseline, context)
+        return self
+
+    def reset(self) -> SessionBuilder:
+        """``/clear``: a new session id; the main context starts again from the baseline."""
+        new_id = self.new_uuid()
+        self._current_steps().append(ConversationReset(new_id))
+        self._chains[None] = _Chain()
+        return self
+
+    def start_subagent(self, description: str = "explore the code", *, prompt_tokens: int = 400,
+                       output: int = 150) -> SessionBuilder:
+        """Add a main call that starts a subagent; following :meth:`call`\\ s run in it until :meth:`end_subagent`."""
+        if self._subagent is not None:
+            raise ValueError("ctxsim: a subagent is already open; call end_subagent() first")
+        self.call(output=output, blocks=("text",))
+        steps = self._current_steps()
+        call = steps[-1]
+        assert isinstance(call, Call)
+        prompt = filler_text(self._rng, prompt_tokens)
+        agent = ToolUse(self._new_id("toolu"), "Agent",
+                        {"description": description, "prompt": prompt, "subagent_type": "general-purpose"})
+        steps[-1] = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
+                         call.output_tokens, (*call.blocks[:-1], agent) if call.blocks else (agent,),
+                         call.message_id, call.model, call.request_id, None)
+        steps.append(SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt))
+        self._subagent = agent.id
+        sub = self._chain(agent.id)
+        sub.pending_growth = prompt_tokens
+        sub.last_prompt = None
+        return self
+
+    def end_subagent(self, *, result_tokens: int = 600) -> SessionBuilder:
+        """Close the open subagent: its final answer reaches the main chain as the Agent tool's result."""
+        if self._subagent is None:
+            raise ValueError("ctxsim: no subagent is open")
+        parent = self._subagent
+        self._subagent = None
+        self._current_steps().append(ToolResult(parent, filler_text(self._rng, result_tokens), result_tokens))
+        self._chain(None).pending_growth += result_tokens
+        return self
+
+    def take(self) -> tuple[Query, ...]:
+        """The queries closed since the last :meth:`take`, handed over and forgotten (the one being built stays).
+
+        For a session too long to hold: render and check each batch as it comes (``ctxsim.wire.render_stream``
+        with ``queries=``, against :meth:`world`) instead of calling :meth:`build`, which returns only the queries
+        not taken."""
+        taken, self._queries = tuple(self._queries), []
+        return taken
+
+    def world(self) -> Session:
+        """The session's world (id, model, window, baseline, seed...) with no queries: what a renderer needs
+        besides the queries themselves."""
+        return self._session(())
+
+    def build(self) -> Session:
+        """The finished session."""
+        if self._subagent is not None:
+            self.end_subagent()
+        self._close_query()
+        return self._session(tuple(self._queries))
+
+    def _session(self, queries: tuple[Query, ...]) -> Session:
+        assert self.session_id is not None
+        return Session(
+            session_id=self.session_id,
+            queries=queries,
+            model=self.model,
+            window=self.window,
+            baseline=self.baseline,
+            max_output_tokens=self.max_output_tokens,
+            seed=self.seed,
+            name=self.name,
+            usage=self.usage,
+        )

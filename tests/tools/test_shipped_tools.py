@@ -1,0 +1,297 @@
+"""The statusline tools people use, installed at pinned versions and run as Claude Code runs them, judged over the
+whole bundled corpus: every session scenario, in every mode of every tool (one item each, so pytest-xdist spreads
+them). Which scenarios each tool fails, the first point off and which way, and why, is pinned here grouped by bug:
+from ``shared/research/shipped-trackers.md`` (each tool's formula with file:line, fixtures a-g), or where the research
+did not go, from the tool's installed source (file:line under its install directory). Every other session scenario
+is one the tool must track, so a session scenario added to the corpus is judged at once: it must be tracked until it
+is pinned here.
+
+The groups name the scenarios by what the tools trip on (a compaction, a ``/clear``, interleaved subagent rows...);
+they are declared, and :func:`test_the_groups_are_what_they_say` holds each to the scenario files (their worlds and
+faults), never to what a tool did.
+
+Tools come from the tools directory (``$CTXSIM_TOOLS_DIR``, default ``~/.cache/ctxsim/tools``), where ``.ci/run``
+installs them (``ctxsim tools install``); one not there is installed by the first test that needs it, and a tool that
+cannot be had (no npm, no registry) skips its tests, saying why. ``CTXSIM_NO_TOOL_INSTALL=1`` skips instead of
+installing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ctxsim.corpus import bundled_scenarios
+from ctxsim.runner._scenario import run_scenario
+from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.trackers._shipped import TOOLS, InstallError, Tool, install, installed, tracker
+from ctxsim.world import Compaction, ConversationReset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _session_scenarios() -> dict[str, SessionScenario]:
+    out = {}
+    for path in bundled_scenarios():
+        scenario = load_scenario(path)
+        if isinstance(scenario, SessionScenario) and scenario.ctx_tracker != "skip":
+            out[scenario.name] = scenario
+    return out
+
+
+SCENARIOS = _session_scenarios()
+"""Every session scenario of the bundled corpus that judges a tracker under test, by name (task scenarios judge
+restart loops, not trackers)."""
+
+# --- the corpus, by what the tools trip on: scenario -> the point where it first shows ---------------------------
+
+COMPACTED = {"b21-autocompact-threshold-is-configuration": "q1 compaction", "compaction": "q2 compaction",
+             "statusline-stuck-after-compact": "q3 compaction"}
+"""Every scenario with a compaction: the point right after it (no call since)."""
+CLEARED = {"b17-clear-keeps-old-context": "q2 reset"}
+"""Every scenario with a ``/clear``: the point right after it."""
+INTERLEAVED = {"b19-subagent-line-as-latest": "q1 subagent call 1",
+               "statusline-subagent-rows-interleaved": "q1 subagent call 1"}
+"""Every scenario whose subagent rows are written into the main transcript (the older layout): its first subagent
+call."""
+SYNTHETIC = {"statusline-synthetic-error-row": "q1 result", "synthetic-error-null-usage": "q1 result"}
+"""Every scenario with synthetic error rows (``<synthetic>``, ``isApiErrorMessage``): the result after the first."""
+REPLAYED_LATER = {"b06-message-in-several-files": "q1 call 2", "statusline-replayed-row-later": "q2 call 1"}
+"""Every scenario with a call's rows replayed after a later call: that later call."""
+INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
+"""Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
+WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
+                      "b21-autocompact-threshold-is-configuration"), "q1 call 1")
+"""Every rendered scenario of a 1,000,000-token window: its first call."""
+NARROW = dict.fromkeys((
+    "advisor-iterations", "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
+    "b03-stop-reason-filter-per-block-rows", "b04-summing-every-row", "b05-placeholder-output-only",
+    "b06-message-in-several-files", "b08-result-usage-as-context", "b09-result-input-plus-output",
+    "b11-cumulative-statusline-totals", "b13-cache-creation-ignored", "b14-resume-invalidates-cache",
+    "b15-output-included-gauge-swings", "b19-subagent-line-as-latest", "b22-gauges-disagree-denominator",
+    "b25-error-result-zeroed-usage", "b27-accumulated-cache-read-clamped", "compaction", "garbage-output-counts",
+    "garbage-prompt-counts", "gateway-inclusive-usage-aider-5516", "missing-usage-some-blocks",
+    "nested-cache-creation-only", "repeated-message-delta", "reused-message-ids", "seed000-cache-read-719",
+    "seed000-overwrite-not-accumulate", "seed001-subagent-max-cache-read", "seed001-uuid-dedupe",
+    "seed002-chars-estimator", "seed002-chars-reasoning-overhead", "seed003-cache-read-already-in-input",
+    "seed004-nonadditive-prompt-tokens", "statusline-1m-denominator", "statusline-replayed-row-later",
+    "statusline-stuck-after-compact", "statusline-subagent-rows-interleaved", "statusline-synthetic-error-row",
+    "synthetic-error-null-usage"), "q1 call 1") | {
+    "seed002-chars-reasoning-overhead": "q1 call 2"}  # its first call's 1,006 tokens are within its tolerance
+"""Every rendered scenario of a 200,000-token window: its first call (where the first is off by more than the
+scenario's tolerance for a gauge that reads a fifth of the context)."""
+RECORDED = ("clear-new-session-id",)
+"""Every scenario played from a recorded stream: there is no world to render a transcript or payload from, so a
+statusline tool is judged at no point there (the report says so)."""
+
+GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionScenario], bool]]] = {
+    "COMPACTED": (COMPACTED, lambda s: _steps(s, Compaction)),
+    "CLEARED": (CLEARED, lambda s: _steps(s, ConversationReset)),
+    "INTERLEAVED": (INTERLEAVED, lambda s: _fault(s, "interleaved_subagents")),
+    "SYNTHETIC": (SYNTHETIC, lambda s: _fault(s, "synthetic_errors")),
+    "REPLAYED_LATER": (REPLAYED_LATER, lambda s: _fault(s, "replayed_messages", where="later")),
+    "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
+    "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
+    "NARROW": (NARROW, lambda s: s.recording is None and s.session.window == 200_000),
+    "RECORDED": (RECORDED, lambda s: s.recording is not None),
+}
+"""Each group, with what makes a scenario belong to it, read from its file."""
+
+
+def _steps_of(scenario: SessionScenario) -> list[object]:
+    return [step for query in scenario.session.queries for step in query.steps]
+
+
+def _steps(scenario: SessionScenario, kind: type) -> bool:
+    return any(isinstance(step, kind) for step in _steps_of(scenario))
+
+
+def _fault(scenario: SessionScenario, name: str, **params: object) -> bool:
+    return any(f.name == name and all(f.params.get(k) == v for k, v in params.items()) for f in scenario.faults)
+
+
+# --- the bugs: why, with the source, which way the estimate is off, and the scenarios it shows in -----------------
+
+@dataclass(frozen=True)
+class Bug:
+    """One way a tool fails: why (with its source), which way it is off at the first point (``over``, ``under``, or
+    ``none``: no estimate where the truth is knowable), and the scenarios it shows in, with that first point."""
+
+    why: str
+    direction: str
+    at: Mapping[str, str]
+
+
+_PAYLOAD_ZERO = Bug("shows Claude Code's 0 right after a compaction: the payload's all-zero current_usage (research "
+                    "section 4, fixture b1 S)", "under", COMPACTED)
+_PAYLOAD_INCLUSIVE = Bug("Claude Code's payload adds input + cache writes + cache reads (its c_t, research section "
+                         "4); a gateway's input_tokens already holds the cache reads: 34,213 for 17,111 "
+                         "(Aider-AI/aider#5516)", "over", INCLUSIVE)
+_ADDS_INCLUSIVE = Bug("adds input + cache writes + cache reads of the last row, the Anthropic formula; a gateway's "
+                      "input_tokens already holds the cache reads (Aider-AI/aider#5516)", "over", INCLUSIVE)
+_CLEAR_ZERO = Bug("reads total_input_tokens whatever current_usage says: 0 right after /clear, where Claude Code's "
+                  "payload has current_usage and used_percentage null (17.2.1 dist/index.js:6189-6192; 20.0.24 the "
+                  "same)", "under", CLEARED)
+_STALE = Bug("the last assistant line, no compact_boundary check: stays at the pre-compaction figure (research "
+             "fixture b1 T; ccusage data-loader-DZaU_svm.js:3941-3979, ccline context_window.rs:104-148)", "over",
+             COMPACTED)
+_SIDECHAIN = Bug("the last assistant line, no isSidechain filter: a subagent's row read as the main context "
+                 "(research fixture d)", "under", INTERLEAVED)
+_SYNTHETIC_ROW = Bug("the last assistant line, no isApiErrorMessage/<synthetic> check: 0 (research fixture e)",
+                     "under", SYNTHETIC)
+_REPLAY = Bug("the last assistant line: a replayed earlier call, written after a later one, taken as the context "
+              "(research fixture f)", "under", REPLAYED_LATER)
+_NARROW_WINDOW = Bug("the transcript fallback's window is 200,000 (data-loader-DZaU_svm.js:3960, offline) where the "
+                     "session's is 1,000,000: its percentage is five times Claude Code's (research section 1)",
+                     "over", WIDE)
+_MILLION = Bug("divides by 1,000,000 for claude-sonnet-4-5 where Claude Code says 200,000: 140,706 shown as 14% "
+               "(research section 1, fixture a T)", "under", NARROW)
+_COMPACT_NOTHING = Bug("prints no estimate right after a compaction, where Claude Code sends 0 (research fixture b1 S)",
+                       "none", COMPACTED)
+_IGNORES = "ignores the payload's context_window (src/config/types.rs:114-120): "
+
+_CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet is a context of 0, not unknown "
+                         "(dist/ccstatusline.js:58073, '?? 0'); with the payload's current_usage null it reads the "
+                         "transcript (:49643, :51605-51611)", "under", CLEARED)
+
+PINS: dict[str, tuple[Bug, ...]] = {
+    "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE),
+    "ccstatusline@2.2.30 (transcript)": (
+        Bug("copies the compact_boundary's postTokens, the summary alone (2,680 vs 14,477 in fixture b1 T): "
+            "dist/ccstatusline.js:58073", "under", COMPACTED),
+        _CCSTATUSLINE_CLEAR,
+        Bug("the most recent usage by timestamp: a replayed row (dist/ccstatusline.js:58011-58030, research fixture "
+            "f T)", "under", REPLAYED_LATER),
+        _ADDS_INCLUSIVE),
+    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
+    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE),
+    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
+    "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
+    "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
+        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE)),
+    "cc-statusline@1.4.0 (payload)": (
+        Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
+        _PAYLOAD_INCLUSIVE),
+    "ccstatusline-py@0.1.2 (payload)": (
+        Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE),
+}
+"""Per tool and mode, the bugs it shows in the corpus. A scenario under several is pinned by the first listed that
+names it (the bug that shows first there)."""
+
+
+def pinned(label: str) -> dict[str, tuple[str, Bug]]:
+    """The scenarios ``label`` (a tool in a mode) fails: scenario -> (the first point off, the bug)."""
+    out: dict[str, tuple[str, Bug]] = {}
+    for bug in PINS[label]:
+        for name, point in bug.at.items():
+            out.setdefault(name, (point, bug))
+    return out
+
+
+COLUMNS = [(tool, mode) for tool in TOOLS.values() for mode in tool.modes]
+
+
+def test_every_tool_and_mode_is_pinned_on_scenarios_of_the_corpus() -> None:
+    assert sorted(PINS) == sorted(tool.label(mode) for tool, mode in COLUMNS)
+    for label in PINS:
+        assert set(pinned(label)) <= set(SCENARIOS), f"{label}: pinned on scenarios not in the corpus"
+    assert all(bug.direction in ("over", "under", "none") for bugs in PINS.values() for bug in bugs)
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_the_groups_are_what_they_say(group: str) -> None:
+    members, belongs = GROUPS[group]
+    assert set(members) == {name for name, scenario in SCENARIOS.items() if belongs(scenario)}, (
+        f"{group} is not the corpus's scenarios it describes: add the scenario (or remove it) and pin each tool on it")
+
+
+_FAILED: dict[str, str] = {}
+
+
+def _have(tool: Tool) -> None:
+    """Skip unless ``tool`` is installed (installing it unless CTXSIM_NO_TOOL_INSTALL is set)."""
+    if tool.name in _FAILED:
+        pytest.skip(_FAILED[tool.name])
+    if installed(tool) is not None:
+        return
+    if os.environ.get("CTXSIM_NO_TOOL_INSTALL"):
+        _FAILED[tool.name] = f"ctxsim: {tool.name} ({tool.package}) is not installed and CTXSIM_NO_TOOL_INSTALL is set"
+        pytest.skip(_FAILED[tool.name])
+    try:
+        install(tool, timeout=300)
+    except InstallError as exc:
+        _FAILED[tool.name] = f"{exc} (tests of {tool.name} skip)"
+        pytest.skip(_FAILED[tool.name])
+
+
+ITEMS = [(tool, mode, name) for name in sorted(SCENARIOS, key=lambda n: -len(_steps_of(SCENARIOS[n])))
+         for tool, mode in COLUMNS]
+"""One item per tool, mode and scenario, the longest scenarios first (pytest-xdist hands items out in this order:
+the long ones started last would keep one worker busy after the other is done)."""
+
+
+@pytest.mark.tools
+@pytest.mark.parametrize(("tool", "mode", "name"), ITEMS, ids=[f"{t.name}-{m}-{n}" for t, m, n in ITEMS])
+def test_each_tool_fails_where_its_bugs_show_and_tracks_the_rest(tool: Tool, mode: str, name: str) -> None:
+    _have(tool)
+    label = tool.label(mode)
+    scenario = SCENARIOS[name]
+    run = run_scenario(scenario, tracker(tool, mode))
+    assert run.report.error is None, run.report.error  # a tool that cannot be read is no verdict
+    assert run.report.crash is None, run.report.crash
+    failure = run.failure
+    if name in RECORDED:
+        assert failure.kind == "nowhere", f"{label} on the recorded {name}: judged at a point\n{run.report}"
+        return
+    pin = pinned(label).get(name)
+    if pin is None:
+        assert run.ok, f"{label} must track {name}\n{run.report}"
+        return
+    where, bug = pin
+    assert (failure.kind, failure.first, failure.direction) == ("off", where, bug.direction), (
+        f"{label} on {name}: expected off ({bug.direction}) first at {where}: {bug.why}\n{run.report}")
+
+
+def test_the_verdicts_page_is_generated_by_ctxsim_tools_verdicts(tmp_path: Path) -> None:
+    from ctxsim.cli import main
+
+    ccline = TOOLS["ccline"]
+    _have(ccline)
+    out = tmp_path / "verdicts.md"
+    scenario = ROOT / "src" / "ctxsim" / "corpus" / "statusline-synthetic-error-row.yaml"
+    assert main(["tools", "verdicts", str(scenario), "--tool", "ccline", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert "| scenario | ccline@1.1.2 (payload) |" in page
+    assert "| `statusline-synthetic-error-row` | ✗ q1 result: 0 (truth 81,003..81,063) |" in page
+    assert "### ccline 1.1.2" in page and "known bug: ignores the payload's context_window" in page
+    assert main(["tools", "verdicts", "--tool", "nope"]) == 2
+
+
+def test_the_page_in_docs_shows_the_pinned_verdicts_over_the_whole_corpus() -> None:
+    """``docs/shipped-tools.md`` is ``ctxsim tools verdicts`` over the bundled corpus: a row for every session
+    scenario, and in each tool's column ✗ at the pinned first point where it is pinned, ✓ elsewhere (regenerate it
+    when the pins or the corpus change)."""
+    page = (ROOT / "docs" / "shipped-tools.md").read_text(encoding="utf-8")
+    table = [line for line in page.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in table[0].strip("|").split("|")]
+    assert header == ["scenario", *(tool.label(mode) for tool, mode in COLUMNS)]
+    rows: dict[str, dict[str, str]] = {}
+    for line in table[1:]:
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[cells[0].strip("`")] = dict(zip(header[1:], cells[1:]))
+    assert sorted(rows) == sorted(SCENARIOS)
+    for label in header[1:]:
+        pins = pinned(label)
+        for name, row in rows.items():
+            cell = row[label]
+            if name in RECORDED:
+                assert cell == "✗ judged at no point", (label, name, cell)
+            elif name in pins:
+                assert re.match(rf"✗ {re.escape(pins[name][0])}: ", cell), (label, name, cell)
+            else:
+                assert cell == "✓", (label, name, cell)
