@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         Served as Served,
         prompt_too_long as prompt_too_long,
     )
-    from ._claude import LiveError as LiveError
+    from ._claude import LiveClaude as LiveClaude, LiveError as LiveError
     from ._record import CAPTURES as CAPTURES, record_command as record_command
     from ._release import check_release as check_release
     from ._scenarios import (

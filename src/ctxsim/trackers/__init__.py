@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ResultsOnly as ResultsOnly,
         Tracker as Tracker,
         TrackerFactory as TrackerFactory,
+        TrackerWorld as TrackerWorld,
         make_tracker as make_tracker,
         tracker_name as tracker_name,
     )
