@@ -93,7 +93,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "(one query per ``result``), or a Claude Code transcript JSONL (``~/.claude/projects/...``; assistant "
             "lines become assistant messages, ``isSidechain`` lines subagent messages, ``compact_boundary`` lines "
             "compaction boundaries; other line types are not part of the SDK stream and are dropped), or a capture "
-            "of ``shared/captures`` (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
+            "as ctxsim records it (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
             "query). The truth is *derived* from the recording by the API's rules, by a reader that shares no code "
             "with the reference: after each main-chain call, that call's ``input + cache_creation + cache_read`` "
             "(``input`` alone under ``world.usage: inclusive``; deduplicated by message id, ``<synthetic>`` and "
