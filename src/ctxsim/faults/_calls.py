@@ -68,8 +68,8 @@ class DuplicateBlocks(Fault):
     """
 
     name = "duplicate_blocks"
-    source = ("marot/spotter and d-kimuson/claude-code-viewer transcripts; sirmalloc/ccstatusline#549; jhlee0409/claude-code-history-viewer#283; "
-              "steipete/CodexBar#647")
+    source = ("marot/spotter and d-kimuson/claude-code-viewer transcripts; sirmalloc/ccstatusline#549; "
+              "jhlee0409/claude-code-history-viewer#283; steipete/CodexBar#647")
     rate: float = 0.5
     """The share of calls with repeated blocks (at least one call)."""
     copies: int = 1
@@ -153,7 +153,8 @@ class StreamingPartials(Fault):
 class StaleOutputTokens(Fault):
     """Per-block ``output_tokens`` that stay stale (``stale``), or stay stale and end at the final count (``growing``).
 
-    Published transcripts and stream-json (docs/explanation/wire.md): stream-json never corrects the placeholder (``out 6`` for a 13,956-character
+    Published transcripts and stream-json (docs/explanation/wire.md): stream-json never corrects the placeholder
+    (``out 6`` for a 13,956-character
     summary; per-message outs summing to 144 against a result's 5,381); on-disk transcripts correct it on the
     call's last line (``9,9,9 -> 243``, ``30,30,30,30 -> 285``). Main calls. Keeps the truth (only outputs change).
     """
