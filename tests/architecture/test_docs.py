@@ -59,7 +59,7 @@ class Block:
 
 
 def _rel(path: Path) -> str:
-    return str(path.relative_to(ROOT))
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def python_blocks(page: Path) -> list[Block]:
@@ -174,9 +174,15 @@ def _texts() -> list[tuple[Path, str]]:
     return [(page, page.read_text(encoding="utf-8")) for page in PAGES]
 
 
+def _module_docstrings() -> list[tuple[Path, str]]:
+    """The docstring of every public module: the reference pages render them."""
+    return [(Path(module.__file__ or name), module.__doc__ or "") for name, module in PUBLIC.items()]
+
+
 def test_every_ctxsim_name_the_docs_use_is_public() -> None:
+    """In the docs, the README and the docstrings the reference renders (each public module's)."""
     wrong: list[str] = []
-    for page, text in _texts():
+    for page, text in [*_texts(), *_module_docstrings()]:
         for match in FROM_IMPORT.finditer(text):
             module = match[1]
             line = text.count("\n", 0, match.start()) + 1
@@ -193,6 +199,14 @@ def test_every_ctxsim_name_the_docs_use_is_public() -> None:
                 line = text.count("\n", 0, match.start()) + 1
                 wrong.append(f"{_rel(page)}:{line}: {match[0]}: {why}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_public_docstrings_name_no_private_module() -> None:
+    """A public module's docstring names public things: a private module (``:mod:`.load```) may move, and a reader
+    of the reference cannot import it."""
+    named = [f"{_rel(path)}: {role}" for path, text in _module_docstrings()
+             for role in re.findall(r":mod:`~?\.[\w.]+`", text)]
+    assert not named, named
 
 
 def _documented() -> tuple[dict[str, set[str]], str]:

@@ -16,7 +16,8 @@ tolerance (Hypothesis's reuse phase), then generates; the shrunk counterexample 
 machine, with another seed, replays it before generating anything. ``--workers N`` runs N such processes on this
 machine, seeds ``seed`` to ``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
 
-For long campaigns, write the same property as a ``@given`` test (README) and run it under HypoFuzz or
+For long campaigns, write the same property as a ``@given`` test (docs/how-to/fuzz-a-tracker.md) and run it under
+HypoFuzz or
 ``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
 """
 

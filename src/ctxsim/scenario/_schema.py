@@ -274,7 +274,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "``last_block``, ``unclosed``, ``truncated``, ``empty_block``, ``whole_reply``, ``refusal``, "
             "``empty_reply``, ``prompt_too_long``, ``error``): one entry per restart.", scope=TASK),
         Key("steps", "mapping", "What happened to the task's steps (below).", scope=TASK),
-        Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loops._catalogue`) and what the loop checks "
+        Key("loop", "mapping", "Catalogued restart loops (:data:`ctxsim.loops.CATALOGUE`) and what the loop checks "
                                "must say of them on this task (below).", scope=TASK),
     )),
     Section("expect.fail[]", "How a tracker of ``expect.fail`` fails (``- cache-read-only: {first: q2 call 1, "
