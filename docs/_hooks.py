@@ -4,6 +4,9 @@
   would show as text: keep the name as code, drop the role and a leading ``~``.
 - ``<!-- ctxsim NAME --help -->`` on a page becomes the help text of ``ctxsim NAME``, built from the command's own
   argument parser at build time, so the command-line reference cannot drift from the code.
+- ``<!-- ctxsim scenario schema -->`` becomes the scenario format's key reference, the text the ``ctxsim.scenario``
+  face appends to its docstring at import (``ctxsim.scenario.reference()``, which ``ctxsim scenario keys`` prints),
+  as Markdown: a static reading of the face's source cannot see what is appended at run time.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from typing import Any
 
 _ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj|const):(<code>)~?")
 _HELP = re.compile(r"^<!-- ctxsim(?: (?P<name>[a-z]+))? --help -->$", re.M)
+_SCHEMA = "<!-- ctxsim scenario schema -->"
+_SECTION = re.compile(r"^(?:``(?P<key>[^`]+)``|(?P<title>[A-Z][\w ]+))$")
 
 
 def _help(name: str | None) -> str:
@@ -40,7 +45,28 @@ def _help(name: str | None) -> str:
             os.environ["COLUMNS"] = columns
 
 
+def _schema() -> str:
+    """The scenario keys as Markdown: a section a key path (``expect.loop``), its description, its keys."""
+    from ctxsim.scenario import reference
+
+    out: list[str] = []
+    for line in reference().splitlines():
+        section = _SECTION.match(line)
+        if section:
+            out += ["", f"### `{section['key']}`" if section["key"] else f"### {section['title']}", ""]
+        elif line.startswith("    "):
+            if line.startswith("    - ") and out and out[-1] and not out[-1].startswith(("- ", "  ")):
+                out.append("")  # Markdown starts a list only after a blank line
+            out.append(line[4:])
+        else:
+            out.append(line)
+    text = "\n".join(out)
+    return re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    if _SCHEMA in markdown:
+        markdown = markdown.replace(_SCHEMA, _schema())
     return _HELP.sub(lambda m: f"```text\n{_help(m['name']).rstrip()}\n```", markdown)
 
 
