@@ -4,6 +4,9 @@
   would show as text: keep the name as code, drop the role and a leading ``~``.
 - ``<!-- ctxsim NAME --help -->`` on a page becomes the help text of ``ctxsim NAME``, built from the command's own
   argument parser at build time, so the command-line reference cannot drift from the code.
+- ``<!-- ctxsim face ctxsim.world -->`` (optionally a heading level after the name) becomes the mkdocstrings
+  directive that renders the face with every name of its ``__all__`` (derived at import from the face's
+  ``TYPE_CHECKING`` block, which a static reading cannot see): a name added to a face is documented at once.
 - ``<!-- ctxsim scenario schema -->`` becomes the scenario format's key reference, the text the ``ctxsim.scenario``
   face appends to its docstring at import (``ctxsim.scenario.reference()``, which ``ctxsim scenario keys`` prints),
   as Markdown: a static reading of the face's source cannot see what is appended at run time.
@@ -19,6 +22,7 @@ from typing import Any
 _ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj|const):(<code>)~?")
 _HELP = re.compile(r"^<!-- ctxsim(?: (?P<name>[a-z]+))? --help -->$", re.M)
 _SCHEMA = "<!-- ctxsim scenario schema -->"
+_FACE = re.compile(r"^<!-- ctxsim face (?P<module>ctxsim(?:\.\w+)*)(?: (?P<level>[1-6]))? -->$", re.M)
 _SECTION = re.compile(r"^(?:``(?P<key>[^`]+)``|(?P<title>[A-Z][\w ]+))$")
 
 
@@ -64,7 +68,19 @@ def _schema() -> str:
     return re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
 
 
+def _face(module: str, level: str | None) -> str:
+    """The directive rendering ``module``'s public names, in the order its face declares them."""
+    import importlib
+
+    names = importlib.import_module(module).__all__
+    lines = [f"::: {module}", "    options:", "      show_root_heading: false"]
+    if level:
+        lines.append(f"      heading_level: {level}")
+    return "\n".join([*lines, "      members:", *(f"        - {name}" for name in names)])
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
+    markdown = _FACE.sub(lambda m: _face(m["module"], m["level"]), markdown)
     if _SCHEMA in markdown:
         markdown = markdown.replace(_SCHEMA, _schema())
     return _HELP.sub(lambda m: f"```text\n{_help(m['name']).rstrip()}\n```", markdown)

@@ -38,6 +38,7 @@ FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)(?P<info>[^\n`]*)$")
 SKIP = re.compile(r"^\s*<!--\s*docs:\s*skip\b(?P<reason>.*?)-->\s*$")
 FROM_IMPORT = re.compile(r"\bfrom\s+(ctxsim(?:\.\w+)*)\s+import\s+(\([^)]*\)|[\w ,]+)")
 DOTTED = re.compile(r"(?<![\w./-])ctxsim(?:\.\w+)+")
+FACE_MARK = re.compile(r"^<!-- ctxsim face (ctxsim(?:\.\w+)*)(?: [1-6])? -->$", re.M)
 FILE_SUFFIXES = {"md", "py", "yaml", "yml", "json", "jsonl", "toml", "html", "txt"}
 DIRECTIVE = re.compile(r"^::: (?P<path>ctxsim[\w.]*)\n(?P<options>(?:[ \t]+.*\n|\n(?=[ \t]))*)", re.M)
 OUTSIDE = re.compile(r"(?:(?<![\w/.-])(?:\.\./)*shared/(?!memory)|captures/README|research/[\w-]+\.md|"
@@ -210,11 +211,15 @@ def test_public_docstrings_name_no_private_module() -> None:
 
 
 def _documented() -> tuple[dict[str, set[str]], str]:
-    """The names each reference page renders (``::: face`` with its ``members``, or ``::: face.Name``), and the
-    text of every page (for names mentioned as code)."""
+    """The names each reference page renders (``<!-- ctxsim face X -->``, which the site's hook turns into a
+    directive rendering every name of ``X.__all__``; ``::: X`` with its ``members``; ``::: X.Name``), and the text of
+    every page (for names mentioned as code)."""
     rendered: dict[str, set[str]] = {}
     for page in REFERENCE.glob("*.md"):
-        for match in DIRECTIVE.finditer(page.read_text(encoding="utf-8")):
+        text = page.read_text(encoding="utf-8")
+        for module in FACE_MARK.findall(text):
+            rendered.setdefault(module, set()).update(_public_names(PUBLIC[module]) if module in PUBLIC else {"?"})
+        for match in DIRECTIVE.finditer(text):
             path = match["path"]
             if path in PUBLIC:
                 members = re.findall(r"^\s+- (\w+)\s*$", match["options"], re.M)
@@ -298,3 +303,9 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-4000:]
     pages = list(tmp_path.rglob("index.html"))
     assert len(pages) >= 40, len(pages)
+    # every public name of every face is on a reference page, rendered from its docstring (its anchor is there)
+    reference = "\n".join(page.read_text(encoding="utf-8") for page in (tmp_path / "reference").rglob("*.html"))
+    anchors = set(re.findall(r'id="(ctxsim(?:\.\w+)+)"', reference))
+    missing = [f"{module}.{name}" for module, face in PUBLIC.items() if module != "ctxsim"
+               for name in _public_names(face) if f"{module}.{name}" not in anchors]
+    assert not missing, f"public names the built reference does not render: {missing}"
