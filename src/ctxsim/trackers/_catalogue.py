@@ -36,7 +36,8 @@ class Breaks:
     truth at the first point off, ``none`` for no estimate there, ``crash`` for an exception, ``nowhere`` for judged
     at no point) unless ``ways`` names another for it.
 
-    Declared from the entry's formula, not measured: ``tests/test_catalogue.py`` checks the declaration against a
+    Declared from the entry's formula, not measured: ``tests/trackers/test_catalogue.py`` checks the declaration
+    against a
     run (which contracts, and how each fails, so a tracker that breaks every contract some other way, by raising or
     answering 0, does not pass for the entry), and ``ctxsim catalogue`` prints both. The catalogue does not import
     the contracts; :meth:`of` and :meth:`how` resolve a declaration against them."""
