@@ -3,14 +3,13 @@
 Options (each with an ini equivalent; the command line wins):
 
 ``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``)
-    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the
-    scenario path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's
-    (relative to the rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it
-    anywhere a PATH goes). With paths on the command line, those, with the scenario files in them, and ``=PATH``
-    or the ini's path (the bundled corpus only when asked). A scenario file named on the command line is
-    collected with or without the flag (``pytest bug.yaml``). A bare word after the flag is a path to collect
-    (the how-to guide on reproducing a bug report has the rules). Without the flag, an ini ``ctx_scenarios`` gets a
-    line saying how to run them.
+    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the scenario
+    path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's (relative to the
+    rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it anywhere a PATH goes).
+    With paths on the command line, those, with the scenario files in them, and ``=PATH`` or the ini's path (the bundled
+    corpus only when asked). A scenario file named on the command line is collected with or without the flag (``pytest
+    bug.yaml``). A bare word after the flag is a path to collect (the how-to guide on reproducing a bug report has the
+    rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's

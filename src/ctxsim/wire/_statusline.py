@@ -52,8 +52,7 @@ AFTER_COMPACTION: Mapping[str, AfterCompaction] = {
 recorded it with (the recordings ship beside the captures, and the tests hold this table and the rendering to
 them): ``null``, ``current_usage`` and the percentages null as before any call. ``zero``, an all-zero
 ``current_usage`` and 0%, is what the research measured from a 2.1.331 REPL (docs/explanation/shipped-trackers.md);
-ctxsim's
-recording of that version under tmux did not reproduce it, so it is an option (``compaction="zero"``), not a
+ctxsim's recording of that version under tmux did not reproduce it, so it is an option (``compaction="zero"``), not a
 version's default. A release measured to differ is a new entry."""
 
 

@@ -156,10 +156,9 @@ class SubagentStart:
 class Compaction:
     """Claude Code compacted the conversation: the context shrinks from ``pre_tokens`` to ``context_tokens``.
 
-    Two numbers, as the real CLI shows them (the 2.1.330 capture; docs/explanation/compaction.md: a boundary saying
-    post 2,672 and
-    ``/context`` saying 14,756 right after): ``post_tokens`` is what the ``compact_boundary`` reports, the summary
-    alone; the context then holds the system prompt, tools and skills as well, which is what ``/context`` shows
+    Two numbers, as the real CLI shows them (the 2.1.330 capture; docs/explanation/compaction.md: a boundary saying post
+    2,672 and ``/context`` saying 14,756 right after): ``post_tokens`` is what the ``compact_boundary`` reports, the
+    summary alone; the context then holds the system prompt, tools and skills as well, which is what ``/context`` shows
     and what the truth is.
     """
 
