@@ -309,3 +309,16 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     missing = [f"{module}.{name}" for module, face in PUBLIC.items() if module != "ctxsim"
                for name in _public_names(face) if f"{module}.{name}" not in anchors]
     assert not missing, f"public names the built reference does not render: {missing}"
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    """At most 200 lines; its first two code blocks are the main job and the test suite, the commands `.ci/run`
+    runs (the benchmark figures live in docs/benchmarks.md, not here)."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    blocks = re.findall(r"^```[^\n]*\n(.*?)^```", text, re.M | re.S)
+    assert [block.strip() for block in blocks[:2]] == ["pip install pytest-ctxsim && pytest --ctx-scenarios",
+                                                       "pip install -e '.[test]' && pytest -n auto"]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pytest\" --ctx-scenarios" in ci and "pytest -n auto" in ci and "mkdocs build --strict" in ci
+    assert "| figure | measured | target |" not in text
