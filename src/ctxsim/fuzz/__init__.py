@@ -17,7 +17,8 @@ machine, with another seed, replays it before generating anything. ``--workers N
 machine, seeds ``seed`` to ``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
 
 For long campaigns, write the same property as a ``@given`` test (docs/how-to/fuzz-a-tracker.md) and run it under
-HypoFuzz or ``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?". """
+HypoFuzz or ``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
+"""
 
 from __future__ import annotations
 
