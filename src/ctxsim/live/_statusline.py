@@ -32,7 +32,7 @@ import claude_agent_sdk
 from ..wire import context_window, render, statusline_payloads
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
 from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_version, cli_env, read_transcripts
+from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask, ScriptedSession
 from ._projection import Difference, Projection
 
@@ -118,7 +118,7 @@ class _Repl:
     def __init__(self, workdir: Path, env: Mapping[str, str], model: str, timeout: float) -> None:
         self.socket = workdir / "tmux.sock"
         self.timeout = timeout
-        cli = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+        cli = bundled_cli_path()
         launcher = workdir / "repl.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
         launcher.write_text(f"{exports}cd {shlex.quote(str(workdir / 'project'))}\n"
