@@ -67,7 +67,7 @@ def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
     missing = {v: places for v, places in named.items() if v not in SHIPPED and version_key(v) >= oldest}
     assert any(version_key(v) < oldest for v in named)  # the rule above is exercised: citations exist
     assert not missing, ("Claude Code versions named without a capture in ctxsim/live/captures (say what holds "
-                         "without the version, or record it with `ctxsim conformance --record`): "
+                         "without the version, or record it with `ctxsim fidelity --record`): "
                          + "; ".join(f"{v} at {', '.join(p[:3])}" for v, p in sorted(missing.items())))
 
 

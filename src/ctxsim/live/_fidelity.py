@@ -1,4 +1,4 @@
-"""Conformance of the in-process fake to the real CLI: scripted sessions played live and in-process, compared.
+"""Fidelity of the in-process fake to the real CLI: scripted sessions played live and in-process, compared.
 
 A :class:`ScriptedSession` is a list of :class:`Ask` steps: a prompt (or a command: ``/compact``, ``/clear``) and
 the replies the fake model gives to the main chain and to subagents while the CLI answers it. :func:`play_live`
@@ -12,7 +12,7 @@ in the order the CLI reported them). :func:`play_inprocess` plays that session t
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
 :func:`~ctxsim.live._projection.compare` names every field where the two differ.
 
-:data:`SESSIONS` are the scripted sessions of the conformance suite: several queries with tools and thinking,
+:data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
 partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
 and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``, permission prompts allowed and
 refused.
@@ -58,7 +58,7 @@ __all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetu
 
 HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop", "PreCompact",
                "Stop")
-"""The hook events the conformance suite registers (each with one callback matching everything)."""
+"""The hook events the fidelity suite registers (each with one callback matching everything)."""
 DENY_REASON = "ctxsim denies this tool"
 """The reason of :attr:`HookSetup.deny_tool`'s denial."""
 REFUSAL = "ctxsim refuses this command"
@@ -248,7 +248,7 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
                   frame_keys=_keys(transport.frames), raw=raw_fields(transport.frames))
 
 
-# --- the scripted sessions of the conformance suite -------------------------------------------------------------
+# --- the scripted sessions of the fidelity suite ----------------------------------------------------------------
 
 
 def _bash(command: str) -> ToolUse:
@@ -318,4 +318,4 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
        "refused; an Agent call not asked, its subagent's touch asked",
         hooks=HookSetup(permission_mode="default", refuse_command="rm")),
 )}
-"""The conformance suite's scripted sessions, by name."""
+"""The fidelity suite's scripted sessions, by name."""

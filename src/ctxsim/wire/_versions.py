@@ -4,7 +4,7 @@ Read from files, without importing or starting anything (the pytest header asks 
 ``claude-agent-sdk``'s version from its metadata, its bundled CLI's from ``claude.version`` beside the bundled CLI
 (:func:`sdk_bundled_file`, ctxsim's one door to that private directory of the SDK), and the
 captured versions from the directories of the captures ctxsim ships (:data:`CAPTURES`, written by ``ctxsim
-conformance --record``). No version is written into the code: a release that ships tomorrow is read, not assumed.
+fidelity --record``). No version is written into the code: a release that ships tomorrow is read, not assumed.
 """
 
 from __future__ import annotations
