@@ -10,7 +10,7 @@ raises :class:`LoopCheckError` listing every broken invariant, each line startin
 win): ``policy``, the :class:`~ctxsim.reference.PressurePolicy` it restarts by (or a fraction: ``0.8`` is 80% of
 the task's window), from which the true crossings are computed and which :attr:`LoopRig.policy` hands it; and
 ``prompts``, the :class:`~ctxsim.agent.LoopPrompts` it sends (its checkpoint request, continuation prompt, "go on"
-prompts and done marker), by which the fake agent classifies every prompt. Without them: restart at 90% and seed
+prompts and done marker), by which the fake agent classifies every prompt. Without them: restart at 90% and design
 003's prompts::
 
     async def my_loop(rig): ...
@@ -24,7 +24,7 @@ prompts and done marker), by which the fake agent classifies every prompt. Witho
 
 **What the loop returns**: its restart count (``int``, or an object with ``continuation_count``), checked by
 ``restart-count`` (the README's "Check your own restart loop" has the whole contract, its checkpoint step too).
-The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops._catalogue`.
+The catalogue of design-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops._catalogue`.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class LoopSetup:
     name: str | None = None
     """How messages name the loop (default: its ``__name__``)."""
     prompts: LoopPrompts | None = None
-    """What the loop says (default: the loop's ``prompts`` attribute, else seed 003's prompts)."""
+    """What the loop says (default: the loop's ``prompts`` attribute, else design 003's prompts)."""
 
     def prepare(self, loop: Callable[[LoopRig], Any], task: Task) -> LoopReport:
         """An agent and a rig for one run, in an empty report."""
@@ -165,7 +165,7 @@ def run_loop(loop: Callable[[LoopRig], Any], task: Task, *, async_backend: str =
     checkpoint replies), ``policy`` (the setting the loop is told to use, from which true crossings are computed;
     default: the loop's ``policy`` attribute, else 90%), ``max_restarts``, ``tracker_factory``,
     ``include_partial_messages``, ``hang_timeout``, ``name``, ``prompts`` (default: the loop's ``prompts``
-    attribute, else seed 003's). The loop's own exception is judged, never raised. The report's ``violations``
+    attribute, else design 003's). The loop's own exception is judged, never raised. The report's ``violations``
     list every broken invariant."""
     __tracebackhide__ = True  # a failing test shows the user's frames first
     setup = LoopSetup(**options)

@@ -37,7 +37,7 @@ class LoopSpec:
     policy: PressurePolicy | None = None
     """The policy the loop declares; None: it takes the one its rig hands it (a task scenario's)."""
     prompts: LoopPrompts | None = None
-    """The prompts the loop declares; None: seed 003's."""
+    """The prompts the loop declares; None: design 003's."""
     catalogued: bool = False
 
 

@@ -297,7 +297,7 @@ MUTANTS: dict[str, _LoopMutant] = {m.name: m for m in (
     _mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
            policy=_NoMaskZone,
            equivalent=("the reference loop sends the same prompt after MASK as after CONTINUE (masking is "
-                      "the agent's business, seed 004) and MASK changes no state of the policy, so no action of the "
+                      "the agent's business, design 004) and MASK changes no state of the policy, so no action of the "
                       "loop depends on it")),
     # unknown
     _mutant("unknown-as-zero", "an unknown count (None) read as 0", policy=_UnknownAsZero,
