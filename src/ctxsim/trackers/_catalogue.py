@@ -76,10 +76,10 @@ class Entry:
 
     @property
     def family(self) -> str:
-        """``reference``, ``seed`` (one of the five designs) or ``survey`` (a tracker in the wild)."""
+        """``reference``, ``design`` (one of the five designs) or ``survey`` (a tracker in the wild)."""
         if self.name == "reference":
             return "reference"
-        return "seed" if self.source.startswith("seed ") else "survey"
+        return "design" if self.source.startswith("design ") else "survey"
 
 
 def _breaks(*names: str, way: str = "under", ways: Mapping[str, str] | None = None) -> Breaks:
