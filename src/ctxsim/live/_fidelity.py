@@ -6,7 +6,7 @@ plays it through the real bundled CLI against :class:`~ctxsim.live.FakeMessagesA
 the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live._projection`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
 ``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
-asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live._transcript.RequestSnapshots`),
+asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live._settle.RequestSnapshots`),
 and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
 in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
@@ -50,8 +50,8 @@ from ._projection import (
     project_permission,
 )
 from ._recorded import session_of
+from ._settle import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
 from ._tap import FrameEdit, FrameTap
-from ._transcript import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
 
 __all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetup", "Played", "ScriptedSession",
            "play_inprocess", "play_live"]
@@ -150,7 +150,7 @@ class Played:
     """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live._claude.LiveClaude.transcripts`)."""
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
-    (:class:`~ctxsim.live._transcript.RequestSnapshots`); empty lists otherwise."""
+    (:class:`~ctxsim.live._settle.RequestSnapshots`); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000
