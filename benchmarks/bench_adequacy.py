@@ -27,21 +27,15 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxsim.trackers.mutants import Mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class _Mutant(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def bug(self) -> str: ...
-    @property
-    def equivalent(self) -> str: ...
-
-
-def _section(mutants: Iterable[_Mutant], verdicts: Callable[[_Mutant], dict[str, tuple[bool, str]]]
+def _section(mutants: Iterable[Mutant[Any]], verdicts: Callable[[Mutant[Any]], dict[str, tuple[bool, str]]]
              ) -> tuple[list[str], list[str], list[str], list[str]]:
     """Run every mutant, printing one entry each: ``(killed, survivors, wrongly declared equivalent, equivalent)``."""
     mutants = list(mutants)
@@ -94,7 +88,7 @@ def main() -> int:
               "(pytest --ctx-scenarios --ctx-tracker=...) ==")
         started = time.perf_counter()
         killed, survivors, wrong, equivalent = _section(MUTANTS.values(), lambda m: corpus_verdicts(
-            corpus, lambda s: MUTANTS[m.name].factory(s.session.usage), name=m.name))
+            corpus, lambda s: MUTANTS[m.name].edit(s.session.usage), name=m.name))
         seconds = time.perf_counter() - started
         print(f"\ncorpus alone ({len(corpus)} session scenarios of {args.scenarios}): "
               f"{_summary(killed, survivors, equivalent)}; {seconds:.1f} s")

@@ -5,7 +5,7 @@
 Figures only (nothing here fails on speed). A *session start* is ``LiveClaude`` entered and left with no query: the
 fake API started, the bundled CLI spawned and connected through ``ClaudeSDKClient``, disconnected, everything
 stopped. The *N-call session* is the scripted session of N queries of one call each (``get_context_usage`` after
-every query, as the conformance suite does), played live, then its recorded world played in-process through
+every query, as the fidelity suite does), played live, then its recorded world played in-process through
 FakeTransport. Targets (issue 10): <= 1.5 s per session start, a 50-call session <= 10 s.
 """
 

@@ -15,7 +15,7 @@ import pytest
 
 import ctxsim
 from ctxsim.trackers._shipped import TOOLS
-from ctxsim.wire._versions import captured_versions, installed_cli_version, version_key
+from ctxsim.wire._versions import captured_versions, installed_cli_version, sdk_bundled_file, version_key
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(ctxsim.__file__).resolve().parent
@@ -45,6 +45,13 @@ def test_the_installed_cli_is_read_from_the_sdk() -> None:
     bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude.version"
     assert installed_cli_version() == bundled.read_text().split()[0]
     assert version_key("2.1.332") > version_key("2.1.40") > version_key("2.1.4")
+    assert sdk_bundled_file("claude.version") == bundled and sdk_bundled_file("claude") == bundled.with_suffix("")
+
+
+def test_one_module_names_the_sdks_private_bundled_directory() -> None:
+    naming = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                    if re.search(r"""["']_bundled["']""", p.read_text(encoding="utf-8")))
+    assert naming == ["wire/_versions.py"], naming
 
 
 def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
@@ -62,7 +69,7 @@ def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
     missing = {v: places for v, places in named.items() if v not in SHIPPED and version_key(v) >= oldest}
     assert any(version_key(v) < oldest for v in named)  # the rule above is exercised: citations exist
     assert not missing, ("Claude Code versions named without a capture in ctxsim/live/captures (say what holds "
-                         "without the version, or record it with `ctxsim conformance --record`): "
+                         "without the version, or record it with `ctxsim fidelity --record`): "
                          + "; ".join(f"{v} at {', '.join(p[:3])}" for v, p in sorted(missing.items())))
 
 

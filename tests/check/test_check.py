@@ -1,4 +1,4 @@
-"""The oracle: truth bands, readable failure tables, crashes, adapters, and the catalogue's seed trackers."""
+"""The oracle: truth bands, readable failure tables, crashes, adapters, and the catalogue's design trackers."""
 
 from __future__ import annotations
 
@@ -142,13 +142,13 @@ def test_adapters_feed_raw_dicts_results_and_ratios() -> None:
     assert run_tracker(FromRatio(Ratio(), 200_000), session).ok
 
 
-def test_every_catalogued_seed_tracker_is_caught_and_the_reference_is_not() -> None:
+def test_every_catalogued_design_tracker_is_caught_and_the_reference_is_not() -> None:
     b = SessionBuilder(seed=8, name="everything")
     b.query("a").call(blocks=("thinking", "text", "tool_use"), results=[4000]).call(results=[30_000])
     b.start_subagent().call(results=[60_000]).call(results=[20_000]).end_subagent()
     b.call().expire_cache().call().compact(25_000).query("b").call()
     session = b.build()
-    names = [name for name, entry in CATALOGUE.items() if entry.family in ("reference", "seed")]
+    names = [name for name, entry in CATALOGUE.items() if entry.family in ("reference", "design")]
     assert len(names) == 8
     outcomes = {name: run_tracker(make(name), session, tolerance=1000).ok for name in names}
     assert outcomes == {name: name == "reference" for name in names}

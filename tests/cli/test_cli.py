@@ -262,3 +262,22 @@ def test_subcommands_come_from_one_registry(capsys: pytest.CaptureFixture[str],
 def test_the_console_script_is_declared() -> None:
     (script,) = entry_points(group="console_scripts", name="ctxsim")
     assert script.value == "ctxsim.cli:main"
+
+
+def test_conformance_is_a_deprecated_alias_of_fidelity_saying_so_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim.cli import _recordings
+
+    played: list[argparse.Namespace] = []
+    monkeypatch.setattr(_recordings, "_fidelity", lambda args: played.append(args) or 0)
+    assert cli.main(["conformance", "several-queries", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err == "ctxsim: 'ctxsim conformance' is deprecated: it is 'ctxsim fidelity' now (the same command)\n"
+    assert played[0].names == ["several-queries"] and played[0].json
+    # the new name takes the same arguments, without the line
+    fidelity = next(c for c in cli.COMMANDS if c.name == "fidelity")
+    assert fidelity.configure is next(c for c in cli.COMMANDS if c.name == "conformance").configure
+    with pytest.raises(SystemExit):
+        cli.main(["fidelity", "--help"])
+    out = capsys.readouterr()
+    assert "--record DIR" in out.out and "deprecated" not in out.err

@@ -66,6 +66,7 @@ def _pytest(work: Path, database: Path, part: int, *, replay_only: bool = False)
     return subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+@pytest.mark.slow
 def test_a_counterexample_found_by_one_process_replays_in_another(tmp_path: Path) -> None:
     (tmp_path / "test_campaign.py").write_text(CAMPAIGN)
     (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
@@ -127,6 +128,7 @@ def _fuzz(work: Path, *argv: str) -> subprocess.CompletedProcess[str]:
                           cwd=work, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_a_second_fuzz_run_replays_the_first_ones_counterexample_from_redis(tmp_path: Path, redis_url: str) -> None:
     tracker = ["--tracker", "claude-code-statusline"]
     first = _fuzz(tmp_path, *tracker, "--db", redis_url, "--seed", "1", "--out", "first.yaml")
@@ -147,6 +149,7 @@ def test_a_second_fuzz_run_replays_the_first_ones_counterexample_from_redis(tmp_
     assert again.returncode == 1 and counterexample(tmp_path / "again.yaml") == counterexample(tmp_path / "first.yaml")
 
 
+@pytest.mark.slow
 def test_fuzz_workers_share_the_database(tmp_path: Path, redis_url: str) -> None:
     tracker = ["--tracker", "ccstatusline"]
     found = _fuzz(tmp_path, *tracker, "--db", redis_url, "--workers", "2", "--examples", "100", "--out", "w.yaml")
@@ -195,6 +198,7 @@ def test_my_tracker(stream):
 """
 
 
+@pytest.mark.slow
 def test_a_bounded_hypofuzz_run_writes_to_the_same_redis_database(tmp_path: Path, redis_url: str) -> None:
     pytest.importorskip("hypofuzz", reason="ctxsim: hypofuzz is not installed (pip install 'pytest-ctxsim[hypofuzz]')")
     import redis

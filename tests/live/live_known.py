@@ -1,4 +1,4 @@
-"""The differences between the in-process fake and the real CLI that the conformance suite knows of, each with why.
+"""The differences between the in-process fake and the real CLI that the fidelity suite knows of, each with why.
 A test fails on any other difference, and on a known one that no longer occurs (then delete it here).
 
 None today: the four the suite found (the summary call counted in modelUsage and the cost, the auto-compact window

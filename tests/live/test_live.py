@@ -1,7 +1,7 @@
 """The live backend: the real Claude Code CLI bundled in claude-agent-sdk, against ctxsim's fake Messages API.
 
 Marked ``live`` (CI runs them; ``-m 'not live'`` deselects them). Each test checks, when it ends, that it left no
-child process, no thread and no listening socket behind. Expected values come from the real CLI: the conformance
+child process, no thread and no listening socket behind. Expected values come from the real CLI: the fidelity
 tests compare what it does with what the in-process fake does for the same world, and with the captures that ship
 in ``ctxsim/live/captures`` (of the installed version, or the newest one below it).
 """
@@ -74,7 +74,7 @@ def leaves_nothing_behind() -> Iterator[None]:
     assert not extra_sockets, f"listening sockets left: {sorted(extra_sockets)}"
 
 
-# --- conformance ------------------------------------------------------------------------------------------------
+# --- fidelity -------------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", list(SESSIONS))
@@ -107,7 +107,7 @@ def test_live_and_inprocess_agree(name: str, record_property: Callable[[str, obj
                                         f"fake does not write, none read by trackers")
 
     chosen = capture_for(live.cli_version)
-    assert chosen is not None, f"no capture ships in {CAPTURES}: run `ctxsim conformance --record {CAPTURES}`"
+    assert chosen is not None, f"no capture ships in {CAPTURES}: run `ctxsim fidelity --record {CAPTURES}`"
     captured_version, captures = chosen
     assert name in captures, f"the captures of {captured_version} lack {name!r}: re-record them"
     moved = drift(captures[name], live)
@@ -221,7 +221,7 @@ def test_ctx_backend_live_runs_what_it_can_and_skips_the_rest(pytester: pytest.P
     result.stdout.fnmatch_lines(["*ctxsim: --ctx-backend=live: query 2 compacts: the live CLI decides compaction*"])
 
 
-# --- conformance sees what it compares (issue 18's two planted divergences, against the real CLI) --------------
+# --- fidelity sees what it compares (issue 18's two planted divergences, against the real CLI) ----------------------
 
 
 def _planted_on_live(plant: Callable[[dict[str, object]], dict[str, object]]) -> list[str]:
@@ -266,10 +266,10 @@ def test_a_message_delta_input_shift_planted_in_the_fake_fails_against_the_cli()
     assert _planted_on_live(plant) == ["stream_event/message_delta usage.input_tokens"]
 
 
-# --- ctxsim conformance on any CLI ---------------------------------------------------------------------------------
+# --- ctxsim fidelity on any CLI ------------------------------------------------------------------------------------
 
 WRAPPER = """#!{python}
-# A wrapper around the real Claude Code CLI that edits what it writes on stdout (ctxsim's conformance tests).
+# A wrapper around the real Claude Code CLI that edits what it writes on stdout (ctxsim's fidelity tests).
 import json, signal, subprocess, sys
 child = subprocess.Popen([{cli!r}, *sys.argv[1:]], stdout=subprocess.PIPE, text=True)
 signal.signal(signal.SIGTERM, lambda *_: (child.terminate(), sys.exit(143)))
@@ -298,7 +298,7 @@ def _wrapper(tmp_path: Path, edit: str) -> Path:
     return path
 
 
-def _conformance(*args: str) -> tuple[int, str, str]:
+def _fidelity(*args: str) -> tuple[int, str, str]:
     import contextlib
     import io
 
@@ -306,26 +306,26 @@ def _conformance(*args: str) -> tuple[int, str, str]:
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(["conformance", *args])
+        status = main(["fidelity", *args])
     return status, out.getvalue(), err.getvalue()
 
 
-def test_conformance_on_a_wrapper_that_inflates_cache_reads_exits_1_naming_the_field(tmp_path: Path) -> None:
+def test_fidelity_on_a_wrapper_that_inflates_cache_reads_exits_1_naming_the_field(tmp_path: Path) -> None:
     cli = _wrapper(tmp_path, """
 if frame.get("type") == "assistant":
     frame["message"]["usage"]["cache_read_input_tokens"] += 1000""")
-    status, out, _ = _conformance("several-queries", "--cli", str(cli))
+    status, out, _ = _fidelity("several-queries", "--cli", str(cli))
     assert status == 1, out
     rows = [line for line in out.splitlines() if " usage.cache_read_input_tokens " in line]
     assert rows and all(line.rstrip().endswith("yes") for line in rows), out
     assert out.splitlines()[-1].startswith("FAIL: ")
 
 
-def test_conformance_on_a_wrapper_that_adds_an_untracked_key_exits_0_listing_it(tmp_path: Path) -> None:
+def test_fidelity_on_a_wrapper_that_adds_an_untracked_key_exits_0_listing_it(tmp_path: Path) -> None:
     cli = _wrapper(tmp_path, """
 if frame.get("type") == "assistant":
     frame["ctxsim_probe"] = 1""")
-    status, out, _ = _conformance("several-queries", "--cli", str(cli), "--json")
+    status, out, _ = _fidelity("several-queries", "--cli", str(cli), "--json")
     assert status == 0, out
     report = json.loads(out)
     (session,) = report["sessions"]
@@ -334,9 +334,9 @@ if frame.get("type") == "assistant":
     assert "appeared: assistant ctxsim_probe" in session["drift"]["summary"]
 
 
-def test_conformance_on_a_cli_that_cannot_start_is_one_ctxsim_line(tmp_path: Path) -> None:
+def test_fidelity_on_a_cli_that_cannot_start_is_one_ctxsim_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-claude"
-    status, out, err = _conformance("--cli", str(missing))
+    status, out, err = _fidelity("--cli", str(missing))
     assert status == 2 and not out
     assert err.startswith(f"ctxsim: the CLI {missing} cannot be started: ") and err.count("\n") == 1
 

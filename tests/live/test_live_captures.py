@@ -63,7 +63,7 @@ def test_capture_session_round_trips(capture: Capture) -> None:
 
 @pytest.mark.parametrize("version", captured_versions())
 def test_recorded_facts_of_the_cli(version: str) -> None:
-    """What each recorded CLI did, read from its captures (the facts the conformance suite rests on)."""
+    """What each recorded CLI did, read from its captures (the facts the fidelity suite rests on)."""
 
     def _capture(name: str) -> Capture:
         return next(c for c in ALL if c.name == name and c.cli_version == version)

@@ -27,10 +27,9 @@ from ctxsim.live._api import ApiRequest, Reply, Served
 from ctxsim.live._claude import LiveClaude
 from ctxsim.live._fidelity import SESSIONS, play_live
 from ctxsim.live._projection import Difference
+from ctxsim.live._settle import RequestSnapshot, RequestSnapshots
 from ctxsim.live._transcript import (
     ROW_FIELDS,
-    RequestSnapshot,
-    RequestSnapshots,
     compare_transcripts,
     pair_transcripts,
     project_rows,
@@ -45,7 +44,7 @@ def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
     """Every file the CLI wrote, at every observation point of the session, against the rendering there.
 
     The fake API holds each request the CLI sends (a main-chain or subagent call, the compaction summary request)
-    until the CLI's transcript has settled (:class:`~ctxsim.live._transcript.RequestSnapshots`), and the files are
+    until the CLI's transcript has settled (:class:`~ctxsim.live._settle.RequestSnapshots`), and the files are
     compared with the rendering just before that call or compaction starts: the last observation point before it,
     with the rows the rendering writes after that point (tool results, the next prompt, a subagent's prompt).
     After each step the files are compared at its result point and at every point after its last request.

@@ -19,7 +19,7 @@ from ctxsim.loops import (
     check_restart_loop,
     run_loop,
 )
-from ctxsim.loops._catalogue import CATALOGUE, seed003_loop
+from ctxsim.loops._catalogue import CATALOGUE, design003_loop
 from ctxsim.reference import PressurePolicy, build_continuation_prompt, request_checkpoint, run_with_restarts
 from ctxsim.reference._restart import CONTINUE_PROMPT, run_turn, task_complete
 
@@ -66,7 +66,7 @@ def test_each_catalogued_loop_is_caught_naming_its_invariant(name: str) -> None:
 
 def test_a_sync_loop_that_runs_its_own_event_loop() -> None:
     def sync_loop(rig: LoopRig) -> int:
-        return anyio.run(partial(seed003_loop, rig))
+        return anyio.run(partial(design003_loop, rig))
 
     report = check_restart_loop(sync_loop, TASK)
     assert report.returned == 1 and report.name == "sync_loop"
@@ -121,7 +121,7 @@ def test_a_loop_that_never_restarts_runs_into_the_window() -> None:
 
 def test_a_wrong_continuation_count_is_a_restart_count_violation() -> None:
     async def miscounting(rig: LoopRig) -> int:
-        return 2 * (await seed003_loop(rig))
+        return 2 * (await design003_loop(rig))
 
     report = run_loop(miscounting, TASK)
     assert report.broken == {"restart-count"}

@@ -256,6 +256,7 @@ def test_the_ini_path_without_the_flag_says_how_to_run_it(user_project: pytest.P
     result.assert_outcomes(passed=4)
 
 
+@pytest.mark.slow
 def test_xdist_collects_the_tests_and_the_scenarios_alike_on_every_worker(user_project: pytest.Pytester) -> None:
     for name in ("c", "a", "b"):
         scenario(user_project, f"scenarios/{name}.yaml", GOOD)
@@ -326,6 +327,7 @@ def test_helper_modules_are_assertion_rewritten():
 """
 
 
+@pytest.mark.slow
 def test_xdist_collects_the_same_items_on_every_worker(project: pytest.Pytester) -> None:
     for name in ("c", "a", "b", "d"):
         scenario(project, f"scenarios/{name}.yaml", GOOD)

@@ -4,6 +4,7 @@ tracker on generated faulted streams."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import json
 import subprocess
@@ -29,13 +30,13 @@ _NO_EXPLAIN = (Phase.generate, Phase.shrink)
 FAST = settings(max_examples=12, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def test_all_lists_exactly_the_public_names() -> None:
-    from ctxsim.strategies import _sessions
-
-    public = {name for name, value in vars(_sessions).items()
+@pytest.mark.parametrize("module", ["_sessions", "_streams", "_profiles"])
+def test_all_lists_exactly_the_public_names(module: str) -> None:
+    source = importlib.import_module(f"ctxsim.strategies.{module}")
+    public = {name for name, value in vars(source).items()
               if not name.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value))
-              and value.__module__ == _sessions.__name__}
-    assert public <= set(strategies.__all__)
+              and value.__module__ == source.__name__}
+    assert public and public <= set(strategies.__all__)
 
 
 def test_profiles_are_registered_on_request_only() -> None:

@@ -257,6 +257,7 @@ def test_each_tool_fails_where_its_bugs_show_and_tracks_the_rest(tool: Tool, mod
         f"{label} on {name}: expected off ({bug.direction}) first at {where}: {bug.why}\n{run.report}")
 
 
+@pytest.mark.tools
 def test_the_verdicts_page_is_generated_by_ctxsim_tools_verdicts(tmp_path: Path) -> None:
     from ctxsim.cli import main
 

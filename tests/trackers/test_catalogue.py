@@ -162,6 +162,6 @@ def test_every_contract_has_a_probe_named_in_the_catalogue_or_the_mutants() -> N
 @pytest.mark.parametrize("contract", NAMES)
 def test_each_contract_fails_the_probes_that_carry_its_bug(contract: str) -> None:
     for probe in PROBES[contract]:
-        make = CATALOGUE[probe].factory if probe in CATALOGUE else (lambda p=probe: MUTANTS[p].factory("additive"))
+        make = CATALOGUE[probe].factory if probe in CATALOGUE else (lambda p=probe: MUTANTS[p].edit("additive"))
         result = check_tracker_conformance(make, only={contract})
         assert result.failed == [contract], f"probe {probe} meets contract {contract}: it cannot expose the bug"

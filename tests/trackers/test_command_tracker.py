@@ -78,6 +78,7 @@ def test_the_payload_echo_fails_compaction_where_claude_code_sends_zero() -> Non
     assert [(p.observation.kind, p.estimate) for p in run.report.failures] == [("compaction", None)]
 
 
+@pytest.mark.slow
 @needs_node
 def test_a_gauge_that_never_comes_down_fails_the_corpus_where_the_context_shrinks() -> None:
     failing = []
@@ -96,6 +97,7 @@ def test_a_gauge_that_never_comes_down_fails_the_corpus_where_the_context_shrink
     assert "seed000-cache-read-719" not in failing  # a context that only grows: nothing to keep too long
 
 
+@pytest.mark.slow
 @needs_node
 def test_the_reference_shape_read_through_a_command_passes_what_the_python_reference_passes() -> None:
     scenario = corpus("seed000-cache-read-719.yaml")

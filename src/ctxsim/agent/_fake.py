@@ -5,7 +5,7 @@ model working on a :class:`Task` of N steps would, and builds each answer with :
 true context is known at every point and the wire is what Claude Code writes:
 
 - **What a prompt is** comes from what the loop under test declares (:class:`LoopPrompts`: its checkpoint
-  request, its continuation prompt, its "go on" prompts; seed 003's by default) and from what the agent knows, never
+  request, its continuation prompt, its "go on" prompts; design 003's by default) and from what the agent knows, never
   from its words alone: a prompt matching the declared checkpoint request is one; a prompt matching the declared
   continuation is one; the first prompt of a new session that carries a checkpoint (a ``<checkpoint>`` tag or the
   ``## Completed Work`` / ``## Remaining Tasks`` / ``## Do Not Redo`` sections) is a continuation, else one that
@@ -16,7 +16,7 @@ true context is known at every point and the wire is what Claude Code writes:
   context, then ends the turn with a text reply (the declared ``done_marker``, ``TASK COMPLETE``, once its queue
   is empty). A session that was never given the task or a continuation has nothing to work on: it says so, does
   no step and never claims the task complete.
-- **Checkpoint requests**: a checkpoint in seed 003's format listing the completed and remaining steps, well
+- **Checkpoint requests**: a checkpoint in design 003's format listing the completed and remaining steps, well
   formed or degraded as the plan says (:data:`DEGRADATIONS`).
 - **Continuations**: it resumes from what the
   prompt says is left: the step ids under ``## Remaining Tasks``; without that section, every step not listed
@@ -140,7 +140,7 @@ class FakeAgent:
     request gets the n-th entry, later ones ``well_formed``) or a mapping from request number (1-based) to
     degradation. ``max_prompts`` and ``max_connections`` bound a loop that does not terminate: past them the
     agent raises :class:`AgentBoundError` into the SDK call. ``prompts`` declares what the loop says
-    (:class:`LoopPrompts`, seed 003's prompts by default).
+    (:class:`LoopPrompts`, design 003's prompts by default).
     """
 
     def __init__(self, task: Task, *, checkpoints: str | Sequence[str] | Mapping[int, str] = "well_formed",

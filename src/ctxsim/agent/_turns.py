@@ -67,7 +67,7 @@ def parse_sections(text: str) -> dict[str, str]:
 
 
 def checkpoint_body(task: str, steps: int, done: Sequence[str], remaining: Sequence[str]) -> list[str]:
-    """The sections of seed 003's checkpoint template, filled in for a task named ``task`` of ``steps`` steps."""
+    """The sections of design 003's checkpoint template, filled in for a task named ``task`` of ``steps`` steps."""
     lines = ["## Goal", f"Finish task {task!r} ({steps} steps), each step exactly once, in order.",
              "", "## Completed Work"]
     lines += [f"- {s}: edited src/{s}.py" for s in done] or ["- nothing yet"]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         FromRatio as FromRatio,
         RawDicts as RawDicts,
         ResultsOnly as ResultsOnly,
+        RunOptions as RunOptions,
         Tracker as Tracker,
         arun_tracker as arun_tracker,
         assert_tracks as assert_tracks,

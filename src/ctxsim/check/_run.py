@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
@@ -33,6 +33,8 @@ from ._progress import Progress
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ..faults import FaultPlan
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "RawDicts",
     "Report",
     "ResultsOnly",
+    "RunOptions",
     "Tracker",
     "TrackingError",
     "arun_tracker",
@@ -176,6 +179,18 @@ def _run_points(tracker: PointTracker, session: Session, report: Report, faults:
     return report
 
 
+class RunOptions(TypedDict, total=False):
+    """The keywords of a tracker run, said once: :func:`arun_tracker` takes them (its defaults are theirs), and
+    :func:`run_tracker`, :func:`assert_tracks` and :func:`assert_tracks_async` pass them on unchanged, so the four
+    cannot drift apart."""
+
+    tolerance: int
+    include_partial_messages: bool
+    scripts: Sequence[Script] | None
+    silence_timeout: float | None
+    faults: FaultPlan | None
+
+
 async def arun_tracker(
     tracker: AnyTracker,
     session: Session,
@@ -242,16 +257,12 @@ async def _play(client: ClaudeSDKClient, scripts: Sequence[Script], probe: _Prob
             progress.last = (query, number, message, script, frame)
 
 
-def run_tracker(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
-                include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
-                async_backend: str = "asyncio", silence_timeout: float | None = 30.0,
-                faults: FaultPlan | None = None) -> Report:
+def run_tracker(tracker: AnyTracker, session: Session, *, async_backend: str = "asyncio",
+                **options: Unpack[RunOptions]) -> Report:
     """:func:`arun_tracker` from synchronous code, on ``async_backend`` (``asyncio`` or ``trio``); called where an
-    event loop already runs, on a worker thread with its own loop while the caller waits."""
-    run = partial(arun_tracker, tracker, session, tolerance=tolerance,
-                  include_partial_messages=include_partial_messages, scripts=scripts,
-                  silence_timeout=silence_timeout, faults=faults)
-    return run_blocking(run, backend=async_backend)
+    event loop already runs, on a worker thread with its own loop while the caller waits. The other keywords are
+    :func:`arun_tracker`'s (:class:`RunOptions`)."""
+    return run_blocking(partial(arun_tracker, tracker, session, **options), backend=async_backend)
 
 
 def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[Script], *,
@@ -276,31 +287,27 @@ def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[
     return report
 
 
-def assert_tracks(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
-                  include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
-                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> Report:
+def assert_tracks(tracker: AnyTracker, session: Session, *, async_backend: str = "asyncio",
+                  **options: Unpack[RunOptions]) -> Report:
     """Fail with a readable table unless ``tracker`` tracks ``session`` within ``tolerance`` tokens everywhere.
 
-    Returns the report when it does. The other keywords are :func:`run_tracker`'s (``silence_timeout``:
-    :func:`arun_tracker`'s). Works from async tests too (see :func:`run_tracker`); there,
-    ``await`` :func:`assert_tracks_async` runs on the test's own loop instead.
+    Returns the report when it does. The keywords are :func:`run_tracker`'s (:class:`RunOptions`, and
+    ``async_backend``). Works from async tests too (see :func:`run_tracker`); there, ``await``
+    :func:`assert_tracks_async` runs on the test's own loop instead.
     """
     __tracebackhide__ = True  # pytest shows the test's line and the report, not this frame
-    report = run_tracker(tracker, session, tolerance=tolerance, include_partial_messages=include_partial_messages,
-                         scripts=scripts, async_backend=async_backend, silence_timeout=silence_timeout)
+    report = run_tracker(tracker, session, async_backend=async_backend, **options)
     if not report.ok:
         raise TrackingError(report)
     return report
 
 
-async def assert_tracks_async(tracker: AnyTracker, session: Session, *, tolerance: int = 0,
-                              include_partial_messages: bool = False, scripts: Sequence[Script] | None = None,
-                              silence_timeout: float | None = 30.0) -> Report:
+async def assert_tracks_async(tracker: AnyTracker, session: Session, **options: Unpack[RunOptions]) -> Report:
     """:func:`assert_tracks` for async code: ``await assert_tracks_async(tracker, session, tolerance=1000)`` plays
-    the session on the running event loop (asyncio or trio) with :func:`arun_tracker`."""
+    the session on the running event loop (asyncio or trio) with :func:`arun_tracker` (its keywords,
+    :class:`RunOptions`)."""
     __tracebackhide__ = True
-    report = await arun_tracker(tracker, session, tolerance=tolerance, scripts=scripts,
-                                include_partial_messages=include_partial_messages, silence_timeout=silence_timeout)
+    report = await arun_tracker(tracker, session, **options)
     if not report.ok:
         raise TrackingError(report)
     return report

@@ -12,7 +12,7 @@
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
     ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
-    ctxsim conformance [NAME...] [--cli PATH] [--record DIR] [--json]
+    ctxsim fidelity [NAME...] [--cli PATH] [--record DIR] [--json]
     ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
 
 ``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
@@ -20,8 +20,10 @@
 ``module:function``), and prints each one's verdict, summary and
 loop timeline (turns, context, zones, checkpoints, restarts, steps).
 
-``conformance`` plays the scripted sessions on a Claude Code CLI (default: the bundled one) and in-process and
-prints every field where the two differ, marking those trackers read; exit 1 when one of those differs.
+``fidelity`` (the fake's fidelity to the CLI) plays the scripted sessions on a Claude Code CLI (default: the bundled
+one) and in-process and prints every field where the two differ, marking those trackers read; exit 1 when one of
+those differs. ``ctxsim conformance`` is its old name, a deprecated alias that says so in one line: "conformance"
+now means one thing, a tracker's conformance to the contracts (:mod:`ctxsim.testing`, ``ctxsim catalogue``).
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.
@@ -40,10 +42,11 @@ from collections.abc import Sequence
 from ._common import Command, CommandError
 from ._quality import _catalogue, _configure_catalogue, _configure_fuzz, _configure_score, _fuzz, _score
 from ._recordings import (
-    _configure_conformance,
+    _configure_fidelity,
     _configure_import,
     _configure_record,
     _conformance,
+    _fidelity,
     _import,
     _record,
 )
@@ -66,12 +69,13 @@ COMMANDS: tuple[Command, ...] = (
             _configure_import, _import),
     Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
             _configure_score, _score),
-    Command("record", "play the live conformance sessions through the bundled CLI and write their captures",
+    Command("record", "play the live fidelity sessions through the bundled CLI and write their captures",
             _configure_record, _record),
-    Command("conformance", "judge a Claude Code CLI: the scripted sessions live and in-process, every field a "
-                           "tracker reads compared", _configure_conformance, _conformance),
+    Command("fidelity", "judge the fake's fidelity to a Claude Code CLI: the scripted sessions live and in-process, "
+                        "every field a tracker reads compared", _configure_fidelity, _fidelity),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
             _configure_tools, _tools),
+    Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),
 )
 """Every subcommand, in the order ``ctxsim --help`` lists them."""
 

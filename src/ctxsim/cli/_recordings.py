@@ -1,9 +1,11 @@
 """Recordings: ``ctxsim import`` (a user's transcripts or stream-json to a shareable scenario) and ``ctxsim
-record`` (the live conformance sessions' captures)."""
+record`` (the live fidelity sessions' captures) and ``ctxsim fidelity`` (the fake judged against a CLI; its old name
+``ctxsim conformance`` a deprecated alias)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +65,7 @@ def _record(args: argparse.Namespace) -> int:
     return record_command(args.names, args.dir or CAPTURES, list_only=args.list)
 
 
-def _configure_conformance(parser: argparse.ArgumentParser) -> None:
+def _configure_fidelity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; "
                                                                  "`ctxsim record --list` shows them)")
     parser.add_argument("--cli", metavar="PATH", help="the Claude Code CLI to judge: any executable that speaks its "
@@ -76,6 +78,11 @@ def _configure_conformance(parser: argparse.ArgumentParser) -> None:
 
 
 def _conformance(args: argparse.Namespace) -> int:
+    print("ctxsim: 'ctxsim conformance' is deprecated: it is 'ctxsim fidelity' now (the same command)", file=sys.stderr)
+    return _fidelity(args)
+
+
+def _fidelity(args: argparse.Namespace) -> int:
     import json
 
     from ..live import LiveError, check_release

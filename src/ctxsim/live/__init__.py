@@ -1,10 +1,10 @@
 """The live backend: the real Claude Code CLI bundled in ``claude-agent-sdk``, against a fake Messages API.
 
 :class:`FakeMessagesAPI` is the fake Anthropic Messages API on 127.0.0.1; :class:`LiveClaude` the lifecycle that runs
-the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`check_release` (``ctxsim conformance``) the
-scripted sessions played live and in-process and compared field by field; :func:`record_command` (``ctxsim record``)
-the captures written into the package; :func:`run_scenario_live` a scenario through the CLI
-(``--ctx-backend=live``).
+the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`check_release` (``ctxsim fidelity``) the
+scripted sessions played live and in-process and compared field by field (the fake's fidelity to the CLI);
+:func:`record_command` (``ctxsim record``) the captures written into the package; :func:`run_scenario_live` a
+scenario through the CLI (``--ctx-backend=live``).
 """
 
 from __future__ import annotations

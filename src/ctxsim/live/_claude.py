@@ -28,11 +28,10 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
 from ..sdk import subprocess_pid, subprocess_transport
-from ..wire import installed_cli_version, project_slug
+from ..wire import installed_cli_version, project_slug, sdk_bundled_file
 from ..world import DEFAULT_MODEL
 from ._api import FakeMessagesAPI
 from ._tap import FrameTap
@@ -59,7 +58,10 @@ class LiveError(RuntimeError):
 
 def bundled_cli_path() -> Path:
     """Where the installed ``claude-agent-sdk`` keeps its bundled Claude Code CLI (the file may be absent)."""
-    return Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    path = sdk_bundled_file("claude")
+    if path is None:  # not reached: this module imports claude_agent_sdk
+        raise LiveError("ctxsim: claude-agent-sdk is not installed, so no Claude Code CLI is bundled")
+    return path
 
 
 VERSION_TIMEOUT = 20.0

@@ -1,4 +1,4 @@
-"""Conformance of the in-process fake to the real CLI: scripted sessions played live and in-process, compared.
+"""Fidelity of the in-process fake to the real CLI: scripted sessions played live and in-process, compared.
 
 A :class:`ScriptedSession` is a list of :class:`Ask` steps: a prompt (or a command: ``/compact``, ``/clear``) and
 the replies the fake model gives to the main chain and to subagents while the CLI answers it. :func:`play_live`
@@ -6,13 +6,13 @@ plays it through the real bundled CLI against :class:`~ctxsim.live.FakeMessagesA
 the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live._projection`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
 ``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
-asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live._transcript.RequestSnapshots`),
+asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live._settle.RequestSnapshots`),
 and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
 in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
 :func:`~ctxsim.live._projection.compare` names every field where the two differ.
 
-:data:`SESSIONS` are the scripted sessions of the conformance suite: several queries with tools and thinking,
+:data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
 partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
 and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``, permission prompts allowed and
 refused.
@@ -50,15 +50,15 @@ from ._projection import (
     project_permission,
 )
 from ._recorded import session_of
+from ._settle import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
 from ._tap import FrameEdit, FrameTap
-from ._transcript import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
 
 __all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetup", "Played", "ScriptedSession",
            "play_inprocess", "play_live"]
 
 HOOK_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop", "PreCompact",
                "Stop")
-"""The hook events the conformance suite registers (each with one callback matching everything)."""
+"""The hook events the fidelity suite registers (each with one callback matching everything)."""
 DENY_REASON = "ctxsim denies this tool"
 """The reason of :attr:`HookSetup.deny_tool`'s denial."""
 REFUSAL = "ctxsim refuses this command"
@@ -150,7 +150,7 @@ class Played:
     """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live._claude.LiveClaude.transcripts`)."""
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
-    (:class:`~ctxsim.live._transcript.RequestSnapshots`); empty lists otherwise."""
+    (:class:`~ctxsim.live._settle.RequestSnapshots`); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000
@@ -248,7 +248,7 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
                   frame_keys=_keys(transport.frames), raw=raw_fields(transport.frames))
 
 
-# --- the scripted sessions of the conformance suite -------------------------------------------------------------
+# --- the scripted sessions of the fidelity suite ----------------------------------------------------------------
 
 
 def _bash(command: str) -> ToolUse:
@@ -318,4 +318,4 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
        "refused; an Agent call not asked, its subagent's touch asked",
         hooks=HookSetup(permission_mode="default", refuse_command="rm")),
 )}
-"""The conformance suite's scripted sessions, by name."""
+"""The fidelity suite's scripted sessions, by name."""

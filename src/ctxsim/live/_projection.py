@@ -14,7 +14,7 @@ Ids the CLI draws at random are compared by shape, not value: :func:`id_shapes` 
 is there, whether messages share it, and whether the session id stays or changes across queries.
 
 Projections are flat ``{field: value}`` dicts, so :func:`compare` can name every field that differs.
-:data:`FIELDS` lists every field a projection can hold, by message kind: the conformance self-check plants a
+:data:`FIELDS` lists every field a projection can hold, by message kind: the fidelity self-check plants a
 divergence for each and requires it to be reported by name.
 """
 

@@ -1,12 +1,12 @@
-"""Captures of the live conformance runs, shipped in the package, and the drift between releases.
+"""Captures of the live fidelity runs, shipped in the package, and the drift between releases.
 
 :func:`record` plays scripted sessions live (:mod:`ctxsim.live._fidelity`) and writes one JSON file per session
 under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
 (:func:`session_to_json`, with the figures the CLI measures of its own prompt: its baseline and autocompact point),
 the callbacks registered (:class:`~ctxsim.live._fidelity.HookSetup`), the projection of every step (its messages,
 context usage and hook calls) and of the context usage before the first, and the key paths of every raw frame kind.
-The captures ship in the package (:data:`CAPTURES`), so the tests, ``ctxsim conformance`` and the pytest header
-read the versions ctxsim's wire is checked against without the CLI. ``ctxsim record`` and ``ctxsim conformance
+The captures ship in the package (:data:`CAPTURES`), so the tests, ``ctxsim fidelity`` and the pytest header
+read the versions ctxsim's wire is checked against without the CLI. ``ctxsim record`` and ``ctxsim fidelity
 --record`` write them.
 
 :func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it.

@@ -12,7 +12,7 @@ live run reports, in-process through :class:`~ctxsim.sdk.FakeTransport`; then so
   CLI does differently from the last release ctxsim recorded. Listed, never failed: the fake follows the live run,
   so a release that only rewords its own prompt (every cache count moves by a few tokens) is green.
 
-``ctxsim conformance`` prints :meth:`ReleaseCheck.table` (or :meth:`ReleaseCheck.to_json`) and exits 1 on a tracked
+``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (or :meth:`ReleaseCheck.to_json`) and exits 1 on a tracked
 difference; ``--record DIR`` writes the live runs as captures named by the CLI's version.
 """
 
@@ -77,7 +77,7 @@ class ReleaseCheck:
         return not any(s.tracked for s in self.sessions)
 
     def table(self) -> str:
-        """The report ``ctxsim conformance`` prints: a row per difference (field, fake, CLI, tracked), then the
+        """The report ``ctxsim fidelity`` prints: a row per difference (field, fake, CLI, tracked), then the
         drift from the last recorded release, then the verdict."""
         rows: list[tuple[str, ...]] = []
         for s in self.sessions:
@@ -89,7 +89,7 @@ class ReleaseCheck:
                 untracked.setdefault((d.where, d.field, _shown(d.right), _shown(d.left)), []).append(s.name)
         rows += [(names[0] if len(names) == 1 else f"{len(names)} sessions", *key, "no")
                  for key, names in sorted(untracked.items())]
-        lines = [f"ctxsim conformance: Claude Code {self.version} ({self.cli}), {len(self.sessions)} scripted "
+        lines = [f"ctxsim fidelity: Claude Code {self.version} ({self.cli}), {len(self.sessions)} scripted "
                  f"sessions live and in-process in {self.seconds:.1f} s"]
         if rows:
             header = ("session", "where", "field", "fake", "CLI", "trackers read it")

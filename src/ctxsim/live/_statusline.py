@@ -4,7 +4,7 @@ The CLI runs ``statusLine.command`` only in its interactive REPL (never with ``-
 :func:`record_statusline` starts the bundled CLI in a private tmux server against
 :class:`~ctxsim.live.FakeMessagesAPI`, with a temporary ``HOME`` whose settings' ``statusLine.command`` saves
 each payload to a file, types each prompt of a :class:`~ctxsim.live._fidelity.ScriptedSession` (replies scripted
-as for the conformance suite, usage stated exactly), and keeps the last payload after each step and those sent
+as for the fidelity suite, usage stated exactly), and keeps the last payload after each step and those sent
 before the first. The world that happened (the calls the API served, the compaction the transcript records) comes
 with it, so :func:`compare_payloads` can hold :func:`ctxsim.wire.statusline_payloads` to the payloads field by
 field. Every wait is bounded and ends in a :class:`~ctxsim.live.LiveError`; the tmux server, the CLI and the
@@ -32,7 +32,7 @@ import claude_agent_sdk
 from ..wire import context_window, render, statusline_payloads
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
 from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_version, cli_env, read_transcripts
+from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask, ScriptedSession
 from ._projection import Difference, Projection
 
@@ -118,7 +118,7 @@ class _Repl:
     def __init__(self, workdir: Path, env: Mapping[str, str], model: str, timeout: float) -> None:
         self.socket = workdir / "tmux.sock"
         self.timeout = timeout
-        cli = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+        cli = bundled_cli_path()
         launcher = workdir / "repl.sh"
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
         launcher.write_text(f"{exports}cd {shlex.quote(str(workdir / 'project'))}\n"
@@ -353,7 +353,7 @@ def compare_payloads(recording: StatuslineRecording, *, transcript_path: str | N
 
 
 def recording_dir(directory: Path, cli_version: str) -> Path:
-    """Where the statusline recordings of ``cli_version`` live under ``directory`` (beside the conformance
+    """Where the statusline recordings of ``cli_version`` live under ``directory`` (beside the fidelity
     captures of that version, in ``statusline/``)."""
     return directory / f"claude-code-{cli_version}" / "statusline"
 

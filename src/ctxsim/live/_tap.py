@@ -12,7 +12,7 @@ __all__ = ["FrameEdit", "FrameTap"]
 
 
 FrameEdit = Callable[[dict[str, Any]], dict[str, Any]]
-"""Changes a frame before the SDK reads it (the conformance self-checks plant divergences with one)."""
+"""Changes a frame before the SDK reads it (the fidelity self-checks plant divergences with one)."""
 
 
 class FrameTap(Transport):

@@ -1,9 +1,9 @@
-"""A catalogue of restart loops shaped like seed 003's, each with one bug the seeds warn about (or commit).
+"""A catalogue of restart loops shaped like design 003's, each with one bug the designs warn about (or commit).
 
-Every entry is an async loop taking a :class:`~ctxsim.loops.LoopRig`: seed 003's ``run_session`` restart loop
+Every entry is an async loop taking a :class:`~ctxsim.loops.LoopRig`: design 003's ``run_session`` restart loop
 (``_process_message_stream`` raising ``ContextPressureError`` when the ratio is at or over the threshold at a
 result; ``_get_checkpoint_from_agent``; a continuation prompt built from the checkpoint), with one line changed.
-``seed003`` is the loop as the seed finally wrote it and keeps every invariant; the others must each fail
+``seed003`` is the loop as the design finally wrote it and keeps every invariant; the others must each fail
 :func:`~ctxsim.loops.check_restart_loop` with the invariant named in :attr:`LoopEntry.invariant`::
 
     check_restart_loop(CATALOGUE["reuse-lifecycle"].loop, task)   # raises: invariant 'fresh-lifecycle'
@@ -31,11 +31,11 @@ from ..reference import (
 from ..trackers import Tracker
 from ._rig import LoopRig
 
-__all__ = ["CATALOGUE", "ContextPressureError", "LoopEntry", "seed003_loop"]
+__all__ = ["CATALOGUE", "ContextPressureError", "LoopEntry", "design003_loop"]
 
 
 class ContextPressureError(Exception):
-    """Seed 003's signal: the context is at or over the restart threshold."""
+    """Design 003's signal: the context is at or over the restart threshold."""
 
     def __init__(self, session_id: str | None, tokens: int | None) -> None:
         super().__init__(f"Context pressure: {tokens} tokens")
@@ -44,7 +44,7 @@ class ContextPressureError(Exception):
 
 
 async def _stream(client: ClaudeSDKClient, prompt: str, tracker: Tracker, threshold: int) -> Turn:
-    """Seed 003's ``_process_message_stream``: feed the tracker; at the result, raise at or over the threshold."""
+    """Design 003's ``_process_message_stream``: feed the tracker; at the result, raise at or over the threshold."""
     turn = await run_turn(client, prompt, observe=tracker.observe)
     tokens = tracker.context_tokens()
     if (turn.is_error and is_prompt_too_long(f"{turn.text}\n{turn.result_text}")) or (
@@ -70,17 +70,17 @@ async def _checkpoint_same_client(client: ClaudeSDKClient, tracker: Tracker, thr
 
 
 async def _checkpoint_new_client(rig: LoopRig, session_id: str | None) -> Checkpoint:
-    # BUG (seed 003's _get_checkpoint_from_agent): a new client is a new CLI process and a new, empty session;
+    # BUG (design 003's _get_checkpoint_from_agent): a new client is a new CLI process and a new, empty session;
     # query(session_id=...) only labels the message, it resumes nothing.
     async with ClaudeSDKClient(replace(rig.options)) as client:
         turn = await run_turn(client, CHECKPOINT_REQUEST_PROMPT, session_id=session_id or "default")
     return _checkpoint_of(turn)
 
 
-async def seed003_loop(rig: LoopRig, *, reuse_lifecycle: bool = False, keep_session_id: bool = False,
+async def design003_loop(rig: LoopRig, *, reuse_lifecycle: bool = False, keep_session_id: bool = False,
                        keep_tracker: bool = False, checkpoint_through_pressure_check: bool = False,
                        checkpoint_on_new_client: bool = False) -> int:
-    """Seed 003's restart loop; each flag is one catalogued bug. Returns ``continuation_count``."""
+    """Design 003's restart loop; each flag is one catalogued bug. Returns ``continuation_count``."""
     threshold = rig.threshold_tokens
     prompt, continuation_count, session_id = rig.prompt, 0, None
     lifecycle, tracker = rig.make_lifecycle(), rig.make_tracker()
@@ -131,9 +131,9 @@ class LoopEntry:
 
 def _variant(name: str, **bugs: bool) -> Callable[[LoopRig], Awaitable[int]]:
     async def loop(rig: LoopRig) -> int:
-        return await seed003_loop(rig, **bugs)
+        return await design003_loop(rig, **bugs)
 
-    update_wrapper(loop, seed003_loop)
+    update_wrapper(loop, design003_loop)
     loop.__name__ = loop.__qualname__ = name
     return loop
 
@@ -141,25 +141,25 @@ def _variant(name: str, **bugs: bool) -> Callable[[LoopRig], Awaitable[int]]:
 CATALOGUE: dict[str, LoopEntry] = {e.name: e for e in (
     LoopEntry("seed003", _variant("seed003"), "",
               "none: fresh lifecycle and tracker per session, session id cleared, checkpoint on the old client",
-              "seed 003 (mala, 'Context Exhaustion Handling'), Task 5 as resolved"),
+              "design 003 (mala, 'Context Exhaustion Handling'), Task 5 as resolved"),
     LoopEntry("reuse-lifecycle", _variant("reuse-lifecycle", reuse_lifecycle=True), "fresh-lifecycle",
               "keeps the lifecycle across restarts: start() on a finished lifecycle raises 'cannot start from "
               "state FINISHED'",
-              "seed 003, risk table: 'Lifecycle start() crash on restart'"),
+              "design 003, risk table: 'Lifecycle start() crash on restart'"),
     LoopEntry("keep-session-id", _variant("keep-session-id", keep_session_id=True), "new-session",
               "does not clear the session id: the next client resumes the full session instead of a fresh one",
-              "seed 003, Key design decision 2: 'Clear session_id on restart'"),
+              "design 003, Key design decision 2: 'Clear session_id on restart'"),
     LoopEntry("keep-tracker", _variant("keep-tracker", keep_tracker=True), "tracker-reset",
               "keeps the tracker across restarts: the old session's usage carries into the new one",
-              "seed 000 ('fresh LifecycleContext ... so explicit reset() wiring is not needed'), reset() unwired"),
+              "design 000 ('fresh LifecycleContext ... so explicit reset() wiring is not needed'), reset() unwired"),
     LoopEntry("restart-on-checkpoint",
               _variant("restart-on-checkpoint", checkpoint_through_pressure_check=True), "checkpoint",
               "runs the checkpoint turn through the pressure check: its own usage, still over the threshold, "
               "restarts the restart (the checkpoint is requested again and again)",
-              "seed 003, Task 2 check ('ratio >= threshold' at every result) applied to the checkpoint turn"),
+              "design 003, Task 2 check ('ratio >= threshold' at every result) applied to the checkpoint turn"),
     LoopEntry("checkpoint-on-new-client", _variant("checkpoint-on-new-client", checkpoint_on_new_client=True),
               "checkpoint",
               "asks for the checkpoint on a new client (a new, empty session), so the checkpoint knows nothing",
-              "seed 003, Task 5: _get_checkpoint_from_agent creates a client and query(..., session_id=...)"),
+              "design 003, Task 5: _get_checkpoint_from_agent creates a client and query(..., session_id=...)"),
 )}
 """Every catalogued loop by name."""

@@ -1,9 +1,10 @@
 """Naming a restart loop on a command line: a catalogued loop's name (``keep-tracker``) or ``module:function``.
 
-Shared by ``pytest --ctx-loop`` and ``ctxsim run --loop``; the import rule is the tracker resolver's
-(:func:`ctxsim.trackers.load_spec`). A loop is a callable taking a :class:`~ctxsim.loops.LoopRig` (sync,
-or returning an awaitable); it may declare ``policy`` (a :class:`~ctxsim.reference.PressurePolicy` or a fraction of
-the window) and ``prompts`` (a :class:`~ctxsim.agent.LoopPrompts`) as attributes (:mod:`ctxsim.loops._check`).
+Shared by ``pytest --ctx-loop`` and ``ctxsim run --loop``; a name or a spec is read by the tracker resolver's
+:func:`ctxsim.trackers.load_named`, with the same import rule and the same errors. A loop is a callable taking a
+:class:`~ctxsim.loops.LoopRig` (sync, or returning an awaitable); it may declare ``policy`` (a
+:class:`~ctxsim.reference.PressurePolicy` or a fraction of the window) and ``prompts`` (a
+:class:`~ctxsim.agent.LoopPrompts`) as attributes (:mod:`ctxsim.loops._check`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ..agent import LoopPrompts
 from ..reference import PressurePolicy
-from ..trackers import SpecError, load_spec, not_catalogued
+from ..trackers import SpecError, load_named
 from ._catalogue import CATALOGUE
 from ._check import declared_policy, declared_prompts
 from ._rig import LoopRig
@@ -36,7 +37,7 @@ class LoopSpec:
     policy: PressurePolicy | None = None
     """The policy the loop declares; None: it takes the one its rig hands it (a task scenario's)."""
     prompts: LoopPrompts | None = None
-    """The prompts the loop declares; None: seed 003's."""
+    """The prompts the loop declares; None: design 003's."""
     catalogued: bool = False
 
 
@@ -44,16 +45,10 @@ def resolve_loop(spec: str, *, search: Sequence[str] = ()) -> LoopSpec:
     """The loop ``spec`` names; ``search`` as for :func:`ctxsim.trackers.load_spec`. Raises
     :class:`LoopSpecError` saying what is wrong."""
     spec = spec.strip()
-    if ":" not in spec:
-        if spec in CATALOGUE:
-            return LoopSpec(spec, spec, CATALOGUE[spec].loop, catalogued=True)
-        raise LoopSpecError(not_catalogued(spec, CATALOGUE, noun="a catalogued loop", form="module:function"))
-    try:
-        loop = load_spec(spec, search=search, what="function", example="mypackage.agent:restart_loop")
-    except SpecError as exc:
-        raise LoopSpecError(str(exc)) from None
-    if not callable(loop):
-        raise LoopSpecError(f"{spec} is a {type(loop).__name__}, not a function taking a LoopRig")
+    entry, loop = load_named(spec, CATALOGUE, error=LoopSpecError, noun="a catalogued loop", what="function",
+                             example="mypackage.agent:restart_loop", kind="function taking a LoopRig", search=search)
+    if entry is not None:
+        return LoopSpec(spec, spec, entry.loop, catalogued=True)
     try:
         policy, prompts = declared_policy(loop), declared_prompts(loop)
     except TypeError as exc:

@@ -1,16 +1,17 @@
 """Behavioural mutants of the reference restart loop: one per bug class, to measure whether the task corpus catches
 each.
 
-Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.RestartLoop`, what
-:func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of one of its parts broken: the pressure policy
-(:class:`~ctxsim.reference.PressurePolicy`: thresholds ``>=``, percentages of the effective window, events once per
-crossing, hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh
-per session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
-extraction (:func:`~ctxsim.reference.extract_checkpoint`: the last block, an unclosed block, the whole reply, a refusal,
-an error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
-exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is a
-function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
-prints how many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
+Each mutant (a :class:`~ctxsim.trackers.mutants.Mutant`, the one mutant class) is the reference loop
+(:class:`~ctxsim.reference.RestartLoop`, what :func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of
+one of its parts broken: the pressure policy (:class:`~ctxsim.reference.PressurePolicy`: thresholds ``>=``,
+percentages of the effective window, events once per crossing, hysteresis, graduated wind-down then restart, the
+masking zone, unknown never fires), the loop (a policy fresh per session and re-armed by a compaction, the checkpoint
+carried into the next session, the task's end) or checkpoint extraction (:func:`~ctxsim.reference.extract_checkpoint`:
+the last block, an unclosed block, the whole reply, a refusal, an error, a cut-off reply). Its :attr:`Mutant.edit` is
+a loop function taking a :class:`~ctxsim.loops.LoopRig`, run exactly as
+``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is a function
+of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and prints how
+many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
 
 These are not catalogue entries (:data:`ctxsim.loops.CATALOGUE` holds loops with a reported bug, such as the
 checkpoint turn run through the pressure check, and is not repeated here); the held-out loops of
@@ -21,7 +22,7 @@ classes in code that is not a one-line edit of the reference.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
 from ..reference import (
@@ -36,27 +37,15 @@ from ..reference import (
     extract_checkpoint,
     unfence,
 )
+from ..trackers.mutants import Mutant
 from ._rig import LoopRig
 
-__all__ = ["MUTANTS", "Mutant", "reference"]
+__all__ = ["MUTANTS", "reference"]
 
-
-@dataclass(frozen=True)
-class Mutant:
-    """One bug class, as a minimal edit of the reference loop or one of its parts."""
-
-    name: str
-    bug: str
-    """The guarantee it breaks, in one line."""
-    loop: Callable[[LoopRig], Awaitable[RestartResult]]
-    """The mutant as a restart loop under test: a function of this module taking a rig."""
-    equivalent: str = ""
-    """Why no task run the loop checks judge can tell it from the reference (empty: it is not equivalent)."""
-
-    @property
-    def spec(self) -> str:
-        """How ``--ctx-loop`` names it."""
-        return f"{__name__}:{self.loop.__name__}"
+_LoopFunction = Callable[[LoopRig], Awaitable[RestartResult]]
+_LoopMutant = Mutant[_LoopFunction]
+"""A mutant of the reference loop: :class:`ctxsim.trackers.mutants.Mutant` (the one mutant class) whose ``edit`` is
+a loop function of this module taking a rig, named by its ``spec`` (``ctxsim.loops.mutants:<function>``)."""
 
 
 # --- the policy ---------------------------------------------------------------------------------------------------
@@ -246,7 +235,7 @@ def _policy_as(cls: type[PressurePolicy], policy: PressurePolicy) -> PressurePol
 
 
 def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
-          policy: type[PressurePolicy] = PressurePolicy) -> Callable[[LoopRig], Awaitable[RestartResult]]:
+          policy: type[PressurePolicy] = PressurePolicy) -> _LoopFunction:
     """The reference loop (as :func:`ctxsim.runner.reference_loop` builds it from the rig) made of ``loop`` and
     ``policy``, as a function of this module called ``name`` with ``_`` for ``-``."""
 
@@ -262,8 +251,9 @@ def _loop(name: str, loop: type[RestartLoop] = RestartLoop,
 
 
 def _mutant(name: str, bug: str, *, loop: type[RestartLoop] = RestartLoop,
-            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "") -> Mutant:
-    return Mutant(name, bug, _loop(name, loop, policy), equivalent)
+            policy: type[PressurePolicy] = PressurePolicy, equivalent: str = "") -> _LoopMutant:
+    edit = _loop(name, loop, policy)
+    return Mutant(name, bug, edit, equivalent, spec=f"{__name__}:{edit.__name__}")
 
 
 reference = _loop("reference")
@@ -273,7 +263,7 @@ mutant edits, and keeps every invariant on the corpus."""
 _LOOP_ONLY = "the reference loop leaves the session at RESTART, and after WIND_DOWN (the one event it survives) "
 
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+MUTANTS: dict[str, _LoopMutant] = {m.name: m for m in (
     # the policy's thresholds
     _mutant("threshold-strict", "fires above the threshold only (ratio > 0.9), not at it",
            policy=_StrictThreshold),
@@ -307,7 +297,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     _mutant("no-mask-zone", "the masking zone never returned (CONTINUE instead of MASK)",
            policy=_NoMaskZone,
            equivalent=("the reference loop sends the same prompt after MASK as after CONTINUE (masking is "
-                      "the agent's business, seed 004) and MASK changes no state of the policy, so no action of the "
+                      "the agent's business, design 004) and MASK changes no state of the policy, so no action of the "
                       "loop depends on it")),
     # unknown
     _mutant("unknown-as-zero", "an unknown count (None) read as 0", policy=_UnknownAsZero,
@@ -353,12 +343,12 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 )}
 """Every mutant, by name."""
 
-_BY_FUNCTION = {m.loop.__name__: m.loop for m in MUTANTS.values()}
+_BY_FUNCTION = {m.edit.__name__: m.edit for m in MUTANTS.values()}
 
 
-def __getattr__(name: str) -> Callable[[LoopRig], Awaitable[RestartResult]]:
+def __getattr__(name: str) -> _LoopFunction:
     """Each mutant's loop function by its name, as ``--ctx-loop=ctxsim.loops.mutants:<function>`` names it
-    (:attr:`Mutant.spec`): the functions are built by :func:`_mutant`, so they are looked up here (PEP 562)."""
+    (``Mutant.spec``): the functions are built by :func:`_mutant`, so they are looked up here (PEP 562)."""
     try:
         return _BY_FUNCTION[name]
     except KeyError:

@@ -3,9 +3,9 @@
 - :class:`ContextTracker` — the main context's size from the SDK stream, right on every reproduced fact.
 - :class:`PressurePolicy` — a single threshold or graduated zones, of the effective window, firing once per
   crossing.
-- :func:`extract_checkpoint`, :func:`build_continuation_prompt` and :data:`CHECKPOINT_REQUEST_PROMPT` — seed 003's
+- :func:`extract_checkpoint`, :func:`build_continuation_prompt` and :data:`CHECKPOINT_REQUEST_PROMPT` — design 003's
   checkpoint handling, with every fallback defined.
-- :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient``
+- :func:`run_with_restarts` — design 003's restart loop over the real ``ClaudeSDKClient``
   (:class:`RestartLoop`).
 - :data:`CHECKPOINT_REQUEST_PROMPT`, :data:`CONTINUATION_TEMPLATE`, :data:`DONE_MARKER`... — the words of that loop.
 

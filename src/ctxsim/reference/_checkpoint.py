@@ -1,4 +1,4 @@
-"""Checkpoints (seed 003): the request prompt, extracting the ``<checkpoint>`` block, the continuation prompt.
+"""Checkpoints (design 003): the request prompt, extracting the ``<checkpoint>`` block, the continuation prompt.
 
 When a session nears its limit the loop sends :data:`CHECKPOINT_REQUEST_PROMPT` on the old session, reads the
 state out of the reply with :func:`extract_checkpoint`, and starts the new session with
@@ -189,7 +189,7 @@ def extract_checkpoint(text: str | None, *, stop_reason: str | None = None, is_e
 def build_continuation_prompt(checkpoint: Checkpoint | str) -> str:
     """The first prompt of the new session: :data:`CONTINUATION_TEMPLATE` around the checkpoint.
 
-    A string is taken as checkpoint text (seed 003's signature). With nothing usable it is
+    A string is taken as checkpoint text (design 003's signature). With nothing usable it is
     :data:`MINIMAL_CONTINUATION_PROMPT`; an incomplete checkpoint is followed by :data:`TRUNCATED_NOTE`.
     """
     if isinstance(checkpoint, str):

@@ -1,17 +1,17 @@
 """The reference pressure policy: what to do about a context of N tokens.
 
 :class:`PressurePolicy` turns a token count (from a tracker) and a window into an :class:`Action`. It covers the
-policies of the seed designs:
+policies of the designs:
 
-- a single restart threshold (seeds 000 and 003: restart at 90%)::
+- a single restart threshold (designs 000 and 003: restart at 90%)::
 
       PressurePolicy(restart_at=0.90)
 
-- the same with a tool-call fallback (seed 002: 80%, or 100 tool calls)::
+- the same with a tool-call fallback (design 002: 80%, or 100 tool calls)::
 
       PressurePolicy(restart_at=0.80, max_tool_calls=100)
 
-- graduated zones (seed 004: continue below 70%, mask 70-90%, wind down the first time at 90% or more, restart
+- graduated zones (design 004: continue below 70%, mask 70-90%, wind down the first time at 90% or more, restart
   when it repeats)::
 
       PressurePolicy(mask_at=0.70, restart_at=0.90, wind_down=True)
@@ -29,7 +29,7 @@ Guarantees:
 - **Graduated zones.** With ``wind_down=True`` the first crossing in a session returns ``WIND_DOWN``; the next
   evaluation still at or above the threshold (or the next crossing, if the pressure fell back in between)
   returns ``RESTART``.
-- **Zones are levels.** ``MASK`` is returned at every evaluation in ``mask_at .. restart_at`` (seed 004 masks a
+- **Zones are levels.** ``MASK`` is returned at every evaluation in ``mask_at .. restart_at`` (design 004 masks a
   batch of observations per evaluation), and above the threshold once its event has fired.
 - **Unknown never fires.** A token count of None (tracking disabled, not known yet) is ``CONTINUE``, except that
   the tool-call fallback still applies.
@@ -48,7 +48,7 @@ from fractions import Fraction
 __all__ = ["DEFAULT_WINDOW", "Action", "PolicyState", "PressurePolicy"]
 
 DEFAULT_WINDOW = 200_000
-"""The window assumed when neither the policy nor the caller gives one (every seed design assumes 200k)."""
+"""The window assumed when neither the policy nor the caller gives one (every design assumes 200k)."""
 
 
 class Action(str, enum.Enum):
@@ -57,7 +57,7 @@ class Action(str, enum.Enum):
     CONTINUE = "continue"
     """Below every zone: carry on."""
     MASK = "mask"
-    """In the masking zone: shrink old observations (seed 004), carry on."""
+    """In the masking zone: shrink old observations (design 004), carry on."""
     WIND_DOWN = "wind_down"
     """First crossing of the threshold in a graduated policy: finish up; a restart follows if it repeats."""
     RESTART = "restart"
@@ -81,11 +81,11 @@ class PressurePolicy:
     """Decides, from a token count, whether to continue, mask, wind down or restart (see the module docstring)."""
 
     restart_at: float = 0.90
-    """The restart threshold, a fraction of the effective window (1.1 never fires: seed 003's quick disable)."""
+    """The restart threshold, a fraction of the effective window (1.1 never fires: design 003's quick disable)."""
     mask_at: float | None = None
-    """Start of the masking zone (seed 004: 0.70); None for no masking zone."""
+    """Start of the masking zone (design 004: 0.70); None for no masking zone."""
     wind_down: bool = False
-    """Graduated: the first crossing winds down, the repeat restarts (seed 004)."""
+    """Graduated: the first crossing winds down, the repeat restarts (design 004)."""
     window: int | None = None
     """The context window in tokens; None takes the window given to :meth:`decide`, else ``DEFAULT_WINDOW``."""
     reserve: int = 0
@@ -93,7 +93,7 @@ class PressurePolicy:
     hysteresis: float = 0.05
     """How far (a fraction of the effective window) the pressure must fall below ``restart_at`` to re-arm."""
     max_tool_calls: int | None = None
-    """Seed 002's fallback: restart once this many tool calls have been made in the session (None: off)."""
+    """Design 002's fallback: restart once this many tool calls have been made in the session (None: off)."""
     _state: PolicyState = field(default=PolicyState.ARMED, init=False, repr=False)
     _wound_down: bool = field(default=False, init=False, repr=False)
     _tool_armed: bool = field(default=True, init=False, repr=False)

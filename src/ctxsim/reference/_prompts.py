@@ -1,6 +1,6 @@
-"""The words of the reference restart loop (seeds 003 and 004): what it asks the model, and what it reads back.
+"""The words of the reference restart loop (designs 003 and 004): what it asks the model, and what it reads back.
 
-The checkpoint request and continuation prompts are seed 003's, verbatim; :data:`DONE_MARKER` is what a turn's
+The checkpoint request and continuation prompts are design 003's, verbatim; :data:`DONE_MARKER` is what a turn's
 result says when the whole task is done (the convention :mod:`ctxsim.agent` answers to). No dependency: the fake
 agent and the loops read these without loading the SDK.
 """
@@ -40,7 +40,7 @@ Output a checkpoint summary now:
 </checkpoint>
 
 After outputting this checkpoint, STOP."""
-"""Seed 003's ``checkpoint_request.md``, verbatim."""
+"""Design 003's ``checkpoint_request.md``, verbatim."""
 
 CONTINUATION_TEMPLATE = """\
 CONTINUING FROM PREVIOUS SESSION
@@ -50,14 +50,14 @@ The previous session hit the context limit. Here is the state:
 {checkpoint}
 
 Continue from the remaining tasks. Do not repeat completed work."""
-"""Seed 003's ``continuation.md``, verbatim; ``{checkpoint}`` is the extracted text."""
+"""Design 003's ``continuation.md``, verbatim; ``{checkpoint}`` is the extracted text."""
 
 MINIMAL_CONTINUATION_PROMPT = """\
 CONTINUING FROM PREVIOUS SESSION
 
 The previous session hit the context limit before its state could be saved. Inspect the current state of the \
 work, then continue the previous work. Do not repeat completed work."""
-"""What a new session starts with when no usable checkpoint was obtained (seed 003: "restart with minimal
+"""What a new session starts with when no usable checkpoint was obtained (design 003: "restart with minimal
 'continue previous work' prompt")."""
 
 TRUNCATED_NOTE = "(This state was cut off before it was complete: verify its last items before relying on them.)"
@@ -71,4 +71,4 @@ CONTINUE_PROMPT = "Continue with the task."
 
 WIND_DOWN_PROMPT = ("CONTEXT NEARLY FULL: finish the step in progress, then stop and report where you are. "
                     "A fresh session will continue the task.")
-"""The prompt after a graduated policy says ``WIND_DOWN`` (seed 004)."""
+"""The prompt after a graduated policy says ``WIND_DOWN`` (design 004)."""

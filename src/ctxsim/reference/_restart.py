@@ -1,4 +1,4 @@
-"""The reference restart loop (seeds 000 and 003) over the real ``ClaudeSDKClient``.
+"""The reference restart loop (designs 000 and 003) over the real ``ClaudeSDKClient``.
 
 :func:`run_with_restarts` runs a task in sessions. Each session gets a fresh lifecycle, tracker and policy state
 and a client whose options resume nothing, so the CLI starts a new session with a new session id. After every
@@ -89,14 +89,14 @@ class LifecycleState(enum.Enum):
 
 
 class LifecycleError(RuntimeError):
-    """A lifecycle was driven from a state that does not allow it (seed 003's "Cannot start from state X")."""
+    """A lifecycle was driven from a state that does not allow it (design 003's "Cannot start from state X")."""
 
 
 class SessionLifecycle:
-    """Seed 003's lifecycle shape: ``start()`` only from INITIAL, so one lifecycle serves exactly one session.
+    """Design 003's lifecycle shape: ``start()`` only from INITIAL, so one lifecycle serves exactly one session.
 
     Reusing a finished lifecycle for the next session raises :class:`LifecycleError` ("cannot start from state
-    FINISHED"), the crash seed 003 fixed by making a fresh lifecycle per restart.
+    FINISHED"), the crash design 003 fixed by making a fresh lifecycle per restart.
     """
 
     def __init__(self) -> None:

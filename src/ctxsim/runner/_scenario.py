@@ -3,22 +3,17 @@ what a run is)."""
 
 from __future__ import annotations
 
-import asyncio
-import atexit
-import threading
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from .._sync import in_event_loop, run_blocking
+from .._sync import run_blocking
 from ..check import Match, Report, arun_tracker, crossings, match_firings, run_tracker_parsed
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AsyncTracker, Tracker
 from ..wire import Script
-
-T = TypeVar("T")
 
 __all__ = ["Failure", "ScenarioRun", "ThresholdResult", "corpus_verdicts", "explain", "likely_bugs", "percent",
            "run_scenario",
@@ -254,40 +249,13 @@ def threshold_results(scenario: SessionScenario, report: Report) -> tuple[Thresh
     return tuple(out)
 
 
-class _ThreadLoop(threading.local):
-    loop: asyncio.AbstractEventLoop | None = None
-
-
-_LOOP = _ThreadLoop()
-
-
-def _run_on_reused_loop(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion on this thread's reused asyncio loop (none may run here), then cancel whatever
-    it left running.
-
-    A fresh loop per run (``asyncio.run``) costs about as much as playing a short scenario through the client.
-    """
-    loop = _LOOP.loop
-    if loop is None or loop.is_closed():
-        loop = _LOOP.loop = asyncio.new_event_loop()
-        atexit.register(loop.close)
-    try:
-        return loop.run_until_complete(coro)
-    finally:
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        if left:
-            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-
-
 def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | None = None,
                  async_backend: str = "asyncio", silence_timeout: float | None = 30.0) -> ScenarioRun:
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
     ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
-    ``async_backend`` is ``asyncio`` (one reused event loop per thread) or ``trio``; called where an event loop
-    already runs, the scenario plays on a worker thread with its own loop while the caller waits.
+    ``async_backend`` is ``asyncio`` or ``trio``, run as :func:`ctxsim._sync.run_blocking` runs them (asyncio on one
+    reused event loop per thread; where an event loop already runs, on a worker thread while the caller waits).
     ``silence_timeout`` bounds every wait on the client, in seconds without progress
     (:func:`ctxsim.check.arun_tracker`): a run that stalls is not ok, whatever the scenario expects, and its report's
     ``stall`` says where. Raises ``ValueError`` for a :class:`~ctxsim.scenario.TaskScenario`
@@ -298,10 +266,7 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
                          f"with ctxsim.runner.run_task")
     options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
                                "silence_timeout": silence_timeout, "faults": scenario.fault_plan()}
-    if async_backend == "asyncio" and not in_event_loop():
-        report = _run_on_reused_loop(arun_tracker(tracker, scenario.session, **options))
-    else:
-        report = run_blocking(partial(arun_tracker, tracker, scenario.session, **options), backend=async_backend)
+    report = run_blocking(partial(arun_tracker, tracker, scenario.session, **options), backend=async_backend)
     if name is not None:
         report.tracker = name
     return ScenarioRun(scenario, report, threshold_results(scenario, report))

@@ -370,7 +370,7 @@ def run_task(scenario: TaskScenario, *, loop: str | LoopSpec = REFERENCE_LOOP,
     """Work ``scenario``'s task through ``loop`` (:data:`REFERENCE_LOOP`, a catalogued loop's name, or a loop of
     yours resolved by :func:`ctxsim.loops.resolve_loop`) against the fake agent, judged by the loop checks.
     A loop of yours runs with the policy it declares (else the scenario's, handed to it in the rig) and the prompts
-    it declares (else seed 003's). ``tracker_factory`` makes the tracker the loop is given (default: the reference
+    it declares (else design 003's). ``tracker_factory`` makes the tracker the loop is given (default: the reference
     tracker), ``tracker`` names it in reports. Raises ``ValueError`` for a scenario without a task (a
     :class:`~ctxsim.scenario.SessionScenario`: :func:`ctxsim.runner.run_scenario` runs those)."""
     if not isinstance(scenario, TaskScenario):

@@ -15,7 +15,7 @@ whose message reads ``ctxsim: <file>:<line>: <key path>: <what is wrong>``, e.g.
 Example::
 
     name: seed000-cache-read-719
-    source: "mala seed 000: 719% reported when actual usage was ~3%"
+    source: "mala design 000: 719% reported when actual usage was ~3%"
     description: one or two sentences on the bug
     world: {model: claude-sonnet-4-5, window: 200000, baseline: 12000, seed: 0}
     stream: {partial: false}

@@ -56,7 +56,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
     Section("", "A scenario file is one YAML mapping. Give one of ``queries`` (a simulated session), a recorded "
                 "``stream``, or a ``task`` (a task the fake agent works through under a restart loop).", (
         Key("name", "string", "The scenario's name in reports and test ids.", "the file's stem"),
-        Key("source", "string", "The public report, issue or seed the numbers come from (shown with ``-v``)."),
+        Key("source", "string", "The public report, issue or design the numbers come from (shown with ``-v``)."),
         Key("description", "string", "One or two sentences on the bug."),
         Key("world", "mapping", "The model and window the session (or the task's sessions) run in (below)."),
         Key("stream", "string or mapping",
@@ -231,13 +231,13 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
     )),
     Section("task.policy", "The pressure policy (:class:`ctxsim.reference.PressurePolicy`), as fractions of the "
                            "effective window (``world.window - reserve``). Give ``threshold`` or ``zones``.", (
-        Key("threshold", "number > 0", "Restart at or over this fraction (seed 003: 0.9; 1.1 never fires).",
+        Key("threshold", "number > 0", "Restart at or over this fraction (design 003: 0.9; 1.1 never fires).",
             "0.9"),
-        Key("zones", "mapping", "Graduated zones (seed 004): ``{mask: 0.7, wind_down: 0.9}``: continue below "
+        Key("zones", "mapping", "Graduated zones (design 004): ``{mask: 0.7, wind_down: 0.9}``: continue below "
                                 "``mask``, mask up to ``wind_down``, wind down the first time at or over it, "
                                 "restart when it repeats. ``mask`` is optional."),
         Key("reserve", _COUNT, "Tokens kept out of the window (an autocompact buffer).", "0"),
-        Key("max_tool_calls", "integer >= 1", "The tool-call fallback (seed 002: 100): restart once a session has "
+        Key("max_tool_calls", "integer >= 1", "The tool-call fallback (design 002: 100): restart once a session has "
                                               "made this many tool calls (one a step), whatever its size.",
             "none"),
     )),

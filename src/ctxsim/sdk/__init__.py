@@ -15,7 +15,9 @@ This module is ctxsim's one door to the SDK's private parts: :func:`parse_messag
 paths that read frames without a client), the rule for which frames the client keeps to itself
 (:func:`kept_by_client`, :func:`client_message`: every prediction of what the client yields uses it), the
 transport class :func:`patch_sdk` replaces, and that class built as the client builds it
-(:func:`subprocess_transport`, for a caller that wraps the real CLI's transport).
+(:func:`subprocess_transport`, for a caller that wraps the real CLI's transport). The files the SDK bundles (its
+Claude Code CLI and that CLI's version) are found by :func:`ctxsim.wire.sdk_bundled_file`, one layer down, since the
+wire reads that version.
 """
 
 from __future__ import annotations

@@ -40,13 +40,12 @@ if TYPE_CHECKING:
         DatabaseUnreachable as DatabaseUnreachable,
         example_database as example_database,
     )
-    from ._sessions import (
+    from ._profiles import register_profiles as register_profiles
+    from ._sessions import fault_plans as fault_plans, sessions as sessions
+    from ._streams import (
         MessageStream as MessageStream,
-        fault_plans as fault_plans,
         message_streams as message_streams,
-        register_profiles as register_profiles,
         scenario_text as scenario_text,
-        sessions as sessions,
     )
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         SpecError as SpecError,
         TrackerSpec as TrackerSpec,
         TrackerSpecError as TrackerSpecError,
+        load_named as load_named,
         load_spec as load_spec,
         not_catalogued as not_catalogued,
         resolve as resolve,

@@ -76,10 +76,10 @@ class Entry:
 
     @property
     def family(self) -> str:
-        """``reference``, ``seed`` (one of the five designs) or ``survey`` (a tracker in the wild)."""
+        """``reference``, ``design`` (one of the five designs) or ``survey`` (a tracker in the wild)."""
         if self.name == "reference":
             return "reference"
-        return "seed" if self.source.startswith("seed ") else "survey"
+        return "design" if self.source.startswith("design ") else "survey"
 
 
 def _breaks(*names: str, way: str = "under", ways: Mapping[str, str] | None = None) -> Breaks:
@@ -120,18 +120,18 @@ def _summed(name: str, **kwargs: Any) -> Callable[[], RawDicts]:
 CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("reference", ContextTracker, "",
           "ctxsim.reference.ContextTracker: latest main-chain call's in+cc+cr, deduped by message id"),
-    # --- the seed designs ---
+    # --- the designs ---
     Entry("mala-overwrite", mala(name="mala-overwrite"),
           "overwrites with each ResultMessage.usage (a per-query sum of spend) and leaves out cache reads, "
           "so the gauge shows the last turn's uncached tail: near 0% while the context fills",
-          "seed 003 (mala, 'Context Exhaustion Handling'), Task 2: context_usage.input_tokens = usage.input_tokens",
+          "design 003 (mala, 'Context Exhaustion Handling'), Task 2: context_usage.input_tokens = usage.input_tokens",
           breaks=_all_but(ways={
               # the query's summed input_tokens, where a gateway puts the whole prompt: each call's counted again
               "uncached-gateway-usage": "over", **_RESULTS_ONLY})),
     Entry("mala-cache-read-pressure", mala(name="mala-cache-read-pressure", include_cache_read=True),
           "reads pressure from ResultMessage.usage with cache reads summed over the query's calls: "
           "719% reported when the context was ~3%",
-          "seed 000 (mala, 'Context Pressure Tracking Fix'), the behaviour it set out to fix",
+          "design 000 (mala, 'Context Pressure Tracking Fix'), the behaviour it set out to fix",
           breaks=_all_but(way="over", ways={
               # cache reads summed over the query's calls read over; where a query has one call, or a cold cache,
               # the cache writes it leaves out weigh more than the repeated reads
@@ -141,19 +141,19 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
           "sums input+output over results as if they were per-turn deltas and drops cache reads: "
           "counts spend, not occupancy, and misses the cached prefix",
-          "seed 000 (mala), add_turn() and pressure_ratio() after the fix",
+          "design 000 (mala), add_turn() and pressure_ratio() after the fix",
           breaks=_all_but(ways={"uncached-gateway-usage": "over", **_RESULTS_ONLY})),
     Entry("arbiter-msgid", lambda: RawDicts(ArbiterTracker(name="arbiter-msgid")),
           "max(cache_read)+sum(input)+sum(output) over every assistant message: keeps the pre-compaction "
           "maximum, takes subagent cache reads as the main context, ignores cache creation",
-          "seed 001 (Arbiter handoff, 'Context Tracking Implementation'), deduped by message.id",
+          "design 001 (Arbiter handoff, 'Context Tracking Implementation'), deduped by message.id",
           breaks=_all_but(ways={
               # cache creation left out reads under; a gateway's whole-prompt input and iterations' top level add up
               "uncached-gateway-usage": "over", "usage-iterations": "over", "garbage-values": "crash",
               **_RAISES_ON_GARBAGE_PROMPT})),
     Entry("arbiter-uuid", lambda: RawDicts(ArbiterTracker(dedupe_by="uuid", name="arbiter-uuid")),
           "the Arbiter formula deduped by uuid: every content block of a call is counted again (2-3x)",
-          "seed 001, the 'WRONG - overcounts by 2-3x' variant of Key Gotcha 1",
+          "design 001, the 'WRONG - overcounts by 2-3x' variant of Key Gotcha 1",
           breaks=_all_but(ways={
               # as arbiter-msgid, and every row of a streamed call adds its input and output again
               **dict.fromkeys(("streaming-partials", "stale-output-tokens", "uncached-gateway-usage",
@@ -161,12 +161,12 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("debussy-chars", ContextEstimator,
           "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
           "and cache, and counts subagents' tool results",
-          "seed 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')",
+          "design 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')",
           breaks=_all_but()),  # blind to the system prompt and tools: under everywhere
     Entry("nonadditive-prompt", NonAdditiveContextManager,
           "takes input_tokens as the whole context (Ollama's prompt_tokens semantics): on the Anthropic "
           "shape that is the uncached tail, ~0%",
-          "seed 004 (ContextManager, 'non-additive prompt_tokens' pattern)",
+          "design 004 (ContextManager, 'non-additive prompt_tokens' pattern)",
           breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT)),
     # --- the survey ---
     Entry("claude-code-statusline", _latest("claude-code-statusline", after_compaction="unknown"),

@@ -1,5 +1,11 @@
-"""The five seed designs' trackers, reproduced exactly as each design wrote and wired them
-(docs/explanation/bugs-in-the-wild.md)."""
+"""The five designs' trackers, reproduced exactly as each design wrote and wired them
+(docs/explanation/bugs-in-the-wild.md).
+
+The designs are five earlier write-ups of agents that restart on context pressure, numbered 000 to 004; in code and
+docstrings they are "designs" ("design 003"), and "seed" means only a random seed. The user-visible names that
+carry the old word stay as they are, being IDs people already type: catalogue entries (``seed003``) and corpus
+scenario files (``seed000-cache-read-719.yaml``).
+"""
 
 from __future__ import annotations
 
@@ -26,19 +32,19 @@ __all__ = [
 ]
 
 DEFAULT_CONTEXT_LIMIT = 200_000
-"""The hard-coded window every seed design assumes."""
+"""The hard-coded window every design assumes."""
 
 
-# --- seed 000 / 003: mala's ContextUsage, fed ResultMessage.usage ------------------------------------------------
+# --- design 000 / 003: mala's ContextUsage, fed ResultMessage.usage ------------------------------------------------
 
 
 @dataclass
 class MalaContextUsage:
-    """mala's ``ContextUsage`` (seeds 003 and 000), updated from each ``ResultMessage.usage``.
+    """mala's ``ContextUsage`` (designs 003 and 000), updated from each ``ResultMessage.usage``.
 
-    ``accumulate=False`` is seed 003's first version: every result *overwrites* the counters. ``accumulate=True``
-    is seed 000's fix, ``add_turn()``: results are summed as if they were per-turn deltas. ``include_cache_read``
-    puts ``cache_read`` into the pressure, as the code seed 000 set out to fix did (its 719%).
+    ``accumulate=False`` is design 003's first version: every result *overwrites* the counters. ``accumulate=True``
+    is design 000's fix, ``add_turn()``: results are summed as if they were per-turn deltas. ``include_cache_read``
+    puts ``cache_read`` into the pressure, as the code design 000 set out to fix did (its 719%).
     Missing usage disables tracking (the ``-1`` sentinel), as both seeds specify.
     """
 
@@ -70,7 +76,7 @@ class MalaContextUsage:
             self.input_tokens, self.output_tokens, self.cache_read_tokens = turn
 
     def add_turn(self, *, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0) -> None:
-        """Seed 000's ``add_turn``: accumulate per-turn usage, clamped to >= 0."""
+        """Design 000's ``add_turn``: accumulate per-turn usage, clamped to >= 0."""
         self.input_tokens += max(0, input_tokens)
         self.output_tokens += max(0, output_tokens)
         self.cache_read_tokens += max(0, cache_read_tokens)
@@ -93,15 +99,15 @@ def mala(**kwargs: Any) -> Callable[[], ResultsOnly]:
     return lambda: ResultsOnly(MalaContextUsage(**kwargs), feed=MalaContextUsage.on_result)
 
 
-# --- seed 001: the Arbiter tracker, fed raw SDK message dicts ----------------------------------------------------
+# --- design 001: the Arbiter tracker, fed raw SDK message dicts ----------------------------------------------------
 
 
 @dataclass
 class ArbiterTracker:
-    """Seed 001's formula: ``max(cache_read) + sum(input) + sum(output)`` over assistant messages.
+    """Design 001's formula: ``max(cache_read) + sum(input) + sum(output)`` over assistant messages.
 
     It reads the raw SDK message (``msg.message.usage``, ``msg.message.id``), deduplicated by ``message.id`` or,
-    in the variant the seed warns against, by ``uuid``. It takes every assistant message, subagents included,
+    in the variant the design warns against, by ``uuid``. It takes every assistant message, subagents included,
     and never forgets a maximum.
     """
 
@@ -131,12 +137,12 @@ class ArbiterTracker:
         return self.max_cache_read + self.sum_input + self.sum_output
 
 
-# --- seed 002: debussy's character-count estimator ---------------------------------------------------------------
+# --- design 002: debussy's character-count estimator ---------------------------------------------------------------
 
 
 @dataclass
 class ContextEstimator:
-    """Seed 002's ``ContextEstimator``: characters / 4 of file reads, tool outputs and prompts, times 1.3.
+    """Design 002's ``ContextEstimator``: characters / 4 of file reads, tool outputs and prompts, times 1.3.
 
     It never reads token usage (the design distrusts it), so it cannot see the system prompt, the tools or
     the model's own output, and it counts every tool result in the stream, subagents' included.
@@ -188,12 +194,12 @@ class ContextEstimator:
         return self.total_estimated
 
 
-# --- seed 004: the graduated-threshold ContextManager -----------------------------------------------------------
+# --- design 004: the graduated-threshold ContextManager -----------------------------------------------------------
 
 
 @dataclass
 class NonAdditiveContextManager:
-    """Seed 004's ``ContextManager``: ``prompt_tokens`` is the full context, *set* (not summed) each turn.
+    """Design 004's ``ContextManager``: ``prompt_tokens`` is the full context, *set* (not summed) each turn.
 
     True of Ollama's ``prompt_tokens``; on the Anthropic shape the nearest field is ``input_tokens``, which is
     only the uncached tail, so the context reads near zero. Falls back to ``total_chars / 4`` until a token

@@ -12,15 +12,17 @@ from __future__ import annotations
 import difflib
 import importlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ._base import AnyTrackerFactory, TrackerFactory, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import CommandTracker, parse_command_spec
 
-__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_spec", "not_catalogued", "resolve"]
+__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_named", "load_spec", "not_catalogued", "resolve"]
+
+C = TypeVar("C")
 
 
 class SpecError(ValueError):
@@ -98,6 +100,27 @@ def not_catalogued(name: str, catalogued: Iterable[str], *, noun: str, form: str
     return f"{name!r} is not {noun}{suggestion}; give a catalogued name ({', '.join(known)}) or {form}"
 
 
+def load_named(spec: str, catalogue: Mapping[str, C], *, error: type[SpecError], noun: str, what: str,
+               example: str, kind: str, search: Sequence[str] = ()) -> tuple[C | None, Any]:
+    """What ``spec`` names, for every option that takes a catalogue name or ``module:what`` (trackers, loops):
+    ``(entry, None)`` for a name of ``catalogue``, ``(None, object)`` for a ``module:what`` (imported by
+    :func:`load_spec`, checked callable: ``kind`` says what it should be). Raises ``error`` (a :class:`SpecError`)
+    saying what is wrong, in one line: a name not catalogued (``noun``: what it is not), a spec naming nothing, or
+    something not callable."""
+    spec = spec.strip()
+    if ":" not in spec:
+        if spec in catalogue:
+            return catalogue[spec], None
+        raise error(not_catalogued(spec, catalogue, noun=noun, form=f"module:{what}"))
+    try:
+        found = load_spec(spec, search=search, what=what, example=example)
+    except SpecError as exc:
+        raise error(str(exc)) from None
+    if not callable(found):
+        raise error(f"{spec} is a {type(found).__name__}, not a {kind}")
+    return None, found
+
+
 def _fresh(tracker: CommandTracker) -> CommandTracker:
     import dataclasses
 
@@ -114,17 +137,11 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
         except ValueError as exc:
             raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
         return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker))
-    if ":" not in spec:
-        if spec in CATALOGUE:
-            return TrackerSpec(spec, spec, CATALOGUE[spec].factory, catalogued=True)
-        raise TrackerSpecError(not_catalogued(spec, CATALOGUE, noun="in the catalogue", form="module:factory"))
-    try:
-        factory = load_spec(spec, search=search, what="factory", example="mypackage.tracking:MyTracker")
-    except SpecError as exc:
-        raise TrackerSpecError(str(exc)) from None
-    if not callable(factory):
-        raise TrackerSpecError(f"{spec} is a {type(factory).__name__}, not a class or function that makes a "
-                               f"tracker")
+    entry, factory = load_named(spec, CATALOGUE, error=TrackerSpecError, noun="in the catalogue",
+                                what="factory", example="mypackage.tracking:MyTracker",
+                                kind="class or function that makes a tracker", search=search)
+    if entry is not None:
+        return TrackerSpec(spec, spec, entry.factory, catalogued=True)
     try:
         tracker = make_tracker(factory)
     except Exception as exc:

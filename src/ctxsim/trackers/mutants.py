@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from claude_agent_sdk import AssistantMessage, ConversationResetMessage, ResultMessage
 
@@ -25,18 +25,27 @@ from ..world import UsageConvention
 
 __all__ = ["MUTANTS", "Mutant"]
 
+E = TypeVar("E")
+
 
 @dataclass(frozen=True)
-class Mutant:
-    """One bug class, as a minimal edit of the reference."""
+class Mutant(Generic[E]):
+    """One bug class, as a minimal edit of a reference: of the reference tracker (here, ``Mutant[factory]``) or of
+    the reference restart loop (:mod:`ctxsim.loops.mutants`, ``Mutant[loop function]``); one class for both."""
 
     name: str
     bug: str
     """The guarantee it breaks, in one line."""
-    factory: Callable[[UsageConvention], ContextTracker]
-    """Makes a fresh mutant told the session's usage convention (as the reference is told)."""
+    edit: E
+    """The edited reference: here a factory making a fresh mutant told the session's usage convention (as the
+    reference is told); for a loop, the loop function taking a :class:`~ctxsim.loops.LoopRig`."""
     equivalent: str = ""
-    """Why no session a tracker is judged on can tell it from the reference (empty: it is not equivalent)."""
+    """Why no run the checks judge can tell it from the reference (empty: it is not equivalent)."""
+    spec: str = ""
+    """How a command line names it, ``module:function`` (``--ctx-loop=ctxsim.loops.mutants:<function>``); empty
+    where none can (a tracker mutant's factory takes a usage convention, which ``--ctx-tracker`` does not give)."""
+
+
 
 
 class _SubagentsAsMain(ContextTracker):
@@ -228,7 +237,7 @@ def _make(cls: type[ContextTracker]) -> Callable[[UsageConvention], ContextTrack
     return lambda usage: cls(usage=usage)
 
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.name: m for m in (
     # which messages are main-chain calls
     Mutant("subagents-as-main", "parent_tool_use_id ignored: a subagent's call becomes the main context",
            _make(_SubagentsAsMain)),

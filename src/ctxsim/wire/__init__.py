@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         captured_versions as captured_versions,
         installed_cli_version as installed_cli_version,
         installed_sdk_version as installed_sdk_version,
+        sdk_bundled_file as sdk_bundled_file,
         version_key as version_key,
     )
 

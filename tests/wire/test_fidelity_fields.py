@@ -1,8 +1,8 @@
-"""Every field conformance compares is really seen: a divergence planted in the fake for that field alone is named.
+"""Every field fidelity compares is really seen: a divergence planted in the fake for that field alone is named.
 
 For each field of :data:`ctxsim.live._projection.FIELDS` and each tracked frame key of
 :data:`ctxsim.live._frame_keys.TRACKED`, a *planter* below changes that one thing in the frames the in-process fake
-writes (through the same tap the conformance run uses), a captured session is replayed with it, and the comparison
+writes (through the same tap the fidelity run uses), a captured session is replayed with it, and the comparison
 with the capture must report that field by name. A field added to the projection without a planter here fails
 :func:`test_every_projected_field_has_a_planted_divergence`. No CLI is needed: the captures ship in the package.
 """
@@ -277,7 +277,7 @@ def test_a_planted_divergence_is_named(kind: str, name: str) -> None:
 def test_a_tracked_key_gone_from_the_fake_is_named(kind: str, path: str) -> None:
     """Removed from the fake's frames, a tracked key is a tracked difference; a key that names the frame's kind
     (``subtype``, ``event.type``) takes the kind with it; a key the SDK's own parser requires makes the play fail
-    with the parser's error naming it (a CLI that dropped it fails every conformance run outright)."""
+    with the parser's error naming it (a CLI that dropped it fails every fidelity run outright)."""
     capture = CAPTURES[PLANTED_KEYS[(kind, path)]]
     assert path in capture.frame_keys.get(kind, ()), f"the CLI wrote no {path} on {kind} frames of {capture.name!r}"
     key = path.rsplit(".", 1)[-1].removesuffix("[]")

@@ -1,8 +1,8 @@
-"""Wall time of ``ctxsim conformance``: every scripted session, live on a Claude Code CLI and in-process.
+"""Wall time of ``ctxsim fidelity``: every scripted session, live on a Claude Code CLI and in-process.
 
-    python benchmarks/bench_conformance.py [--cli PATH] [--sequential]
+    python benchmarks/bench_fidelity.py [--cli PATH] [--sequential]
 
-Runs :func:`ctxsim.live.check_release` as ``ctxsim conformance`` does (two sessions at a time, each its own
+Runs :func:`ctxsim.live.check_release` as ``ctxsim fidelity`` does (two sessions at a time, each its own
 CLI and fake API) and prints the wall time against the target (issue 18: under 60 s on the 2-core machine), each
 session's live seconds, and their sum (what one session at a time would cost at best). ``--sequential`` also runs
 the check one session at a time, side by side in the same process, and prints the ratio. Figures only: nothing here
