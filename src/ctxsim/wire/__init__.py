@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from ._content import prompt_text as prompt_text, text_blocks as text_blocks
     from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
     from ._frames import Frame as Frame, Observation as Observation, Script as Script
-    from ._statusline import context_window as context_window, statusline_payloads as statusline_payloads
+    from ._statusline import (
+        after_compaction as after_compaction,
+        context_window as context_window,
+        exceeds_200k_tokens as exceeds_200k_tokens,
+        startup_payload as startup_payload,
+        statusline_payloads as statusline_payloads,
+    )
     from ._stream_json import (
         PLACEHOLDER_OUTPUT_TOKENS as PLACEHOLDER_OUTPUT_TOKENS,
         Renderer as Renderer,

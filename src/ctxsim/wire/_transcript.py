@@ -49,7 +49,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..world import Call, Compaction, ConversationReset, Session, Step, SubagentStart, ToolResult, ToolUse
+from ..world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    Session,
+    Step,
+    SubagentStart,
+    ToolResult,
+    ToolUse,
+    keeps_segment,
+)
 from ._frames import Observation
 from ._stream_json import Renderer, _block_dict, cli_version_rendered
 
@@ -68,6 +78,34 @@ def project_slug(cwd: str) -> str:
     ``cwd``: every character but ASCII letters and digits made ``-`` (``/tmp/a_b/project`` ->
     ``-tmp-a-b-project``)."""
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+COMPACTION_MS = 400
+"""How long a rendered compaction takes (``compactMetadata.durationMs``)."""
+
+
+def compact_metadata(step: Compaction, kept: list[str] | None, anchor: str, dropped: int) -> dict[str, Any]:
+    """A ``compact_boundary``'s ``compactMetadata`` with every key the CLI writes, in its order (recorded from the
+    REPL of 2.1.330-2.1.332): ``trigger``, ``preTokens``, ``postTokens``, ``cumulativeDroppedTokens`` (``dropped``,
+    pre less post summed over the session's compactions so far), ``durationMs``; where the compaction keeps a
+    trailing segment (``kept``: the uuids of the kept rows, the first row of the last reply to the last row
+    before the boundary), ``preservedSegment {headUuid, anchorUuid, tailUuid}`` and ``preservedMessages
+    {anchorUuid, uuids, allUuids}``, anchored at the summary row ``anchor``; ``preCompactOrganizationsCoverStart``
+    false."""
+    meta: dict[str, Any] = {"trigger": step.trigger, "preTokens": step.pre_tokens, "postTokens": step.post_tokens,
+                            "cumulativeDroppedTokens": dropped, "durationMs": COMPACTION_MS}
+    if kept:
+        meta["preservedSegment"] = {"headUuid": kept[0], "anchorUuid": anchor, "tailUuid": kept[-1]}
+        meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": list(kept), "allUuids": list(kept)}
+    meta["preCompactOrganizationsCoverStart"] = False
+    return meta
+
+
+def session_start(session: Session) -> datetime:
+    """When a rendering of ``session`` begins (its first transcript row), drawn from its seed and id: the clock
+    the transcript's timestamps and the statusline's ``prompt_cache`` times share."""
+    rng = random.Random(f"ctxsim.wire._transcript:{session.seed}:{session.session_id}")
+    return _EPOCH + timedelta(seconds=rng.randrange(300 * 86_400))
 
 
 def iso(moment: datetime) -> str:
@@ -203,6 +241,12 @@ class _Writer:
         self.tool_rows: dict[str, str] = {}
         """The uuid of the assistant row holding each tool use."""
         self.files_started: set[str] = set()
+        self.calls_since = 0
+        """Main-chain calls since the conversation began or was last compacted."""
+        self.kept: list[str] = []
+        """The main chain's rows from the first row of its last call on (what a compaction would keep)."""
+        self.dropped = 0
+        """Tokens the compactions so far dropped (``cumulativeDroppedTokens``)."""
 
     # rows ------------------------------------------------------------------------------------------------------
 
@@ -240,6 +284,8 @@ class _Writer:
         self.append(path, self.common(row))
         if agent is None:
             self.tail = uid
+            if self.kept and kind != "attachment":
+                self.kept.append(uid)
         else:
             self.agents[agent] = (self.agents[agent][0], uid)
         return uid
@@ -294,25 +340,35 @@ class _Writer:
         for index, block in enumerate(call.blocks):
             message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
                        "content": [_block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
-                       "usage": self.usage(call)}
+                       "usage": self.usage(call), "stop_details": None}
             fields: dict[str, Any] = {"message": message, "apiBlockIndex": index}
             if call.request_id is not None:
                 fields["requestId"] = call.request_id
             uid = self.chained("assistant", fields, agent=agent)
+            if agent is None and index == 0:
+                self.kept = [uid]
             if isinstance(block, ToolUse):
                 self.tool_rows[block.id] = uid
+        if agent is None:
+            self.calls_since += 1
 
     def usage(self, call: Call) -> dict[str, Any]:
-        """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line)."""
+        """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line), with
+        the keys the CLI adds to the API's (recorded from 2.1.330-2.1.332)."""
         return {
             "input_tokens": self.session.reported_input(call),
             "cache_creation_input_tokens": call.cache_creation_input_tokens,
             "cache_read_input_tokens": call.cache_read_input_tokens,
             "output_tokens": call.output_tokens,
+            "output_tokens_details": {"thinking_tokens": 0},
             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
             "service_tier": "standard",
             "cache_creation": {"ephemeral_1h_input_tokens": 0,
                                "ephemeral_5m_input_tokens": call.cache_creation_input_tokens},
+            "inference_geo": "",
+            "iterations": [],
+            "speed": "standard",
+            "fallback_credit": None,
         }
 
     def tool_result(self, result: ToolResult) -> None:
@@ -339,23 +395,31 @@ class _Writer:
 
     def compaction(self, step: Compaction, manual: bool) -> None:
         before = self.tail
-        uid = self.uuid()
-        meta = {"trigger": step.trigger, "preTokens": step.pre_tokens, "postTokens": step.post_tokens}
+        uid, summary = self.uuid(), self.uuid()
+        kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else None
+        self.dropped += max(0, step.pre_tokens - step.post_tokens)
         row = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
-               "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
-               "timestamp": self.tick(400), "uuid": uid, "level": "info", "compactMetadata": meta}
+               "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info",
+               "compactMetadata": compact_metadata(step, kept, summary, self.dropped),
+               "uuid": uid, "timestamp": self.tick(400)}
         self.append(self.main_path, self.common(row))
-        self.tail = uid
-        self.chained("user", {"message": {"role": "user", "content": (
-            "This session is being continued from a previous conversation that ran out of context. The summary "
-            "below covers the earlier portion of the conversation.")},
-            "isVisibleInTranscriptOnly": True, "isCompactSummary": True})
+        self.tail, self.kept, self.calls_since = uid, [], 0
+        self.summary(summary)
         if manual:
             self.command("compact", "Compacted")
 
+    def summary(self, uid: str) -> None:
+        """The user row of the summary that follows a boundary (its uuid drawn before the boundary names it)."""
+        row = {"parentUuid": self.tail, "isSidechain": False, "type": "user", "message": {"role": "user", "content": (
+            "This session is being continued from a previous conversation that ran out of context. The summary "
+            "below covers the earlier portion of the conversation.")},
+            "isVisibleInTranscriptOnly": True, "isCompactSummary": True, "uuid": uid, "timestamp": self.tick(5)}
+        self.append(self.main_path, self.common(row))
+        self.tail = uid
+
     def reset(self, step: ConversationReset) -> None:
         self.session_id = step.new_session_id
-        self.tail = None
+        self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)
         self.line({"type": "mode", "mode": "normal"})
         self.command("clear", None)

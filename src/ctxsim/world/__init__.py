@@ -21,6 +21,8 @@ if TYPE_CHECKING:
         Compaction as Compaction,
         ConversationReset as ConversationReset,
         DeltaUsage as DeltaUsage,
+        Entrypoint as Entrypoint,
+        Quantity as Quantity,
         Query as Query,
         Session as Session,
         Step as Step,
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
         UsageConvention as UsageConvention,
         auto_compact_threshold as auto_compact_threshold,
         compaction_truth as compaction_truth,
+        keeps_segment as keeps_segment,
+        model_window as model_window,
         system_prefix as system_prefix,
     )
     from ._shapes import (
