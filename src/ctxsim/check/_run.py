@@ -59,6 +59,7 @@ from ..wire import Frame, Observation, Script
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
+from ._quantity import asked_quantity, quantity_point
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
@@ -111,6 +112,8 @@ class _Probe:
         """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
         self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
         self.seen: set[int] = set()
+        report.quantity = asked_quantity(tracker, report.session)
+        report.declared = getattr(tracker, "quantity", None)
 
     async def feed(self, message: Any, frame: Frame) -> bool:
         """Hand ``message`` to the tracker (awaiting what an async tracker returns) and, at an observation point,
@@ -161,6 +164,10 @@ class _Probe:
         return True
 
     def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
+        if self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
+            self.report.points.append(quantity_point(observation, estimate, self.report.tolerance,
+                                                     self.report.session, self.report.quantity))
+            return True
         if estimate is not None and not is_token_count(estimate):
             return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
         self.report.points.append(Point(observation, estimate, self.report.tolerance))

@@ -17,6 +17,7 @@ from ..reference import ContextTracker
 from ..world import Session
 from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory
 from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
+from ._gauge import Gauge
 from ._survey import (
     DEFAULT_WINDOW,
     AutocompactGauge,
@@ -259,9 +260,14 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
 """Every catalogued tracker by name."""
 
 
-def reference_for(session: Session) -> ContextTracker:
-    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage."""
-    return ContextTracker(usage=session.usage)
+def reference_for(session: Session) -> ContextTracker | Gauge:
+    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage; where
+    the session asks a gauge for another quantity than tokens (:attr:`~ctxsim.world.Session.quantity`), the
+    reference's tokens shown as that quantity of the session's window and autocompact point."""
+    reference = ContextTracker(usage=session.usage)
+    if session.quantity == "tokens":
+        return reference
+    return Gauge(reference, session.quantity, session.window, session.auto_compact_threshold)
 
 
 def make(name: str) -> Tracker:

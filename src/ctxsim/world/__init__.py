@@ -13,6 +13,11 @@ from .._lazy import lazy_face
 if TYPE_CHECKING:
     from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
     from ._content import dress as dress, prompts as prompts
+    from ._quantity import (
+        QUANTITY_NAMES as QUANTITY_NAMES,
+        in_quantity as in_quantity,
+        tokens_band as tokens_band,
+    )
     from ._session import (
         CHARS_PER_TOKEN as CHARS_PER_TOKEN,
         DEFAULT_MODEL as DEFAULT_MODEL,
