@@ -59,7 +59,7 @@ from ..wire import Frame, Observation, Script
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
-from ._quantity import asked_quantity, quantity_point
+from ._quantity import asked_quantity, shown_band
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
@@ -165,8 +165,9 @@ class _Probe:
 
     def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
         if self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
-            self.report.points.append(quantity_point(observation, estimate, self.report.tolerance,
-                                                     self.report.session, self.report.quantity))
+            low, high = shown_band(estimate, self.report.session, self.report.quantity)
+            self.report.points.append(Point(observation, (low + high) // 2, self.report.tolerance, band=(low, high),
+                                            shown=estimate))
             return True
         if estimate is not None and not is_token_count(estimate):
             return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
