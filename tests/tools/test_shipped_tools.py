@@ -51,7 +51,8 @@ restart loops, not trackers)."""
 # --- the corpus, by what the tools trip on: scenario -> the point where it first shows ---------------------------
 
 KEPT = {"b21-autocompact-threshold-is-configuration": "q1 compaction",
-        "statusline-stuck-after-compact": "q3 compaction"}
+        "statusline-stuck-after-compact": "q3 compaction", "window-1m-suffix": "q3 compaction",
+        "autocompact-window-setting": "q3 compaction"}
 """Every scenario whose (first) compaction keeps a trailing segment (two or more calls before it): the point right
 after it, where Claude Code's payload is all zeros."""
 NOT_KEPT = {"compaction": "q2 compaction"}
@@ -72,10 +73,11 @@ REPLAYED_LATER = {"b06-message-in-several-files": "q1 call 2", "statusline-repla
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
-                      "b21-autocompact-threshold-is-configuration"), "q1 call 1")
+                      "b21-autocompact-threshold-is-configuration", "window-1m-suffix"), "q1 call 1")
 """Every rendered scenario of a 1,000,000-token window: its first call."""
 NARROW = dict.fromkeys((
-    "advisor-iterations", "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
+    "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
+    "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
     "b03-stop-reason-filter-per-block-rows", "b04-summing-every-row", "b05-placeholder-output-only",
     "b06-message-in-several-files", "b08-result-usage-as-context", "b09-result-input-plus-output",
     "b11-cumulative-statusline-totals", "b13-cache-creation-ignored", "b14-resume-invalidates-cache",

@@ -37,10 +37,12 @@ from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_version, cli_env, rea
 from ._fidelity import Ask
 from ._statusline import _newer, _payloads, _read, _Repl, _settled, _wait, statusline_skip_reason
 
-__all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed"]
+__all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed", "trimmed_files"]
 
 KEPT_CHARS = 80
 """Strings of the transcript longer than this are cut to their first 60 characters and their length."""
+KEPT_PROMPT = 600
+"""A ``user`` row's text is kept whole up to this many characters."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,23 @@ def trimmed(value: Any) -> Any:
     return value
 
 
+def trimmed_files(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[Any]]:
+    """Transcript files with their long strings cut (:func:`trimmed`), but the text of a ``user`` row up to
+    :data:`KEPT_PROMPT` characters (a prompt, a command's tags: what a tracker reads of it)."""
+    out: dict[str, list[Any]] = {}
+    for path, rows in files.items():
+        kept = []
+        for row in rows:
+            message = row.get("message")
+            content = message.get("content") if isinstance(message, Mapping) else None
+            row = trimmed(row)
+            if row.get("type") == "user" and isinstance(content, str) and len(content) <= KEPT_PROMPT:
+                row["message"]["content"] = content
+            kept.append(row)
+        out[path] = kept
+    return out
+
+
 def _served(served: Served) -> dict[str, Any]:
     return {"number": served.request.number, "kind": served.request.kind, "agent": served.request.agent,
             "request_id": served.request.request_id, "message_id": served.message_id, "usage": list(served.usage),
@@ -185,7 +204,7 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
     return {"format": 1, "name": session.name, "description": session.description,
             "cli_version": bundled_cli_version(), "sdk_version": claude_agent_sdk.__version__,
             "model": session.model, "window": session.window, "env": dict(session.env), "workdir": str(workdir),
-            "payloads": payloads, "steps": steps, "transcripts": trimmed(transcripts), "unhandled": api.unhandled,
+            "payloads": payloads, "steps": steps, "transcripts": trimmed_files(transcripts), "unhandled": api.unhandled,
             "count_tokens_calls": api.count_tokens_calls}
 
 

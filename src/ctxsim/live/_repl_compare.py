@@ -39,9 +39,10 @@ from ..world import (
     model_window,
 )
 from ._projection import Difference
+from ._transcript import compare_files
 
-__all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "load_repl_recordings",
-           "world_of_recording"]
+__all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
+           "load_repl_recordings", "world_of_recording"]
 
 _TTL = 300
 
@@ -100,7 +101,7 @@ def _call(served: Mapping[str, Any], model: str) -> Call:
         blocks.append(ToolUse(next(ids, ""), rest, {}) if kind == "ToolUse" else Text(rest))
     usage = served["usage"]
     return Call(int(usage[0]), int(usage[1]), int(usage[2]), int(served["output_tokens"]), tuple(blocks),
-                str(served["message_id"]), model, str(served["request_id"]),
+                str(served["message_id"]), str(served.get("model") or model), str(served["request_id"]),
                 served.get("agent") if served["kind"] == "subagent" else None)
 
 
@@ -207,6 +208,22 @@ def compare_repl_payloads(recording: ReplRecording) -> list[Difference]:
         out += [Difference(where, k, theirs.get(k), mine.get(k), number + 1)
                 for k in sorted(set(theirs) | set(mine)) if theirs.get(k) != mine.get(k)]
         sent_before, mine_before = sent.get("prompt_id"), ours.get("prompt_id")
+    return out
+
+
+def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
+    """The recorded transcript against the rendering of the recording's world in the REPL's shape, file by file and
+    row by row (what trackers read of each row, :func:`ctxsim.live._transcript.compare_files`), then the line kinds
+    the rendering writes and the REPL did not."""
+    session = world_of_recording(recording)
+    cwd = str(recording.payloads[0][1].get("cwd", "")) if recording.payloads else ""
+    rendered = render_transcript(session, cli_version=recording.cli_version, cwd=cwd)
+    ours = {path: list(f.rows) for path, f in rendered.files.items()}
+    theirs = {path: list(rows) for path, rows in recording.transcripts.items()}
+    out = compare_files("transcript", theirs, ours, cli_version=recording.cli_version)
+    written = {str(r.get("type")) for rows in theirs.values() for r in rows}
+    for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
+        out.append(Difference("the whole transcript", "(line kind)", None, kind))
     return out
 
 

@@ -60,6 +60,7 @@ from ..world import (
     ToolUse,
     keeps_segment,
 )
+from ._boundary import compact_metadata
 from ._frames import Observation
 from ._stream_json import Renderer, _block_dict, cli_version_rendered
 
@@ -78,27 +79,6 @@ def project_slug(cwd: str) -> str:
     ``cwd``: every character but ASCII letters and digits made ``-`` (``/tmp/a_b/project`` ->
     ``-tmp-a-b-project``)."""
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
-COMPACTION_MS = 400
-"""How long a rendered compaction takes (``compactMetadata.durationMs``)."""
-
-
-def compact_metadata(step: Compaction, kept: list[str] | None, anchor: str, dropped: int) -> dict[str, Any]:
-    """A ``compact_boundary``'s ``compactMetadata`` with every key the CLI writes, in its order (recorded from the
-    REPL of 2.1.330-2.1.332): ``trigger``, ``preTokens``, ``postTokens``, ``cumulativeDroppedTokens`` (``dropped``,
-    pre less post summed over the session's compactions so far), ``durationMs``; where the compaction keeps a
-    trailing segment (``kept``: the uuids of the kept rows, the first row of the last reply to the last row
-    before the boundary), ``preservedSegment {headUuid, anchorUuid, tailUuid}`` and ``preservedMessages
-    {anchorUuid, uuids, allUuids}``, anchored at the summary row ``anchor``; ``preCompactOrganizationsCoverStart``
-    false."""
-    meta: dict[str, Any] = {"trigger": step.trigger, "preTokens": step.pre_tokens, "postTokens": step.post_tokens,
-                            "cumulativeDroppedTokens": dropped, "durationMs": COMPACTION_MS}
-    if kept:
-        meta["preservedSegment"] = {"headUuid": kept[0], "anchorUuid": anchor, "tailUuid": kept[-1]}
-        meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": list(kept), "allUuids": list(kept)}
-    meta["preCompactOrganizationsCoverStart"] = False
-    return meta
 
 
 def session_start(session: Session) -> datetime:
@@ -266,9 +246,12 @@ class _Writer:
         file.rows.append(row)
         file.order.append(float(next(self.clock)))
 
+    entrypoint = "sdk-py"
+    """What the rows say ran the session."""
+
     def common(self, row: dict[str, Any]) -> dict[str, Any]:
-        row.update({"userType": "external", "entrypoint": "sdk-py", "cwd": self.cwd, "sessionId": self.session_id,
-                    "version": self.version, "gitBranch": "HEAD"})
+        row.update({"userType": "external", "entrypoint": self.entrypoint, "cwd": self.cwd,
+                    "sessionId": self.session_id, "version": self.version, "gitBranch": "HEAD"})
         return row
 
     def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
@@ -333,17 +316,17 @@ class _Writer:
         if agent is not None and agent not in self.agents:
             self.agents[agent] = (self.agent_id(), None)
         if agent is None:
-            self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
-                       "timestamp": self.tick(20), "version": self.version, "querySource": "sdk",
-                       "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+            self.api_request(call)
         self.now += timedelta(milliseconds=150)
         for index, block in enumerate(call.blocks):
-            message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+            message = {"id": call.message_id, "type": "message", "role": "assistant",
+                       "model": call.model.removesuffix("[1m]"),  # the API's model: the CLI strips the suffix
                        "content": [_block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
                        "usage": self.usage(call), "stop_details": None}
             fields: dict[str, Any] = {"message": message, "apiBlockIndex": index}
             if call.request_id is not None:
                 fields["requestId"] = call.request_id
+            fields.update(self.reply_fields(call))
             uid = self.chained("assistant", fields, agent=agent)
             if agent is None and index == 0:
                 self.kept = [uid]
@@ -351,6 +334,16 @@ class _Writer:
                 self.tool_rows[block.id] = uid
         if agent is None:
             self.calls_since += 1
+
+    def reply_fields(self, call: Call) -> dict[str, Any]:
+        """More fields of a reply's rows (the SDK's transcript: none)."""
+        return {}
+
+    def api_request(self, call: Call) -> None:
+        """The lines the CLI writes of a main-chain request before its reply."""
+        self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
+                   "timestamp": self.tick(20), "version": self.version, "querySource": "sdk",
+                   "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
 
     def usage(self, call: Call) -> dict[str, Any]:
         """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line), with
@@ -407,6 +400,10 @@ class _Writer:
         self.summary(summary)
         if manual:
             self.command("compact", "Compacted")
+        self.after_compaction()
+
+    def after_compaction(self) -> None:
+        """What the CLI writes after a compaction's rows (the SDK's transcript: nothing)."""
 
     def summary(self, uid: str) -> None:
         """The user row of the summary that follows a boundary (its uuid drawn before the boundary names it)."""
@@ -450,12 +447,16 @@ class _Writer:
         for n, (step, frames) in enumerate(walk):
             if step is not None:
                 self.step(step, command)
-            elif n == len(walk) - 1:  # the result: the query's closing line
-                self.line({"type": "last-prompt", "lastPrompt": query.prompt, "leafUuid": self.tail,
-                           "sessionId": self.session_id})
+            elif n == len(walk) - 1:  # the result: the query's closing lines
+                self.close(query.prompt, command)
             for frame in frames:
                 if frame.observation is not None:
                     self.point(frame.observation)
+
+
+    def close(self, prompt: str, command: bool) -> None:
+        """The lines that close a query."""
+        self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
 
 
 def render_transcript(session: Session, *, cli_version: str | None = None, cwd: str = DEFAULT_CWD,
@@ -468,7 +469,10 @@ def render_transcript(session: Session, *, cli_version: str | None = None, cwd: 
     moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
     timestamps included.
     """
-    writer = _Writer(session, cwd, cli_version_rendered(cli_version), started_at)
+    from ._transcript_repl import ReplWriter
+
+    kind = ReplWriter if session.entrypoint == "repl" else _Writer
+    writer = kind(session, cwd, cli_version_rendered(cli_version), started_at)
     for index in range(len(session.queries)):
         writer.query(index)
     if not writer.files:
