@@ -120,3 +120,15 @@ def test_prompt_id_is_new_for_compact_and_gone_after_clear() -> None:
     assert ids["q3 compaction"] not in (None, ids["q2 result"])
     assert ids["q4 result"] is None and "prompt_cache" not in payloads[labels.index("q4 result")]
     assert ids["q5 result"] is not None
+
+
+def test_a_stated_preserved_overrides_the_cli_s_rule() -> None:
+    builder = SessionBuilder(seed=3)
+    builder.query("one").call().query("two").call().query("/compact").compact(2_000, trigger="manual",
+                                                                            preserved=False)
+    session = builder.build()
+    labels = [f.observation.label for s in render(session) for f in s.frames if f.observation is not None]
+    payload = statusline_payloads(session)[labels.index("q3 compaction")]
+    assert payload["context_window"]["current_usage"] is None
+    boundary = next(r for r in render_transcript(session).rows if r.get("subtype") == "compact_boundary")
+    assert "preservedSegment" not in boundary["compactMetadata"]

@@ -172,6 +172,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                                "(what ``/context`` shows; at most the window).", "the baseline plus ``post``"),
         Key("pre", _COUNT, "Tokens before.", "the current context"),
         Key("trigger", "``auto`` or ``manual``", "What triggered it.", "``auto``"),
+        Key("preserved", "bool",
+            "Whether it kept the last reply verbatim after the summary (``compactMetadata.preservedSegment``); "
+            "right after it, Claude Code's statusline says all zeros when it did and null when not.",
+            "as Claude Code decides: when two or more calls came before it"),
     )),
     Section("subagent", "Claude Code forwards only the tool uses of a subagent's calls, so a subagent call without "
                         "a ``tool_use`` block reaches no tracker (and has no observation point).", (
