@@ -135,7 +135,7 @@ def _leftovers() -> set[str]:
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("name", ["compact-two-calls"])
+@pytest.mark.parametrize("name", ["compact-one-call", "compact-two-calls", "cache-miss", "clear"])
 def test_the_installed_repl_matches_the_rendering(name: str) -> None:
     reason = statusline_skip_reason()
     if reason is not None:

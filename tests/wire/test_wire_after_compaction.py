@@ -132,3 +132,22 @@ def test_a_stated_preserved_overrides_the_cli_s_rule() -> None:
     assert payload["context_window"]["current_usage"] is None
     boundary = next(r for r in render_transcript(session).rows if r.get("subtype") == "compact_boundary")
     assert "preservedSegment" not in boundary["compactMetadata"]
+
+
+@pytest.mark.parametrize("entrypoint", ["sdk", "repl"])
+def test_the_scenario_chooses_the_transcript_s_shape(entrypoint: str) -> None:
+    from ctxsim.scenario import parse_scenario
+
+    text = (f"world: {{entrypoint: {entrypoint}}}\nqueries:\n  - steps:\n      - call: {{}}\n      - call: {{}}\n"
+            "  - prompt: /compact\n    steps:\n      - compact: {post: 2000, trigger: manual}\n")
+    rows = render_transcript(parse_scenario(text, file="x.yaml").session).rows
+    kinds = {r["type"] for r in rows}
+    boundary = next(r for r in rows if r.get("subtype") == "compact_boundary")
+    by_uuid = {r.get("uuid"): r for r in rows}
+    if entrypoint == "repl":
+        assert {r.get("entrypoint") for r in rows if "uuid" in r} == {"cli"} and "queue-operation" not in kinds
+        assert by_uuid[boundary["logicalParentUuid"]].get("subtype") == "turn_duration"
+        assert boundary["compactMetadata"]["preservedSegment"]["tailUuid"] == boundary["logicalParentUuid"]
+    else:
+        assert {r.get("entrypoint") for r in rows if "uuid" in r} == {"sdk-py"} and "queue-operation" in kinds
+        assert by_uuid[boundary["logicalParentUuid"]]["type"] == "assistant"
