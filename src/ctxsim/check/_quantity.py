@@ -39,6 +39,7 @@ class Judged(Protocol):
     @property
     def failures(self) -> Sequence[Any]: ...
 
+
 _WINDOWS = (200_000, 1_000_000)
 """The windows a gauge may wrongly divide by, besides the session's own."""
 
