@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._content import prompt_text as prompt_text, text_blocks as text_blocks
     from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
     from ._frames import Frame as Frame, Observation as Observation, Script as Script
+    from ._render_transcript import render_transcript as render_transcript
     from ._statusline import (
         after_compaction as after_compaction,
         context_window as context_window,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
         TranscriptRender as TranscriptRender,
         iso as iso,
         project_slug as project_slug,
-        render_transcript as render_transcript,
     )
     from ._versions import (
         CAPTURES as CAPTURES,

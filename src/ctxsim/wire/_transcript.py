@@ -62,10 +62,9 @@ from ..world import (
 )
 from ._boundary import compact_metadata
 from ._frames import Observation
-from ._stream_json import Renderer, _block_dict, cli_version_rendered
+from ._stream_json import Renderer, _block_dict
 
-__all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug",
-           "render_transcript"]
+__all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug"]
 
 DEFAULT_CWD = "/home/dev/project"
 """The working directory a rendering claims when none is given (the stream-json rendering's)."""
@@ -457,25 +456,3 @@ class _Writer:
     def close(self, prompt: str, command: bool) -> None:
         """The lines that close a query."""
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
-
-
-def render_transcript(session: Session, *, cli_version: str | None = None, cwd: str = DEFAULT_CWD,
-                      started_at: datetime | None = None) -> TranscriptRender:
-    """Render ``session`` as the transcript files the CLI writes, with the rows written at each observation point.
-
-    ``cli_version`` is the ``version`` the rows claim (default: the CLI bundled in the installed
-    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`); ``cwd`` the working directory
-    (it names the project directory, :func:`project_slug`); ``started_at`` the first row's time (default: a
-    moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
-    timestamps included.
-    """
-    from ._transcript_repl import ReplWriter
-
-    kind = ReplWriter if session.entrypoint == "repl" else _Writer
-    writer = kind(session, cwd, cli_version_rendered(cli_version), started_at)
-    for index in range(len(session.queries)):
-        writer.query(index)
-    if not writer.files:
-        writer.files[writer.main_path] = TranscriptFile(writer.main_path)
-    return TranscriptRender(writer.files, writer.points, cwd, writer.version)
-
