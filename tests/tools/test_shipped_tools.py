@@ -52,7 +52,7 @@ restart loops, not trackers)."""
 
 KEPT = {"b21-autocompact-threshold-is-configuration": "q1 compaction",
         "statusline-stuck-after-compact": "q3 compaction", "window-1m-suffix": "q3 compaction",
-        "autocompact-window-setting": "q3 compaction"}
+        "autocompact-window-setting": "q3 compaction", "repl-compact-keeps-last-reply": "q3 compaction"}
 """Every scenario whose (first) compaction keeps a trailing segment (two or more calls before it): the point right
 after it, where Claude Code's payload is all zeros."""
 NOT_KEPT = {"compaction": "q2 compaction"}
@@ -77,6 +77,7 @@ WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b
 """Every rendered scenario of a 1,000,000-token window: its first call."""
 NARROW = dict.fromkeys((
     "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
+    "repl-compact-keeps-last-reply",
     "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
     "b03-stop-reason-filter-per-block-rows", "b04-summing-every-row", "b05-placeholder-output-only",
     "b06-message-in-several-files", "b08-result-usage-as-context", "b09-result-input-plus-output",
