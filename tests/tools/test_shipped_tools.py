@@ -30,7 +30,7 @@ from ctxsim.corpus import bundled_scenarios
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers._shipped import TOOLS, InstallError, Tool, install, installed, tracker
-from ctxsim.world import Compaction, ConversationReset
+from ctxsim.world import Call, Compaction, ConversationReset, keeps_segment
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,8 +50,15 @@ restart loops, not trackers)."""
 
 # --- the corpus, by what the tools trip on: scenario -> the point where it first shows ---------------------------
 
-COMPACTED = {"b21-autocompact-threshold-is-configuration": "q1 compaction", "compaction": "q2 compaction",
-             "statusline-stuck-after-compact": "q3 compaction"}
+KEPT = {"b21-autocompact-threshold-is-configuration": "q1 compaction",
+        "statusline-stuck-after-compact": "q3 compaction", "window-1m-suffix": "q3 compaction",
+        "autocompact-window-setting": "q3 compaction", "repl-compact-keeps-last-reply": "q3 compaction"}
+"""Every scenario whose (first) compaction keeps a trailing segment (two or more calls before it): the point right
+after it, where Claude Code's payload is all zeros."""
+NOT_KEPT = {"compaction": "q2 compaction"}
+"""Every scenario whose (first) compaction keeps no segment (one call before it): the point right after it, where
+Claude Code's payload has current_usage null."""
+COMPACTED = {**KEPT, **NOT_KEPT}
 """Every scenario with a compaction: the point right after it (no call since)."""
 CLEARED = {"b17-clear-keeps-old-context": "q2 reset"}
 """Every scenario with a ``/clear``: the point right after it."""
@@ -66,10 +73,12 @@ REPLAYED_LATER = {"b06-message-in-several-files": "q1 call 2", "statusline-repla
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
-                      "b21-autocompact-threshold-is-configuration"), "q1 call 1")
+                      "b21-autocompact-threshold-is-configuration", "window-1m-suffix"), "q1 call 1")
 """Every rendered scenario of a 1,000,000-token window: its first call."""
 NARROW = dict.fromkeys((
-    "advisor-iterations", "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
+    "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
+    "repl-compact-keeps-last-reply",
+    "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
     "b03-stop-reason-filter-per-block-rows", "b04-summing-every-row", "b05-placeholder-output-only",
     "b06-message-in-several-files", "b08-result-usage-as-context", "b09-result-input-plus-output",
     "b11-cumulative-statusline-totals", "b13-cache-creation-ignored", "b14-resume-invalidates-cache",
@@ -90,7 +99,8 @@ RECORDED = ("clear-new-session-id",)
 statusline tool is judged at no point there (the report says so)."""
 
 GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionScenario], bool]]] = {
-    "COMPACTED": (COMPACTED, lambda s: _steps(s, Compaction)),
+    "KEPT": (KEPT, lambda s: _first_compaction_keeps(s) is True),
+    "NOT_KEPT": (NOT_KEPT, lambda s: _first_compaction_keeps(s) is False),
     "CLEARED": (CLEARED, lambda s: _steps(s, ConversationReset)),
     "INTERLEAVED": (INTERLEAVED, lambda s: _fault(s, "interleaved_subagents")),
     "SYNTHETIC": (SYNTHETIC, lambda s: _fault(s, "synthetic_errors")),
@@ -111,6 +121,17 @@ def _steps(scenario: SessionScenario, kind: type) -> bool:
     return any(isinstance(step, kind) for step in _steps_of(scenario))
 
 
+def _first_compaction_keeps(scenario: SessionScenario) -> bool | None:
+    """Whether the scenario's first compaction keeps a trailing segment (None: it has none), as the world decides."""
+    calls = 0
+    for step in _steps_of(scenario):
+        if isinstance(step, Call) and step.is_main:
+            calls += 1
+        elif isinstance(step, Compaction):
+            return keeps_segment(step, calls)
+    return None
+
+
 def _fault(scenario: SessionScenario, name: str, **params: object) -> bool:
     return any(f.name == name and all(f.params.get(k) == v for k, v in params.items()) for f in scenario.faults)
 
@@ -127,8 +148,15 @@ class Bug:
     at: Mapping[str, str]
 
 
-_PAYLOAD_ZERO = Bug("shows Claude Code's 0 right after a compaction: the payload's all-zero current_usage (research "
-                    "section 4, fixture b1 S)", "under", COMPACTED)
+_PAYLOAD_ZERO = Bug("shows Claude Code's 0 right after a compaction that kept a trailing segment: the payload's "
+                    "all-zero current_usage (recorded REPL 2.1.330-2.1.332; research section 4, fixture b1 S)",
+                    "under", KEPT)
+_NULL_POST = Bug("right after a compaction that kept no segment Claude Code's current_usage is null, so it reads the "
+                 "transcript: the boundary's postTokens, the summary alone (dist/ccstatusline.js:49643, :58073)",
+                 "under", NOT_KEPT)
+_NULL_TOTAL = Bug("reads total_input_tokens whatever current_usage says: 0 right after a compaction that kept no "
+                  "segment, where Claude Code's payload has current_usage null (17.2.1 dist/index.js:6189-6192; "
+                  "20.0.24 the same)", "under", NOT_KEPT)
 _PAYLOAD_INCLUSIVE = Bug("Claude Code's payload adds input + cache writes + cache reads (its c_t, research section "
                          "4); a gateway's input_tokens already holds the cache reads: 34,213 for 17,111 "
                          "(Aider-AI/aider#5516)", "over", INCLUSIVE)
@@ -151,8 +179,8 @@ _NARROW_WINDOW = Bug("the transcript fallback's window is 200,000 (data-loader-D
                      "over", WIDE)
 _MILLION = Bug("divides by 1,000,000 for claude-sonnet-4-5 where Claude Code says 200,000: 140,706 shown as 14% "
                "(research section 1, fixture a T)", "under", NARROW)
-_COMPACT_NOTHING = Bug("prints no estimate right after a compaction, where Claude Code sends 0 (research fixture b1 S)",
-                       "none", COMPACTED)
+_COMPACT_NOTHING = Bug("prints no estimate right after a compaction, where Claude Code sends 0 (a trailing segment "
+                       "kept) or null (none kept): research fixture b1 S", "none", COMPACTED)
 _IGNORES = "ignores the payload's context_window (src/config/types.rs:114-120): "
 
 _CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet is a context of 0, not unknown "
@@ -160,7 +188,7 @@ _CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet 
                          "transcript (:49643, :51605-51611)", "under", CLEARED)
 
 PINS: dict[str, tuple[Bug, ...]] = {
-    "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE),
+    "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _NULL_POST, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE),
     "ccstatusline@2.2.30 (transcript)": (
         Bug("copies the compact_boundary's postTokens, the summary alone (2,680 vs 14,477 in fixture b1 T): "
             "dist/ccstatusline.js:58073", "under", COMPACTED),
@@ -168,9 +196,9 @@ PINS: dict[str, tuple[Bug, ...]] = {
         Bug("the most recent usage by timestamp: a replayed row (dist/ccstatusline.js:58011-58030, research fixture "
             "f T)", "under", REPLAYED_LATER),
         _ADDS_INCLUSIVE),
-    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
+    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
     "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE),
-    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
+    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
     "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
     "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
         _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE)),

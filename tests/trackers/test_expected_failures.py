@@ -79,7 +79,7 @@ def test_every_catalogue_entry_is_pinned_by_the_corpus_in_a_way_a_constant_zero_
 @pytest.mark.parametrize("name", ENTRIES)
 def test_each_entry_fails_its_corpus_scenarios_as_pinned(name: str) -> None:
     for scenario, failure in pins()[name]:
-        run = run_scenario(scenario, make(name), name=name)
+        run = run_scenario(scenario, make(name, scenario.session), name=name)
         met, does = verdict(run, "fail", failure)
         assert met, f"{scenario.name}: {name} {does}; expected {failure.describe()}"
 

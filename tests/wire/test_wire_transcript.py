@@ -97,8 +97,10 @@ def test_compaction_rows() -> None:
     compaction = next(s for q in session.queries for s in q.steps if isinstance(s, Compaction))
     rows = render_transcript(session).rows
     at = next(i for i, r in enumerate(rows) if r.get("subtype") == "compact_boundary")
-    assert rows[at]["compactMetadata"] == {"trigger": compaction.trigger, "preTokens": compaction.pre_tokens,
-                                           "postTokens": compaction.post_tokens}
+    meta = rows[at]["compactMetadata"]
+    assert {k: meta[k] for k in ("trigger", "preTokens", "postTokens", "cumulativeDroppedTokens")} == {
+        "trigger": compaction.trigger, "preTokens": compaction.pre_tokens, "postTokens": compaction.post_tokens,
+        "cumulativeDroppedTokens": compaction.pre_tokens - compaction.post_tokens}
     assert rows[at + 1]["isCompactSummary"] is True and rows[at + 1]["parentUuid"] == rows[at]["uuid"]
     # the compaction request's own usage gets no assistant row (research §4)
     assert sum(r["type"] == "assistant" for r in rows) == sum(len(c.blocks) for c in session.main_calls)
@@ -205,7 +207,7 @@ def test_payload_context_window_as_the_cli_sent_it() -> None:
                                                          "cache_creation_input_tokens": 0,
                                                          "cache_read_input_tokens": 0}
     assert windows["q2 compaction"]["used_percentage"] == 0
-    for version in ("2.1.330", "2.1.331", "2.1.332", "9.0.0"):  # as ctxsim recorded them, and the newest for later
+    for version in ("2.1.330", "2.1.331", "2.1.332", "9.0.0"):  # one call before /compact: no segment kept, null
         after = statusline_payloads(_research_session(), cli_version=version)[labels.index("q2 compaction")][
             "context_window"]
         assert after["current_usage"] is None and after["used_percentage"] is None

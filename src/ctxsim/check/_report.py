@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..trackers import looks_like_ratio, ratio_hint
 from ..wire import Observation
-from ..world import Session
+from ..world import Quantity, Session
 
 __all__ = ["Point", "Report", "TrackingError"]
 
@@ -23,6 +23,9 @@ class Point:
     tolerance: int
     band: tuple[int, int] | None = None
     """Where the tracker gave a band (``low``, ``high``) rather than a figure; :attr:`estimate` is then its middle."""
+    shown: float | None = None
+    """Where the tracker is a gauge of another quantity than tokens: the number it showed (:attr:`band` is the
+    tokens it stands for)."""
 
     @property
     def low(self) -> int:
@@ -86,6 +89,10 @@ class Report:
     stall: str | None = None
     """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
     stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
+    quantity: Quantity = "tokens"
+    """What the tracker's numbers were read as (:mod:`ctxsim.check._quantity`)."""
+    declared: object = None
+    """The quantity the tracker declared it shows, if it did."""
     error: str | None = None
     """A ``ctxsim:`` line saying the tracker could not be read at all (a command tracker that exited non-zero, hung
     or printed nonsense: the command, the point, the tail of its stderr). Never an expected outcome."""
@@ -170,10 +177,21 @@ class Report:
         return (f"ctxsim: {self.tracker} {verdict} session {name!r} "
                 f"(tolerance ±{self.tolerance:,} tokens, window {self.session.window:,})")
 
+    @property
+    def confusion(self) -> str | None:
+        """Where a gauge failed showing another quantity than its scenario asks, or dividing by another window,
+        the confusion named (:func:`ctxsim.check._quantity.confusion`); else None."""
+        from ._quantity import confusion
+
+        return confusion(self, self.declared)
+
     def diagnosis(self) -> list[str]:
         """What helps to find the cause, after the table: the traceback of a tracker that raised; a hint to
         :class:`FromRatio` when the tracker failed with a ratio (a float in [0, 1]) where the truth is tokens."""
         out = [self.traceback] if self.traceback else []
+        confused = self.confusion
+        if confused is not None:
+            out.append(confused)
         ratio = next((p for p in self.failures if looks_like_ratio(p.estimate)), None)
         if ratio is not None:
             out.append(ratio_hint(self.tracker, ratio.estimate, ratio.observation.label, ratio.low,

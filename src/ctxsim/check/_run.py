@@ -30,6 +30,7 @@ from ..wire import Frame, Observation, Script
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
+from ._quantity import asked_quantity, shown_band
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class _Probe:
         """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
         self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
         self.seen: set[int] = set()
+        report.quantity = asked_quantity(tracker, report.session)
+        report.declared = getattr(tracker, "quantity", None)
 
     async def feed(self, message: Any, frame: Frame) -> bool:
         """Hand ``message`` to the tracker (awaiting what an async tracker returns) and, at an observation point,
@@ -135,6 +138,11 @@ class _Probe:
         return True
 
     def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
+        if self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
+            low, high = shown_band(estimate, self.report.session, self.report.quantity)
+            self.report.points.append(Point(observation, (low + high) // 2, self.report.tolerance, band=(low, high),
+                                            shown=estimate))
+            return True
         if estimate is not None and not is_token_count(estimate):
             return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
         self.report.points.append(Point(observation, estimate, self.report.tolerance))

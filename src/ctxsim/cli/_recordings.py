@@ -45,11 +45,25 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--statusline", action="store_true",
                         help="record the statusline payloads instead: the CLI's interactive REPL driven under tmux "
                              "(NAME: the statusline sessions), written under claude-code-<CLI version>/statusline/")
+    parser.add_argument("--repl", action="store_true",
+                        help="record whole REPL sessions under tmux (every statusline payload, the transcript, the "
+                             "calls served; NAME: the REPL sessions), written under claude-code-<CLI version>/repl/")
 
 
 def _record(args: argparse.Namespace) -> int:
     from ..live import CAPTURES, record_command
 
+    if args.repl:
+        from ..live import REPL_SESSIONS, LiveError, record_repl_command
+
+        if args.list:
+            for name, session in REPL_SESSIONS.items():
+                print(f"{name}: {session.description}")
+            return 0
+        try:
+            return record_repl_command(args.names, args.dir or CAPTURES)
+        except LiveError as exc:
+            raise CommandError(str(exc)) from None
     if args.statusline:
         from ..live import STATUSLINE_SESSIONS, LiveError, record_statusline_command
 

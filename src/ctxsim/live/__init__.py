@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ._claude import LiveClaude as LiveClaude, LiveError as LiveError
     from ._record import CAPTURES as CAPTURES, record_command as record_command
     from ._release import check_release as check_release
+    from ._repl import REPL_SESSIONS as REPL_SESSIONS, record_repl_command as record_repl_command
     from ._scenarios import (
         live_skip_reason as live_skip_reason,
         run_scenario_live as run_scenario_live,

@@ -52,7 +52,7 @@ SKIPPED_KINDS = ("attachment", "queue-operation", "api-request", "api-request-bl
 """Line kinds trackers skip, left out of the projection."""
 
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-_SYSTEM_SUBTYPES = ("compact_boundary", "local_command")
+_SYSTEM_SUBTYPES = ("compact_boundary", "local_command", "turn_duration")
 
 
 class _Shapes:

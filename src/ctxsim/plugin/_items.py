@@ -163,7 +163,7 @@ class ScenarioItem(_CheckItem):
         elif self.tracker == "reference":
             tracker = reference_for(self.scenario.session)
         else:
-            tracker = make(self.tracker)
+            tracker = make(self.tracker, self.scenario.session)
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             from ..live import live_skip_reason, run_scenario_live, tracker_skip_reason
 

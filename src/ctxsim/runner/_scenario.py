@@ -290,7 +290,7 @@ def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict
 
     Costs one fast run (:func:`ctxsim.check.run_tracker_parsed`) per catalogue entry: call it for a failure to
     explain, not in a loop."""
-    from ..trackers import CATALOGUE
+    from ..trackers import CATALOGUE, make_tracker
 
     failing = report.failures
     out: dict[int, str] = {}
@@ -307,7 +307,8 @@ def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict
     for name, entry in CATALOGUE.items():
         if name in ("reference", report.tracker):
             continue
-        other = run_tracker_parsed(entry.factory(), report.session, scripts(), tolerance=report.tolerance)
+        other = run_tracker_parsed(make_tracker(entry.factory, report.session), report.session, scripts(),
+                                   tolerance=report.tolerance)
         theirs = {q.observation.index: q for q in other.points}
         for p in wanted:
             q = theirs.get(p.observation.index)

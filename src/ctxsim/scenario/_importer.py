@@ -249,12 +249,12 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     """Every catalogued tracker over fresh ``scripts()`` of ``session`` (tolerance 0): the verdicts, and the
     reference's numbers at the points of ``kinds`` (default: all)."""
     from ..check import run_tracker_parsed
-    from ..trackers import CATALOGUE
+    from ..trackers import CATALOGUE, make_tracker
 
     verdicts: dict[str, bool] = {}
     numbers: list[tuple[str, str, int, int, int | None]] = []
     for name, entry in CATALOGUE.items():
-        report = run_tracker_parsed(entry.factory(), session, scripts(), tolerance=0)
+        report = run_tracker_parsed(make_tracker(entry.factory, session), session, scripts(), tolerance=0)
         verdicts[name] = report.ok
         if name == "reference":
             numbers = [(p.observation.label, p.observation.kind, p.observation.truth.prompt,

@@ -15,13 +15,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, get_args
 
 import yaml
 
 from ..check import crossings
 from ..wire import Observation, Script, render
-from ..world import Query, Session, SessionBuilder
+from ..world import Entrypoint, Quantity, Query, Session, SessionBuilder, model_window
 from . import _schema as schema
 from ._expect import (
     Expectations,
@@ -207,11 +207,16 @@ def _read_yaml(reader: Reader, text: str) -> Any:
 
 
 def _builder(r: Reader, world: Map, name: str) -> SessionBuilder:
-    window = r.get(world, "window", "world", r.positive, 200_000)
+    model = r.get(world, "model", "world", r.string, SessionBuilder.model)
+    narrow = r.get(world, "disable_1m_context", "world", r.boolean, False)
+    window = r.get(world, "window", "world", r.positive, model_window(model, disable_1m_context=narrow))
     builder = SessionBuilder(
         seed=r.get(world, "seed", "world", lambda v, ln, p: r.integer(v, ln, p, minimum=None), 0),
-        model=r.get(world, "model", "world", r.string, SessionBuilder.model),
+        model=model,
         window=window,
+        auto_compact_window=r.get(world, "auto_compact_window", "world", r.positive, None),
+        entrypoint=r.get(world, "entrypoint", "world", r.choice(get_args(Entrypoint)), "sdk"),
+        quantity=r.get(world, "quantity", "world", r.choice(get_args(Quantity)), "tokens"),
         baseline=r.get(world, "baseline", "world", r.count, SessionBuilder.baseline),
         max_output_tokens=r.get(world, "max_output", "world", r.positive, SessionBuilder.max_output_tokens),
         name=name,
@@ -337,6 +342,10 @@ RECORDING_WORLD = {
     "model": "a recording carries its own model",
     "baseline": "a recording's calls state the system prompt and tools they carried",
     "max_output": "it sets where a simulated session auto-compacts; a recording compacts where it did",
+    "quantity": "applies: what the gauge under test must show",
+    "disable_1m_context": "it sets a simulated session's window; give world.window for a recording",
+    "auto_compact_window": "it sets where a simulated session auto-compacts; a recording compacts where it did",
+    "entrypoint": "a recording's transcript has the shape it was recorded in",
 }
 """What each ``world`` key does to a recorded stream (``stream.file``): applies, or is refused saying why."""
 

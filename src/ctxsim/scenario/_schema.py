@@ -75,7 +75,21 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
     )),
     Section("world", "The world the session runs in; every key is optional.", (
         Key("model", "string", "The model name the stream carries.", "``claude-sonnet-4-5``"),
-        Key("window", "integer > 0", "The context window in tokens.", "200,000"),
+        Key("window", "integer > 0", "The context window in tokens.",
+            "1,000,000 for a model with the ``[1m]`` suffix unless ``disable_1m_context``, else 200,000"),
+        Key("disable_1m_context", "bool", "``CLAUDE_CODE_DISABLE_1M_CONTEXT``: a ``[1m]`` model runs in 200,000 "
+                                          "(the model id and its display name keep the suffix).", "false"),
+        Key("auto_compact_window", "integer > 0",
+            "``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: the window Claude Code compacts against (its autocompact point "
+            "and ``get_context_usage``'s window); the statusline's ``context_window_size`` stays the model's.",
+            "the model's window"),
+        Key("entrypoint", "``sdk`` or ``repl``",
+            "How the session ran: the shape of its transcript (the Agent SDK's, or the interactive REPL's that "
+            "statusline tools read).", "``sdk``"),
+        Key("quantity", "``tokens``, ``percent_of_window``, ``percent_until_autocompact`` or ``tokens_left``",
+            "What the gauge under test must show: its number is judged as that quantity of the window (or of the "
+            "way to the autocompact point), and a gauge showing another fails with a verdict naming the "
+            "confusion.", "``tokens``"),
         Key("baseline", _COUNT, "System prompt + tools a fresh conversation starts with.", "12,000"),
         Key("usage", "``additive`` or ``inclusive``",
             "How the provider reports usage: ``additive`` (the Anthropic API: input, cache creation and cache read "
@@ -158,6 +172,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                                "(what ``/context`` shows; at most the window).", "the baseline plus ``post``"),
         Key("pre", _COUNT, "Tokens before.", "the current context"),
         Key("trigger", "``auto`` or ``manual``", "What triggered it.", "``auto``"),
+        Key("preserved", "bool",
+            "Whether it kept the last reply verbatim after the summary (``compactMetadata.preservedSegment``); "
+            "right after it, Claude Code's statusline says all zeros when it did and null when not.",
+            "as Claude Code decides: when two or more calls came before it"),
     )),
     Section("subagent", "Claude Code forwards only the tool uses of a subagent's calls, so a subagent call without "
                         "a ``tool_use`` block reaches no tracker (and has no observation point).", (

@@ -205,7 +205,8 @@ class StepBuilder:
                           f"exceeds the window ({self.window:,})")
         pre = r.get(m, "pre", path, r.count)
         trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
-        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger)
+        preserved = r.get(m, "preserved", path, r.boolean, None)
+        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger, preserved=preserved)
         self.labels.mark("compaction", at)
 
     def step_subagent(self, value: Any, line: int, path: str, *, at: int) -> None:

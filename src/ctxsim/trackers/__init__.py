@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         ratio_hint as ratio_hint,
         user_traceback as user_traceback,
     )
+    from ._gauge import Gauge as Gauge
     from ._readout import PRESETS as PRESETS, Readout as Readout
     from ._resolve import (
         SpecError as SpecError,

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..reference import ContextTracker
-from ..world import Session
-from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory
+from ..world import Quantity, Session, auto_compact_threshold, model_window
+from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory, TrackerWorld, make_tracker
 from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
+from ._gauge import Gauge
 from ._survey import (
     DEFAULT_WINDOW,
     AutocompactGauge,
@@ -109,12 +110,29 @@ _RESULTS_ONLY = {"missing-result": "nowhere", "garbage-values": "crash"}
 _ITERATIONS_OVER = {"usage-iterations": "over", **_RAISES_ON_GARBAGE_PROMPT}
 
 
+# A gauge is told the scenario's world; the contracts tell it none (a 200,000 window), and the one contract on a
+# 1M window (reported as 200,000) is then read five times over.
+_UNTOLD_WINDOW = _breaks(ways={"wrong-context-window": "over"})
+
+
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
     return lambda: LatestUsage(name=name, **kwargs)
 
 
 def _summed(name: str, **kwargs: Any) -> Callable[[], RawDicts]:
     return lambda: RawDicts(SummedUsage(name=name, **kwargs))
+
+
+def _gauge(quantity: Quantity, *, from_name: bool = False, own_threshold: bool = False) -> Callable[..., Gauge]:
+    """The reference shown as ``quantity`` of the world's window and autocompact point; ``from_name``: of the
+    window the model's name claims; ``own_threshold``: to the autocompact point of the model's window, whatever
+    Claude Code compacts at."""
+    def make(world: TrackerWorld = TrackerWorld()) -> Gauge:  # noqa: B008  (a frozen default world)
+        window = model_window(world.model) if from_name else world.window
+        threshold = (auto_compact_threshold(window, 32_000) if own_threshold or from_name
+                     or not world.auto_compact_threshold else world.auto_compact_threshold)
+        return Gauge(ContextTracker(usage=world.usage), quantity, window, threshold)
+    return make
 
 
 CATALOGUE: dict[str, Entry] = {e.name: e for e in (
@@ -248,6 +266,28 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
               **dict.fromkeys(("model-switch", "wrong-context-window"), "under")})),
+    # --- gauges that show another quantity, or over another window, than the one asked ---
+    Entry("window-percent-gauge", _gauge("percent_of_window"),
+          "shows the share of the window used where the share of the way to autocompact left is asked: 61 where "
+          "27 is asked (the two gauges read opposite ways)",
+          "anthropics/claude-code#62210, #18944; sirmalloc/ccstatusline PR #319, Owloops/claude-powerline PR #64",
+          breaks=_UNTOLD_WINDOW),
+    Entry("fixed-200k-gauge", lambda: Gauge(ContextTracker(), "percent_of_window", 200_000, 167_000),
+          "divides by 200,000 whatever the window: a 1M session shows five times its pressure (201% at 402,003)",
+          "anthropics/claude-code#73399, #76751, #39467, #32014; sirmalloc/ccstatusline#233, #429; "
+          "Haleclipse/CCometixLine#26",
+          breaks=_UNTOLD_WINDOW),
+    Entry("model-name-window-gauge", _gauge("percent_of_window", from_name=True),
+          "takes the window from the model's name ([1m]: 1,000,000) where CLAUDE_CODE_DISABLE_1M_CONTEXT left it "
+          "at 200,000: a fifth of the pressure",
+          "sirmalloc/ccstatusline dist/ccstatusline.js:50172-50197 (a [1m] tag in the model id), graykode/abtop#109",
+          breaks=_UNTOLD_WINDOW),
+    Entry("model-window-autocompact-gauge", _gauge("percent_until_autocompact", own_threshold=True),
+          "counts to the model window's autocompact point (167,000 of 200,000) where CLAUDE_CODE_AUTO_COMPACT_WINDOW "
+          "moved it (67,000 of 100,000): shows room the session does not have",
+          "anthropics/claude-code#62210; Claude Code's CLAUDE_CODE_AUTO_COMPACT_WINDOW (ctxsim's REPL recordings, "
+          "autocompact.json)",
+          breaks=_UNTOLD_WINDOW),
     Entry("autocompact-denominator",
           lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
           "the latest call's in+cc+cr divided by the autocompact threshold (window - 20k - 13k), not by the window: "
@@ -259,15 +299,21 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
 """Every catalogued tracker by name."""
 
 
-def reference_for(session: Session) -> ContextTracker:
-    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage."""
-    return ContextTracker(usage=session.usage)
+def reference_for(session: Session) -> ContextTracker | Gauge:
+    """The reference, told what a tracker is told of ``session``'s world: how its provider reports usage; where
+    the session asks a gauge for another quantity than tokens (:attr:`~ctxsim.world.Session.quantity`), the
+    reference's tokens shown as that quantity of the session's window and autocompact point."""
+    reference = ContextTracker(usage=session.usage)
+    if session.quantity == "tokens":
+        return reference
+    return Gauge(reference, session.quantity, session.window, session.auto_compact_threshold)
 
 
-def make(name: str) -> Tracker:
-    """A fresh tracker of the catalogue entry ``name``."""
+def make(name: str, session: Session | None = None) -> Tracker:
+    """A fresh tracker of the catalogue entry ``name`` (told ``session``'s world where it takes one)."""
     try:
-        return CATALOGUE[name].factory()
+        tracker: Tracker = make_tracker(CATALOGUE[name].factory, session)
+        return tracker
     except KeyError:
         known = ", ".join(sorted(CATALOGUE))
         raise KeyError(f"ctxsim: no tracker {name!r} in the catalogue (known: {known})") from None

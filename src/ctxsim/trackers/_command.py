@@ -95,9 +95,9 @@ class CommandTracker:
     """The Claude Code version whose transcript and payload are rendered; default: the CLI bundled in the installed
     ``claude-agent-sdk``."""
     after_compaction: Literal["zero", "null"] | None = None
-    """What the payload's ``context_window`` says right after a compaction: ``null`` (as ctxsim recorded the REPL),
-    ``zero`` (an all-zero ``current_usage`` and 0%, as the research measured it: docs/explanation/shipped-trackers.md);
-    default: what :func:`ctxsim.wire._statusline.after_compaction` says of :attr:`cli_version`."""
+    """Forces what the payload's ``context_window`` says right after every compaction: ``null`` or ``zero`` (an
+    all-zero ``current_usage`` and 0%); default: what the world says (:func:`ctxsim.wire.after_compaction`: zeros
+    when the compaction kept a trailing segment, null when not, as the recorded REPL of every bundled CLI)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``CLAUDE_CONFIG_DIR``,
     ``TERM=dumb`` and these)."""

@@ -86,7 +86,10 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
           "it): dist/ccstatusline.js:58073, research fixtures b1/g",
           "takes a replayed row by its later timestamp (50,003 where the context holds 90,004): "
           "dist/ccstatusline.js:58011-58030, research fixture f",
-          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S",
+          "shows Claude Code's 0 right after a compaction that kept a trailing segment (payload mode): the "
+          "payload's all-zero current_usage, research fixture b1 S",
+          "the boundary's postTokens right after a compaction that kept no segment (payload mode): Claude Code's "
+          "current_usage is null there, so it reads the transcript (dist/ccstatusline.js:49643, :58073)",
           "0 right after /clear, in both modes: a transcript with no usage yet is a context of 0, not unknown "
           "(dist/ccstatusline.js:58073); with the payload's current_usage null it reads the transcript (:49643)"),
          # its documented width override (README.md:136), the width COLUMNS gives: finding no terminal, it would
@@ -101,9 +104,11 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
           "research fixtures b1, d, e, f",
           "transcript fallback: a window of 200,000 offline (data-loader-DZaU_svm.js:3960) where the session's is "
           "1,000,000 (the percentage five times Claude Code's)",
-          "shows Claude Code's 0 right after /compact (payload mode), research fixture b1 S",
-          "payload mode reads total_input_tokens whatever current_usage says: 0 right after /clear, where Claude "
-          "Code's payload has current_usage and used_percentage null (dist/index.js:6189-6192)")),
+          "shows Claude Code's 0 right after a compaction that kept a trailing segment (payload mode): the "
+          "payload's all-zero current_usage, research fixture b1 S",
+          "payload mode reads total_input_tokens whatever current_usage says: 0 right after /clear and right after "
+          "a compaction that kept no segment, where Claude Code's payload has current_usage and used_percentage "
+          "null (dist/index.js:6189-6192)")),
     Tool("ccusage-20", "ccusage@20.0.24", "npm",
          "node {dir}/node_modules/ccusage/src/cli.js statusline --offline --no-cache", "ccusage", MODES,
          "as 17.2.1 (a Rust binary, @ccusage/ccusage-linux-x64), but the transcript mode's window is 1,000,000 for "
@@ -111,8 +116,9 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          ("transcript mode divides by 1,000,000 where Claude Code says 200,000 (140,706 shown as 14%): research "
           "section 1, fixture a T",
           "the transcript fallback of 17.2.1 (stale after /compact, subagent and synthetic rows, replays)",
-          "shows Claude Code's 0 right after /compact (payload mode)",
-          "payload mode: 0 right after /clear, where Claude Code's payload has current_usage null (as 17.2.1)")),
+          "shows Claude Code's 0 right after a compaction that kept a trailing segment (payload mode)",
+          "payload mode: 0 right after /clear and after a compaction that kept no segment, where Claude Code's "
+          "payload has current_usage null (as 17.2.1)")),
     Tool("ccline", "@cometix/ccline-linux-x64@1.1.2", "npm",
          "{dir}/node_modules/@cometix/ccline-linux-x64/ccline", "ccline", ("payload",),
          "never parses context_window (src/config/types.rs:114-120): the last assistant line with usage, "
@@ -124,12 +130,14 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          "cc-statusline", ("payload",),
          "the generated script: remaining = 100 - floor((in+cc+cr of current_usage) x 100 / context_window_size) "
          "(generated statusline.sh:141-165); TBD when current_usage is null or zero; never reads the transcript",
-         ("'TBD' right after /compact, where Claude Code sends a zero current_usage: research fixture b1 S",),
+         ("'TBD' right after a compaction, where Claude Code sends a zero current_usage (a trailing segment kept) "
+          "or a null one (none kept): research fixture b1 S",),
          generate=True),
     Tool("ccstatusline-py", "ccstatusline-py==0.1.2", "pypi", "{dir}/venv/bin/ccstatusline", "ccstatusline-py",
          ("payload",),
          "echoes Claude Code's used_percentage, printed only when non-zero (data.py:47-50, widgets/core.py:41)",
-         ("blank right after /compact, where Claude Code sends 0: research fixture b1 S",)),
+         ("blank right after a compaction, where Claude Code's used_percentage is 0 (a trailing segment kept) or "
+          "null (none kept): research fixture b1 S",)),
 )}
 """The tools, by name (the research's six context trackers; claude-statusline 2.0.1 is left out: its
 ``context_percentage`` is a hard-coded mock)."""
@@ -148,9 +156,9 @@ def installed(tool: Tool, root: Path | None = None) -> Path | None:
 
 
 RESEARCHED_CLI = "2.1.331"
-"""The Claude Code version the research ran the tools against: their verdicts are pinned on its payload, with the
-all-zero ``context_window`` it measured right after ``/compact`` (section 4; ctxsim's own recordings of the REPL
-show ``null`` there, :data:`ctxsim.wire._statusline.AFTER_COMPACTION`)."""
+"""The Claude Code version the research ran the tools against: their verdicts are pinned on what it writes and
+sends. Right after a compaction its payload says what the world says (:func:`ctxsim.wire.after_compaction`): all
+zeros when the compaction kept a trailing segment, null when it kept none, as ``cmd:`` commands are fed."""
 
 
 def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, timeout: float = 20.0,
@@ -164,8 +172,7 @@ def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, time
         raise InstallError(f"ctxsim: {tool.name} ({tool.package}) is not installed under {tool.directory(root)}: "
                            f"run ctxsim tools install {tool.name}")
     return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout, env=dict(tool.env),
-                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version,
-                          after_compaction="zero" if cli_version == RESEARCHED_CLI else None)
+                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version)
 
 
 def install(tool: Tool, root: Path | None = None, *, timeout: float = 300.0) -> Path:

@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from ._content import prompt_text as prompt_text, text_blocks as text_blocks
     from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
     from ._frames import Frame as Frame, Observation as Observation, Script as Script
-    from ._statusline import context_window as context_window, statusline_payloads as statusline_payloads
+    from ._render_transcript import render_transcript as render_transcript
+    from ._statusline import (
+        after_compaction as after_compaction,
+        context_window as context_window,
+        exceeds_200k_tokens as exceeds_200k_tokens,
+        startup_payload as startup_payload,
+        statusline_payloads as statusline_payloads,
+    )
     from ._stream_json import (
         PLACEHOLDER_OUTPUT_TOKENS as PLACEHOLDER_OUTPUT_TOKENS,
         Renderer as Renderer,
@@ -35,7 +42,6 @@ if TYPE_CHECKING:
         TranscriptRender as TranscriptRender,
         iso as iso,
         project_slug as project_slug,
-        render_transcript as render_transcript,
     )
     from ._versions import (
         CAPTURES as CAPTURES,

@@ -49,12 +49,22 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..world import Call, Compaction, ConversationReset, Session, Step, SubagentStart, ToolResult, ToolUse
+from ..world import (
+    Call,
+    Compaction,
+    ConversationReset,
+    Session,
+    Step,
+    SubagentStart,
+    ToolResult,
+    ToolUse,
+    keeps_segment,
+)
+from ._boundary import compact_metadata
 from ._frames import Observation
-from ._stream_json import Renderer, _block_dict, cli_version_rendered
+from ._stream_json import Renderer, _block_dict
 
-__all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug",
-           "render_transcript"]
+__all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug"]
 
 DEFAULT_CWD = "/home/dev/project"
 """The working directory a rendering claims when none is given (the stream-json rendering's)."""
@@ -68,6 +78,13 @@ def project_slug(cwd: str) -> str:
     ``cwd``: every character but ASCII letters and digits made ``-`` (``/tmp/a_b/project`` ->
     ``-tmp-a-b-project``)."""
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def session_start(session: Session) -> datetime:
+    """When a rendering of ``session`` begins (its first transcript row), drawn from its seed and id: the clock
+    the transcript's timestamps and the statusline's ``prompt_cache`` times share."""
+    rng = random.Random(f"ctxsim.wire._transcript:{session.seed}:{session.session_id}")
+    return _EPOCH + timedelta(seconds=rng.randrange(300 * 86_400))
 
 
 def iso(moment: datetime) -> str:
@@ -203,6 +220,12 @@ class _Writer:
         self.tool_rows: dict[str, str] = {}
         """The uuid of the assistant row holding each tool use."""
         self.files_started: set[str] = set()
+        self.calls_since = 0
+        """Main-chain calls since the conversation began or was last compacted."""
+        self.kept: list[str] = []
+        """The main chain's rows from the first row of its last call on (what a compaction would keep)."""
+        self.dropped = 0
+        """Tokens the compactions so far dropped (``cumulativeDroppedTokens``)."""
 
     # rows ------------------------------------------------------------------------------------------------------
 
@@ -222,9 +245,12 @@ class _Writer:
         file.rows.append(row)
         file.order.append(float(next(self.clock)))
 
+    entrypoint = "sdk-py"
+    """What the rows say ran the session."""
+
     def common(self, row: dict[str, Any]) -> dict[str, Any]:
-        row.update({"userType": "external", "entrypoint": "sdk-py", "cwd": self.cwd, "sessionId": self.session_id,
-                    "version": self.version, "gitBranch": "HEAD"})
+        row.update({"userType": "external", "entrypoint": self.entrypoint, "cwd": self.cwd,
+                    "sessionId": self.session_id, "version": self.version, "gitBranch": "HEAD"})
         return row
 
     def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
@@ -240,6 +266,8 @@ class _Writer:
         self.append(path, self.common(row))
         if agent is None:
             self.tail = uid
+            if self.kept and kind != "attachment":
+                self.kept.append(uid)
         else:
             self.agents[agent] = (self.agents[agent][0], uid)
         return uid
@@ -287,32 +315,52 @@ class _Writer:
         if agent is not None and agent not in self.agents:
             self.agents[agent] = (self.agent_id(), None)
         if agent is None:
-            self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
-                       "timestamp": self.tick(20), "version": self.version, "querySource": "sdk",
-                       "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+            self.api_request(call)
         self.now += timedelta(milliseconds=150)
         for index, block in enumerate(call.blocks):
-            message = {"id": call.message_id, "type": "message", "role": "assistant", "model": call.model,
+            message = {"id": call.message_id, "type": "message", "role": "assistant",
+                       "model": call.model.removesuffix("[1m]"),  # the API's model: the CLI strips the suffix
                        "content": [_block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
-                       "usage": self.usage(call)}
+                       "usage": self.usage(call), "stop_details": None}
             fields: dict[str, Any] = {"message": message, "apiBlockIndex": index}
             if call.request_id is not None:
                 fields["requestId"] = call.request_id
+            fields.update(self.reply_fields(call))
             uid = self.chained("assistant", fields, agent=agent)
+            if agent is None and index == 0:
+                self.kept = [uid]
             if isinstance(block, ToolUse):
                 self.tool_rows[block.id] = uid
+        if agent is None:
+            self.calls_since += 1
+
+    def reply_fields(self, call: Call) -> dict[str, Any]:
+        """More fields of a reply's rows (the SDK's transcript: none)."""
+        return {}
+
+    def api_request(self, call: Call) -> None:
+        """The lines the CLI writes of a main-chain request before its reply."""
+        self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
+                   "timestamp": self.tick(20), "version": self.version, "querySource": "sdk",
+                   "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
 
     def usage(self, call: Call) -> dict[str, Any]:
-        """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line)."""
+        """A row's usage: the call's, finalized (its own dict on every row, as the CLI writes each line), with
+        the keys the CLI adds to the API's (recorded from 2.1.330-2.1.332)."""
         return {
             "input_tokens": self.session.reported_input(call),
             "cache_creation_input_tokens": call.cache_creation_input_tokens,
             "cache_read_input_tokens": call.cache_read_input_tokens,
             "output_tokens": call.output_tokens,
+            "output_tokens_details": {"thinking_tokens": 0},
             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
             "service_tier": "standard",
             "cache_creation": {"ephemeral_1h_input_tokens": 0,
                                "ephemeral_5m_input_tokens": call.cache_creation_input_tokens},
+            "inference_geo": "",
+            "iterations": [],
+            "speed": "standard",
+            "fallback_credit": None,
         }
 
     def tool_result(self, result: ToolResult) -> None:
@@ -339,23 +387,35 @@ class _Writer:
 
     def compaction(self, step: Compaction, manual: bool) -> None:
         before = self.tail
-        uid = self.uuid()
-        meta = {"trigger": step.trigger, "preTokens": step.pre_tokens, "postTokens": step.post_tokens}
+        uid, summary = self.uuid(), self.uuid()
+        kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else None
+        self.dropped += max(0, step.pre_tokens - step.post_tokens)
         row = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": False, "type": "system",
-               "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
-               "timestamp": self.tick(400), "uuid": uid, "level": "info", "compactMetadata": meta}
+               "subtype": "compact_boundary", "content": "Conversation compacted", "level": "info",
+               "compactMetadata": compact_metadata(step, kept, summary, self.dropped),
+               "uuid": uid, "timestamp": self.tick(400)}
         self.append(self.main_path, self.common(row))
-        self.tail = uid
-        self.chained("user", {"message": {"role": "user", "content": (
-            "This session is being continued from a previous conversation that ran out of context. The summary "
-            "below covers the earlier portion of the conversation.")},
-            "isVisibleInTranscriptOnly": True, "isCompactSummary": True})
+        self.tail, self.kept, self.calls_since = uid, [], 0
+        self.summary(summary)
         if manual:
             self.command("compact", "Compacted")
+        self.after_compaction()
+
+    def after_compaction(self) -> None:
+        """What the CLI writes after a compaction's rows (the SDK's transcript: nothing)."""
+
+    def summary(self, uid: str) -> None:
+        """The user row of the summary that follows a boundary (its uuid drawn before the boundary names it)."""
+        row = {"parentUuid": self.tail, "isSidechain": False, "type": "user", "message": {"role": "user", "content": (
+            "This session is being continued from a previous conversation that ran out of context. The summary "
+            "below covers the earlier portion of the conversation.")},
+            "isVisibleInTranscriptOnly": True, "isCompactSummary": True, "uuid": uid, "timestamp": self.tick(5)}
+        self.append(self.main_path, self.common(row))
+        self.tail = uid
 
     def reset(self, step: ConversationReset) -> None:
         self.session_id = step.new_session_id
-        self.tail = None
+        self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)
         self.line({"type": "mode", "mode": "normal"})
         self.command("clear", None)
@@ -386,28 +446,13 @@ class _Writer:
         for n, (step, frames) in enumerate(walk):
             if step is not None:
                 self.step(step, command)
-            elif n == len(walk) - 1:  # the result: the query's closing line
-                self.line({"type": "last-prompt", "lastPrompt": query.prompt, "leafUuid": self.tail,
-                           "sessionId": self.session_id})
+            elif n == len(walk) - 1:  # the result: the query's closing lines
+                self.close(query.prompt, command)
             for frame in frames:
                 if frame.observation is not None:
                     self.point(frame.observation)
 
 
-def render_transcript(session: Session, *, cli_version: str | None = None, cwd: str = DEFAULT_CWD,
-                      started_at: datetime | None = None) -> TranscriptRender:
-    """Render ``session`` as the transcript files the CLI writes, with the rows written at each observation point.
-
-    ``cli_version`` is the ``version`` the rows claim (default: the CLI bundled in the installed
-    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`); ``cwd`` the working directory
-    (it names the project directory, :func:`project_slug`); ``started_at`` the first row's time (default: a
-    moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
-    timestamps included.
-    """
-    writer = _Writer(session, cwd, cli_version_rendered(cli_version), started_at)
-    for index in range(len(session.queries)):
-        writer.query(index)
-    if not writer.files:
-        writer.files[writer.main_path] = TranscriptFile(writer.main_path)
-    return TranscriptRender(writer.files, writer.points, cwd, writer.version)
-
+    def close(self, prompt: str, command: bool) -> None:
+        """The lines that close a query."""
+        self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})

@@ -13,6 +13,11 @@ from .._lazy import lazy_face
 if TYPE_CHECKING:
     from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
     from ._content import dress as dress, prompts as prompts
+    from ._quantity import (
+        QUANTITY_NAMES as QUANTITY_NAMES,
+        in_quantity as in_quantity,
+        tokens_band as tokens_band,
+    )
     from ._session import (
         CHARS_PER_TOKEN as CHARS_PER_TOKEN,
         DEFAULT_MODEL as DEFAULT_MODEL,
@@ -21,6 +26,8 @@ if TYPE_CHECKING:
         Compaction as Compaction,
         ConversationReset as ConversationReset,
         DeltaUsage as DeltaUsage,
+        Entrypoint as Entrypoint,
+        Quantity as Quantity,
         Query as Query,
         Session as Session,
         Step as Step,
@@ -33,6 +40,8 @@ if TYPE_CHECKING:
         UsageConvention as UsageConvention,
         auto_compact_threshold as auto_compact_threshold,
         compaction_truth as compaction_truth,
+        keeps_segment as keeps_segment,
+        model_window as model_window,
         system_prefix as system_prefix,
     )
     from ._shapes import (

@@ -18,6 +18,8 @@ from ._session import (
     Call,
     Compaction,
     ConversationReset,
+    Entrypoint,
+    Quantity,
     Query,
     Session,
     Step,
@@ -103,6 +105,12 @@ class SessionBuilder:
     """Uncached ``input_tokens`` of a derived call (real sessions show 1 to 10)."""
     usage: UsageConvention = "additive"
     """How the provider reports usage (:data:`~ctxsim.world.UsageConvention`)."""
+    auto_compact_window: int | None = None
+    """``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: the window Claude Code compacts against, when not the model's."""
+    entrypoint: Entrypoint = "sdk"
+    """How the session ran: the shape of its transcript (:data:`~ctxsim.world.Entrypoint`)."""
+    quantity: Quantity = "tokens"
+    """What the gauge under test is asked to show (:data:`~ctxsim.world.Quantity`)."""
     _rng: random.Random = field(init=False, repr=False)
     _queries: list[Query] = field(init=False, repr=False, default_factory=list)
     _steps: list[Step] | None = field(init=False, repr=False, default=None)
@@ -278,12 +286,13 @@ class SessionBuilder:
         return self
 
     def compact(self, post_tokens: int | None = None, *, context: int | None = None, pre_tokens: int | None = None,
-                trigger: Literal["auto", "manual"] = "auto") -> SessionBuilder:
+                trigger: Literal["auto", "manual"] = "auto", preserved: bool | None = None) -> SessionBuilder:
         """Compact the main chain: its boundary reports ``post_tokens`` (the summary), after which the context
         holds ``context`` (the system prompt, tools and skills too: what ``/context`` shows).
 
         Give either: ``context`` defaults to the baseline plus ``post_tokens``, ``post_tokens`` to ``context``
-        less the baseline. ``pre_tokens`` defaults to the current context.
+        less the baseline. ``pre_tokens`` defaults to the current context. ``preserved`` says whether the last
+        reply is kept after the summary (None: as Claude Code decides, :func:`~ctxsim.world.keeps_segment`).
         """
         if post_tokens is None and context is None:
             raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
@@ -299,7 +308,7 @@ class SessionBuilder:
         if pre_tokens is None:
             last = (chain.last_prompt or self.baseline) + chain.last_output
             pre_tokens = last + chain.pending_growth
-        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context))
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, preserved=preserved))
         chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
         chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self
@@ -376,4 +385,7 @@ class SessionBuilder:
             seed=self.seed,
             name=self.name,
             usage=self.usage,
+            auto_compact_window=self.auto_compact_window,
+            entrypoint=self.entrypoint,
+            quantity=self.quantity,
         )

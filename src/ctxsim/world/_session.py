@@ -26,6 +26,8 @@ __all__ = [
     "Compaction",
     "ConversationReset",
     "DeltaUsage",
+    "Entrypoint",
+    "Quantity",
     "Query",
     "Session",
     "Step",
@@ -38,6 +40,8 @@ __all__ = [
     "UsageConvention",
     "auto_compact_threshold",
     "compaction_truth",
+    "keeps_segment",
+    "model_window",
     "system_prefix",
 ]
 
@@ -53,6 +57,32 @@ MAX_SYSTEM_PREFIX = 30_000
 10,429 + 1,552 tokens (2.1.330, the capture of that release) and a 21,460-token cached prefix (an older CLI, in real
 recordings); a
 first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
+
+
+ONE_MILLION = 1_000_000
+"""The window of a model run with the ``[1m]`` suffix (the 1M-context beta)."""
+
+
+def model_window(model: str, *, disable_1m_context: bool = False) -> int:
+    """The context window Claude Code gives ``model``: 1,000,000 for an id with the ``[1m]`` suffix
+    (``claude-sonnet-4-5[1m]``) unless ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` is set (``disable_1m_context``), else
+    200,000. Recorded with the REPL of Claude Code 2.1.330-2.1.332: ``context_window_size`` 1000000 for
+    ``claude-sonnet-4-5[1m]``, 200000 with the variable set (the model id and its ``(1M context)`` display name
+    unchanged)."""
+    return ONE_MILLION if model.endswith("[1m]") and not disable_1m_context else 200_000
+
+
+Entrypoint = Literal["sdk", "repl"]
+"""How the session was run, which decides the transcript's shape: ``sdk``, through the Agent SDK (``entrypoint:
+sdk-py``, queue operations, ``promptSource: sdk``), or ``repl``, Claude Code's interactive REPL, what statusline
+tools read (``entrypoint: cli``, ``system/turn_duration`` rows, mode and permission-mode lines, attachments
+re-injected after a compaction)."""
+
+Quantity = Literal["tokens", "percent_of_window", "percent_until_autocompact", "tokens_left"]
+"""What a gauge's number means: ``tokens`` in the context; ``percent_of_window``, the share of the raw window used
+(Claude Code's ``used_percentage``, rounded); ``percent_until_autocompact``, the share of the way to the
+autocompact point still left (Claude Code's "Context left until auto-compact"), ``100 * (threshold - tokens) /
+threshold``; ``tokens_left``, the window less the tokens in the context."""
 
 
 def auto_compact_threshold(window: int, max_output_tokens: int) -> int:
@@ -173,6 +203,21 @@ class Compaction:
     summary: Call | None = None
     """The summary request Claude Code made: its usage counts in the results' cumulative ``modelUsage`` and
     ``total_cost_usd`` and in no other frame (``ctxsim.live`` measured it)."""
+    preserved: bool | None = None
+    """Whether the compaction kept the conversation's last reply verbatim after the summary (the CLI's
+    ``compactMetadata.preservedSegment``); None: as the CLI decides, :func:`keeps_segment`."""
+
+
+def keeps_segment(compaction: Compaction, main_calls_before: int) -> bool:
+    """Whether ``compaction`` keeps a trailing segment, given the main-chain calls since the conversation began (or
+    the last compaction or reset): its :attr:`~Compaction.preserved` when stated, else what Claude Code 2.1.330 to
+    2.1.332 did in every REPL recording: a segment (the last reply and its turn's end) is kept when two or more
+    calls came before, none after a single call (nothing else to summarise). It decides the statusline right after
+    the compaction: the CLI zeroes the usage of the kept reply, so ``current_usage`` is all zeros with a segment
+    and null without one."""
+    if compaction.preserved is not None:
+        return compaction.preserved
+    return main_calls_before >= 2
 
 
 @dataclass(frozen=True)
@@ -289,6 +334,10 @@ class Session:
     auto_compact_at: int | None = None
     """Where the CLI said it autocompacts (``get_context_usage``'s ``autoCompactThreshold``), for a session taken
     from a live run; None: :func:`auto_compact_threshold` of the window."""
+    entrypoint: Entrypoint = "sdk"
+    """How the session ran (:data:`Entrypoint`): the shape of its transcript."""
+    quantity: Quantity = "tokens"
+    """What the gauge under test is asked to show (:data:`Quantity`): its number is judged as that quantity."""
 
     @property
     def calls(self) -> tuple[Call, ...]:

@@ -1,0 +1,132 @@
+"""The transcript Claude Code's interactive REPL writes (``entrypoint: repl``), as statusline tools read it.
+
+The SDK's transcript (:mod:`._transcript`) and the REPL's carry the same calls, tool results and compactions; what
+differs is what a hand-written tracker trips on when it reads the last row's type or follows ``parentUuid``. As
+recorded from the REPL of Claude Code 2.1.330-2.1.332 (``ctxsim/live/captures/claude-code-*/repl/``), the
+REPL's file:
+
+- opens with ``mode``, ``permission-mode`` and ``atis-latch`` lines, writes a ``file-history-snapshot`` line before
+  each prompt and compaction, and no ``queue-operation`` lines;
+- writes the prompt as a ``user`` row with ``promptSource: typed``, ``permissionMode: default``, ``origin``,
+  ``turnOrigin`` and ``turnPosition``, followed by ``attachment`` rows in the chain (the environment, the model,
+  tools, agents, skills, ``total_tokens_reminder``, the date, ``prompt_snapshot``...; on later turns a
+  ``total_tokens_reminder`` alone);
+- writes ``api-request-shape``, ``api-request-blob`` and ``api-request`` lines before each reply, and the reply's
+  rows with ``requestRef``, ``requestedModel``, ``promptCacheRequested``, ``perTurnEffort`` and ``madeBy``;
+- ends each turn with a ``system``/``turn_duration`` row in the chain (so a boundary's ``logicalParentUuid`` and a
+  kept segment's ``tailUuid`` point at it), then ``last-prompt``, ``mode``, ``permission-mode`` and ``atis-latch``;
+- re-injects the environment, model, tool, agent and skill attachments after a compaction's rows;
+- starts a ``/clear``'s new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
+
+``entrypoint`` says ``cli``. Attachment bodies are short stand-ins for the CLI's (trackers skip them).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..world import Call, ConversationReset, Session
+from ._transcript import _Writer, iso
+
+__all__ = ["ReplWriter"]
+
+_FIRST_TURN = ("environment", "model", "deferred_tools_delta", "agent_listing_delta", "skill_listing",
+               "total_tokens_reminder", "session_context", "date", "remote_session_change", "prompt_snapshot")
+"""The attachments after a conversation's first prompt, in the CLI's order."""
+_AFTER_COMPACTION = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "environment", "model")
+"""The attachments re-injected after a compaction's rows."""
+_TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
+                          "prompt_snapshot")
+"""The attachments after the first prompt that follows a compaction."""
+
+
+class ReplWriter(_Writer):
+    """Writes a session's rows in the shape of the REPL's transcript (see the module's docstring)."""
+
+    entrypoint = "cli"
+
+    def __init__(self, session: Session, cwd: str, cli_version: str, started_at: datetime | None) -> None:
+        super().__init__(session, cwd, cli_version, started_at)
+        self.prompts = 0
+        self.prompt_id = ""
+        self.turn_started = self.now
+        self.turn_rows = 0
+        self.attachments: tuple[str, ...] = _FIRST_TURN
+        """The attachments the next prompt brings."""
+
+    def state(self) -> None:
+        """The mode lines the REPL writes when a file opens and after each turn."""
+        for row in ({"type": "mode", "mode": "normal"}, {"type": "permission-mode", "permissionMode": "default"},
+                    {"type": "atis-latch", "atis": ""}):
+            self.line({**row, "sessionId": self.session_id})
+
+    def snapshot(self) -> None:
+        message = self.uuid()
+        self.line({"type": "file-history-snapshot", "messageId": message,
+                   "snapshot": {"messageId": message, "trackedFileBackups": {}, "timestamp": iso(self.now)},
+                   "isSnapshotUpdate": False})
+
+    def attachment(self, kind: str) -> None:
+        body: dict[str, Any] = {"type": kind}
+        if kind == "date":
+            body["date"] = self.now.date().isoformat()
+        elif kind == "model":
+            body["identity"] = {"modelId": self.session.model}
+        self.chained("attachment", {"attachment": body}, ms=1)
+
+    def prompt(self, text: str, command: bool) -> None:
+        if self.main_path not in self.files:
+            self.state()
+        self.now += timedelta(milliseconds=300)
+        if command:
+            return
+        self.snapshot()
+        self.prompts += 1
+        self.prompt_id = self.uuid()
+        self.turn_started, self.turn_rows = self.now, 0
+        self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
+                              "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
+                              "turnOrigin": "human",
+                              "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts}})
+        for kind in self.attachments:
+            self.attachment(kind)
+        self.attachments = ("total_tokens_reminder",)
+
+    def api_request(self, call: Call) -> None:
+        self.line({"type": "api-request-blob", "sessionId": self.session_id, "hash": self.uuid(),
+                   "message": {"role": "user", "content": "..."}})
+        self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
+                   "timestamp": self.tick(20), "version": self.version, "querySource": "repl_main_thread",
+                   "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+
+    def reply_fields(self, call: Call) -> dict[str, Any]:
+        return {"requestedModel": call.model, "promptCacheRequested": "5m", "perTurnEffort": None,
+                "madeBy": "model", "session_id": self.session_id}
+
+    def close(self, prompt: str, command: bool) -> None:
+        if command:
+            return
+        elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
+        self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
+                                "messageCount": len(self.files[self.main_path].rows), "isMeta": False})
+        self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
+        self.state()
+
+    def compaction(self, step: Any, manual: bool) -> None:
+        self.snapshot()
+        super().compaction(step, manual)
+
+    def after_compaction(self) -> None:
+        for kind in _AFTER_COMPACTION:
+            self.attachment(kind)
+        self.attachments = _TURN_AFTER_COMPACTION
+
+    def reset(self, step: ConversationReset) -> None:
+        self.session_id = step.new_session_id
+        self.tail, self.kept, self.calls_since = None, [], 0
+        self.files_started.add(self.main_path)
+        self.line({"type": "mode", "mode": "normal", "sessionId": self.session_id})
+        self.snapshot()
+        self.command("clear", None)
+        self.attachments = _FIRST_TURN

@@ -1,0 +1,109 @@
+"""Quantities: a gauge's number judged as what its scenario asks (% of the window, % until autocompact, tokens
+left), and the verdict naming the confusion when it shows another, on the corpus's window scenarios. Every expected
+number here is worked by hand from the scenario's calls (as in each scenario's description), not taken from the
+reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxsim.check import run_tracker
+from ctxsim.reference import ContextTracker
+from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.trackers import Gauge, reference_for
+from ctxsim.world import SessionBuilder, in_quantity, tokens_band
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def _scenario(name: str) -> SessionScenario:
+    scenario = load_scenario(SCENARIOS / f"{name}.yaml")
+    assert isinstance(scenario, SessionScenario)
+    return scenario
+
+
+def _gauge(quantity: str, window: int, threshold: int) -> Gauge:
+    return Gauge(ContextTracker(), quantity, window, threshold)  # type: ignore[arg-type]
+
+
+def test_the_arithmetic_worked_by_hand() -> None:
+    assert in_quantity(483_500, "percent_of_window", 1_000_000, 967_000) == 48.35
+    assert in_quantity(483_500, "percent_until_autocompact", 1_000_000, 967_000) == 50.0
+    assert in_quantity(483_500, "tokens_left", 1_000_000, 967_000) == 516_500
+    assert tokens_band(75, "percent_of_window", 200_000, 167_000) == (149_000, 151_000)
+    assert tokens_band(10, "percent_until_autocompact", 200_000, 167_000) == (149_465, 151_135)
+    assert tokens_band(49_997, "tokens_left", 200_000, 167_000) == (150_003, 150_003)
+
+
+def test_percent_of_window_where_until_autocompact_is_asked_fails_naming_it() -> None:
+    scenario = _scenario("percent-until-autocompact")
+    session = scenario.session
+    assert (session.quantity, session.auto_compact_threshold) == ("percent_until_autocompact", 167_000)
+    assert run_tracker(reference_for(session), session, tolerance=scenario.tolerance).ok
+    report = run_tracker(_gauge("percent_of_window", 200_000, 167_000), session, tolerance=scenario.tolerance)
+    assert [p.shown for p in report.points] == [61, 61, 75, 75]  # 122,003 and 150,003 of 200,000
+    assert not report.ok
+    assert report.confusion == ("ctxsim: the gauge shows % of the window where the scenario asks % until "
+                                "autocompact")
+    assert report.confusion in str(report)
+    right = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000), session, tolerance=scenario.tolerance)
+    assert right.ok and [p.shown for p in right.points] == [27, 27, 10, 10]
+
+
+def test_a_1m_session_divided_by_200k_fails_naming_the_window() -> None:
+    scenario = _scenario("window-1m-suffix")
+    session = scenario.session
+    assert (session.window, session.model) == (1_000_000, "claude-sonnet-4-5[1m]")  # from the [1m] suffix
+    assert run_tracker(reference_for(session), session, tolerance=scenario.tolerance).ok
+    report = run_tracker(_gauge("percent_of_window", 200_000, 167_000), session, tolerance=scenario.tolerance)
+    assert [p.shown for p in report.points if "call" in p.observation.label] == [201, 485, 21]
+    assert report.confusion == "ctxsim: the gauge divides by 200,000 on a 1,000,000 window"
+    right = run_tracker(_gauge("percent_of_window", 1_000_000, 967_000), session, tolerance=scenario.tolerance)
+    assert right.ok and [p.shown for p in right.points if "call" in p.observation.label] == [40, 97, 4]
+
+
+def test_a_1m_model_with_1m_disabled_divided_by_1m_fails_naming_the_window() -> None:
+    scenario = _scenario("window-1m-disabled")
+    session = scenario.session
+    assert session.window == 200_000
+    report = run_tracker(_gauge("percent_of_window", 1_000_000, 967_000), session, tolerance=scenario.tolerance)
+    assert [p.shown for p in report.points][:1] == [15]
+    assert report.confusion == "ctxsim: the gauge divides by 1,000,000 on a 200,000 window"
+
+
+def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_window_is_named() -> None:
+    scenario = _scenario("autocompact-window-setting")
+    session = scenario.session
+    assert (session.window, session.auto_compact_window, session.auto_compact_threshold) == (200_000, 100_000,
+                                                                                             67_000)
+    assert run_tracker(reference_for(session), session, tolerance=scenario.tolerance).ok
+    report = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000), session,
+                         tolerance=scenario.tolerance)
+    assert [p.shown for p in report.points if "call" in p.observation.label] == [81, 64, 91]
+    assert report.confusion == ("ctxsim: the gauge counts to an autocompact point of 167,000 where the session "
+                                "compacts at 67,000")
+
+
+def test_a_token_tracker_where_a_percentage_is_asked_is_named() -> None:
+    scenario = _scenario("percent-until-autocompact")
+    report = run_tracker(ContextTracker(), scenario.session, tolerance=scenario.tolerance)
+    assert report.confusion == "ctxsim: the gauge shows tokens where the scenario asks % until autocompact"
+
+
+def test_a_declared_quantity_is_read_when_the_scenario_asks_tokens() -> None:
+    session = (SessionBuilder(window=1_000_000).query("a").call(input=3, cache_creation=0, cache_read=300_000)
+               .build())
+    assert session.quantity == "tokens"
+    assert run_tracker(_gauge("tokens_left", 1_000_000, 967_000), session).ok  # 699,997 tokens left
+    wrong = run_tracker(_gauge("tokens_left", 200_000, 167_000), session)
+    assert not wrong.ok and wrong.confusion == "ctxsim: the gauge subtracts from 200,000 on a 1,000,000 window"
+
+
+@pytest.mark.parametrize("name", ["window-1m-suffix", "window-1m-disabled", "percent-until-autocompact",
+                                  "autocompact-window-setting"])
+def test_no_confusion_is_named_where_the_gauge_is_right(name: str) -> None:
+    scenario = _scenario(name)
+    report = run_tracker(reference_for(scenario.session), scenario.session, tolerance=scenario.tolerance)
+    assert report.ok and report.confusion is None
