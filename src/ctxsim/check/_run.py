@@ -19,7 +19,9 @@ A :class:`~ctxsim.trackers.PointTracker` (a statusline command, ``cmd:``) is not
 its estimates at the same points, the world rendered as Claude Code shows it there, and judged the same way; an
 estimate that is a band (a percentage shown to a precision) is off by how far the band lies from the truth's. One
 that cannot be read (a command that fails, hangs or prints nonsense) leaves its ``ctxsim:`` line in the report's
-``error``: no verdict.
+``error``: no verdict. So does a tracker fed messages that raises :class:`~ctxsim.trackers.PointTrackerError` (a
+stream tracker, ``stream:``, whose process cannot be read). A tracker with a ``session_ended()`` method has it called
+once the session is played, whatever the outcome (a stream tracker stops its process there).
 
 From async code, ``await`` :func:`arun_tracker` or :func:`assert_tracks_async`. The synchronous :func:`run_tracker`
 and :func:`assert_tracks` work from anywhere: called where an event loop already runs (an ``asyncio`` or ``anyio``
@@ -167,6 +169,9 @@ class _Probe:
         return True
 
     def _raised(self, exc: Exception, message: Any, frame: Frame) -> bool:
+        if isinstance(exc, PointTrackerError):  # a tracker's process that could not be read (stream:): no verdict
+            self.report.error = str(exc)
+            return False
         self.report.traceback = user_traceback(exc)
         return self._fail(f"raised {type(exc).__name__}: {exc}", message, frame)
 
@@ -246,6 +251,7 @@ async def arun_tracker(
         if waited.cancelled_caught:
             progress.wait("the SDK client to disconnect")
             progress.stalled()
+        _close(tracker)
     return report
 
 
@@ -297,12 +303,23 @@ def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[
     if isinstance(tracker, PointTracker):
         return _run_points(tracker, session, report, faults)
     probe = _Probe(tracker, report)
-    for script in scripts:
-        for frame in script.frames:
-            message = client_message(frame.data)
-            if message is not None and not probe.feed_now(message, frame):
-                return report
+    try:
+        for script in scripts:
+            for frame in script.frames:
+                message = client_message(frame.data)
+                if message is not None and not probe.feed_now(message, frame):
+                    return report
+    finally:
+        _close(tracker)
     return report
+
+
+def _close(tracker: object) -> None:
+    """The session is played: a tracker with ``session_ended()`` is told so (a stream tracker stops its process;
+    the next session gets a fresh one)."""
+    ended = getattr(tracker, "session_ended", None)
+    if callable(ended):
+        ended()
 
 
 def assert_tracks(tracker: AnyTracker, session: Session, *, tolerance: int = 0,

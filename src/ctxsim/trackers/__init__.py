@@ -1,5 +1,6 @@
 """Trackers: what a tracker is (:mod:`.base`), statusline commands as trackers (:mod:`.command`, read by
-:mod:`.readout`; the shipped tools at pinned versions in :mod:`.shipped`), naming one on a command line
+:mod:`.readout`; the shipped tools at pinned versions in :mod:`.shipped`), trackers in any language fed the stream
+(:mod:`.stream`, one process per session speaking a line protocol), naming one on a command line
 (:mod:`.resolve`), and the catalogue of
 the reference and faithful reproductions of trackers with known bugs (:mod:`.catalogue`; formulas in :mod:`.seeds`
 and :mod:`.survey`). Names load on first use: the reference implements :mod:`.base` without loading the catalogue.
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         ResultsOnly as ResultsOnly,
         Tracker as Tracker,
         TrackerFactory as TrackerFactory,
+        TrackerWorld as TrackerWorld,
         make_tracker as make_tracker,
         tracker_name as tracker_name,
     )
@@ -61,5 +63,6 @@ if TYPE_CHECKING:
         installed as installed,
         tracker as tracker,
     )
+    from ._stream import StreamTracker as StreamTracker, parse_stream_spec as parse_stream_spec
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -216,6 +216,12 @@ class TrackerWorld:
     auto_compact_threshold: int = 0
     """Where Claude Code compacts on its own, in tokens (0: not stated)."""
 
+    def environment(self) -> dict[str, str]:
+        """The world as a command is told it, in environment variables: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``
+        (``additive`` or ``inclusive``), ``CTXSIM_AUTOCOMPACT`` (tokens; 0: not stated) and ``CTXSIM_MODEL``."""
+        return {"CTXSIM_WINDOW": str(self.window), "CTXSIM_USAGE": self.usage,
+                "CTXSIM_AUTOCOMPACT": str(self.auto_compact_threshold), "CTXSIM_MODEL": self.model}
+
     @classmethod
     def of(cls, session: Session) -> TrackerWorld:
         """The world of ``session``."""
