@@ -2,7 +2,8 @@
 
 :mod:`.api` is the fake Anthropic Messages API on 127.0.0.1; :mod:`.claude` the options and the lifecycle that run
 the bundled CLI against it through the real ``ClaudeSDKClient``; :mod:`.conformance` the scripted sessions played
-live and in-process and compared field by field; :mod:`.record` the captures written into the tests.
+live and in-process and compared field by field; :mod:`.record` the captures written into the tests; :mod:`.serve`
+one scenario served to any client of the real CLI (``ctxsim serve``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
         live_skip_reason as live_skip_reason,
         run_scenario_live as run_scenario_live,
         tracker_skip_reason as tracker_skip_reason,
+    )
+    from ._serve import (
+        EstimatesError as EstimatesError,
+        ScenarioServer as ScenarioServer,
+        read_estimates as read_estimates,
     )
     from ._statusline import (
         STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
