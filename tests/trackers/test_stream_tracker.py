@@ -221,3 +221,13 @@ def test_ctxsim_run_takes_a_stream_tracker(capsys: pytest.CaptureFixture[str]) -
                  f"stream:{sys.executable} -c \"import sys\nfor _ in sys.stdin: print('null', flush=True)\""])
     out = capsys.readouterr().out
     assert code == 1 and "== stream:" in out and "no estimate" in out.lower()
+
+
+@needs_node
+def test_the_documented_node_example_speaks_the_protocol_and_tracks_a_plain_tool_session(tmp_path: Path) -> None:
+    page = (HERE.parents[1] / "docs" / "how-to" / "trackers-in-any-language.md").read_text(encoding="utf-8")
+    example = page.split("```js\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 16  # the page promises a short one
+    (tmp_path / "last-call.mjs").write_text(example, encoding="utf-8")
+    report = run_tracker(StreamTracker("node last-call.mjs", cwd=str(tmp_path)), tool_use_session())
+    assert report.ok, str(report)
