@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_command_tracker import tool_use_session  # the same plain tool session as cmd:'s tests
 
 from ctxsim.check import run_tracker
 from ctxsim.cli import main
@@ -20,7 +21,7 @@ from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.sdk import client_message
 from ctxsim.trackers import StreamTracker, TrackerSpecError, TrackerWorld, make_tracker, parse_stream_spec, resolve
 from ctxsim.wire import Frame, Script, render
-from ctxsim.world import Session, SessionBuilder
+from ctxsim.world import SessionBuilder
 
 HERE = Path(__file__).resolve().parent
 TRACKERS = HERE.parent / "stream_trackers"
@@ -31,16 +32,6 @@ def yielded(script: Script) -> list[Frame]:
     return [frame for frame in script.frames if client_message(frame.data) is not None]
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="ctxsim: node is not on PATH")
-
-
-def tool_use_session() -> Session:
-    """A plain tool-use session: calls written as several content blocks (thinking, text, tool use) each."""
-    builder = SessionBuilder(seed=7).query("Fix the failing test")
-    builder.call(input=3, cache_creation=4_000, cache_read=30_000, blocks=("thinking", "text", "tool_use"),
-                 results=(1_500,))
-    builder.call(input=5, cache_creation=1_700, cache_read=34_000, blocks=("text", "tool_use"), results=(800,))
-    builder.call(input=4, cache_creation=900, cache_read=35_700, blocks=("text",))
-    return builder.build()
 
 
 def sh(script: str, **options: object) -> StreamTracker:

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files, _write_page
 from ._tools import _cell
 
 
@@ -69,11 +69,5 @@ def _judge(args: argparse.Namespace) -> int:
              verdict_line, "", f"| scenario | expected | {spec.name} |", "|---|---|---|", *rows, ""]
     if errors:
         lines += ["## Errors", "", *errors, ""]
-    page = "\n".join(lines)
-    if args.out is None:
-        print(page)
-    else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(page, encoding="utf-8")
-        print(f"ctxsim judge: report written to {args.out}", file=sys.stderr)
+    _write_page("\n".join(lines), args.out, "ctxsim judge: report")
     return 1 if unmet else 0
