@@ -20,7 +20,7 @@ from ctxsim.runner import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.sdk import client_message
 from ctxsim.trackers import StreamTracker, TrackerSpecError, TrackerWorld, make_tracker, parse_stream_spec, resolve
-from ctxsim.wire import Frame, Script, render
+from ctxsim.wire import Frame, Script, cli_version_rendered, render
 from ctxsim.world import SessionBuilder
 
 HERE = Path(__file__).resolve().parent
@@ -121,7 +121,8 @@ def test_the_command_is_told_the_world_and_runs_where_ctxsim_was_started(tmp_pat
     world = TrackerWorld(window=123_456, usage="inclusive", auto_compact_threshold=100_000)
     tracker = spec.factory(world=world)  # type: ignore[call-arg]
     env = tracker.environment()  # type: ignore[union-attr]
-    assert (env["CTXSIM_WINDOW"], env["CTXSIM_USAGE"], env["CTXSIM_AUTOCOMPACT"]) == ("123456", "inclusive", "100000")
+    told = (env["CTXSIM_WINDOW"], env["CTXSIM_USAGE"], env["CTXSIM_AUTOCOMPACT_TOKENS"], env["CTXSIM_CLI_VERSION"])
+    assert told == ("123456", "inclusive", "100000", cli_version_rendered())
     monkeypatch.chdir(HERE)  # the directory it was made in counts, not where the run happens
     report = run_tracker(tracker, tool_use_session())  # type: ignore[arg-type]
     assert report.error is None, report.error

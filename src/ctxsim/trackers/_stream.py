@@ -13,9 +13,9 @@ and speaks the *stream tracker protocol* with it:
 - the estimate it gives after the message that closes an observation point is the one judged there.
 
 The command learns the world of the session from environment variables (:meth:`TrackerWorld.environment
-<ctxsim.trackers.TrackerWorld.environment>`: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``, ``CTXSIM_AUTOCOMPACT``,
-``CTXSIM_MODEL``), and runs where ctxsim was started, with the user's ``HOME``. It is started at the session's first
-message and stopped after its last (stdin closed, then its process group killed):
+<ctxsim.trackers.TrackerWorld.environment>`: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``, ``CTXSIM_AUTOCOMPACT_TOKENS``,
+``CTXSIM_MODEL``, ``CTXSIM_CLI_VERSION``), and runs where ctxsim was started, with the user's ``HOME``. It is
+started at the session's first message and stopped after its last (stdin closed, then its process group killed):
 every session gets a fresh process, so there is no reset line. A command that cannot be started, exits, runs past
 ``timeout`` seconds on a message, writes more than 64 KiB for one message or answers anything but a count or
 ``null`` is one :class:`~ctxsim.trackers.PointTrackerError`: a ``ctxsim:`` line naming the command and the
