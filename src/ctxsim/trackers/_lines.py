@@ -26,8 +26,9 @@ LINE_LIMIT = 64 * 1024
 """Bytes of stdout (one answer) and of stderr a child may write in one exchange."""
 _STDERR_KEPT = 4096
 """Bytes of the child's stderr kept for error messages (the last ones)."""
-_EXIT_GRACE = 2.0
-"""Seconds :meth:`LineProcess.close` waits for the child to exit once its stdin is closed."""
+_EXIT_GRACE = 1.0
+"""Seconds :meth:`LineProcess.close` waits for the child to exit once its stdin is closed (and a child that closed
+its stdout is given to exit)."""
 
 
 class LineError(Exception):
@@ -147,15 +148,16 @@ class LineProcess:
             return f"was killed by signal {-code}"
         return f"exited with status {code} without answering"
 
-    def close(self) -> None:
-        """Close the child's stdin, wait (bounded) for it to exit, then kill its process group. Idempotent."""
+    def close(self, *, grace: float = _EXIT_GRACE) -> None:
+        """Close the child's stdin, wait (at most ``grace`` seconds) for it to exit, then kill its process group.
+        Idempotent."""
         if self._closed:
             return
         self._closed = True
         with contextlib.suppress(OSError):
             self.process.stdin.close()  # type: ignore[union-attr]
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(_EXIT_GRACE)
+            self.process.wait(grace)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.process.pid, signal.SIGKILL)  # whatever it left running in its group
         with contextlib.suppress(subprocess.TimeoutExpired):

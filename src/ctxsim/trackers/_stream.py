@@ -92,7 +92,7 @@ class StreamTracker:
             answer = process.exchange(line, self.timeout)
         except LineError as exc:
             error = self._error(exc.what, raw, exc.stderr)
-            self.session_ended()
+            self._abandon(process)
             raise error from None
         self._estimate = self._read(answer, raw, process)
 
@@ -114,6 +114,11 @@ class StreamTracker:
         self._messages = 0
 
     # --- internals ---------------------------------------------------------------------------------------------
+
+    def _abandon(self, process: LineProcess) -> None:
+        """A process that broke the protocol: killed at once (no grace to exit), the session over."""
+        process.close(grace=0)
+        self.session_ended()
 
     def environment(self) -> dict[str, str]:
         """The command's environment."""
@@ -144,7 +149,7 @@ class StreamTracker:
         shown = text if len(text) <= 80 else text[:77] + "..."
         error = self._error(f"answered {shown!r}, which is neither a token count (a non-negative integer) nor null",
                             raw, process.stderr)
-        self.session_ended()
+        self._abandon(process)
         raise error
 
     def _error(self, what: str, raw: dict[str, Any] | None, stderr: str) -> PointTrackerError:
