@@ -223,3 +223,43 @@ def test_the_documented_node_example_speaks_the_protocol_and_tracks_a_plain_tool
     (tmp_path / "last-call.mjs").write_text(example, encoding="utf-8")
     report = run_tracker(StreamTracker("node last-call.mjs", cwd=str(tmp_path)), tool_use_session())
     assert report.ok, str(report)
+
+
+PLAIN = """\
+name: plain
+source: "unit test: a cached call"
+queries:
+  - prompt: "go"
+    steps:
+      - call: {in: 3, cc: 100, cr: 12000, out: 50, blocks: [text, tool_use], results: [300]}
+      - call: {}
+"""
+
+
+@needs_node
+def test_ctx_tracker_stream_checks_a_process_on_every_scenario_and_a_broken_one_fails_its_items_only(
+        pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (pytester.path / "scenarios").mkdir()
+    (pytester.path / "scenarios" / "plain.yaml").write_text(PLAIN)
+    (pytester.path / "scenarios" / "also.yaml").write_text(PLAIN.replace("go", "again"))
+    (pytester.path / "gauge.mjs").write_text((TRACKERS / "last_main.mjs").read_text())
+    result = pytester.runpytest("--ctx-scenarios=scenarios", "-v", "--ctx-tracker=stream:node gauge.mjs",
+                                "--ctx-tracker=stream[name=broken]:echo 'no model here' >&2; exit 1")
+    result.assert_outcomes(passed=4, failed=2)
+    result.stdout.fnmatch_lines(["scenarios/also.yaml::stream:gauge.mjs PASSED*",
+                                 "scenarios/also.yaml::broken FAILED*"])
+    result.stdout.fnmatch_lines([
+        "*ctxsim: stream tracker broken (\"echo 'no model here' >&2; exit 1\") on message #1 (system/init) exited "
+        "with status 1 without answering; stderr ends: no model here*"])
+
+
+def test_ctx_tracker_stream_skips_a_restart_loop_saying_why(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    corpus = Path(__file__).resolve().parents[2] / "scenarios"
+    result = pytester.runpytest(f"--ctx-scenarios={corpus / 'checkpoint-block.yaml'}", "-rs",
+                                "--ctx-tracker=stream:echo null")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("skipped") == 1 and not outcomes.get("failed"), outcomes
+    result.stdout.fnmatch_lines(["*ctxsim: --ctx-tracker=stream:echo null: a stream tracker is fed the stream-json "
+                                 "line of each message; a restart loop feeds its tracker the SDK's message objects*"])
