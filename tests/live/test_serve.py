@@ -129,13 +129,19 @@ def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verd
     assert result["verdict"]["ok"] and result["truth"]["points"] == truth["points"]
 
 
-def test_ctxsim_serve_refuses_a_task_scenario_and_a_busy_port(capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path) -> None:
     from ctxsim.cli import main
 
-    assert main(["serve", "multi-restart-40-steps"]) == 2
-    assert "is a task scenario" in capsys.readouterr().err
+    bounded = ["--timeout", "5"]  # should one of these start serving after all, the test still ends
+    assert main(["serve", "seed004-autocompact-rearms-wind-down", *bounded]) == 2
+    assert "its agent compacts on its own (autocompact_at)" in capsys.readouterr().err
+    assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
+    assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
+    assert main(["serve", "compaction", *bounded]) == 2
+    assert "query 2 compacts" in capsys.readouterr().err
     with ScenarioServer(scenario(B01)) as server:
-        assert main(["serve", B01, "--port", str(server.api.port)]) == 2
+        assert main(["serve", B01, "--port", str(server.api.port), *bounded]) == 2
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
@@ -174,3 +180,62 @@ def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it
         assert sorted(estimates) == [o.index for o in server.observations()]
         assert server.judge(estimates).ok
     assert os.environ.get("ANTHROPIC_API_KEY") != server.key
+
+
+@pytest.mark.live
+def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_restart() -> None:
+    from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
+
+    from ctxsim.live import TaskServer
+    from ctxsim.reference import (
+        CHECKPOINT_REQUEST_PROMPT,
+        CONTINUE_PROMPT,
+        build_continuation_prompt,
+        extract_checkpoint,
+    )
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("checkpoint-block"))  # well-formed checkpoint first; one step a turn
+    assert isinstance(played, TaskScenario)
+
+    def text(messages: list[Any]) -> str:
+        return "".join(b.text for m in messages if isinstance(m, AssistantMessage) for b in m.content
+                       if isinstance(b, TextBlock))
+
+    async def work(server: TaskServer) -> None:
+        live_env = {"ANTHROPIC_API_KEY": server.key}
+        async with LiveClaude(server.api, env=live_env) as live:
+            await live.ask(server.settings()["prompts"][0])
+            await live.ask(CONTINUE_PROMPT)
+            answer = await live.ask(CHECKPOINT_REQUEST_PROMPT)
+        assert isinstance(answer[-1], ResultMessage) and not answer[-1].is_error
+        checkpoint = extract_checkpoint(text(answer))
+        async with LiveClaude(server.api, env=live_env) as live:  # a new CLI session: the restart
+            await live.ask(build_continuation_prompt(checkpoint))
+
+    with TaskServer(played) as server:
+        anyio.run(work, server)
+        record = server.record()
+    assert server.refused == [] and server.api.rejected == []
+    assert [[t["kind"] for t in s["turns"]] for s in record["sessions"]] == [["task", "continue", "checkpoint"],
+                                                                           ["continuation"]]
+    assert [[t["steps"] for t in s["turns"]] for s in record["sessions"]] == [[["s01"], ["s02"], []], [["s03"]]]
+    assert record["redone"] == 0 and not record["finished"]
+
+
+def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the_agents_record() -> None:
+    ctxsim = [sys.executable, "-m", "ctxsim.cli", "serve", "multi-restart-40-steps", "--json", "--timeout", "60"]
+    process = subprocess.Popen(ctxsim, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        settings = json.loads(process.stdout.readline())
+        assert settings["prompts"][0].startswith("Work through task 'multi-restart-40-steps': 40 steps")
+        assert settings["loop_prompts"]["checkpoint_request"].startswith("'CONTEXT LIMIT APPROACHING")
+        status, record = call(settings["truth_url"])
+        assert status == 200 and record["sessions"] == [] and record["skipped"][:2] == ["s01", "s02"]
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 1, err  # nothing was done: the task is not finished
+    assert json.loads(out.strip().splitlines()[-1])["record"]["finished"] is False

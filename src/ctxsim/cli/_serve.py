@@ -24,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 from ._common import CommandError, _find, _load
 
 if TYPE_CHECKING:
-    from ..live import ScenarioServer
+    from ..live import ScenarioServer, TaskServer
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", type=Path, help="the scenario file (YAML), or a bundled scenario's name "
-                                                    "(`ctxsim scenario list`)")
+                                                    "(`ctxsim scenario list`); a task scenario is served by its "
+                                                    "fake agent")
     parser.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--json", action="store_true", help="print the client's settings, then the truth (and the "
                                                             "verdict), as one JSON line each")
@@ -41,19 +42,21 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..live import ScenarioServer
+    from ..live import ScenarioServer, TaskServer
     from ..scenario import SessionScenario
 
     scenario = _load(_find(args.scenario))
-    if not isinstance(scenario, SessionScenario):
-        raise CommandError(f"ctxsim: serve: {args.scenario} is a task scenario; serve plays session scenarios "
-                           f"(the fake agent of a task scenario runs in-process only: ctxsim run {args.scenario})")
+    if not isinstance(scenario, SessionScenario) and args.judge is not None:
+        raise CommandError(f"ctxsim: serve: --judge: {args.scenario} is a task scenario: its fake agent's record is "
+                           f"what is printed (a tracker's estimates are judged on session scenarios)")
     if not 0 <= args.port <= 65535:
         raise CommandError(f"ctxsim: serve: --port {args.port} is not a port (0..65535)")
     if not args.timeout > 0:
         raise CommandError(f"ctxsim: serve: --timeout must be positive seconds, not {args.timeout:g}")
     try:
-        server = ScenarioServer(scenario, port=args.port)
+        server: ScenarioServer | TaskServer = (ScenarioServer(scenario, port=args.port)
+                                               if isinstance(scenario, SessionScenario)
+                                               else TaskServer(scenario, port=args.port))
         server.__enter__()
     except (ValueError, RuntimeError) as exc:
         raise CommandError(str(exc)) from None
@@ -64,6 +67,8 @@ def _serve(args: argparse.Namespace) -> int:
         server.__exit__()
     if waited_out:
         print(f"ctxsim: serve: stopped after --timeout {args.timeout:g} s", file=sys.stderr)
+    if not isinstance(server, ScenarioServer):
+        return _finish_task(server, args.json)
     return _finish(server, args)
 
 
@@ -78,7 +83,7 @@ def _wait(timeout: float) -> bool:
             signal.signal(sig, handler)
 
 
-def _print_settings(server: ScenarioServer, as_json: bool) -> None:
+def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     settings = server.settings()
     if as_json:
         print(json.dumps(settings), flush=True)
@@ -93,6 +98,8 @@ def _print_settings(server: ScenarioServer, as_json: bool) -> None:
     print(f"# the CLI's settings: {flags}")
     for number, prompt in enumerate(settings["prompts"], 1):
         print(f"# prompt {number} (send it once the previous one's result came): {json.dumps(prompt)}")
+    for kind, patterns in settings.get("loop_prompts", {}).items():
+        print(f"# the fake agent reads as your loop's {kind}: {patterns}")
     print(f"# the truth: curl {settings['truth_url']}", flush=True)
 
 
@@ -127,3 +134,21 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
     for refused in truth["refused"]:
         print(refused, file=sys.stderr)
     return 0 if run is None or run.ok else 1
+
+
+def _finish_task(server: TaskServer, as_json: bool) -> int:
+    """What the task's fake agent did, printed (its record); 0 when every step was done exactly once."""
+    record = server.record()
+    if as_json:
+        print(json.dumps({"record": record}), flush=True)
+    else:
+        print(f"\n# what the fake agent of task scenario {record['scenario']} did: finished {record['finished']}, "
+              f"{record['redone']} steps redone, {len(record['skipped'])} never done")
+        for session in record["sessions"]:
+            for turn in session["turns"]:
+                print(f"session {session['session']} turn {turn['turn']:>2}  {turn['kind']:<12} "
+                      f"steps {','.join(turn['steps']) or '-':<24} context {turn['prompt']:,}..{turn['next_request']:,}"
+                      + ("  (prompt too long)" if turn["rejected"] else ""))
+    for refused in record["refused"]:
+        print(refused, file=sys.stderr)
+    return 0 if record["finished"] and not record["redone"] and not record["skipped"] else 1

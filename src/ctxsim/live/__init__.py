@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
     )
+    from ._serve_task import TaskServer as TaskServer
     from ._statusline import (
         STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
         record_statusline_command as record_statusline_command,

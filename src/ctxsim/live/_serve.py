@@ -43,6 +43,15 @@ TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
 
 
+def client_environment(base_url: str, key: str) -> dict[str, str]:
+    """The environment a client gives the CLI: the base URL and the key, traffic other than the API's off, no proxy
+    for 127.0.0.1, and ``IS_SANDBOX=1`` (as root the CLI refuses ``bypassPermissions`` without it)."""
+    env = cli_env(base_url, Path("~"))
+    keep = ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
+            "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "IS_SANDBOX", "NO_PROXY", "no_proxy")
+    return {"ANTHROPIC_API_KEY": key, **{k: env[k] for k in keep}}
+
+
 class EstimatesError(ValueError):
     """An estimates file that cannot be read: one ``ctxsim:`` line with the file, the line and what is wrong."""
 
@@ -98,21 +107,14 @@ class ScenarioServer:
         """Every request refused (its 400's message), in order."""
         return list(self.responder.refused)
 
-    def environment(self) -> dict[str, str]:
-        """The environment a client gives the CLI: the base URL and the key, traffic other than the API's off, no
-        proxy for 127.0.0.1, and ``IS_SANDBOX=1`` (as root the CLI refuses ``bypassPermissions`` without it)."""
-        env = cli_env(self.api.base_url, Path("~"))
-        keep = ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
-                "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "IS_SANDBOX", "NO_PROXY", "no_proxy")
-        return {"ANTHROPIC_API_KEY": self.key, **{k: env[k] for k in keep}}
-
     def settings(self) -> dict[str, Any]:
         """What a client needs to play the scenario: ``env``, ``model``, the ``prompts`` to send (one per query, in
         order, each after the previous one's result), whether partial messages are on, the permission mode the
         scenario's tool calls need (their inputs are inert: ``true``, a file that does not exist) and where the
         truth is."""
         session = self.scenario.session
-        return {"scenario": self.scenario.name, "env": self.environment(), "model": session.model,
+        return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
+                "model": session.model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment()}
