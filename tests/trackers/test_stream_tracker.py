@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_command_tracker import tool_use_session  # the same plain tool session as cmd:'s tests
+from test_command_tracker import PLAIN, tool_use_session  # the same sessions as cmd:'s tests
 
 from ctxsim.check import run_tracker
 from ctxsim.cli import main
@@ -223,17 +223,6 @@ def test_the_documented_node_example_speaks_the_protocol_and_tracks_a_plain_tool
     (tmp_path / "last-call.mjs").write_text(example, encoding="utf-8")
     report = run_tracker(StreamTracker("node last-call.mjs", cwd=str(tmp_path)), tool_use_session())
     assert report.ok, str(report)
-
-
-PLAIN = """\
-name: plain
-source: "unit test: a cached call"
-queries:
-  - prompt: "go"
-    steps:
-      - call: {in: 3, cc: 100, cr: 12000, out: 50, blocks: [text, tool_use], results: [300]}
-      - call: {}
-"""
 
 
 @needs_node

@@ -20,7 +20,7 @@ import json
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -56,46 +56,60 @@ class EstimatesError(ValueError):
     """An estimates file that cannot be read: one ``ctxsim:`` line with the file, the line and what is wrong."""
 
 
-class _Refusing:
+class Refuser:
+    """What both servers' responders share: a request they have no answer for is answered 400, saying why, and
+    recorded in :attr:`refused`."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        """What is served, as the 400s name it (``scenario 'b01-...'``)."""
+        self.refused: list[str] = []
+        """Each request refused, as its 400 said it."""
+
+    def __call__(self, request: ApiRequest) -> Reply:
+        """The answer to ``request``."""
+        raise NotImplementedError
+
+    def refuse(self, request: ApiRequest, why: str) -> Reply:
+        """The 400 for ``request``, saying ``why``."""
+        message = f"ctxsim serve: {self.what}: request #{request.number} refused: {why}"
+        self.refused.append(message)
+        return Reply(error=(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}))
+
+
+class _Refusing(Refuser):
     """The scenario's responder, answering a request its script has no call for with a 400 that says so."""
 
     def __init__(self, model: SessionModel, scenario: str) -> None:
+        super().__init__(f"scenario {scenario!r}")
         self.model = model
-        self.scenario = scenario
-        self.refused: list[str] = []
-        """Each request refused, as its 400 said it."""
 
     def __call__(self, request: ApiRequest) -> Reply:
         queue = {"main": self.model.main, "subagent": self.model.subagent}.get(request.kind)
         if queue:
             return self.model(request)
         if queue is None:
-            why = (f"a {request.kind} request (no tools: a title, a probe)" if request.kind == "side" else
-                   f"a {request.kind} request") + " does not belong to the scenario's script"
-        else:
-            why = f"the script's {request.kind} calls are used up"
-        message = f"ctxsim serve: scenario {self.scenario!r}: request #{request.number} refused: {why}"
-        self.refused.append(message)
-        return Reply(error=(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}))
+            return self.refuse(request, (f"a {request.kind} request (no tools: a title, a probe)"
+                                         if request.kind == "side" else f"a {request.kind} request")
+                               + " does not belong to the scenario's script")
+        return self.refuse(request, f"the script's {request.kind} calls are used up")
 
 
-class ScenarioServer:
-    """The fake Messages API playing ``scenario`` (a session scenario that can run live) on 127.0.0.1:``port``
-    (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
+_S = TypeVar("_S", bound="Server")
 
-    def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario)
-        if reason is not None:
-            raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
-        self.scenario = scenario
+
+class Server:
+    """What both servers are: the fake Messages API on 127.0.0.1:``port`` (0: a free one) behind a credential of
+    its own, answering with ``responder``, its truth at :data:`TRUTH_PATH`; a context manager."""
+
+    def __init__(self, responder: Refuser, *, port: int = 0, window: int = 200_000) -> None:
         self.key = f"sk-ant-ctxsim-{secrets.token_hex(16)}"
         """The credential this server accepts, and no other."""
-        self.responder = _Refusing(SessionModel(scenario.session), scenario.name)
-        self.api = FakeMessagesAPI(self.responder, key=self.key, port=port,
+        self.responder = responder
+        self.api = FakeMessagesAPI(responder, key=self.key, port=port, window=window,
                                    routes=[Route(TRUTH_PATH, self._truth, methods=["GET"])])
-        self.points = _observations(scenario.session, scenario.partial)
 
-    def __enter__(self) -> ScenarioServer:
+    def __enter__(self: _S) -> _S:
         self.api.start()
         return self
 
@@ -106,6 +120,26 @@ class ScenarioServer:
     def refused(self) -> list[str]:
         """Every request refused (its 400's message), in order."""
         return list(self.responder.refused)
+
+    def truth(self) -> dict[str, Any]:
+        """What ``GET`` :data:`TRUTH_PATH` answers."""
+        raise NotImplementedError
+
+    async def _truth(self, request: Request) -> Response:
+        return JSONResponse(self.truth())
+
+
+class ScenarioServer(Server):
+    """The fake Messages API playing ``scenario`` (a session scenario that can run live) on 127.0.0.1:``port``
+    (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
+
+    def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
+        reason = live_skip_reason(scenario)
+        if reason is not None:
+            raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
+        self.scenario = scenario
+        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name), port=port)
+        self.points = _observations(scenario.session, scenario.partial)
 
     def settings(self) -> dict[str, Any]:
         """What a client needs to play the scenario: ``env``, ``model``, the ``prompts`` to send (one per query, in
@@ -139,9 +173,6 @@ class ScenarioServer:
         return {"scenario": self.scenario.name, "tolerance": self.scenario.tolerance,
                 "window": self.scenario.session.window, "requests": len(self.api.served),
                 "refused": self.refused, "points": points}
-
-    async def _truth(self, request: Request) -> Response:
-        return JSONResponse(self.truth())
 
     def judge(self, estimates: Mapping[int, int | None], *, tracker: str = "tracker") -> ScenarioRun:
         """The run of a tracker whose estimate at each observation point (by number) is ``estimates`` (a point

@@ -20,21 +20,17 @@ numbers) and is refused, saying so.
 from __future__ import annotations
 
 import json
-import secrets
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import ClaudeAgentOptions
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from ..agent import AgentBoundError, ConnectionRecord, FakeAgent, LoopPrompts, UnclassifiedPromptError
 from ..sdk import FakeTransport
 from ..world import Text, Thinking, ToolUse
-from ._api import ApiRequest, FakeMessagesAPI, Reply, prompt_too_long
+from ._api import ApiRequest, Reply, prompt_too_long
 from ._scenarios import _inert
-from ._serve import TRUTH_PATH, client_environment
+from ._serve import TRUTH_PATH, Refuser, Server, client_environment
 
 if TYPE_CHECKING:
     from ..scenario import TaskScenario
@@ -95,33 +91,27 @@ def _session_id(body: dict[str, Any]) -> str | None:
     return session if isinstance(session, str) and session else None
 
 
-class _AgentModel:
+class _AgentModel(Refuser):
     """The responder: the fake agent's turns, one queue of replies per CLI session."""
 
     def __init__(self, agent: FakeAgent, scenario: str) -> None:
+        super().__init__(f"task scenario {scenario!r}")
         self.agent = agent
-        self.scenario = scenario
         self.sessions: dict[str, tuple[FakeTransport, ConnectionRecord]] = {}
         self.queues: dict[str, deque[Reply]] = {}
-        self.refused: list[str] = []
-
-    def _refuse(self, request: ApiRequest, why: str) -> Reply:
-        message = f"ctxsim serve: task scenario {self.scenario!r}: request #{request.number} refused: {why}"
-        self.refused.append(message)
-        return Reply(error=(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}}))
 
     def __call__(self, request: ApiRequest) -> Reply:
         if request.kind != "main":
-            return self._refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
+            return self.refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
         session = _session_id(request.body)
         if session is None:
-            return self._refuse(request, "it names no CLI session (metadata.user_id has no session_id)")
+            return self.refuse(request, "it names no CLI session (metadata.user_id has no session_id)")
         if not request.after_tool_result:
             if session not in self.sessions:
                 try:
                     made = self.agent.transport(ClaudeAgentOptions(include_partial_messages=True))
                 except AgentBoundError as exc:
-                    return self._refuse(request, str(exc).removeprefix("ctxsim: "))
+                    return self.refuse(request, str(exc).removeprefix("ctxsim: "))
                 self.sessions[session] = (made, self.agent.connections[-1])
             transport, record = self.sessions[session]
             assert transport.responder is not None
@@ -129,18 +119,18 @@ class _AgentModel:
                 script = transport.responder({"type": "user", "session_id": session,
                                               "message": {"role": "user", "content": request.prompt_text}})
             except (UnclassifiedPromptError, AgentBoundError) as exc:
-                return self._refuse(request, str(exc).removeprefix("ctxsim: "))
+                return self.refuse(request, str(exc).removeprefix("ctxsim: "))
             turn = record.turns[-1]
             if turn.rejected:
                 return Reply(error=prompt_too_long(turn.peak_prompt, self.agent.task.window))
             self.queues[session] = deque(_replies(script))
         queue = self.queues.get(session)
         if not queue:
-            return self._refuse(request, "the fake agent's turn has no call left")
+            return self.refuse(request, "the fake agent's turn has no call left")
         return queue.popleft()
 
 
-class TaskServer:
+class TaskServer(Server):
     """The fake Messages API playing ``scenario``'s fake agent on 127.0.0.1:``port`` (0: a free one); a context
     manager. Raises ``ValueError`` naming why a task cannot be served."""
 
@@ -153,23 +143,7 @@ class TaskServer:
         spec = scenario.task
         self.agent = FakeAgent(spec.task, checkpoints=spec.checkpoints,
                                max_connections=2 * (spec.max_restarts + 1) + 2)
-        self.key = f"sk-ant-ctxsim-{secrets.token_hex(16)}"
-        """The credential this server accepts, and no other."""
-        self.responder = _AgentModel(self.agent, scenario.name)
-        self.api = FakeMessagesAPI(self.responder, key=self.key, port=port, window=spec.task.window,
-                                   routes=[Route(TRUTH_PATH, self._truth, methods=["GET"])])
-
-    def __enter__(self) -> TaskServer:
-        self.api.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.api.stop()
-
-    @property
-    def refused(self) -> list[str]:
-        """Every request refused (its 400's message), in order."""
-        return list(self.responder.refused)
+        super().__init__(_AgentModel(self.agent, scenario.name), port=port, window=spec.task.window)
 
     def settings(self) -> dict[str, Any]:
         """What a client needs: ``env``, ``model``, the task prompt to start with (``prompts``: each later prompt is
@@ -195,5 +169,6 @@ class TaskServer:
                      "next_request": t.peak_next, "rejected": t.rejected} for t in c.turns]}
                     for c in agent.connections]}
 
-    async def _truth(self, request: Request) -> Response:
-        return JSONResponse(self.record())
+    def truth(self) -> dict[str, Any]:
+        """:meth:`record`."""
+        return self.record()
