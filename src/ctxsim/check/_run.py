@@ -149,6 +149,9 @@ class _Probe:
         return True
 
     def _raised(self, exc: Exception, message: Any, frame: Frame) -> bool:
+        if isinstance(exc, PointTrackerError):  # a tracker's process that could not be read (stream:): no verdict
+            self.report.error = str(exc)
+            return False
         self.report.traceback = user_traceback(exc)
         return self._fail(f"raised {type(exc).__name__}: {exc}", message, frame)
 
@@ -240,6 +243,7 @@ async def arun_tracker(
         if waited.cancelled_caught:
             progress.wait("the SDK client to disconnect")
             progress.stalled()
+        _close(tracker)
     return report
 
 
@@ -287,12 +291,23 @@ def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[
     if isinstance(tracker, PointTracker):
         return _run_points(tracker, session, report, faults)
     probe = _Probe(tracker, report)
-    for script in scripts:
-        for frame in script.frames:
-            message = client_message(frame.data)
-            if message is not None and not probe.feed_now(message, frame):
-                return report
+    try:
+        for script in scripts:
+            for frame in script.frames:
+                message = client_message(frame.data)
+                if message is not None and not probe.feed_now(message, frame):
+                    return report
+    finally:
+        _close(tracker)
     return report
+
+
+def _close(tracker: object) -> None:
+    """The session is played: a tracker with ``session_ended()`` is told so (a stream tracker stops its process;
+    the next session gets a fresh one)."""
+    ended = getattr(tracker, "session_ended", None)
+    if callable(ended):
+        ended()
 
 
 def assert_tracks(tracker: AnyTracker, session: Session, *, async_backend: str = "asyncio",

@@ -14,6 +14,8 @@
     ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
     ctxsim fidelity [NAME...] [--cli PATH] [--record DIR] [--json]
     ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
+    ctxsim serve SCENARIO [--port N] [--json] [--judge FILE] [--timeout S]
+    ctxsim judge SPEC [SCENARIOS...] [--out FILE]
 
 ``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
 ``--tracker``, too), then each catalogued loop the scenario names and each ``--loop`` (yours:
@@ -40,6 +42,7 @@ import sys
 from collections.abc import Sequence
 
 from ._common import Command, CommandError
+from ._judge import _configure_judge, _judge
 from ._quality import _catalogue, _configure_catalogue, _configure_fuzz, _configure_score, _fuzz, _score
 from ._recordings import (
     _configure_fidelity,
@@ -52,6 +55,7 @@ from ._recordings import (
 )
 from ._run import _configure_run, _run
 from ._scenario import _configure_scenario, _scenario
+from ._serve import _configure_serve, _serve
 from ._tools import _configure_tools, _tools
 
 __all__ = ["COMMANDS", "Command", "CommandError", "main"]
@@ -73,6 +77,10 @@ COMMANDS: tuple[Command, ...] = (
             _configure_record, _record),
     Command("fidelity", "judge the fake's fidelity to a Claude Code CLI: the scripted sessions live and in-process, "
                         "every field a tracker reads compared", _configure_fidelity, _fidelity),
+    Command("serve", "serve one scenario's fake Messages API on 127.0.0.1 to any client of the real CLI; print its "
+                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve),
+    Command("judge", "judge one tracker (cmd:, stream:, module:factory) over the scenarios: a Markdown report",
+            _configure_judge, _judge),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
             _configure_tools, _tools),
     Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),

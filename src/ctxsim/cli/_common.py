@@ -4,6 +4,7 @@ and naming a tracker."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,3 +81,13 @@ def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _write_page(page: str, out: Path | None, said: str) -> None:
+    """Print ``page``, or write it to ``out`` and say so on stderr (``said``: ``ctxsim tools: verdicts``)."""
+    if out is None:
+        print(page)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(page, encoding="utf-8")
+    print(f"{said} written to {out}", file=sys.stderr)

@@ -83,8 +83,8 @@ def _catalogue(args: argparse.Namespace) -> int:
         resolved = _resolve_tracker(spec)
         if resolved.fed_messages is None:
             raise CommandError(f"ctxsim: catalogue: --tracker={spec}: the conformance contracts feed a tracker the "
-                               f"SDK's messages; judge a statusline command over scenarios (ctxsim score, pytest "
-                               f"--ctx-scenarios --ctx-tracker)")
+                               f"SDK's message objects; judge a statusline command or a stream tracker over "
+                               f"scenarios (ctxsim judge, ctxsim score, pytest --ctx-scenarios --ctx-tracker)")
         rows[resolved.name] = resolved.fed_messages
     results = {}
     for name, factory in rows.items():

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._common import CommandError, _load, _scenario_files
+from ._common import CommandError, _load, _scenario_files, _write_page
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
@@ -47,12 +47,7 @@ def _tools(args: argparse.Namespace) -> int:
     if unknown:
         raise CommandError(f"ctxsim: tools: no tool {unknown[0]!r} (known: {', '.join(TOOLS)})")
     page = verdicts_page(_scenarios(args.paths), [TOOLS[n] for n in args.tool or TOOLS], progress=True)
-    if args.out is None:
-        print(page)
-    else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(page, encoding="utf-8")
-        print(f"ctxsim tools: verdicts written to {args.out}", file=sys.stderr)
+    _write_page(page, args.out, "ctxsim tools: verdicts")
     return 0
 
 

@@ -4,7 +4,7 @@
 the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`check_release` (``ctxsim fidelity``) the
 scripted sessions played live and in-process and compared field by field (the fake's fidelity to the CLI);
 :func:`record_command` (``ctxsim record``) the captures written into the package; :func:`run_scenario_live` a
-scenario through the CLI (``--ctx-backend=live``).
+scenario through the CLI (``--ctx-backend=live``); ``ctxsim serve`` one scenario served to any client of the real CLI.
 """
 
 from __future__ import annotations
@@ -31,6 +31,12 @@ if TYPE_CHECKING:
         run_scenario_live as run_scenario_live,
         tracker_skip_reason as tracker_skip_reason,
     )
+    from ._serve import (
+        EstimatesError as EstimatesError,
+        ScenarioServer as ScenarioServer,
+        read_estimates as read_estimates,
+    )
+    from ._serve_task import TaskServer as TaskServer
     from ._statusline import (
         STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
         record_statusline_command as record_statusline_command,

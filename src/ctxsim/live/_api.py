@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import secrets
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,9 +198,14 @@ class FakeMessagesAPI:
     :meth:`stop` leaves no thread and no listening socket behind, or raises saying which remains.
     """
 
-    def __init__(self, responder: Responder | None = None, *, window: int = 200_000, host: str = "127.0.0.1") -> None:
+    def __init__(self, responder: Responder | None = None, *, window: int = 200_000, host: str = "127.0.0.1",
+                 key: str | None = None, port: int = 0, routes: Sequence[Route] = ()) -> None:
         if host != "127.0.0.1":
             raise ValueError(f"ctxsim: the fake Messages API listens on 127.0.0.1 only, not {host!r}")
+        self.key = key
+        """The credential every request must carry (``x-api-key``, or ``Authorization: Bearer``); None: any."""
+        self.rejected: list[str] = []
+        """``METHOD path`` of every request refused for want of :attr:`key`."""
         self.model = responder if isinstance(responder, ScriptedModel) else ScriptedModel()
         self.responder: Responder = responder or self.model
         self.window = window
@@ -219,8 +225,10 @@ class FakeMessagesAPI:
         self._socket: socket.socket | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.port = 0
+        self.port = port
+        """The port on 127.0.0.1 (0 until :meth:`start`: a free one)."""
         self.app = Starlette(routes=[
+            *routes,  # the caller's own (``ctxsim serve``'s truth), before the catch-all
             Route("/v1/messages", self._messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
             Route("/{path:path}", self._other, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]),
@@ -243,7 +251,12 @@ class FakeMessagesAPI:
         if self._thread is not None:
             raise RuntimeError("ctxsim: FakeMessagesAPI.start() called twice")
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
+        try:
+            sock.bind(("127.0.0.1", self.port))
+        except OSError as exc:
+            sock.close()
+            raise RuntimeError(f"ctxsim: the fake Messages API cannot listen on 127.0.0.1:{self.port}: "
+                               f"{exc.strerror or exc}") from None
         self._socket, self.port = sock, sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False,
                                 timeout_graceful_shutdown=1)
@@ -287,8 +300,24 @@ class FakeMessagesAPI:
 
     # routes ----------------------------------------------------------------------------------------------------
 
+    def _refused(self, request: Request) -> Response | None:
+        """The 401 answer to a request without this server's credential (recorded), else None."""
+        if self.key is None:
+            return None
+        given = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        if secrets.compare_digest(given.encode(), self.key.encode()):
+            return None
+        with self._lock:
+            self.rejected.append(f"{request.method} {request.url.path}")
+        return JSONResponse({"type": "error", "error": {
+            "type": "authentication_error", "message": "ctxsim: invalid x-api-key: this fake API answers the client "
+                                                       "it was started for, with the key it was given"}},
+                            status_code=401)
+
     async def _other(self, request: Request) -> Response:
         await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
         with self._lock:
             self.requests += 1
             self.unhandled.append(f"{request.method} {request.url.path}")
@@ -296,7 +325,10 @@ class FakeMessagesAPI:
                             status_code=404)
 
     async def _count_tokens(self, request: Request) -> Response:
-        body = json.loads(await request.body() or b"{}")
+        raw = await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
+        body = json.loads(raw or b"{}")
         with self._lock:
             self.requests += 1
             self.count_tokens_calls += 1
@@ -304,7 +336,10 @@ class FakeMessagesAPI:
         return JSONResponse({"input_tokens": estimate_tokens(counted)})
 
     async def _messages(self, request: Request) -> Response:
-        body = json.loads(await request.body())
+        raw = await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
+        body = json.loads(raw)
         with self._lock:
             self.requests += 1
             kind = classify(body)

@@ -231,6 +231,9 @@ class LoopItem(_CheckItem):
         if spec is not None and spec.command:
             pytest.skip(f"ctxsim: --ctx-tracker={spec.spec}: a statusline command is read at observation points; "
                         f"a restart loop needs a tracker fed the SDK's messages")
+        if spec is not None and spec.stream:
+            pytest.skip(f"ctxsim: --ctx-tracker={spec.spec}: a stream tracker is fed the stream-json line of each "
+                        f"message; a restart loop feeds its tracker the SDK's message objects")
         fed = spec.fed_messages if spec is not None else None
         made = partial(make_tracker, fed, self.scenario.session) if fed is not None else None
         run = run_task(self.scenario, loop=self.loop_spec or self.loop, tracker_factory=made,

@@ -92,8 +92,8 @@ class Failure:
 
     kind: str
     """``tracks`` (no failure), ``off`` (off the truth, or thresholds fired wrong), ``crash`` (the tracker raised
-    or returned a non-count), ``stall`` (the run did not finish), ``silent`` (no estimate at any point) or
-    ``nowhere`` (judged at no point)."""
+    or returned a non-count), ``unreadable`` (a command or stream tracker could not be read), ``stall`` (the run
+    did not finish), ``silent`` (no estimate at any point) or ``nowhere`` (judged at no point)."""
     first: str | None = None
     """For ``off``: the first failing point (or, off only on thresholds, the point of the first wrong firing)."""
     direction: str | None = None
@@ -135,6 +135,8 @@ class Failure:
             return "is judged at no point"
         if self.kind == "crash":
             return f"crashed, which is never a reproduction: {self.detail}"
+        if self.kind == "unreadable":
+            return f"could not be read: {self.detail}"
         return f"did not finish: {self.detail}"
 
 
@@ -189,6 +191,8 @@ class ScenarioRun:
             return Failure("stall", detail=report.stall)
         if report.crash is not None:
             return Failure("crash", detail=report.crash)
+        if report.error is not None:
+            return Failure("unreadable", detail=report.error)
         if self.judged_nowhere:
             return Failure("nowhere")
         if self.ok:
@@ -338,7 +342,7 @@ def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = N
     got = run.failure
     if expected == "none":
         return True, got.describe()
-    if got.kind in ("stall", "crash", "nowhere", "silent"):
+    if got.kind in ("stall", "crash", "unreadable", "nowhere", "silent"):
         return False, got.describe()
     if expected == "pass":
         return got.kind == "tracks", got.describe()

@@ -1,9 +1,10 @@
 """Trackers: what a tracker is (:class:`Tracker`, :class:`PointTracker`, the adapters :class:`RawDicts`,
 :class:`ResultsOnly`, :class:`FromRatio`), statusline commands as trackers (:class:`CommandTracker`, read through
-:class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions, :data:`TOOLS`), naming one on a
+:class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions, :data:`TOOLS`), trackers in any
+language fed the stream (:class:`StreamTracker`, one process per session speaking a line protocol), naming one on a
 command line (:func:`resolve`), and the catalogue of the reference and faithful reproductions of trackers with known
-bugs (:data:`CATALOGUE`: the seed designs and the formulas surveyed in the wild). Names load on first use: the
-reference implements the tracker contract without loading the catalogue.
+bugs (:data:`CATALOGUE`: the designs and the formulas surveyed in the wild). Names load on first use: the reference
+implements the tracker contract without loading the catalogue.
 
 >>> tracker = make("arbiter-msgid")   # a fresh tracker, ready for ctxsim.check.run_tracker
 """
@@ -65,5 +66,6 @@ if TYPE_CHECKING:
         installed as installed,
         tracker as tracker,
     )
+    from ._stream import StreamTracker as StreamTracker, parse_stream_spec as parse_stream_spec
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -216,6 +216,16 @@ class TrackerWorld:
     auto_compact_threshold: int = 0
     """Where Claude Code compacts on its own, in tokens (0: not stated)."""
 
+    def environment(self, cli_version: str | None = None) -> dict[str, str]:
+        """The world as a command is told it, in environment variables: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``
+        (``additive`` or ``inclusive``), ``CTXSIM_AUTOCOMPACT_TOKENS`` (0: not stated), ``CTXSIM_MODEL`` and
+        ``CTXSIM_CLI_VERSION`` (the Claude Code version rendered: ``cli_version``, else the installed CLI's)."""
+        from ..wire import cli_version_rendered
+
+        return {"CTXSIM_WINDOW": str(self.window), "CTXSIM_USAGE": self.usage,
+                "CTXSIM_AUTOCOMPACT_TOKENS": str(self.auto_compact_threshold), "CTXSIM_MODEL": self.model,
+                "CTXSIM_CLI_VERSION": cli_version_rendered(cli_version)}
+
     @classmethod
     def of(cls, session: Session) -> TrackerWorld:
         """The world of ``session``."""

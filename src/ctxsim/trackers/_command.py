@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import shutil
 import signal
 import subprocess
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._base import Estimate, PointTrackerError
+from ._commandline import program as _program, split_spec, tail as _tail
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
 
 if TYPE_CHECKING:
@@ -55,18 +55,10 @@ __all__ = ["DEFAULT_TIMEOUT", "CommandTracker", "parse_command_spec"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a command may run at one point before it is killed (the slowest shipped tool takes under one)."""
-_STDERR_TAIL = 400
-_INTERPRETERS = frozenset({"node", "nodejs", "python", "python3", "bash", "sh", "npx", "uv", "uvx", "env", "bun",
-                           "deno", "ruby", "perl"})
 
 
 def _default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
-
-
-def _tail(text: str, limit: int = _STDERR_TAIL) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else "..." + text[-limit:]
 
 
 @dataclass
@@ -293,16 +285,6 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def _program(command: str) -> str:
-    """The program a command line runs, for its name: ``node dist/ccstatusline.js`` -> ``ccstatusline.js``."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    names = [Path(w).name for w in words if not w.startswith("-") and "=" not in w]
-    return next((n for n in names if n not in _INTERPRETERS), names[0] if names else command.strip())
-
-
 _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
             "no_context_window": bool, "cli_version": str, "after_compaction": str}
 
@@ -310,59 +292,7 @@ _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "conf
 def parse_command_spec(spec: str) -> CommandTracker:
     """The :class:`CommandTracker` that ``cmd:COMMAND`` or ``cmd[OPTIONS]:COMMAND`` names (see the module's
     docstring). Raises ``ValueError`` saying what is wrong."""
-    if not spec.startswith("cmd"):
-        raise ValueError(f"{spec!r} is not a cmd: spec")
-    rest = spec[3:]
-    options: dict[str, Any] = {}
-    if rest.startswith("["):
-        end = _closing_bracket(rest)
-        if end < 0:
-            raise ValueError(f"{spec!r}: the options' '[' is never closed (quote a ']' inside them)")
-        options = _options(rest[1:end], spec)
-        rest = rest[end + 1:]
-    if not rest.startswith(":") or not rest[1:].strip():
-        raise ValueError(f"{spec!r} is not cmd:COMMAND or cmd[OPTIONS]:COMMAND (e.g. cmd:./my-statusline.sh)")
+    command, options = split_spec(spec, "cmd", _OPTIONS, example="cmd:./my-statusline.sh")
     if options.pop("no_context_window", False):
         options["context_window"] = False
-    return CommandTracker(rest[1:].strip(), **options)
-
-
-def _closing_bracket(text: str) -> int:
-    """Where the ``]`` closing ``text``'s leading ``[`` is, outside quotes; -1 when it is not closed."""
-    quote = ""
-    escaped = False
-    for i, char in enumerate(text):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "]":
-            return i
-    return -1
-
-
-def _options(text: str, spec: str) -> dict[str, Any]:
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise ValueError(f"{spec!r}: its options do not parse: {exc}") from None
-    out: dict[str, Any] = {}
-    for word in words:
-        key, has_value, value = word.partition("=")
-        kind = _OPTIONS.get(key)
-        if kind is None:
-            raise ValueError(f"{spec!r}: no option {key!r} (known: {', '.join(sorted(_OPTIONS))})")
-        if kind is bool:
-            out[key] = value.lower() not in ("0", "false", "no") if has_value else True
-            continue
-        if not has_value:
-            raise ValueError(f"{spec!r}: option {key!r} needs a value ({key}=...)")
-        try:
-            out[key] = kind(value)
-        except ValueError:
-            raise ValueError(f"{spec!r}: option {key}={value!r} is not a {kind.__name__}") from None
-    return out
+    return CommandTracker(command, **options)

@@ -14,11 +14,12 @@ import importlib
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from ._base import AnyTrackerFactory, TrackerFactory, make_tracker, takes_world, tracker_name
+from ._base import AnyTrackerFactory, TrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import CommandTracker, parse_command_spec
+from ._stream import StreamTracker, parse_stream_spec
 
 __all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_named", "load_spec", "not_catalogued", "resolve"]
 
@@ -46,7 +47,13 @@ class TrackerSpec:
     @property
     def fed_messages(self) -> TrackerFactory | None:
         """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
-        return None if self.command else self.factory  # type: ignore[return-value]
+        return None if self.command or self.stream else self.factory  # type: ignore[return-value]
+
+    @property
+    def stream(self) -> bool:
+        """True for a stream tracker (``stream:``), fed the raw stream-json line of each message, one process per
+        session."""
+        return _is_stream(self.spec)
 
     @property
     def command(self) -> bool:
@@ -56,6 +63,10 @@ class TrackerSpec:
 
 def _is_command(spec: str) -> bool:
     return spec.startswith(("cmd:", "cmd["))
+
+
+def _is_stream(spec: str) -> bool:
+    return spec.startswith(("stream:", "stream["))
 
 
 def _import(module: str, search: Sequence[str]) -> Any:
@@ -131,6 +142,16 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
     spec = spec.strip()
+    if _is_stream(spec):
+        try:
+            stream = parse_stream_spec(spec)
+        except ValueError as exc:
+            raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
+
+        def fresh(world: TrackerWorld) -> StreamTracker:
+            return parse_stream_spec(spec, world)
+
+        return TrackerSpec(spec, stream.name, cast(AnyTrackerFactory, fresh))  # make_tracker tells it the world
     if _is_command(spec):
         try:
             tracker = parse_command_spec(spec)

@@ -1,0 +1,174 @@
+"""A task scenario's fake agent served to any client of the real CLI: ``ctxsim serve TASK``.
+
+:class:`TaskServer` is the :class:`~ctxsim.live.FakeMessagesAPI` answering as the task scenario's reactive fake
+agent (:class:`ctxsim.agent.FakeAgent`) would, so that a restart loop written in any language, on the real CLI,
+works through the task: each CLI session (the ``session_id`` the CLI puts in every request's metadata) is one
+session of the agent; a request whose last message is a prompt (not a tool result) is a new turn, which the agent
+plans from the prompt as it does in-process (the task prompt, a "go on", a checkpoint request, a continuation), and
+each request of the turn is answered with its next call: the tool calls inert (``true``, a file that does not
+exist), the usage exactly the world's. A prompt the agent cannot classify, a bound the loop went past, a request of
+another kind (a side request, a compaction summary, a subagent), a request with no session id or past the turn's
+calls is answered 400 saying so.
+
+:meth:`TaskServer.record` is what the agent recorded: every step performed (and so which were redone or skipped),
+every session and turn with its kind, its steps and the true context it reached; it is printed when ``serve`` stops
+and answered at ``GET /ctxsim/truth``. A task whose agent compacts on its own (``autocompact_at``) or sends usage that
+cannot be read (``unreadable_usage``) cannot be played live (the CLI decides compactions itself; the fake API sends
+numbers) and is refused, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from claude_agent_sdk import ClaudeAgentOptions
+
+from ..agent import AgentBoundError, ConnectionRecord, FakeAgent, LoopPrompts, UnclassifiedPromptError
+from ..sdk import FakeTransport
+from ..world import Text, Thinking, ToolUse
+from ._api import ApiRequest, Reply, prompt_too_long
+from ._scenarios import _inert
+from ._serve import TRUTH_PATH, Refuser, Server, client_environment
+
+if TYPE_CHECKING:
+    from ..scenario import TaskScenario
+    from ..wire import Script
+
+__all__ = ["TaskServer"]
+
+
+def task_skip_reason(scenario: TaskScenario) -> str | None:
+    """Why ``scenario``'s fake agent cannot be played to a live CLI, or None when it can."""
+    task = scenario.task.task
+    if task.autocompact_at is not None:
+        return "its agent compacts on its own (autocompact_at): the live CLI decides compactions itself"
+    if task.unreadable:
+        return "its agent sends usage that cannot be read (unreadable_usage): the fake API sends numbers"
+    return None
+
+
+def _replies(script: Script) -> list[Reply]:
+    """The API's answers that make the CLI write ``script``: one per call, its blocks (tool inputs inert), its usage
+    (``message_start``) and its final output (``message_delta``), from a rendering with partial messages on."""
+    calls: dict[str, dict[str, Any]] = {}
+    for frame in script.frames:
+        data = frame.data
+        if data.get("type") == "stream_event" and data.get("parent_tool_use_id") is None:
+            event = data.get("event") or {}
+            if event.get("type") == "message_start":
+                message = event["message"]
+                usage = message["usage"]
+                calls[message["id"]] = {"usage": (usage["input_tokens"], usage["cache_creation_input_tokens"],
+                                                  usage["cache_read_input_tokens"]), "blocks": [], "output": 1}
+                last = message["id"]
+            elif event.get("type") == "message_delta":
+                calls[last]["output"] = event["usage"]["output_tokens"]
+        elif data.get("type") == "assistant":
+            call = calls.get(data["message"]["id"])  # a synthetic message (an API error's) has no call
+            if call is not None:
+                call["blocks"] += [_block(b) for b in data["message"]["content"]]
+    return [Reply(tuple(_inert(b) for b in call["blocks"]), call["output"], call["usage"], message_id=mid)
+            for mid, call in calls.items()]
+
+
+def _block(block: dict[str, Any]) -> Text | Thinking | ToolUse:
+    if block["type"] == "text":
+        return Text(block["text"])
+    if block["type"] == "thinking":
+        return Thinking(block["thinking"], block.get("signature", ""))
+    return ToolUse(block["id"], block["name"], dict(block["input"]))
+
+
+def _session_id(body: dict[str, Any]) -> str | None:
+    """The CLI session a request belongs to: ``metadata.user_id``'s ``session_id`` (a JSON object in a string)."""
+    user = (body.get("metadata") or {}).get("user_id")
+    try:
+        session = json.loads(user).get("session_id") if isinstance(user, str) else None
+    except (ValueError, AttributeError):
+        return None
+    return session if isinstance(session, str) and session else None
+
+
+class _AgentModel(Refuser):
+    """The responder: the fake agent's turns, one queue of replies per CLI session."""
+
+    def __init__(self, agent: FakeAgent, scenario: str) -> None:
+        super().__init__(f"task scenario {scenario!r}")
+        self.agent = agent
+        self.sessions: dict[str, tuple[FakeTransport, ConnectionRecord]] = {}
+        self.queues: dict[str, deque[Reply]] = {}
+
+    def __call__(self, request: ApiRequest) -> Reply:
+        if request.kind != "main":
+            return self.refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
+        session = _session_id(request.body)
+        if session is None:
+            return self.refuse(request, "it names no CLI session (metadata.user_id has no session_id)")
+        if not request.after_tool_result:
+            if session not in self.sessions:
+                try:
+                    made = self.agent.transport(ClaudeAgentOptions(include_partial_messages=True))
+                except AgentBoundError as exc:
+                    return self.refuse(request, str(exc).removeprefix("ctxsim: "))
+                self.sessions[session] = (made, self.agent.connections[-1])
+            transport, record = self.sessions[session]
+            assert transport.responder is not None
+            try:
+                script = transport.responder({"type": "user", "session_id": session,
+                                              "message": {"role": "user", "content": request.prompt_text}})
+            except (UnclassifiedPromptError, AgentBoundError) as exc:
+                return self.refuse(request, str(exc).removeprefix("ctxsim: "))
+            turn = record.turns[-1]
+            if turn.rejected:
+                return Reply(error=prompt_too_long(turn.peak_prompt, self.agent.task.window))
+            self.queues[session] = deque(_replies(script))
+        queue = self.queues.get(session)
+        if not queue:
+            return self.refuse(request, "the fake agent's turn has no call left")
+        return queue.popleft()
+
+
+class TaskServer(Server):
+    """The fake Messages API playing ``scenario``'s fake agent on 127.0.0.1:``port`` (0: a free one); a context
+    manager. Raises ``ValueError`` naming why a task cannot be served."""
+
+    def __init__(self, scenario: TaskScenario, *, port: int = 0) -> None:
+        reason = task_skip_reason(scenario)
+        if reason is not None:
+            raise ValueError(f"ctxsim: serve: task scenario {scenario.name!r} cannot be played to a live CLI: "
+                             f"{reason}")
+        self.scenario = scenario
+        spec = scenario.task
+        self.agent = FakeAgent(spec.task, checkpoints=spec.checkpoints,
+                               max_connections=2 * (spec.max_restarts + 1) + 2)
+        super().__init__(_AgentModel(self.agent, scenario.name), port=port, window=spec.task.window)
+
+    def settings(self) -> dict[str, Any]:
+        """What a client needs: ``env``, ``model``, the task prompt to start with (``prompts``: each later prompt is
+        the loop's own), what the agent understands as the loop's other prompts (``loop_prompts``: seed 003's, as
+        :class:`~ctxsim.agent.LoopPrompts` declares them by default), the window and where the record is."""
+        task = self.scenario.task.task
+        declared = LoopPrompts()
+        return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
+                "model": task.model, "prompts": [self.agent.task_prompt], "window": task.window,
+                "loop_prompts": {kind: declared.describe(kind) for kind in
+                                 ("checkpoint_request", "continuation", "continue_prompt", "inspect")},
+                "done_marker": declared.done_marker, "include_partial_messages": self.scenario.task.partial,
+                "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH}
+
+    def record(self) -> dict[str, Any]:
+        """What the agent did: every step's count (``redone``, ``skipped``), whether it said the task is done, and
+        every CLI session's turns with their kind, steps and the true context each reached."""
+        agent = self.agent
+        return {"scenario": self.scenario.name, "steps": dict(agent.counts()), "redone": agent.redone,
+                "skipped": agent.skipped, "finished": agent.finished, "refused": self.refused,
+                "sessions": [{"session": c.index, "turns": [
+                    {"turn": t.index, "kind": t.kind, "steps": list(t.steps), "prompt": t.peak_prompt,
+                     "next_request": t.peak_next, "rejected": t.rejected} for t in c.turns]}
+                    for c in agent.connections]}
+
+    def truth(self) -> dict[str, Any]:
+        """:meth:`record`."""
+        return self.record()
