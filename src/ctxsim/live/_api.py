@@ -4,6 +4,10 @@
 false) and ``POST /v1/messages/count_tokens`` (with or without ``?beta=true``, which ``/context`` and
 ``get_context_usage`` use), on a free port of 127.0.0.1 and nowhere else, with starlette under uvicorn (both come
 with ``claude-agent-sdk``) in one thread. Any other path is answered 404 and recorded, so a stray call shows.
+Every request must carry the server's own credential (:attr:`FakeMessagesAPI.key`, random per server, the one
+ctxsim hands the CLI it starts) as ``x-api-key`` or a bearer token; anything else, another process on this machine
+included, is answered 401 ``authentication_error`` and recorded in :attr:`FakeMessagesAPI.rejected`, and takes
+nothing from the script.
 
 Each ``/v1/messages`` request is classified (the main chain, a subagent's, the compaction summary request, a side
 request) and answered by a *responder* (:class:`ScriptedModel` by default): the next call of its chain, as a
@@ -19,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import secrets
 import socket
 import threading
 import time
@@ -197,9 +202,14 @@ class FakeMessagesAPI:
     :meth:`stop` leaves no thread and no listening socket behind, or raises saying which remains.
     """
 
-    def __init__(self, responder: Responder | None = None, *, window: int = 200_000, host: str = "127.0.0.1") -> None:
+    def __init__(self, responder: Responder | None = None, *, window: int = 200_000, host: str = "127.0.0.1",
+                 key: str | None = None) -> None:
         if host != "127.0.0.1":
             raise ValueError(f"ctxsim: the fake Messages API listens on 127.0.0.1 only, not {host!r}")
+        self.key = key or f"sk-ant-ctxsim-{secrets.token_hex(16)}"
+        """The credential every request must carry (``x-api-key``, or ``Authorization: Bearer``)."""
+        self.rejected: list[str] = []
+        """``METHOD path`` of every request refused for want of :attr:`key`."""
         self.model = responder if isinstance(responder, ScriptedModel) else ScriptedModel()
         self.responder: Responder = responder or self.model
         self.window = window
@@ -287,8 +297,21 @@ class FakeMessagesAPI:
 
     # routes ----------------------------------------------------------------------------------------------------
 
+    def _refused(self, request: Request) -> Response | None:
+        """The 401 answer to a request without this server's credential (recorded), else None."""
+        given = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        if secrets.compare_digest(given.encode(), self.key.encode()):
+            return None
+        with self._lock:
+            self.rejected.append(f"{request.method} {request.url.path}")
+        return JSONResponse({"type": "error", "error": {
+            "type": "authentication_error", "message": "ctxsim: invalid x-api-key: this fake API answers the CLI "
+                                                       "ctxsim started, with the key it was given"}}, status_code=401)
+
     async def _other(self, request: Request) -> Response:
         await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
         with self._lock:
             self.requests += 1
             self.unhandled.append(f"{request.method} {request.url.path}")
@@ -296,7 +319,10 @@ class FakeMessagesAPI:
                             status_code=404)
 
     async def _count_tokens(self, request: Request) -> Response:
-        body = json.loads(await request.body() or b"{}")
+        raw = await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
+        body = json.loads(raw or b"{}")
         with self._lock:
             self.requests += 1
             self.count_tokens_calls += 1
@@ -304,7 +330,10 @@ class FakeMessagesAPI:
         return JSONResponse({"input_tokens": estimate_tokens(counted)})
 
     async def _messages(self, request: Request) -> Response:
-        body = json.loads(await request.body())
+        raw = await request.body()
+        if (refused := self._refused(request)) is not None:
+            return refused
+        body = json.loads(raw)
         with self._lock:
             self.requests += 1
             kind = classify(body)

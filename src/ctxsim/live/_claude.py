@@ -41,7 +41,8 @@ __all__ = ["LiveClaude", "LiveError", "bundled_cli_path", "bundled_cli_version",
            "cli_options", "cli_version", "read_transcripts"]
 
 DUMMY_API_KEY = "sk-ant-ctxsim-fake-0000"
-"""The key the CLI sends; the fake API accepts any."""
+"""The key :func:`cli_env` gives the CLI when told none; a :class:`~ctxsim.live.FakeMessagesAPI` accepts only its own
+(:attr:`~ctxsim.live.FakeMessagesAPI.key`), which :class:`LiveClaude` hands the CLI."""
 
 _BLANKED = ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "HTTP_PROXY",
@@ -97,7 +98,8 @@ def bundled_cli_version() -> str:
 
 
 def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
-            extra: Mapping[str, str] | None = None, tmp: Path | None = None) -> dict[str, str]:
+            extra: Mapping[str, str] | None = None, tmp: Path | None = None,
+            api_key: str = DUMMY_API_KEY) -> dict[str, str]:
     """The environment that points the CLI at the fake API at ``base_url``, with ``home`` as its ``HOME``, and
     ``tmp`` as its temporary directory (``CLAUDE_CODE_TMPDIR`` and ``TMPDIR``: else the CLI leaves a
     ``claude-<uid>/-tmp-...-project`` directory and ``fswatch-probe-*`` directories in the system's, per run).
@@ -108,7 +110,7 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
     env = dict.fromkeys(_BLANKED, "")
     env.update({
         "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": DUMMY_API_KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ANTHROPIC_API_KEY": api_key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
@@ -123,17 +125,17 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
 def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, include_partial_messages: bool = False,
                 autocompact_window: int | None = None, stderr: Callable[[str], None] | None = None,
                 env: Mapping[str, str] | None = None, permission_mode: PermissionMode = "bypassPermissions",
-                **overrides: Any) -> ClaudeAgentOptions:
-    """Options that run the bundled CLI against the fake API at ``base_url``, in ``workdir`` (``home/`` and
-    ``project/`` are made there, and ``tmp/``, the CLI's temporary directory, so removing ``workdir`` removes all
-    the run made). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
+                api_key: str = DUMMY_API_KEY, **overrides: Any) -> ClaudeAgentOptions:
+    """Options that run the bundled CLI against the fake API at ``base_url`` (with its credential ``api_key``), in
+    ``workdir`` (``home/`` and ``project/`` are made there, and ``tmp/``, the CLI's temporary directory, so removing
+    ``workdir`` removes all the run made). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
     home, project, tmp = workdir / "home", workdir / "project", workdir / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(mode=0o700, parents=True, exist_ok=True)  # the CLI wants a private one
     return ClaudeAgentOptions(
         model=model, permission_mode=permission_mode, cwd=str(project), setting_sources=[],
-        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env, tmp=tmp),
+        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env, tmp=tmp, api_key=api_key),
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 
@@ -249,7 +251,7 @@ class LiveClaude:
             if self._owns_api:
                 self.api.start()
             self.workdir = Path(tempfile.mkdtemp(prefix="ctxsim-live-"))
-            options = cli_options(self.api.base_url, self.workdir, model=self.model,
+            options = cli_options(self.api.base_url, self.workdir, model=self.model, api_key=self.api.key,
                                   include_partial_messages=self.include_partial_messages,
                                   autocompact_window=self.autocompact_window, stderr=self.stderr.append,
                                   cli_path=str(self.cli) if self.cli is not None else None, **self._options)

@@ -174,6 +174,20 @@ def pytest_configure(config: pytest.Config) -> None:
     scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
     if scenarios is not None:
         config.stash[_SCENARIOS] = scenarios
+    if scenarios is not None or specs or loops or backend == "live":
+        _stop_on_signals(config)
+
+
+def _stop_on_signals(config: pytest.Config) -> None:
+    """For the session: SIGTERM ends it as Ctrl-C does, and both stop the commands and CLIs ctxsim runs at once
+    (their temporary directories removed), on whatever thread they run (:func:`ctxsim._sync.terminate_as_interrupt`)."""
+    import contextlib
+
+    from .._sync import terminate_as_interrupt
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(terminate_as_interrupt())
+    config.add_cleanup(stack.close)
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:

@@ -38,6 +38,12 @@ class ScenarioFile(pytest.File):
             # loader's one-line message.
             yield MalformedScenario.from_parent(self, name="load", error=error)
             return
+        except Exception as error:  # whatever the loader missed (MemoryError included): one item
+            where = shown(self.path, self.config)
+            yield MalformedScenario.from_parent(self, name="load", error=ScenarioError(
+                f"ctxsim: {where}: the scenario could not be loaded: {type(error).__name__}: "
+                f"{str(error)[:300]}", file=where))
+            return
         if isinstance(scenario, TaskScenario):
             yield from self._loop_items(scenario)
         else:
