@@ -220,7 +220,7 @@ class CommandTracker:
 
     def _error(self, session: Session, run: _PointRun, what: str, stderr: str) -> PointTrackerError:
         name = session.name or session.session_id
-        tail = _tail(stderr)
+        tail = " | ".join(line for line in _tail(stderr).splitlines() if line.strip())  # one line, whatever it printed
         return PointTrackerError(
             f"ctxsim: command tracker {self.name} ({self.command!r}) on session {name!r} at point "
             f"#{run.observation.index} ({run.observation.label}) {what}"

@@ -131,25 +131,24 @@ def _carries(pid: int, marker: bytes) -> bool:
         return False
 
 
-def _left(process: subprocess.Popen[bytes], token: str) -> list[int]:
+def _left(process: subprocess.Popen[bytes], token: str) -> list[_Proc]:
     """The live processes the command left: its process group, and the orphans carrying its token re-parented to
     this process (as subreaper), with all their descendants."""
     procs = [p for p in _processes() if not p.zombie]
-    children: dict[int, list[int]] = {}
+    children: dict[int, list[_Proc]] = {}
     for p in procs:
-        children.setdefault(p.ppid, []).append(p.pid)
+        children.setdefault(p.ppid, []).append(p)
     marker = f"{TOKEN_ENV}={token}".encode()
     me = os.getpid()
-    roots = [p.pid for p in procs if p.pid != process.pid and (
+    stack = [p for p in procs if p.pid != process.pid and (
         p.group == process.pid or (p.ppid == me and _carries(p.pid, marker)))]
-    out: list[int] = []
-    stack = roots
+    out: dict[int, _Proc] = {}
     while stack:
-        pid = stack.pop()
-        if pid not in out:
-            out.append(pid)
-            stack.extend(children.get(pid, ()))
-    return out
+        p = stack.pop()
+        if p.pid not in out:
+            out[p.pid] = p
+            stack.extend(children.get(p.pid, ()))
+    return list(out.values())
 
 
 def _signal(pids: list[int], sig: int) -> None:
@@ -160,7 +159,8 @@ def _signal(pids: list[int], sig: int) -> None:
 
 def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
     """Kill the command's process group and every process of its point that escaped it, and reap those that
-    became this process's children."""
+    became this process's children (the killed ones, and the zombies of their groups they had not reaped)."""
+    groups = {process.pid}
     killed = {p.pid for p in _processes() if p.group == process.pid and p.pid != process.pid}
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
@@ -169,11 +169,15 @@ def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
         left = _left(process, token)
         if not left:
             break
-        _signal(left, signal.SIGSTOP)  # frozen first: a forking stray cannot outrun the kill
+        _signal([p.pid for p in left], signal.SIGSTOP)  # frozen first: a forking stray cannot outrun the kill
         left = _left(process, token)
-        _signal(left, signal.SIGKILL)
-        killed.update(left)
+        _signal([p.pid for p in left], signal.SIGKILL)
+        killed.update(p.pid for p in left)
+        groups.update(p.group for p in left)
     _reap(killed, deadline)
+    me = os.getpid()
+    _reap({p.pid for p in _processes() if p.zombie and p.ppid == me and p.group in groups and p.pid != process.pid},
+          deadline)
 
 
 def _reap(pids: set[int], deadline: float) -> None:
