@@ -297,12 +297,14 @@ def _fail_for_real_calls(report: pytest.TestReport, guard: Guard) -> None:
     """Fail ``report`` for the real calls the guard refused during it, even where the test's code caught the
     refusal; each refusal is reported once."""
     messages, guard.refused[:] = list(guard.refused), []
-    text = "\n".join(messages)
-    if report.failed:
-        report.sections.append(("ctxsim --ctx-block-real", text))
+    if report.failed:  # the refusals its failure does not already show (the one it raised, with its traceback)
+        shown = str(report.longrepr)
+        text = "\n".join(m for m in messages if m not in shown)
+        if text:
+            report.sections.append(("ctxsim --ctx-block-real", text))
     else:
         report.outcome = "failed"
-        report.longrepr = text
+        report.longrepr = "\n".join(messages)
 
 
 _PACKAGE = Path(__file__).resolve().parent.parent

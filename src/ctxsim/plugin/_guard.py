@@ -264,11 +264,12 @@ class Guard:
     def _refuse(self, what: str) -> RealCallBlocked:
         message = f"ctxsim: --ctx-block-real: {self.test} {what}"
         if os.getpid() != self._pid:  # a forked child about to exec: report through the refuser, and end here
-            with contextlib.suppress(OSError):
-                os.write(2, (message + "\n").encode())
-            if self._refuser is not None:
-                with contextlib.suppress(OSError), socket.create_connection(self._refuser.address, timeout=2) as s:
+            try:
+                with socket.create_connection(self._refuser.address if self._refuser else ("", 0), timeout=2) as s:
                     s.sendall(_Refuser.REPORT + message.encode())
+            except OSError:  # no refuser to tell: say it where the child's output goes
+                with contextlib.suppress(OSError):
+                    os.write(2, (message + "\n").encode())
             os._exit(126)
         self.refused.append(message)
         return RealCallBlocked(message)
