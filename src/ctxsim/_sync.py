@@ -100,6 +100,16 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     _interrupts[0] += 1
     if signum == signal.SIGTERM:
         _terminated.set()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise KeyboardInterrupt from None
+    # Inside an event loop the interrupt is raised between its callbacks, outside every task: the loop stops, its
+    # tasks are cancelled (each unwinding its context managers), not failed with it half-way.
+    loop.call_soon_threadsafe(_interrupt)
+
+
+def _interrupt() -> None:
     raise KeyboardInterrupt
 
 

@@ -89,6 +89,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C (or SIGTERM, made one), alone or in an exception group (anyio's task groups)."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple) and inner:
+        return any(_interrupt(e) for e in inner)
+    return isinstance(exc, KeyboardInterrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
     args = _parser().parse_args(argv)
@@ -103,7 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # `ctxsim run ... | head`
         return 0
-    except KeyboardInterrupt:
+    except BaseException as exc:  # an interrupt, maybe inside a task group's exception group
+        if not _interrupt(exc):
+            raise
         name = "SIGTERM" if terminated() else "SIGINT"
         print(f"ctxsim: {args.command}: interrupted ({name}); stopped, with every process and temporary directory "
               f"it started", file=sys.stderr)

@@ -177,6 +177,19 @@ def child_processes() -> set[int]:
     return out
 
 
+def _started_in(workdir: Path, pids: set[int]) -> set[int]:
+    """Those of ``pids`` whose ``HOME`` is ``workdir``'s (the CLI a :class:`LiveClaude` started there)."""
+    home = f"HOME={workdir / 'home'}".encode()
+    out = set()
+    for pid in pids:
+        try:
+            if home in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                out.add(pid)
+        except OSError:
+            continue
+    return out
+
+
 class LiveClaude:
     """``async with LiveClaude(...) as live:``: the bundled CLI, connected through ``ClaudeSDKClient``, against a
     fake Messages API. ``live.client`` is the connected client; :meth:`ask` and :meth:`context_usage` are bounded.
@@ -247,6 +260,7 @@ class LiveClaude:
                          f"requests" + (f"; CLI stderr: {tail}" if tail else "") + ")")
 
     async def __aenter__(self) -> LiveClaude:
+        before = child_processes()
         try:
             if self._owns_api:
                 self.api.start()
@@ -255,7 +269,6 @@ class LiveClaude:
                                   include_partial_messages=self.include_partial_messages,
                                   autocompact_window=self.autocompact_window, stderr=self.stderr.append,
                                   cli_path=str(self.cli) if self.cli is not None else None, **self._options)
-            before = child_processes()
             started = time.monotonic()
             self._tap = FrameTap(subprocess_transport(options))
             self._client = ClaudeSDKClient(options, transport=self._tap)
@@ -269,6 +282,8 @@ class LiveClaude:
                                  f"{self.timeout:g} s")
             self.connect_seconds = time.monotonic() - started
         except BaseException:
+            if not self.pids and self.workdir is not None:  # interrupted while starting: its CLI may be running
+                self.pids = _started_in(self.workdir, child_processes() - before)
             await self._close()
             raise
         return self
