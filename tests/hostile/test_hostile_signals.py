@@ -62,8 +62,8 @@ def test_an_interrupted_command_tracker_run_ends_at_once_and_leaves_nothing(host
     marker = f"sleep {seconds}"  # the command's sleep alone has it: the run's own command line has "sleep $s"
     tracker = f"cmd:s={seconds}; sleep $s; echo 1"
     argv = ([sys.executable, "-m", "ctxsim.cli", "run", "s.yaml", "--tracker", tracker] if where == "ctxsim run" else
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--ctx-scenarios=s.yaml",
-             f"--ctx-tracker={tracker}", "s.yaml"])
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+             "--ctx-scenarios=s.yaml", f"--ctx-tracker={tracker}", "s.yaml"])
     process = _start(argv, tmp_path)
     try:
         _when_running(process, marker)
