@@ -41,6 +41,10 @@ SCENARIOS: dict[str, tuple[str | bytes, str]] = {
                                "results: [9000000]}\n",
                                "text-beyond-the-budget.yaml:5: queries[0].steps[0].repeat.call: the session's text "
                                "passes 20,000,000 tokens*"),
+    "a-task-of-too-much-text": (
+        "name: x\nworld: {window: 10000000}\ntask:\n  steps: 1000\n  tokens_per_step: 9000000\n",
+        "a-task-of-too-much-text.yaml:4: task.steps: the task's steps make 9,000,000,000 tokens of text, more than "
+        "20,000,000*"),
     "six-hundred-thousand-values": ("a: [" + ",".join(["0"] * 600_000) + "]\n",
                                     "six-hundred-thousand-values.yaml:1: more than 500,000 values*"),
     "nine-mebibytes": ("name: x\n" + ("#" * 1023 + "\n") * 9 * 1024,
