@@ -145,3 +145,40 @@ def test_a_recording_past_the_line_limit_is_one_line(hostile: Tally, tmp_path: P
         write_import([source], tmp_path / "out.yaml")
     hostile.line("a recording past the line limit", str(failure.value),
                  f"ctxsim: import: {source}:4: more than 3 lines: ctxsim reads at most that many")
+
+
+LOADER_FAILS = """\
+import ctxsim.scenario
+
+real = ctxsim.scenario.load_scenario
+ERRORS = {"memory": MemoryError(), "recursion": RecursionError("maximum recursion depth exceeded"),
+          "value": ValueError("Exceeds the limit (4300 digits) for integer string conversion")}
+
+
+def failing(path, **kwargs):
+    error = ERRORS.get(path.stem)
+    if error is not None:
+        raise error
+    return real(path, **kwargs)
+
+
+ctxsim.scenario.load_scenario = failing
+"""
+
+
+def test_whatever_the_loader_raises_is_one_item_and_the_others_still_run(hostile: Tally,
+                                                                        pytester: pytest.Pytester) -> None:
+    """Even an error the loader does not expect (a bug, or a bound not yet known) fails its file's item alone."""
+    pytester.makeconftest(LOADER_FAILS)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    for name in ("memory", "recursion", "value", "good"):
+        (pytester.path / f"{name}.yaml").write_text(GOOD)
+    result = pytester.runpytest_subprocess("-q", "-rN", "-p", "no:cacheprovider", f"--ctx-scenarios={pytester.path}",
+                                           str(pytester.path))
+    output = "\n".join(result.outlines + result.errlines)
+    for name, kind in (("memory", "MemoryError"), ("recursion", "RecursionError: maximum recursion depth exceeded"),
+                       ("value", "ValueError: Exceeds the limit (4300 digits)*")):
+        hostile.line(f"the loader raises {kind.split(':')[0]}",
+                     "\n".join(line for line in output.splitlines() if f"{name}.yaml" in line),
+                     f"ctxsim: {name}.yaml: the scenario could not be loaded: {kind}")
+    result.assert_outcomes(failed=3, passed=1)
