@@ -157,9 +157,44 @@ def _signal(pids: list[int], sig: int) -> None:
             os.kill(pid, sig)
 
 
+def _my_children() -> set[int] | None:
+    """This process's children (every thread's), cheaply; None where the kernel does not list them."""
+    me = os.getpid()
+    out: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{task}/children", "rb") as f:
+                out.update(int(pid) for pid in f.read().split())
+    except (OSError, ValueError):
+        return None
+    return out
+
+
+def _of_point(pid: int, group: int, marker: bytes) -> bool:
+    """Whether the child ``pid`` belongs to the point: in its process group (a zombie to reap, or alive), or
+    carrying its token."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+    except OSError:
+        return False
+    return int(fields[2]) == group or (fields[0] != b"Z" and _carries(pid, marker))
+
+
 def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
     """Kill the command's process group and every process of its point that escaped it, and reap those that
-    became this process's children (the killed ones, and the zombies of their groups they had not reaped)."""
+    became this process's children (the killed ones, and the zombies of their groups they had not reaped).
+
+    Most commands leave nothing: then this process's children (a few, read from ``/proc/self/task/*/children``)
+    say so, and ``/proc`` is not scanned."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(2.0)  # once the shell is gone, all it left are this process's children (it is the subreaper)
+    children = _my_children()
+    marker = f"{TOKEN_ENV}={token}".encode()
+    if children is not None and not any(_of_point(pid, process.pid, marker) for pid in children - {process.pid}):
+        return
     groups = {process.pid}
     killed = {p.pid for p in _processes() if p.group == process.pid and p.pid != process.pid}
     deadline = time.monotonic() + 2.0
@@ -252,8 +287,9 @@ def _communicate(process: subprocess.Popen[bytes], stdin: bytes, timeout: float,
                 return outcome(None, timed_out=True)
             if stop is not None and stop():
                 return outcome(None, cancelled=True)
-            if not selector.get_map():
-                time.sleep(_POLL)
+            if not selector.get_map():  # its pipes are closed: wait for its exit itself
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(min(_POLL, max(0.0, deadline - now)))
                 continue
             for key, _ in selector.select(_POLL):
                 fd = key.fd
