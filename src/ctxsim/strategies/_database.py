@@ -195,6 +195,12 @@ class KeptDatabase(ExampleDatabase):
         if self._local is not None:
             self._local.delete(key, value)
 
+    def _start_listening(self) -> None:  # HypoFuzz's dashboard: the primary's changes are this one's
+        self.primary.add_listener(self._broadcast_change)
+
+    def _stop_listening(self) -> None:
+        self.primary.remove_listener(self._broadcast_change)
+
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         try:
             self.primary.move(src, dest, value)
