@@ -10,17 +10,20 @@ paused for that time, as it is for any blocking call. The work is bounded by its
 :func:`terminate_as_interrupt` makes SIGTERM do what Ctrl-C does while a run that starts processes or temporary
 directories is under way (the default action of SIGTERM ends the interpreter at once, leaving them behind): the
 run unwinds through its ``finally`` blocks and context managers, which stop what it started; work on other threads
-watches :func:`interrupts` and stops too.
+watches :func:`interrupts` and stops too. :func:`processes` reads the process table those runs search for what
+they started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -28,7 +31,8 @@ import anyio
 
 T = TypeVar("T")
 
-__all__ = ["in_event_loop", "interrupts", "run_blocking", "step_once", "terminate_as_interrupt", "terminated"]
+__all__ = ["Proc", "in_event_loop", "interrupts", "processes", "run_blocking", "step_once", "terminate_as_interrupt",
+           "terminated"]
 
 
 def in_event_loop() -> bool:
@@ -131,3 +135,32 @@ def terminate_as_interrupt() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+@dataclass(frozen=True)
+class Proc:
+    """A process as ``/proc`` shows it: what the runs that start processes need to find and reap them."""
+
+    pid: int
+    ppid: int
+    group: int
+    zombie: bool
+
+
+def processes() -> list[Proc]:
+    """Every process, from ``/proc`` (empty where there is none)."""
+    out: list[Proc] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+            out.append(Proc(int(entry), int(fields[1]), int(fields[2]), fields[0] == b"Z"))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out

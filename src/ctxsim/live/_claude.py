@@ -31,6 +31,7 @@ import anyio
 import claude_agent_sdk
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
+from .._sync import processes
 from ..sdk import subprocess_pid, subprocess_transport
 from ..wire import installed_cli_version, project_slug
 from ..world import DEFAULT_MODEL
@@ -159,22 +160,8 @@ def read_transcripts(projects: Path) -> dict[str, list[dict[str, Any]]]:
 
 def child_processes() -> set[int]:
     """The live (not zombie) child processes of this process, from ``/proc`` (empty where there is none)."""
-    me, out = os.getpid(), set[int]()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[1] == str(me) and fields[0] != "Z":
-            out.add(int(entry))
-    return out
+    me = os.getpid()
+    return {p.pid for p in processes() if p.ppid == me and not p.zombie}
 
 
 def _started_in(workdir: Path, pids: set[int]) -> set[int]:

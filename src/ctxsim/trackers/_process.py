@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._sync import Proc, processes as _processes
+
 __all__ = ["OUTPUT_LIMIT", "TOKEN_ENV", "Outcome", "kill_tree", "run_command", "subreaper"]
 
 OUTPUT_LIMIT = 64 * 1024
@@ -96,53 +98,38 @@ def subreaper() -> Iterator[None]:
 # --- finding and killing what a command left --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Proc:
-    pid: int
-    ppid: int
-    group: int
-    zombie: bool
-
-
-def _processes() -> list[_Proc]:
-    """Every process, from ``/proc`` (empty where there is none)."""
-    out: list[_Proc] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rpartition(b")")[2].split()
-            out.append(_Proc(int(entry), int(fields[1]), int(fields[2]), fields[0] == b"Z"))
-        except (OSError, IndexError, ValueError):
-            continue
-    return out
-
-
 def _carries(pid: int, marker: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return marker in f.read().split(b"\0")
-    except OSError:
-        return False
+    """Whether the live process ``pid`` carries ``marker`` in its environment. A process in the middle of an
+    ``exec`` shows none for a moment: it is read again (up to 0.2 s), and one that still shows none (but exists)
+    counts as carrying it, so that what escapes while it execs is killed, not left."""
+    deadline = time.monotonic() + 0.2
+    while True:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except FileNotFoundError:
+            return False  # gone
+        except OSError:
+            environ = b""
+        if environ:
+            return marker in environ.split(b"\0")
+        if time.monotonic() > deadline:
+            return os.path.exists(f"/proc/{pid}")
+        time.sleep(0.005)
 
 
-def _left(process: subprocess.Popen[bytes], token: str) -> list[_Proc]:
+def _left(process: subprocess.Popen[bytes], token: str) -> list[Proc]:
     """The live processes the command left: its process group, and the orphans carrying its token re-parented to
     this process (as subreaper), with all their descendants."""
     procs = [p for p in _processes() if not p.zombie]
-    children: dict[int, list[_Proc]] = {}
+    children: dict[int, list[Proc]] = {}
     for p in procs:
         children.setdefault(p.ppid, []).append(p)
     marker = f"{TOKEN_ENV}={token}".encode()
     me = os.getpid()
     stack = [p for p in procs if p.pid != process.pid and (
         p.group == process.pid or (p.ppid == me and _carries(p.pid, marker)))]
-    out: dict[int, _Proc] = {}
+    out: dict[int, Proc] = {}
     while stack:
         p = stack.pop()
         if p.pid not in out:
