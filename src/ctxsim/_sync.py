@@ -1,4 +1,5 @@
-"""Running async code to completion from synchronous code, wherever that code is called from.
+"""Running async code to completion from synchronous code, wherever that code is called from; and ending a run on
+SIGTERM as on Ctrl-C.
 
 Outside an event loop the coroutine runs on this thread: on asyncio, on one event loop per thread that is kept and
 reused (a fresh loop per run, as ``asyncio.run`` makes, costs about as much as playing a short scenario through the
@@ -8,22 +9,34 @@ second loop cannot start on this thread, so the run goes to a worker thread with
 one waits: the caller's loop is paused for that time, as it is for any blocking call. The work is bounded by its own
 timeouts (the oracle's ``silence_timeout``); the worker is a daemon thread, so a run that never ends cannot keep the
 interpreter alive.
+
+:func:`terminate_as_interrupt` makes SIGTERM do what Ctrl-C does while a run that starts processes or temporary
+directories is under way (the default action of SIGTERM ends the interpreter at once, leaving them behind): the
+run unwinds through its ``finally`` blocks and context managers, which stop what it started; work on other threads
+watches :func:`interrupts` and stops too. :func:`processes` reads the process table those runs search for what
+they started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
+import os
+import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
 from typing import Any, TypeVar
 
 import anyio
 
 T = TypeVar("T")
 
-__all__ = ["in_event_loop", "run_blocking", "step_once"]
+__all__ = ["Proc", "in_event_loop", "interrupts", "processes", "run_blocking", "step_once", "terminate_as_interrupt",
+           "terminated"]
 
 
 def in_event_loop() -> bool:
@@ -102,3 +115,85 @@ def step_once(awaitable: Any) -> tuple[bool, Any]:
     if close is not None:
         close()
     return False, None
+
+
+
+_terminated = threading.Event()
+_interrupts = [0]
+
+
+def terminated() -> bool:
+    """Whether a SIGTERM arrived under :func:`terminate_as_interrupt` (the ``KeyboardInterrupt`` it became)."""
+    return _terminated.is_set()
+
+
+def interrupts() -> int:
+    """How many SIGINT or SIGTERM arrived under :func:`terminate_as_interrupt` so far: work on another thread
+    (a command tracker's points) compares it with the count it started at, and stops when it grew."""
+    return _interrupts[0]
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    _interrupts[0] += 1
+    if signum == signal.SIGTERM:
+        _terminated.set()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise KeyboardInterrupt from None
+    # Inside an event loop the interrupt is raised between its callbacks, outside every task: the loop stops, its
+    # tasks are cancelled (each unwinding its context managers), not failed with it half-way.
+    loop.call_soon_threadsafe(_interrupt)
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While inside, on the main thread, SIGTERM is handled as Ctrl-C (``KeyboardInterrupt``), and both are counted
+    (:func:`interrupts`), so the run unwinds and removes what it started, work on other threads included. A signal
+    with a handler of its own (the host's) keeps it; off the main thread, nothing changes. Nested uses keep the
+    outermost handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[signal.Signals, Any] = {}
+    for signum, free in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(signum) in (free, None):
+            previous[signum] = signal.signal(signum, _on_signal)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+@dataclass(frozen=True)
+class Proc:
+    """A process as ``/proc`` shows it: what the runs that start processes need to find and reap them."""
+
+    pid: int
+    ppid: int
+    group: int
+    zombie: bool
+
+
+def processes() -> list[Proc]:
+    """Every process, from ``/proc`` (empty where there is none)."""
+    out: list[Proc] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+            out.append(Proc(int(entry), int(fields[1]), int(fields[2]), fields[0] == b"Z"))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out

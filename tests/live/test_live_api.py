@@ -33,7 +33,7 @@ def user(text: str) -> dict[str, Any]:
 
 def post(api: FakeMessagesAPI, path: str, data: dict[str, Any]) -> tuple[int, str]:
     request = urllib.request.Request(api.base_url + path, json.dumps(data).encode(), method="POST",
-                                     headers={"content-type": "application/json"})
+                                     headers={"content-type": "application/json", "x-api-key": api.key})
     try:
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, response.read().decode()

@@ -32,7 +32,8 @@ conformance contract, with where a catalogued tracker differs from the contracts
 
 Subcommands are registered in one place, :data:`COMMANDS`: a new one (``ctxsim fuzz``) is one more
 :class:`Command` there. Exit status: 0 when every expectation holds, 1 when one does not, 2 for a usage or input
-error, which is printed as one ``ctxsim:`` line without a traceback.
+error, which is printed as one ``ctxsim:`` line without a traceback; 130 (Ctrl-C) or 143 (SIGTERM) for a run
+stopped on the way, also one line, once what it started is gone.
 """
 
 from __future__ import annotations
@@ -100,14 +101,32 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C (or SIGTERM, made one), alone or in an exception group (anyio's task groups)."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple) and inner:
+        return any(_interrupt(e) for e in inner)
+    return isinstance(exc, KeyboardInterrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
     args = _parser().parse_args(argv)
     command = next(c for c in COMMANDS if c.name == args.command)
+    from .._sync import terminate_as_interrupt, terminated
+
     try:
-        return command.run(args)
+        with terminate_as_interrupt():  # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
+            return command.run(args)
     except CommandError as exc:
         print(exc, file=sys.stderr)
         return 2
     except BrokenPipeError:  # `ctxsim run ... | head`
         return 0
+    except BaseException as exc:  # an interrupt, maybe inside a task group's exception group
+        if not _interrupt(exc):
+            raise
+        name = "SIGTERM" if terminated() else "SIGINT"
+        print(f"ctxsim: {args.command}: interrupted ({name}); stopped, with every process and temporary directory "
+              f"it started", file=sys.stderr)
+        return 143 if terminated() else 130

@@ -13,11 +13,13 @@ the estimates ``FILE`` holds (:func:`ctxsim.live.read_estimates`); exit 1 when t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,8 +63,9 @@ def _serve(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError) as exc:
         raise CommandError(str(exc)) from None
     try:
-        _print_settings(server, args.json)
-        waited_out = not _wait(args.timeout)
+        with _stop_signals() as stop:  # before the settings are printed: a client may stop it as soon as it reads them
+            _print_settings(server, args.json)
+            waited_out = not stop.wait(args.timeout)
     finally:
         server.__exit__()
     if waited_out:
@@ -72,12 +75,13 @@ def _serve(args: argparse.Namespace) -> int:
     return _finish(server, args)
 
 
-def _wait(timeout: float) -> bool:
-    """Wait for SIGINT or SIGTERM, at most ``timeout`` seconds; True when a signal came."""
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[threading.Event]:
+    """While inside, SIGINT and SIGTERM set the event yielded (the server's normal stop) instead of interrupting."""
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return stop.wait(timeout)
+        yield stop
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -4,6 +4,10 @@
 false) and ``POST /v1/messages/count_tokens`` (with or without ``?beta=true``, which ``/context`` and
 ``get_context_usage`` use), on a free port of 127.0.0.1 and nowhere else, with starlette under uvicorn (both come
 with ``claude-agent-sdk``) in one thread. Any other path is answered 404 and recorded, so a stray call shows.
+Every request must carry the server's own credential (:attr:`FakeMessagesAPI.key`, random per server, the one
+ctxsim hands the CLI it starts) as ``x-api-key`` or a bearer token; anything else, another process on this machine
+included, is answered 401 ``authentication_error`` and recorded in :attr:`FakeMessagesAPI.rejected`, and takes
+nothing from the script.
 
 Each ``/v1/messages`` request is classified (the main chain, a subagent's, the compaction summary request, a side
 request) and answered by a *responder* (:class:`ScriptedModel` by default): the next call of its chain, as a
@@ -202,8 +206,9 @@ class FakeMessagesAPI:
                  key: str | None = None, port: int = 0, routes: Sequence[Route] = ()) -> None:
         if host != "127.0.0.1":
             raise ValueError(f"ctxsim: the fake Messages API listens on 127.0.0.1 only, not {host!r}")
-        self.key = key
-        """The credential every request must carry (``x-api-key``, or ``Authorization: Bearer``); None: any."""
+        self.key = key or f"sk-ant-ctxsim-{secrets.token_hex(16)}"
+        """The credential every request must carry (``x-api-key``, or ``Authorization: Bearer``): the one given, else
+        one made for this server."""
         self.rejected: list[str] = []
         """``METHOD path`` of every request refused for want of :attr:`key`."""
         self.model = responder if isinstance(responder, ScriptedModel) else ScriptedModel()
@@ -302,8 +307,6 @@ class FakeMessagesAPI:
 
     def _refused(self, request: Request) -> Response | None:
         """The 401 answer to a request without this server's credential (recorded), else None."""
-        if self.key is None:
-            return None
         given = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
         if secrets.compare_digest(given.encode(), self.key.encode()):
             return None

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
+from .._sync import processes
 from ..sdk import subprocess_pid, subprocess_transport
 from ..wire import installed_cli_version, project_slug, sdk_bundled_file
 from ..world import DEFAULT_MODEL
@@ -40,7 +41,8 @@ __all__ = ["LiveClaude", "LiveError", "bundled_cli_path", "bundled_cli_version",
            "cli_options", "cli_version", "read_transcripts"]
 
 DUMMY_API_KEY = "sk-ant-ctxsim-fake-0000"
-"""The key the CLI sends; the fake API accepts any."""
+"""The key :func:`cli_env` gives the CLI when told none; a :class:`~ctxsim.live.FakeMessagesAPI` accepts only its own
+(:attr:`~ctxsim.live.FakeMessagesAPI.key`), which :class:`LiveClaude` hands the CLI."""
 
 _BLANKED = ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "HTTP_PROXY",
@@ -99,7 +101,8 @@ def bundled_cli_version() -> str:
 
 
 def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
-            extra: Mapping[str, str] | None = None, tmp: Path | None = None) -> dict[str, str]:
+            extra: Mapping[str, str] | None = None, tmp: Path | None = None,
+            api_key: str = DUMMY_API_KEY) -> dict[str, str]:
     """The environment that points the CLI at the fake API at ``base_url``, with ``home`` as its ``HOME``, and
     ``tmp`` as its temporary directory (``CLAUDE_CODE_TMPDIR`` and ``TMPDIR``: else the CLI leaves a
     ``claude-<uid>/-tmp-...-project`` directory and ``fswatch-probe-*`` directories in the system's, per run).
@@ -110,7 +113,7 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
     env = dict.fromkeys(_BLANKED, "")
     env.update({
         "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"), "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": DUMMY_API_KEY, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ANTHROPIC_API_KEY": api_key, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1", "IS_SANDBOX": "1",
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
@@ -125,17 +128,17 @@ def cli_env(base_url: str, home: Path, *, autocompact_window: int | None = None,
 def cli_options(base_url: str, workdir: Path, *, model: str = DEFAULT_MODEL, include_partial_messages: bool = False,
                 autocompact_window: int | None = None, stderr: Callable[[str], None] | None = None,
                 env: Mapping[str, str] | None = None, permission_mode: PermissionMode = "bypassPermissions",
-                **overrides: Any) -> ClaudeAgentOptions:
-    """Options that run the bundled CLI against the fake API at ``base_url``, in ``workdir`` (``home/`` and
-    ``project/`` are made there, and ``tmp/``, the CLI's temporary directory, so removing ``workdir`` removes all
-    the run made). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
+                api_key: str = DUMMY_API_KEY, **overrides: Any) -> ClaudeAgentOptions:
+    """Options that run the bundled CLI against the fake API at ``base_url`` (with its credential ``api_key``), in
+    ``workdir`` (``home/`` and ``project/`` are made there, and ``tmp/``, the CLI's temporary directory, so removing
+    ``workdir`` removes all the run made). ``overrides`` go to ``ClaudeAgentOptions`` as they are."""
     home, project, tmp = workdir / "home", workdir / "project", workdir / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     project.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(mode=0o700, parents=True, exist_ok=True)  # the CLI wants a private one
     return ClaudeAgentOptions(
         model=model, permission_mode=permission_mode, cwd=str(project), setting_sources=[],
-        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env, tmp=tmp),
+        env=cli_env(base_url, home, autocompact_window=autocompact_window, extra=env, tmp=tmp, api_key=api_key),
         include_partial_messages=include_partial_messages, stderr=stderr, **overrides)
 
 
@@ -159,21 +162,20 @@ def read_transcripts(projects: Path) -> dict[str, list[dict[str, Any]]]:
 
 def child_processes() -> set[int]:
     """The live (not zombie) child processes of this process, from ``/proc`` (empty where there is none)."""
-    me, out = os.getpid(), set[int]()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return out
-    for entry in entries:
-        if not entry.isdigit():
-            continue
+    me = os.getpid()
+    return {p.pid for p in processes() if p.ppid == me and not p.zombie}
+
+
+def _started_in(workdir: Path, pids: set[int]) -> set[int]:
+    """Those of ``pids`` whose ``HOME`` is ``workdir``'s (the CLI a :class:`LiveClaude` started there)."""
+    home = f"HOME={workdir / 'home'}".encode()
+    out = set()
+    for pid in pids:
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            if home in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                out.add(pid)
         except OSError:
             continue
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[1] == str(me) and fields[0] != "Z":
-            out.add(int(entry))
     return out
 
 
@@ -247,15 +249,15 @@ class LiveClaude:
                          f"requests" + (f"; CLI stderr: {tail}" if tail else "") + ")")
 
     async def __aenter__(self) -> LiveClaude:
+        before = child_processes()
         try:
             if self._owns_api:
                 self.api.start()
             self.workdir = Path(tempfile.mkdtemp(prefix="ctxsim-live-"))
-            options = cli_options(self.api.base_url, self.workdir, model=self.model,
+            options = cli_options(self.api.base_url, self.workdir, model=self.model, api_key=self.api.key,
                                   include_partial_messages=self.include_partial_messages,
                                   autocompact_window=self.autocompact_window, stderr=self.stderr.append,
                                   cli_path=str(self.cli) if self.cli is not None else None, **self._options)
-            before = child_processes()
             started = time.monotonic()
             self._tap = FrameTap(subprocess_transport(options))
             self._client = ClaudeSDKClient(options, transport=self._tap)
@@ -269,6 +271,8 @@ class LiveClaude:
                                  f"{self.timeout:g} s")
             self.connect_seconds = time.monotonic() - started
         except BaseException:
+            if not self.pids and self.workdir is not None:  # interrupted while starting: its CLI may be running
+                self.pids = _started_in(self.workdir, child_processes() - before)
             await self._close()
             raise
         return self

@@ -93,7 +93,9 @@ def tracker_skip_reason(tracker: object) -> str | None:
 
 
 class SessionModel:
-    """A responder that answers each request with the next call of its chain in ``session``, usage exact."""
+    """A responder that answers each request with the next call of its chain in ``session``, usage exact. A request
+    the session does not have is answered with an API error and recorded in :attr:`unexpected` (the run is then
+    void: :func:`arun_tracker_live` fails it), never with another chain's call."""
 
     def __init__(self, session: Session) -> None:
         def reply(call: Call) -> Reply:
@@ -103,12 +105,26 @@ class SessionModel:
 
         self.main = deque(reply(c) for c in session.calls if c.is_main)
         self.subagent = deque(reply(c) for c in session.calls if not c.is_main)
+        self.unexpected: list[str] = []
+        """What was asked beyond the session, request by request."""
 
     def __call__(self, request: ApiRequest) -> Reply:
         queue = self.subagent if request.kind == "subagent" else self.main if request.kind == "main" else None
         if not queue:
-            raise RuntimeError(f"ctxsim: the live CLI made a {request.kind} request the session does not have")
+            what = f"request #{request.number}, a {request.kind} request the session does not have"
+            self.unexpected.append(what)
+            return Reply(error=(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                                 "message": f"ctxsim: {what}"}}))
         return queue.popleft()
+
+    def void(self) -> str | None:
+        """Why the run cannot be judged (a request beyond the session, a call of it never asked for), or None."""
+        if self.unexpected:
+            return f"the live CLI made {len(self.unexpected)} request(s) beyond the session ({self.unexpected[0]})"
+        left = len(self.main) + len(self.subagent)
+        if left:
+            return f"{left} call(s) of the session were never asked for: the live CLI took another path"
+        return None
 
 
 def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] | str, Observation]]:
@@ -162,6 +178,12 @@ async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: in
                 except Exception as exc:
                     report.crash = f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} (live)"
                     return report
+    why = model.void()
+    wanted = sum(1 for query in points for o in query.values() if judged_at is None or o.kind in judged_at)
+    if why is None and len(report.points) != wanted:
+        why = f"the live run reached {len(report.points)} of the session's {wanted} observation points"
+    if why is not None:
+        report.crash = f"ctxsim: {why}; the run is void, nothing judged (live)"
     return report
 
 

@@ -32,7 +32,7 @@ import claude_agent_sdk
 from ..wire import context_window, render, statusline_payloads
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
 from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
+from ._claude import LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask, ScriptedSession
 from ._projection import Difference, Projection
 
@@ -213,7 +213,7 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
         for directory in (home / ".claude", project, out):
             directory.mkdir(parents=True)
         config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
-                             "customApiKeyResponses": {"approved": [DUMMY_API_KEY[-20:]], "rejected": []},
+                             "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
                              "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
         for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
             where.write_text(config)
@@ -222,7 +222,7 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
                                                                                    "command": command}}))
         api.start()
         repl = _Repl(workdir, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
-                               **cli_env(api.base_url, home)}, scripted.model, timeout)
+                               **cli_env(api.base_url, home, api_key=api.key)}, scripted.model, timeout)
         _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
         _wait("settle after starting", _settled(out), timeout, repl.screen)
         initial = [_read(p) for p in _payloads(out)]

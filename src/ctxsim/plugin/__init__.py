@@ -171,6 +171,20 @@ def pytest_configure(config: pytest.Config) -> None:
     scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
     if scenarios is not None:
         config.stash[_SCENARIOS] = scenarios
+    if scenarios is not None or specs or loops or backend == "live":
+        _stop_on_signals(config)
+
+
+def _stop_on_signals(config: pytest.Config) -> None:
+    """For the session: SIGTERM ends it as Ctrl-C does, and both stop the commands and CLIs ctxsim runs at once
+    (their temporary directories removed), on whatever thread they run (:func:`ctxsim._sync.terminate_as_interrupt`)."""
+    import contextlib
+
+    from .._sync import terminate_as_interrupt
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(terminate_as_interrupt())
+    config.add_cleanup(stack.close)
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
@@ -280,12 +294,14 @@ def _fail_for_real_calls(report: pytest.TestReport, guard: Guard) -> None:
     """Fail ``report`` for the real calls the guard refused during it, even where the test's code caught the
     refusal; each refusal is reported once."""
     messages, guard.refused[:] = list(guard.refused), []
-    text = "\n".join(messages)
-    if report.failed:
-        report.sections.append(("ctxsim --ctx-block-real", text))
+    if report.failed:  # the refusals its failure does not already show (the one it raised, with its traceback)
+        shown = str(report.longrepr)
+        text = "\n".join(m for m in messages if m not in shown)
+        if text:
+            report.sections.append(("ctxsim --ctx-block-real", text))
     else:
         report.outcome = "failed"
-        report.longrepr = text
+        report.longrepr = "\n".join(messages)
 
 
 _PACKAGE = Path(__file__).resolve().parent.parent

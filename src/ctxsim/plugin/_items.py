@@ -38,6 +38,13 @@ class ScenarioFile(pytest.File):
             # loader's one-line message.
             yield MalformedScenario.from_parent(self, name="load", error=error)
             return
+        except Exception as error:  # whatever the loader missed (MemoryError included): one item
+            where = shown(self.path, self.config)
+            said = " ".join(str(error).split())[:300]
+            yield MalformedScenario.from_parent(self, name="load", error=ScenarioError(
+                f"ctxsim: {where}: the scenario could not be loaded: {type(error).__name__}"
+                + (f": {said}" if said else ""), file=where))
+            return
         if isinstance(scenario, TaskScenario):
             yield from self._loop_items(scenario)
         else:

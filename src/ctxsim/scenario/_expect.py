@@ -218,7 +218,8 @@ def _expected_failure(r: Reader, name: str, value: Any, line: int, path: str) ->
         if len(seq) != 2:
             raise r.error(m.value_lines["range"], join_path(path, "range"), f"expected [low, high], got {len(seq)} "
                                                                            f"items")
-        low, high = (r.count(v, seq.item_lines[i], f"{path}.range[{i}]") for i, v in enumerate(seq))
+        # estimates, not tokens of the world: a broken tracker's may be far above MAX_TOKENS (digits stay bounded)
+        low, high = (r.integer(v, seq.item_lines[i], f"{path}.range[{i}]") for i, v in enumerate(seq))
         if low > high:
             raise r.error(m.value_lines["range"], join_path(path, "range"), f"low {low:,} is above high {high:,}")
         bounds = (low, high)

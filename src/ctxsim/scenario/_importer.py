@@ -308,14 +308,16 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
             f"a Claude Code transcript ({source.files} file{'s' if source.files != 1 else ''}, "
             f"{source.subagents} subagent file{'s' if source.subagents != 1 else ''})"
             if source.fmt == "transcript" else "a stream-json capture")
-    version = f", Claude Code {source.version}" if source.version else ""
-    head = [f"Imported by `ctxsim import` from {what}{version}, model {rec0.model}, window {window:,}.",
+    kept = Scrubber().string("version", source.version)  # only a version's shape is kept, as in the stream
+    version = f", Claude Code {kept}" if kept and kept == source.version else ""
+    model = rec1.model  # as scrubbed: a model name shaped like a secret is not kept
+    head = [f"Imported by `ctxsim import` from {what}{version}, model {model}, window {window:,}.",
             "Scrubbed: every text replaced by filler of the same length, ids re-keyed, every usage number kept."]
     if source.context_usage:
         head.append("The CLI's get_context_usage() totalTokens after each query: "
                     + ", ".join(f"{v:,}" for v in source.context_usage) + ".")
     head.append("Catalogued trackers that fail on it (tolerance 0) are listed under expect.fail.")
-    world = {"model": rec0.model or "claude-sonnet-4-5", "window": window}
+    world = {"model": model or "claude-sonnet-4-5", "window": window}
     expect = ["expect:", "  tolerance: 0", "  reference: " + ("pass" if verdicts["reference"] else "fail")]
     if failing:
         expect.append(f"  fail: {flow(failing)}")

@@ -31,6 +31,7 @@ from ._expect import (
     read_expect,
 )
 from ._faults import FaultSpec, apply as apply_faults, plan as fault_plan, read_faults
+from ._files import MAX_SCENARIO_BYTES, read_bounded
 from ._recording import FORMATS, Recording, RecordingError, read_recording
 from ._steps import StepBuilder
 from ._task import TaskSpec, check_task_expectations, read_task
@@ -475,7 +476,7 @@ def load_scenario(path: str | os.PathLike[str], *, display: str | None = None, t
     p = Path(path)
     file = display if display is not None else _display(p)
     try:
-        data = p.read_bytes()
+        data = read_bounded(p, MAX_SCENARIO_BYTES)
     except OSError as exc:
         raise ScenarioError(f"ctxsim: {file}: cannot read the scenario: {exc.strerror or exc}", file=file) from None
     try:

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..wire import Frame, Observation, Script
 from ..world import Truth
+from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
 from ._truth import SYNTHETIC, read_usage
 
 __all__ = ["Recording", "RecordingError", "read_jsonl", "read_recording", "transcript_frame", "transcript_frames"]
@@ -97,21 +98,31 @@ class Recording:
 
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of the JSON-lines file at ``path``; raises
-    :class:`RecordingError` naming the first line that is not a JSON object (line 0: the file is not UTF-8)."""
+    :class:`RecordingError` naming the first line that is not a JSON object (line 0: the file is not UTF-8), that
+    nests deeper than :data:`MAX_DEPTH`, or that passes :data:`MAX_LINES`. The file must be a regular file of at
+    most :data:`~._files.MAX_RECORDING_BYTES` (``OSError`` otherwise: :class:`~._files.FileRefused`)."""
+    data_bytes = read_bounded(path, MAX_RECORDING_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data_bytes.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RecordingError(0, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    del data_bytes
     lines: list[tuple[int, dict[str, Any]]] = []
     raws = text.splitlines()
     last = max((n for n, raw in enumerate(raws, 1) if raw.strip()), default=0)
     for number, raw in enumerate(raws, 1):
         if not raw.strip():
             continue
+        if len(lines) >= MAX_LINES:
+            raise RecordingError(number, f"more than {MAX_LINES:,} lines: ctxsim reads at most that many")
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise RecordingError(number, f"not a JSON line ({exc})", last_line=number == last) from None
+            raise RecordingError(number, f"not a JSON line ({cut(str(exc))})", last_line=number == last) from None
+        except RecursionError:
+            raise RecordingError(number, f"nested deeper than {MAX_DEPTH} levels") from None
+        if deeper_than(data, MAX_DEPTH):
+            raise RecordingError(number, f"nested deeper than {MAX_DEPTH} levels")
         if not isinstance(data, dict):
             raise RecordingError(number, f"a line is a JSON object, got {type(data).__name__}")
         lines.append((number, data))

@@ -17,8 +17,11 @@
 - a tool's ``input``, a tool result's ``content`` and the transcript's ``toolUseResult`` are opaque: their keys
   are re-keyed too (same length), and nothing in them is kept but numbers.
 
-It is an allow-list, not a deny-list: a field nobody thought of is scrubbed. The output is deterministic: the
-same frames in the same order give the same bytes.
+It is an allow-list, not a deny-list: a field nobody thought of is scrubbed. On top of it, anything shaped like a
+secret is never kept, wherever it sits (a mapping key, an allow-listed field, a model name's suffix): an AWS key
+id, a GitHub, Slack, Google or ``sk-`` API token, a JSON web token, 24 or more hex digits, or 20 or more letters and
+digits mixed without a break (:func:`looks_secret`). The output is deterministic: the same frames in the same order
+give the same bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["BUILTIN_TOOLS", "Scrubber", "filler"]
+__all__ = ["BUILTIN_TOOLS", "Scrubber", "filler", "looks_secret"]
 
 BUILTIN_TOOLS = frozenset({
     "Agent", "Task", "Bash", "BashOutput", "KillShell", "KillBash", "Read", "Write", "Edit", "MultiEdit", "Glob",
@@ -51,12 +54,31 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _WORDS = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore "
           "et dolore magna aliqua ")
 _WHITESPACE = frozenset("\n\r\t ")
+_SECRET_SHAPES = (
+    r"(?i:(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16})"  # AWS access key ids
+    r"|(?i:gh[oprsu]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,})"  # GitHub tokens
+    r"|(?i:sk-[A-Za-z0-9_-]{16,})"  # Anthropic, OpenAI and other sk- keys
+    r"|(?i:xox[abprs]-[A-Za-z0-9-]{8,})"  # Slack tokens
+    r"|AIza[0-9A-Za-z_-]{20,}"  # Google API keys
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JSON web tokens
+    r"|(?i:[0-9a-f]{24,})"  # hex keys and digests
+)
+_SECRET = re.compile(_SECRET_SHAPES)
+_RUN = re.compile(r"[A-Za-z0-9+/]{20,}")
+"""A long unbroken run of key characters: a key when it mixes letters and digits (a word or a number does not)."""
 
 
 def filler(text: str) -> str:
     """Text of the same length as ``text``, with its line breaks and tabs where they were, saying nothing."""
     words = _WORDS * (len(text) // len(_WORDS) + 1)
     return "".join(c if c in _WHITESPACE and c != " " else words[i] for i, c in enumerate(text))
+
+
+def looks_secret(text: str) -> bool:
+    """Whether ``text`` holds something shaped like a credential (see the module's docstring)."""
+    if _SECRET.search(text):
+        return True
+    return any(any(c.isdigit() for c in run) and any(c.isalpha() for c in run) for run in _RUN.findall(text))
 
 
 def _digits(n: int, width: int) -> str:
@@ -95,9 +117,9 @@ class Scrubber:
 
     def key(self, key: str, *, opaque: bool = False, parent: str | None = None) -> str:
         """A mapping's key: kept when structural, re-keyed (same length) inside opaque values or when odd."""
-        if parent in ("modelUsage", "model_usage") and _MODEL.fullmatch(key):
-            return key
-        if not opaque and _KEY.fullmatch(key) and parent not in ("modelUsage", "model_usage"):
+        usage = parent in ("modelUsage", "model_usage")
+        structural = _MODEL.fullmatch(key) if usage else not opaque and _KEY.fullmatch(key)
+        if structural and not looks_secret(key):  # a key shaped like a secret is re-keyed, whatever field it is
             return key
         if key not in self._keys:
             self._keys[key] = "k" + _digits(len(self._keys) + 1, max(len(key) - 1, 1))
@@ -112,7 +134,7 @@ class Scrubber:
                 or (key in ("version", "claude_code_version") and _VERSION.fullmatch(value))
                 or (key == "timestamp" and _TIMESTAMP.fullmatch(value))
                 or (key == "name" and parent == "tool_use" and value in BUILTIN_TOOLS))
-        return value if keep else filler(value)
+        return value if keep and not looks_secret(value) else filler(value)
 
     def rekey(self, value: str) -> str:
         """The replacement of the id ``value``: the same one each time, in its format and of its length."""

@@ -15,12 +15,15 @@ from ..world import Session, SessionBuilder
 from ._schema import keys
 from ._yaml import Reader, describe, join_path
 
-__all__ = ["MAX_CALLS", "MAX_REPEAT", "StepBuilder"]
+__all__ = ["MAX_CALLS", "MAX_REPEAT", "MAX_TEXT_TOKENS", "StepBuilder"]
 
 MAX_REPEAT = 10_000
 """The largest ``repeat.times``."""
 MAX_CALLS = 20_000
 """The most calls a scenario may build (nested repeats multiply)."""
+MAX_TEXT_TOKENS = 20_000_000
+"""The most tokens of generated text (user prompts, tool results, subagent prompts and results) a scenario's session
+may hold, repeats counted: about 80 MB of text, checked before it is made."""
 
 _BLOCK_KINDS = ("thinking", "text", "tool_use")
 _STEP_KINDS = keys("queries[].steps[]")
@@ -52,12 +55,22 @@ class StepBuilder:
         self.labels = _Labels()
         self.checked: dict[int, dict[str, Any]] = {}
         """The builder keywords of each call mapping checked so far, by the mapping's id."""
+        self.text_tokens = 0
+        """Tokens of text the session holds so far (:data:`MAX_TEXT_TOKENS`)."""
+
+    def spend(self, tokens: int, line: int, path: str) -> None:
+        """Count ``tokens`` more of generated text; past :data:`MAX_TEXT_TOKENS`, an error at ``line``."""
+        self.text_tokens += tokens
+        if self.text_tokens > MAX_TEXT_TOKENS:
+            raise self.r.error(line, path, f"the session's text passes {MAX_TEXT_TOKENS:,} tokens (prompts and tool "
+                                           f"results, repeats counted): a scenario holds at most that much")
 
     def query(self, item: Any, line: int, path: str) -> None:
         r = self.r
         q = r.mapping(item, line, path, keys("queries[]"))
         prompt = r.get(q, "prompt", path, r.string, "Continue with the task.")
         tokens = r.get(q, "prompt_tokens", path, r.count)
+        self.spend(tokens or 0, q.line, path)
         steps = r.get(q, "steps", path, lambda v, ln, p: r.sequence(v, ln, p), None)
         self.b.query(prompt, prompt_tokens=tokens)
         self.labels.query += 1
@@ -86,6 +99,7 @@ class StepBuilder:
             kwargs = self.checked[key] = self.read_call(value, line, path)
         if len(self.labels.call_lines) >= MAX_CALLS:
             raise r.error(at, path, f"more than {MAX_CALLS:,} calls in one scenario")
+        self.spend(sum(kwargs["results"]), at, path)
         try:
             self.b.call(**kwargs)
         except ValueError as exc:
@@ -217,6 +231,7 @@ class StepBuilder:
         out = r.get(m, "out", path, r.count, 150)
         calls = r.sequence(m["calls"], m.value_lines["calls"], join_path(path, "calls"), non_empty=True)
         result = r.get(m, "result", path, r.count, 600)
+        self.spend(prompt_tokens + result, at, path)
         self.b.start_subagent(description, prompt_tokens=prompt_tokens, output=out)
         self.labels.call_lines.append((at, path))
         self.labels.main += 1

@@ -18,6 +18,7 @@ from ..agent import DEGRADATIONS, Task, TaskStep
 from ..reference import PressurePolicy
 from ._expect import LoopExpectations
 from ._schema import keys
+from ._steps import MAX_TEXT_TOKENS
 from ._yaml import Map, Reader, Seq, describe, join_path
 
 __all__ = ["MAX_TASK_STEPS", "TaskSpec", "check_task_expectations", "read_task"]
@@ -67,6 +68,7 @@ def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int, bool]]:
             raise r.error(m.key_lines["steps"], "task.tokens_per_step",
                           "required key is missing: give the tokens of each step when steps is a number")
         tokens = r.get(m, "tokens_per_step", "task", r.count)
+        _check_text(r, tokens * n, line, _STEPS_PATH)
         return [(None, tokens, line, True)] * n
     if not isinstance(value, Seq):
         raise r.error(line, _STEPS_PATH, f"expected a number of steps or a list of steps, got {describe(value)}")
@@ -91,7 +93,15 @@ def _steps(r: Reader, m: Map) -> list[tuple[str | None, int, int, bool]]:
             out += [(ident, tokens, where, traced)] * times
         if len(out) > MAX_TASK_STEPS:
             raise r.error(where, path, f"more than {MAX_TASK_STEPS:,} steps in one task")
+        _check_text(r, sum(step[1] for step in out), where, path)
     return out
+
+
+def _check_text(r: Reader, tokens: int, line: int, path: str) -> None:
+    """The task's steps may make at most :data:`~._steps.MAX_TEXT_TOKENS` of text (each step's tool results)."""
+    if tokens > MAX_TEXT_TOKENS:
+        raise r.error(line, path, f"the task's steps make {tokens:,} tokens of text, more than "
+                                  f"{MAX_TEXT_TOKENS:,}: a scenario holds at most that much")
 
 
 def _policy(r: Reader, m: Map, window: int) -> PressurePolicy:

@@ -3,6 +3,12 @@
 Scenario errors must name ``file:line`` and the key path, which plain ``yaml.safe_load`` cannot: its dicts and
 lists forget where they came from. :class:`LineLoader` builds :class:`Map`/:class:`Seq` that remember, and
 :class:`Reader` validates shapes and types against them, raising one ``ctxsim: file:line: key: ...`` error.
+
+Hostile documents are bounded while they are read, before anything is built from them: at most
+:data:`MAX_VALUES` values (scalars, mappings and sequences: the parser's events are counted first, in C where
+PyYAML has libyaml), an integer of more than :data:`MAX_DIGITS` digits is kept as a :class:`HugeNumber` (never
+converted: Python refuses 4,300 digits and more), and a token count above :data:`MAX_TOKENS` is refused by
+:meth:`Reader.count` with its line and key.
 """
 
 from __future__ import annotations
@@ -13,7 +19,15 @@ from typing import Any
 
 import yaml
 
-__all__ = ["LineLoader", "Map", "Positioned", "Reader", "Seq", "describe", "join_path", "load"]
+__all__ = ["MAX_DIGITS", "MAX_TOKENS", "MAX_VALUES", "HugeNumber", "LineLoader", "Map", "Positioned", "Reader", "Seq",
+           "describe", "join_path", "load"]
+
+MAX_VALUES = 500_000
+"""The most values (scalars, mappings, sequences) a document may hold: a scenario of 20,000 calls has about 200,000."""
+MAX_DIGITS = 30
+"""The most characters an integer of a document may be written with; a longer one is a :class:`HugeNumber`."""
+MAX_TOKENS = 10_000_000
+"""The largest token count a scenario may state (ten times the largest context window, 1,000,000 tokens)."""
 
 
 # --- a safe loader that remembers lines -------------------------------------------------------------------------
@@ -41,6 +55,17 @@ class Positioned(Exception):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
+
+
+class HugeNumber:
+    """An integer written with more than :data:`MAX_DIGITS` characters, not converted (no value of a scenario is
+    that large): every check refuses it, saying how many digits it has."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"a number of {self.digits:,} digits"
 
 
 class LineLoader(yaml.SafeLoader):
@@ -82,8 +107,17 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
+    """An integer, unless written too long to convert (:class:`HugeNumber`)."""
+    text = str(node.value)
+    if len(text) > MAX_DIGITS:
+        return HugeNumber(sum(c.isdigit() for c in text))
+    return yaml.SafeLoader.construct_yaml_int(loader, node)
+
+
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 def _libyaml_loader() -> Any:
     """libyaml's parser with the same constructors (several times faster on valid files), or None without it."""
@@ -95,6 +129,7 @@ def _libyaml_loader() -> Any:
 
     CLineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     CLineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+    CLineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
     return CLineLoader
 
 
@@ -117,6 +152,26 @@ def _shares_nodes(root: yaml.Node) -> bool:
     return False
 
 
+def _count_values(text: str) -> None:
+    """Raise :class:`Positioned` at the value that makes ``text`` hold more than :data:`MAX_VALUES` (counted on the
+    parser's events, without building anything). A syntax error is left to the loader, which reports it."""
+    loader = (_CLineLoader or LineLoader)(text)
+    count = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                count += 1
+                if count > MAX_VALUES:
+                    line = event.start_mark.line + 1 if event.start_mark is not None else 1
+                    raise Positioned(line, f"more than {MAX_VALUES:,} values: a scenario is "
+                                                                f"at most that big")
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
+
+
 def load(text: str) -> Any:
     """The document in ``text``, its mappings and sequences as :class:`Map`/:class:`Seq`.
 
@@ -124,6 +179,7 @@ def load(text: str) -> Any:
     is read again by :class:`LineLoader`, whose errors and positions are the ones reported, so a file gives the
     same error with or without libyaml. Raises what :class:`LineLoader` raises.
     """
+    _count_values(text)
     if _CLineLoader is not None:
         loader = _CLineLoader(text)
         try:
@@ -143,6 +199,8 @@ def load(text: str) -> Any:
 
 
 def describe(value: Any) -> str:
+    if isinstance(value, HugeNumber):
+        return repr(value)
     if value is None:
         return "nothing"
     if isinstance(value, bool):
@@ -219,6 +277,9 @@ class Reader:
 
     def integer(self, value: Any, line: int, path: str, *, minimum: int | None = 0,
                 maximum: int | None = None) -> int:
+        if isinstance(value, HugeNumber):
+            limit = f"at most {maximum:,}" if maximum is not None else f"at most {MAX_DIGITS} digits"
+            raise self.error(line, path, f"expected {limit}, got {describe(value)}")
         if not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum):
             kind = {None: "an integer", 0: "a non-negative integer", 1: "a positive integer"}.get(
                 minimum, f"an integer >= {minimum}")
@@ -228,10 +289,12 @@ class Reader:
         return value
 
     def count(self, value: Any, line: int, path: str) -> int:
-        return self.integer(value, line, path)
+        """A number of tokens: 0 to :data:`MAX_TOKENS`."""
+        return self.integer(value, line, path, maximum=MAX_TOKENS)
 
     def positive(self, value: Any, line: int, path: str) -> int:
-        return self.integer(value, line, path, minimum=1)
+        """A positive number of tokens (or of anything): 1 to :data:`MAX_TOKENS`."""
+        return self.integer(value, line, path, minimum=1, maximum=MAX_TOKENS)
 
     def choice(self, options: tuple[str, ...]) -> Callable[[Any, int, str], str]:
         def check(value: Any, line: int, path: str) -> str:

@@ -12,6 +12,13 @@ counterexample found by one replays on every other at its next run of the test:
 ``ctxsim fuzz --db URL --workers N`` (:func:`ctxsim.fuzz.fuzz_workers`) runs on such a database: each run replays
 what the database holds for that tracker before it generates.
 
+A location is ``redis://``, ``rediss://`` or ``unix://`` (a Redis server), or a directory path; anything else with
+a scheme (``http://...``, ``redis:/x``) is refused in one line, as is a URL Redis cannot read, a server that does
+not answer, refuses the credentials or the database number. Messages show a URL without its credentials
+(:func:`shown_url`). A Redis database that fails once the run is under way (the server stopped, the connection
+lost) never loses a counterexample: what it could not take is saved in a local directory instead
+(:data:`KEPT_DIRECTORY`), with one ``ctxsim:`` line on stderr saying so and how to replay it.
+
 :func:`example_database` makes either from one string (``$CTXSIM_FUZZ_DATABASE``), and
 :func:`ctxsim.strategies.register_profiles` gives the ``ctx-fuzz`` profile that database, so every process that loads
 the profile (pytest's workers, HypoFuzz's, on any machine) shares it. docs/how-to/fuzz-a-tracker.md has the
@@ -22,12 +29,17 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-__all__ = ["COMMAND_TIMEOUT", "CONNECT_TIMEOUT", "DATABASE_ENV", "DatabaseUnreachable", "example_database"]
+__all__ = ["COMMAND_TIMEOUT", "CONNECT_TIMEOUT", "DATABASE_ENV", "KEPT_DIRECTORY", "DatabaseUnreachable",
+           "example_database", "shown_url"]
 
 DATABASE_ENV = "CTXSIM_FUZZ_DATABASE"
 """The environment variable :func:`example_database` reads when given no location."""
@@ -44,11 +56,38 @@ def example_database(location: str | os.PathLike[str] | None = None) -> ExampleD
     where = os.fspath(location) if location is not None else os.environ.get(DATABASE_ENV, "")
     if not where:
         return None
-    if where.startswith(("redis://", "rediss://", "unix://")):
+    if where.startswith(_REDIS):
         return _redis(where)
+    scheme = _SCHEME.match(where)
+    if scheme is not None and not (os.name == "nt" and len(scheme.group(1)) == 1):  # C:\... is a path
+        raise DatabaseUnreachable(f"ctxsim: the example database {shown_url(where)!r} is neither a Redis URL "
+                                  f"(redis://HOST:PORT/DB, rediss://..., unix://PATH) nor a directory path")
     path = Path(where).expanduser()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseUnreachable(f"ctxsim: the example database directory {where!r} cannot be made: "
+                                  f"{exc.strerror or exc}") from None
     return DirectoryBasedExampleDatabase(str(path))
+
+
+_REDIS = ("redis://", "rediss://", "unix://")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+KEPT_DIRECTORY = ".hypothesis/ctxsim-kept"
+"""Where a counterexample a Redis database could not take is saved (relative to the working directory)."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages show it: any user name, password and query (``?password=``) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return url.split(":", 1)[0] + "://***"
+    if not parts.scheme or "://" not in url:
+        return url if "@" not in url else "***"
+    userinfo = "***@" if "@" in parts.netloc else ""
+    return f"{parts.scheme}://{userinfo}{host}{parts.path}" + ("?***" if parts.query else "")
 
 
 CONNECT_TIMEOUT = 5.0
@@ -69,10 +108,104 @@ def _redis(url: str) -> ExampleDatabase:
                           f"installed: pip install 'pytest-ctxsim[redis]' (or pip install redis)") from None
     from hypothesis.extra.redis import RedisExampleDatabase
 
-    client: Any = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=COMMAND_TIMEOUT)
+    shown = shown_url(url)
+    try:
+        client: Any = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
+                                           socket_timeout=COMMAND_TIMEOUT)
+    except (ValueError, TypeError) as exc:
+        raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} is not a Redis URL it can read "
+                                  f"({_secretless(str(exc), url)}): write redis://HOST:PORT/DB") from None
     try:
         client.ping()
-    except redis.RedisError as exc:
-        raise DatabaseUnreachable(f"ctxsim: the example database {url!r} did not answer within "
-                                  f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__}: {exc}") from None
-    return RedisExampleDatabase(client)
+    except (redis.ConnectionError, redis.TimeoutError) as exc:
+        if isinstance(exc, redis.AuthenticationError):
+            raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} refused the credentials: "
+                                      f"{_secretless(str(exc), url)}") from None
+        raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} did not answer within "
+                                  f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__}: "
+                                  f"{_secretless(str(exc), url)}") from None
+    except (redis.RedisError, OSError, ValueError) as exc:
+        raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} refused the connection: "
+                                  f"{type(exc).__name__}: {_secretless(str(exc), url)}") from None
+    return KeptDatabase(RedisExampleDatabase(client), shown)
+
+
+def _secretless(text: str, url: str) -> str:
+    """``text`` without the credentials of ``url``, on one line."""
+    try:
+        parts = urlsplit(url)
+        secrets = [v for v in (parts.password, parts.username) if v]
+    except ValueError:
+        secrets = []
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return " ".join(text.split())[:300]
+
+
+class KeptDatabase(ExampleDatabase):
+    """A Redis example database that never loses what it is given: an operation that fails (the server stopped,
+    the connection lost) is done on a local directory database (:data:`KEPT_DIRECTORY`) instead, and one
+    ``ctxsim:`` line on ``notes`` (stderr) says so, once."""
+
+    def __init__(self, primary: ExampleDatabase, shown: str, *, notes: TextIO | None = None) -> None:
+        super().__init__()
+        self.primary = primary
+        self.shown = shown
+        self.notes = notes
+        self.failed: str | None = None
+        """Why the primary failed (its first failure), or None."""
+        self._local: DirectoryBasedExampleDatabase | None = None
+
+    @property
+    def local(self) -> DirectoryBasedExampleDatabase:
+        if self._local is None:
+            self._local = DirectoryBasedExampleDatabase(KEPT_DIRECTORY)
+        return self._local
+
+    def _lost(self, exc: Exception, what: str) -> None:
+        if self.failed is not None:
+            return
+        self.failed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        print(f"ctxsim: the example database {self.shown!r} could not {what} ({self.failed}); what it could not "
+              f"take is kept in {KEPT_DIRECTORY} (replay it with --db {KEPT_DIRECTORY})",
+              file=self.notes or sys.stderr)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        try:
+            self.primary.save(key, value)
+        except Exception as exc:  # whatever the client raises, the example must not be lost
+            self._lost(exc, "save a counterexample")
+            self.local.save(key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        try:
+            found = list(self.primary.fetch(key))
+        except Exception as exc:
+            self._lost(exc, "be read")
+            found = []
+        if self.failed is not None:
+            found += [v for v in self.local.fetch(key) if v not in found]
+        yield from found
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        try:
+            self.primary.delete(key, value)
+        except Exception as exc:
+            self._lost(exc, "delete an example")
+        if self._local is not None:
+            self._local.delete(key, value)
+
+    def _start_listening(self) -> None:  # HypoFuzz's dashboard: the primary's changes are this one's
+        self.primary.add_listener(self._broadcast_change)
+
+    def _stop_listening(self) -> None:
+        self.primary.remove_listener(self._broadcast_change)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        try:
+            self.primary.move(src, dest, value)
+        except Exception as exc:
+            self._lost(exc, "move an example")
+            self.local.save(dest, value)
+        if self._local is not None:
+            self._local.delete(src, value)

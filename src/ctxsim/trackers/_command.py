@@ -8,9 +8,11 @@ just written) and reads its stdout (:mod:`ctxsim.trackers._readout`): a bare int
 format, or the user's regex; blank or ``TBD`` is no estimate.
 
 Points are independent (each has its own ``HOME``), so they run in parallel on ``workers`` threads. A command that
-exits non-zero, runs past ``timeout`` seconds (its whole process group is killed) or prints nonsense raises one
-:class:`~ctxsim.trackers.PointTrackerError` naming the command, the session, the point and the tail of its
-stderr; the first failing point (in the session's order) is the one reported.
+exits non-zero, runs past ``timeout`` seconds, prints more than 64 KiB on stdout or stderr, or prints nonsense
+raises one :class:`~ctxsim.trackers.PointTrackerError` naming the command, the session, the point and the tail of
+its stderr; the first failing point (in the session's order) is the one reported. A point ends when the command
+itself exits; whatever it left running is killed then, a ``setsid`` escape included (:mod:`._process`). Ctrl-C, or
+SIGTERM, stops every command at once and removes the private homes.
 
 On a command line (``pytest --ctx-tracker``, ``ctxsim run/fuzz/score --tracker``)::
 
@@ -28,22 +30,21 @@ default: the bundled CLI's), ``after_compaction`` (``zero`` or ``null``: the pay
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._sync import interrupts, terminate_as_interrupt
 from ._base import Estimate, PointTrackerError
 from ._commandline import program as _program, split_spec, tail as _tail
+from ._process import OUTPUT_LIMIT, Outcome, run_command, subreaper
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
 
 if TYPE_CHECKING:
@@ -140,7 +141,13 @@ class CommandTracker:
                 if point.observation.label in wanted]
         lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
                  for path, file in transcript.files.items()}  # each row serialized once, not once per point
-        with tempfile.TemporaryDirectory(prefix="ctxsim-cmd-", dir=_scratch()) as root:
+        cancel = threading.Event()
+        since = interrupts()
+
+        def stop() -> bool:  # Ctrl-C or SIGTERM, also where this runs on a worker thread
+            return cancel.is_set() or interrupts() != since
+        with terminate_as_interrupt(), subreaper(), tempfile.TemporaryDirectory(prefix="ctxsim-cmd-",
+                                                                                   dir=_scratch()) as root:
             def one(run: _PointRun) -> Estimate:
                 home = Path(root) / f"point-{run.observation.index}"
                 config_dir = home / ".claude"
@@ -155,11 +162,11 @@ class CommandTracker:
                             text = "".join(written[:point.rows.get(relative, 0)]) + point.partial.get(relative, "")
                             target.write_text(text, encoding="utf-8")
                     payload = dict(run.payload, transcript_path=str(project / point.transcript))
-                    return self._run(run, session, payload, home, config_dir)
+                    return self._run(run, session, payload, home, config_dir, stop)
                 finally:
                     shutil.rmtree(home, ignore_errors=True)  # a long session's transcripts add up: one at a time
 
-            estimates = self._in_parallel(one, runs)
+            estimates = self._in_parallel(one, runs, cancel, stop)
         by_label = {run.observation.label: e for run, e in zip(runs, estimates)}
         return [by_label.get(o.label) for o in observations]
 
@@ -185,30 +192,17 @@ class CommandTracker:
         return env
 
     def _run(self, run: _PointRun, session: Session, payload: dict[str, Any], home: Path,
-             config_dir: Path) -> Estimate:
-        stdin = json.dumps(payload).encode()
+             config_dir: Path, stop: Callable[[], bool] | None = None) -> Estimate:
         try:
-            process = subprocess.Popen(["/bin/sh", "-c", self.command], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=home,
-                                       env=self.environment(home, config_dir), start_new_session=True)
+            outcome = run_command(self.command, stdin=json.dumps(payload).encode(), cwd=home,
+                                  env=self.environment(home, config_dir), timeout=self.timeout, stop=stop)
         except OSError as exc:
             raise self._error(session, run, f"could not be started: {exc}", "") from None
-        try:
-            out, err = process.communicate(stdin, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            try:
-                out, err = process.communicate(timeout=2)
-            except subprocess.TimeoutExpired:  # a child left its group and holds the pipes: leave them
-                out, err = b"", b""
-            raise self._error(session, run, f"ran past its timeout of {self.timeout:g} s and was killed",
-                              err.decode(errors="replace")) from None
-        finally:
-            _kill_group(process)  # whatever it left running in its group (a daemon, a backgrounded child)
-        stderr = err.decode(errors="replace")
-        if process.returncode != 0:
-            raise self._error(session, run, f"exited with status {process.returncode}", stderr)
-        stdout = out.decode(errors="replace")
+        stderr = outcome.stderr.decode(errors="replace")
+        failure = _failure(outcome, self.timeout)
+        if failure is not None:
+            raise self._error(session, run, failure, stderr)
+        stdout = outcome.stdout.decode(errors="replace")
         window = _window(payload, run.observation.window)
         try:
             return read_output(stdout, self.readout, window)
@@ -218,7 +212,7 @@ class CommandTracker:
 
     def _error(self, session: Session, run: _PointRun, what: str, stderr: str) -> PointTrackerError:
         name = session.name or session.session_id
-        tail = _tail(stderr)
+        tail = " | ".join(line for line in _tail(stderr).splitlines() if line.strip())  # one line, whatever it printed
         return PointTrackerError(
             f"ctxsim: command tracker {self.name} ({self.command!r}) on session {name!r} at point "
             f"#{run.observation.index} ({run.observation.label}) {what}"
@@ -226,15 +220,19 @@ class CommandTracker:
 
     # --- the pool --------------------------------------------------------------------------------------------
 
-    def _in_parallel(self, one: Callable[[_PointRun], Estimate], runs: list[_PointRun]) -> list[Estimate]:
+    def _in_parallel(self, one: Callable[[_PointRun], Estimate], runs: list[_PointRun], cancel: threading.Event,
+                     stop: Callable[[], bool]) -> list[Estimate]:
         """``one(run)`` for every run on :attr:`workers` threads; on the first error the points not yet started are
         dropped and the error of the earliest failing point is raised (every point before it has started, so which
-        one that is does not depend on timing)."""
+        one that is does not depend on timing). An interrupt here (Ctrl-C) sets ``cancel``: every running command
+        is killed at once (``stop()`` tells them), and the interrupt goes on."""
         if self.workers == 1 or len(runs) <= 1:
             return [one(run) for run in runs]
         failed = threading.Event()
 
         def guarded(run: _PointRun) -> Estimate:
+            if stop():
+                raise KeyboardInterrupt
             if failed.is_set():
                 raise _Skipped
             try:
@@ -243,14 +241,21 @@ class CommandTracker:
                 failed.set()
                 raise
 
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ctxsim-cmd") as pool:
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ctxsim-cmd")
+        try:
             futures: list[Future[Estimate]] = [pool.submit(guarded, run) for run in runs]
+            wait(futures, return_when=FIRST_EXCEPTION)
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
         out: list[Estimate] = []
         for future in futures:
-            error = future.exception()
+            error = None if not future.done() or future.cancelled() else future.exception()
             if error is not None and not isinstance(error, _Skipped):
                 raise error
-            out.append(None if error is not None else future.result())
+            out.append(future.result() if future.done() and not future.cancelled() and error is None else None)
         return out
 
 
@@ -280,9 +285,17 @@ def _window(payload: Mapping[str, Any], default: int) -> int:
     return size if isinstance(size, int) and size > 0 else default
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+def _failure(outcome: Outcome, timeout: float) -> str | None:
+    """What went wrong with a command that ran, in a few words (None: it exited 0 and printed within bounds)."""
+    if outcome.cancelled:
+        raise KeyboardInterrupt  # the run was interrupted: the command was killed, the interrupt goes on
+    if outcome.timed_out:
+        return f"ran past its timeout of {timeout:g} s and was killed"
+    if outcome.overflow:
+        return f"printed more than {OUTPUT_LIMIT // 1024} KiB on {outcome.overflow} and was killed"
+    if outcome.returncode != 0:
+        return f"exited with status {outcome.returncode}"
+    return None
 
 
 _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,

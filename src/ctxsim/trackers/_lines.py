@@ -14,11 +14,13 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
+
+from ._process import TOKEN_ENV, kill_tree, subreaper
 
 __all__ = ["LINE_LIMIT", "LineError", "LineProcess"]
 
@@ -45,11 +47,15 @@ class LineProcess:
     """``/bin/sh -c command`` with ``env`` in ``cwd``, spoken to line by line (see the module's docstring)."""
 
     def __init__(self, command: str, *, env: Mapping[str, str], cwd: str | Path) -> None:
+        self._token = uuid.uuid4().hex
+        self._reaper = subreaper()  # while it lives: a child it lets escape its group stays ours to find and kill
+        self._reaper.__enter__()
         try:
             self.process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=dict(env),
-                                            start_new_session=True)
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+                                            env={**env, TOKEN_ENV: self._token}, start_new_session=True)
         except OSError as exc:
+            self._reaper.__exit__(None, None, None)
             raise LineError(f"could not be started: {exc}", "") from None
         assert self.process.stdin and self.process.stdout and self.process.stderr
         self._stdin = self.process.stdin.fileno()
@@ -149,7 +155,8 @@ class LineProcess:
         return f"exited with status {code} without answering"
 
     def close(self, *, grace: float = _EXIT_GRACE) -> None:
-        """Close the child's stdin, wait (at most ``grace`` seconds) for it to exit, then kill its process group.
+        """Close the child's stdin, wait (at most ``grace`` seconds) for it to exit, then kill its process group and
+        every process that escaped it (:func:`kill_tree`).
         Idempotent."""
         if self._closed:
             return
@@ -158,10 +165,10 @@ class LineProcess:
             self.process.stdin.close()  # type: ignore[union-attr]
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(grace)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.process.pid, signal.SIGKILL)  # whatever it left running in its group
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(_EXIT_GRACE)
+        try:
+            kill_tree(self.process, self._token)  # its group, and whatever escaped it
+        finally:
+            self._reaper.__exit__(None, None, None)
         self._selector.close()
         for pipe in (self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):

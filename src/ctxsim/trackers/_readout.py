@@ -13,6 +13,8 @@ reads what is left:
   whole percent, is 139,000..141,000).
 
 Anything else (no match, a line that is not a number) is :class:`UnreadableOutput`: the command printed nonsense.
+Numbers are read from ASCII digits only (Arabic-Indic or full-width digits are not numbers), at most
+:data:`MAX_DIGITS` of them; what an error quotes of the output is cut to a few hundred characters.
 """
 
 from __future__ import annotations
@@ -25,18 +27,40 @@ from typing import Literal
 
 from ._base import Estimate
 
-__all__ = ["PRESETS", "Readout", "UnreadableOutput", "clean_output", "read_output"]
+__all__ = ["MAX_DIGITS", "PRESETS", "Readout", "UnreadableOutput", "clean_output", "cut", "read_output"]
+
+MAX_DIGITS = 15
+"""The most digits a number in a command's output may have (a window of a million tokens has seven)."""
+_SHOWN = 200
+"""The most characters of the output an error quotes."""
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 """CSI sequences (colours, cursor moves), OSC sequences (hyperlinks, titles) and the other two-byte escapes."""
 _NO_ESTIMATE = re.compile(r"\bTBD\b")
 _GROUPS = ("tokens", "percent", "remaining")
 _UNITS = {"": 1, "k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000}
-_NUMBER = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*([kKmM]?)")
+_NUMBER = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)")
+"""A figure: ASCII digits (``\\d`` would take any script's), thousands separators, a fraction, a unit."""
 
 
 class UnreadableOutput(ValueError):
     """The output holds no estimate in the form expected: the message says what was expected."""
+
+
+def cut(text: str, limit: int = _SHOWN) -> str:
+    """``text`` as an error quotes it: its first ``limit`` characters, and how many more there were."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
+
+
+def _figure(text: str, what: str) -> re.Match[str]:
+    """``text`` as a figure (:data:`_NUMBER`) of at most :data:`MAX_DIGITS` digits, else :class:`UnreadableOutput`."""
+    match = _NUMBER.fullmatch(text.strip())
+    if match is None:
+        raise UnreadableOutput(f"{cut(text)!r} is not {what}")
+    digits = sum(c.isdigit() for c in match.group(1))
+    if digits > MAX_DIGITS:
+        raise UnreadableOutput(f"a number of {digits:,} digits is not {what} (at most {MAX_DIGITS} digits)")
+    return match
 
 
 def clean_output(text: str) -> str:
@@ -94,10 +118,7 @@ class Readout:
 
 def _token_band(text: str) -> Estimate:
     """``140,706`` -> 140706; ``140.8k`` -> (140750, 140850); ``2.944k`` -> 2944."""
-    match = _NUMBER.fullmatch(text.strip())
-    if match is None:
-        raise UnreadableOutput(f"{text!r} is not a number of tokens")
-    digits, unit = match.groups()
+    digits, unit = _figure(text, "a number of tokens").groups()
     number = Decimal(digits.replace(",", ""))
     scale = _UNITS[unit]
     value = number * scale
@@ -109,9 +130,9 @@ def _token_band(text: str) -> Estimate:
 
 
 def _percent_band(text: str, spread: tuple[float, float] | None, window: int, remaining: bool) -> Estimate:
-    match = _NUMBER.fullmatch(text.strip())
-    if match is None or match.group(2):
-        raise UnreadableOutput(f"{text!r} is not a percentage")
+    match = _figure(text, "a percentage")
+    if match.group(2):
+        raise UnreadableOutput(f"{cut(text)!r} is not a percentage")
     shown = Decimal(match.group(1).replace(",", ""))
     if spread is None:
         exponent = shown.as_tuple().exponent
@@ -131,8 +152,11 @@ def read_output(stdout: str, readout: Readout | None, window: int) -> Estimate:
         return None
     if readout is None:
         last = text.strip().splitlines()[-1].strip()
-        if not re.fullmatch(r"\d+", last):
-            raise UnreadableOutput(f"the last line {last!r} is not a bare integer (a number of tokens)")
+        if not re.fullmatch(r"[0-9]+", last):
+            raise UnreadableOutput(f"the last line {cut(last)!r} is not a bare integer (a number of tokens)")
+        if len(last) > MAX_DIGITS:
+            raise UnreadableOutput(f"the last line is a number of {len(last):,} digits, not a number of tokens (at "
+                                   f"most {MAX_DIGITS} digits)")
         return int(last)
     matches = list(re.finditer(readout.pattern, text))
     if not matches and readout.unknown and re.search(readout.unknown, text):
@@ -140,7 +164,7 @@ def read_output(stdout: str, readout: Readout | None, window: int) -> Estimate:
     if not matches:
         if readout.blank:
             return None
-        raise UnreadableOutput(f"no match for {readout.pattern!r}")
+        raise UnreadableOutput(f"no match for {cut(readout.pattern)!r}")
     group = readout.reads
     value = matches[-1].group(group)
     if value is None:

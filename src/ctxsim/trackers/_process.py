@@ -1,0 +1,303 @@
+"""Running a statusline command as a bounded, tidy child: its output capped, its whole tree reaped.
+
+:func:`run_command` starts ``/bin/sh -c COMMAND`` in a process group of its own, feeds it its stdin and reads its
+stdout and stderr, each up to :data:`OUTPUT_LIMIT` bytes; it returns once the shell itself has exited (not when its
+pipes close: a background child that keeps stdout open does not hold the point), the deadline passed, the output
+went over the limit, or ``stop()`` said so (the run was interrupted). Whatever the command left behind is then
+killed, every descendant
+included: its process group, and (on Linux, where this process is made a *child subreaper* while commands run)
+every process that escaped the group with ``setsid`` or a double fork, found as an orphan re-parented to this
+process and recognised by the token :func:`run_command` puts in the command's environment (``CTXSIM_POINT``).
+Those orphans are reaped (no zombie is left).
+
+Where there is no subreaper (not Linux), a ``setsid`` escape outlives the point: only the process group is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._sync import Proc, processes as _processes
+
+__all__ = ["OUTPUT_LIMIT", "TOKEN_ENV", "Outcome", "kill_tree", "run_command", "subreaper"]
+
+OUTPUT_LIMIT = 64 * 1024
+"""Bytes of stdout, and of stderr, a command may print at one point; past it the command is killed."""
+TOKEN_ENV = "CTXSIM_POINT"
+"""The variable each command's environment carries, unique per point: how its escaped descendants are found."""
+_POLL = 0.05
+"""Seconds between looks at the command's state while it runs."""
+_DRAIN = 0.2
+"""Seconds the pipes are still read once the command exited (what it wrote just before exiting)."""
+
+
+@dataclass
+class Outcome:
+    """How one command ended."""
+
+    returncode: int | None
+    """Its exit status (negative: the signal that ended it); None when it was killed by ctxsim."""
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool = False
+    overflow: str = ""
+    """``stdout`` or ``stderr`` when that one went over :data:`OUTPUT_LIMIT` (the command was killed)."""
+    cancelled: bool = False
+    """The run was interrupted (``stop()`` said so): the command was killed."""
+
+
+# --- the subreaper --------------------------------------------------------------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36
+_reaper_lock = threading.Lock()
+_reaper_users = 0
+
+
+def _prctl_subreaper(on: bool) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+@contextlib.contextmanager
+def subreaper() -> Iterator[None]:
+    """While inside, this process is a child subreaper (Linux): descendants orphaned meanwhile (a command's
+    ``setsid`` child once the command exits) become its children instead of init's, so they can be found and
+    reaped. Nested and concurrent uses share it; the last one out turns it off."""
+    global _reaper_users
+    with _reaper_lock:
+        _reaper_users += 1
+        if _reaper_users == 1:
+            _prctl_subreaper(True)
+    try:
+        yield
+    finally:
+        with _reaper_lock:
+            _reaper_users -= 1
+            if _reaper_users == 0:
+                _prctl_subreaper(False)
+
+
+# --- finding and killing what a command left --------------------------------------------------------------------
+
+
+def _carries(pid: int, marker: bytes) -> bool:
+    """Whether the live process ``pid`` carries ``marker`` in its environment. A process in the middle of an
+    ``exec`` shows none for a moment: it is read again (up to 0.2 s), and one that still shows none (but exists)
+    counts as carrying it, so that what escapes while it execs is killed, not left."""
+    deadline = time.monotonic() + 0.2
+    while True:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+        except FileNotFoundError:
+            return False  # gone
+        except OSError:
+            environ = b""
+        if environ:
+            return marker in environ.split(b"\0")
+        if time.monotonic() > deadline:
+            return os.path.exists(f"/proc/{pid}")
+        time.sleep(0.005)
+
+
+def _left(process: subprocess.Popen[bytes], token: str) -> list[Proc]:
+    """The live processes the command left: its process group, and the orphans carrying its token re-parented to
+    this process (as subreaper), with all their descendants."""
+    procs = [p for p in _processes() if not p.zombie]
+    children: dict[int, list[Proc]] = {}
+    for p in procs:
+        children.setdefault(p.ppid, []).append(p)
+    marker = f"{TOKEN_ENV}={token}".encode()
+    me = os.getpid()
+    stack = [p for p in procs if p.pid != process.pid and (
+        p.group == process.pid or (p.ppid == me and _carries(p.pid, marker)))]
+    out: dict[int, Proc] = {}
+    while stack:
+        p = stack.pop()
+        if p.pid not in out:
+            out[p.pid] = p
+            stack.extend(children.get(p.pid, ()))
+    return list(out.values())
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _my_children() -> set[int] | None:
+    """This process's children (every thread's), cheaply; None where the kernel does not list them."""
+    me = os.getpid()
+    out: set[int] = set()
+    try:
+        for task in os.listdir(f"/proc/{me}/task"):
+            with open(f"/proc/{me}/task/{task}/children", "rb") as f:
+                out.update(int(pid) for pid in f.read().split())
+    except (OSError, ValueError):
+        return None
+    return out
+
+
+def _of_point(pid: int, group: int, marker: bytes) -> bool:
+    """Whether the child ``pid`` belongs to the point: in its process group (a zombie to reap, or alive), or
+    carrying its token."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+    except OSError:
+        return False
+    return int(fields[2]) == group or (fields[0] != b"Z" and _carries(pid, marker))
+
+
+def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
+    """Kill the command's process group and every process of its point that escaped it, and reap those that
+    became this process's children (the killed ones, and the zombies of their groups they had not reaped).
+
+    Most commands leave nothing: then this process's children (a few, read from ``/proc/self/task/*/children``)
+    say so, and ``/proc`` is not scanned."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(2.0)  # once the shell is gone, all it left are this process's children (it is the subreaper)
+    children = _my_children()
+    marker = f"{TOKEN_ENV}={token}".encode()
+    if children is not None and not any(_of_point(pid, process.pid, marker) for pid in children - {process.pid}):
+        return
+    groups = {process.pid}
+    killed = {p.pid for p in _processes() if p.group == process.pid and p.pid != process.pid}
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        left = _left(process, token)
+        if not left:
+            break
+        _signal([p.pid for p in left], signal.SIGSTOP)  # frozen first: a forking stray cannot outrun the kill
+        left = _left(process, token)
+        _signal([p.pid for p in left], signal.SIGKILL)
+        killed.update(p.pid for p in left)
+        groups.update(p.group for p in left)
+    _reap(killed, deadline)
+    me = os.getpid()
+    _reap({p.pid for p in _processes() if p.zombie and p.ppid == me and p.group in groups and p.pid != process.pid},
+          deadline)
+
+
+def _reap(pids: set[int], deadline: float) -> None:
+    """Collect the exit status of each of ``pids`` that is, or becomes, this process's child (an adopted orphan);
+    bounded by ``deadline``."""
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline + 1.0:
+        for pid in list(waiting):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not (or no longer) ours: its own parent reaps it, or it is gone
+                if not os.path.exists(f"/proc/{pid}"):
+                    waiting.discard(pid)
+                continue
+            if done:
+                waiting.discard(pid)
+        if waiting:
+            time.sleep(0.005)
+
+
+# --- running one command ----------------------------------------------------------------------------------------
+
+
+def run_command(command: str, *, stdin: bytes, env: Mapping[str, str], cwd: str | Path, timeout: float,
+                stop: Callable[[], bool] | None = None, limit: int = OUTPUT_LIMIT) -> Outcome:
+    """Run ``command`` through ``/bin/sh -c`` as the module's docstring says; raises ``OSError`` when it cannot
+    be started."""
+    token = uuid.uuid4().hex
+    process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=cwd, env={**env, TOKEN_ENV: token},
+                               start_new_session=True)
+    try:
+        return _communicate(process, stdin, timeout, stop, limit)
+    finally:
+        kill_tree(process, token)
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(2.0)
+
+
+def _communicate(process: subprocess.Popen[bytes], stdin: bytes, timeout: float, stop: Callable[[], bool] | None,
+                 limit: int) -> Outcome:
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    stdout, stderr, stdin_fd = process.stdout.fileno(), process.stderr.fileno(), process.stdin.fileno()
+    out = {stdout: bytearray(), stderr: bytearray()}
+    selector = selectors.DefaultSelector()
+    pending = memoryview(stdin)
+    if pending:
+        os.set_blocking(stdin_fd, False)
+        selector.register(stdin_fd, selectors.EVENT_WRITE)
+    else:
+        process.stdin.close()
+    for fd in out:
+        selector.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+
+    def outcome(code: int | None, **how: object) -> Outcome:
+        return Outcome(code, bytes(out[stdout][:limit]), bytes(out[stderr][-limit:]), **how)  # type: ignore[arg-type]
+
+    exited_at: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+            if exited_at is not None and (not selector.get_map() or now - exited_at > _DRAIN):
+                return outcome(process.returncode)  # what still holds its pipes is a stray, killed after
+            if now > deadline:
+                return outcome(None, timed_out=True)
+            if stop is not None and stop():
+                return outcome(None, cancelled=True)
+            if not selector.get_map():  # its pipes are closed: wait for its exit itself
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(min(_POLL, max(0.0, deadline - now)))
+                continue
+            for key, _ in selector.select(_POLL):
+                fd = key.fd
+                if fd == stdin_fd:
+                    try:
+                        written = os.write(fd, pending[:65536])
+                    except BlockingIOError:
+                        continue
+                    except OSError:  # it closed its stdin (a broken pipe): it reads no more
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        selector.unregister(fd)
+                        process.stdin.close()
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    selector.unregister(fd)
+                    continue
+                out[fd] += chunk
+                if len(out[fd]) > limit:
+                    return outcome(None, overflow="stdout" if fd == stdout else "stderr")
+    finally:
+        selector.close()

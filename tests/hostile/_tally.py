@@ -1,0 +1,79 @@
+"""The hostile cases' tally (:class:`Tally`): what each case expects, and the counts of what held."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Tally:
+    """What the hostile cases found, summed over the session."""
+
+    cases: int = 0
+    clean_lines: int = 0
+    """Cases that ended with exactly the one ``ctxsim:`` line expected."""
+    tracebacks: int = 0
+    hangs: int = 0
+    leaks: int = 0
+    """Processes, directories or threads a case left behind."""
+    secrets: int = 0
+    """Planted secrets that survived a scrub."""
+    names: list[str] = field(default_factory=list)
+
+    def line(self, case: str, output: str, expected: str) -> str:
+        """Count ``case``, whose output must hold exactly one ``ctxsim:`` line, matching ``expected`` (``*`` matches
+        anything, every other character itself), and no traceback; returns that line."""
+        self.cases += 1
+        self.names.append(case)
+        lines = [line for line in output.splitlines() if "ctxsim:" in line]
+        if "Traceback (most recent call last)" in output:
+            self.tracebacks += 1
+        assert "Traceback (most recent call last)" not in output, f"{case}: a traceback:\n{output[-3000:]}"
+        assert len(lines) == 1, f"{case}: {len(lines)} ctxsim: lines, not 1:\n{output[-3000:]}"
+        pattern = expected.replace("[", "[[]")  # brackets are literal (key paths); * is the only wildcard
+        assert fnmatch.fnmatchcase(lines[0], pattern), f"{case}: the line\n  {lines[0]}\nis not\n  {expected}"
+        self.clean_lines += 1
+        return lines[0]
+
+    def case(self, case: str) -> None:
+        """Count ``case``, judged by its own assertions and by :meth:`hang`, :meth:`leaked` or :meth:`survived`."""
+        self.cases += 1
+        self.names.append(case)
+
+    def hang(self, case: str, seconds: float, limit: float) -> None:
+        """``case`` took ``seconds``; more than ``limit`` is a hang."""
+        if seconds > limit:
+            self.hangs += 1
+        assert seconds <= limit, f"{case}: took {seconds:.1f} s (at most {limit:g} s)"
+
+    def leaked(self, case: str, left: list[str]) -> None:
+        """``case`` left ``left`` behind (processes, directories): none may be."""
+        self.leaks += len(left)
+        assert not left, f"{case}: left behind: {left}"
+
+    def survived(self, case: str, secrets: list[str]) -> None:
+        """``secrets`` survived ``case``'s scrub: none may."""
+        self.secrets += len(secrets)
+        assert not secrets, f"{case}: secrets kept: {secrets}"
+
+
+    @staticmethod
+    def running(marker: str) -> list[str]:
+        """The live processes whose command line holds ``marker``, and the zombies this process has not reaped, as
+        ``pid state command``."""
+        out = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+            except (OSError, IndexError):
+                continue
+            zombie_of_mine = fields[0] == "Z" and fields[1] == str(os.getpid())
+            if (marker in command and fields[0] != "Z") or zombie_of_mine:
+                out.append(f"{entry} {fields[0]} {command.strip()}")
+        return out

@@ -1,0 +1,132 @@
+"""Ctrl-C and SIGTERM in the middle of a run: the run ends at once, with one line and no traceback, and what it
+started (command processes, their private homes in ``/dev/shm`` or the temporary directory, the live CLI and its
+directory) is gone."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from _tally import Tally
+
+from ctxsim.scenario import load_scenario
+
+SCENARIO = """\
+name: signals
+world: {{seed: {seed}}}
+queries:
+  - prompt: hi
+    steps:
+      - call: {{in: 3, cc: 1000, cr: 4000, out: 10, blocks: [tool_use], results: [300]}}
+      - call: {{in: 3, cc: 500, cr: 5000, out: 10}}
+"""
+
+
+def _homes(session_id: str) -> list[str]:
+    """The command tracker's private homes still on disk that hold this session's transcript."""
+    roots = [Path("/dev/shm"), Path(tempfile.gettempdir())]
+    return [str(p) for root in roots if root.is_dir() for p in root.glob(f"ctxsim-cmd-*/point-*/.claude/projects/*/"
+                                                                          f"{session_id}.jsonl")]
+
+
+def _start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own group: the signal goes to it alone, as kill(1) does
+
+
+def _when_running(process: subprocess.Popen[str], marker: str, limit: float = 120) -> None:
+    """Wait until a command of the run (``marker`` in its command line) is running."""
+    deadline = time.monotonic() + limit
+    while not Tally.running(marker):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"no {marker!r} within {limit:g} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("where", ["ctxsim run", "pytest"])
+def test_an_interrupted_command_tracker_run_ends_at_once_and_leaves_nothing(hostile: Tally, tmp_path: Path, how: str,
+                                                                           where: str) -> None:
+    case = f"{how} during {where} with a command tracker"
+    seed = uuid.uuid4().int % 10**9
+    (tmp_path / "s.yaml").write_text(SCENARIO.format(seed=seed))
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    seconds = 3000 + seed % 97
+    marker = f"sleep {seconds}"  # the command's sleep alone has it: the run's own command line has "sleep $s"
+    tracker = f"cmd:s={seconds}; sleep $s; echo 1"
+    argv = ([sys.executable, "-m", "ctxsim.cli", "run", "s.yaml", "--tracker", tracker] if where == "ctxsim run" else
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+             "--ctx-scenarios=s.yaml", f"--ctx-tracker={tracker}", "s.yaml"])
+    process = _start(argv, tmp_path)
+    try:
+        _when_running(process, marker)
+        session_id = load_scenario(tmp_path / "s.yaml").session.session_id
+        assert _homes(session_id), "the points' homes were not found while running"
+        process.send_signal(getattr(signal, how))
+        started = time.monotonic()
+        while hostile.running(marker) and time.monotonic() - started < 5:
+            time.sleep(0.02)
+        stopped = time.monotonic() - started
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    hostile.hang(case, stopped, 2)  # the commands are gone within 2 s (pytest then writes its summary)
+    hostile.leaked(case, hostile.running(marker) + _homes(session_id))
+    if where == "ctxsim run":
+        assert process.returncode == (143 if how == "SIGTERM" else 130)
+        hostile.line(case, err, f"ctxsim: run: interrupted ({how}); stopped, with every process and temporary "
+                                f"directory it started")
+    else:  # pytest's own ending for an interrupt: its summary, no traceback of ctxsim's
+        hostile.case(case)
+        assert process.returncode == 2 and "KeyboardInterrupt" in out and "Traceback" not in out + err, out + err
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_an_interrupted_conformance_run_stops_the_cli_and_removes_its_directories(hostile: Tally, tmp_path: Path,
+                                                                                  how: str) -> None:
+    claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    if not bundled.is_file():
+        pytest.skip("ctxsim: no Claude Code CLI is bundled in this claude-agent-sdk")
+    case = f"{how} during ctxsim conformance"
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = {**os.environ, "TMPDIR": str(private)}
+    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "conformance"], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    cli = str(bundled)
+    try:
+        deadline = time.monotonic() + 120
+        while not [p for p in hostile.running(cli) if str(private) in _environ(p)]:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the CLI did not start within 120 s"
+            time.sleep(0.1)
+        process.send_signal(getattr(signal, how))
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == (143 if how == "SIGTERM" else 130), out + err
+    hostile.line(case, out + err, f"ctxsim: conformance: interrupted ({how}); stopped, with every process and "
+                                  f"temporary directory it started")
+    hostile.leaked(case, [p for p in hostile.running(cli) if str(private) in _environ(p)] + [
+        str(p) for p in private.iterdir()])
+
+
+def _environ(process: str) -> str:
+    """The environment of the process ``pid state command`` (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{process.split()[0]}/environ").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
