@@ -86,6 +86,9 @@ class Report:
     stall: str | None = None
     """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
     stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
+    shown: dict[str, int | None] | None = None
+    """For a statusline command: what Claude Code's own payload said the context was at each point, by label (None:
+    ``current_usage`` null), as :func:`ctxsim.check.payload_wrong` reads it; None for other trackers."""
     error: str | None = None
     """A ``ctxsim:`` line saying the tracker could not be read at all (a command tracker that exited non-zero, hung
     or printed nonsense: the command, the point, the tail of its stderr). Never an expected outcome."""
@@ -122,7 +125,7 @@ class Report:
 
         ``notes`` adds a column (titled ``notes_title``) with a note per observation index, e.g. where a
         threshold fires; with ``only_failures``, rows with a note are shown too. ``likely`` adds a last column,
-        ``likely cause``, at failing points (:func:`ctxsim.runner.likely_bugs` makes one).
+        ``likely cause``, at failing points (:func:`ctxsim.check.likely_causes` makes one).
         """
         window = self.session.window
         header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ()) + (

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .._sync import in_event_loop, run_blocking
-from ..check import Match, Report, arun_tracker, crossings, match_firings, run_tracker_parsed
+from ..check import Match, Report, arun_tracker, crossings, likely_causes, match_firings
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AsyncTracker, Tracker
 from ..wire import Script
@@ -312,62 +312,10 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
     return ScenarioRun(scenario, report, threshold_results(scenario, report))
 
 
-_WHY = {
-    "reset": "a new conversation began and no call has shown its size yet",
-    "compaction": "the compaction states no size the context can be read from",
-    "call": "this call's usage cannot be read, and no other message of it tells its size",
-    "subagent": "the main call before it could not be read",
-    "result": "the main call before it could not be read",
-}
-"""Why a point of each kind may be not knowable, where its truth does not say (:attr:`ctxsim.world.Truth.why`)."""
-
-
 def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict[int, str]:
-    """What each failing point of ``report`` likely means, by observation index: at a point whose truth is not
-    knowable, ``return None here`` and why; elsewhere, the catalogued bug (:data:`ctxsim.trackers.CATALOGUE`) whose
-    formula, run over the same stream (fresh ``scripts()`` each), gives the same estimate there (within the
-    report's tolerance and 1%) and fails there too, as ``<its bug, first clause> (<entry name>)``.
-
-    Costs one fast run (:func:`ctxsim.check.run_tracker_parsed`) per catalogue entry: call it for a failure to
-    explain, not in a loop."""
-    from ..trackers import CATALOGUE
-
-    failing = report.failures
-    out: dict[int, str] = {}
-    for p in failing:
-        truth = p.observation.truth
-        if not truth.knowable:
-            band = f"; or answer within {truth.unseen[0]:,}..{truth.unseen[1]:,}" if truth.unseen else ""
-            why = truth.why or _WHY.get(p.observation.kind, "")
-            out[p.observation.index] = f"not knowable: return None here ({why}{band})"
-    wanted = [p for p in failing if p.observation.index not in out]
-    if not wanted:
-        return out
-    best: dict[int, tuple[int, str]] = {}
-    for name, entry in CATALOGUE.items():
-        if name in ("reference", report.tracker):
-            continue
-        other = run_tracker_parsed(entry.factory(), report.session, scripts(), tolerance=report.tolerance)
-        theirs = {q.observation.index: q for q in other.points}
-        for p in wanted:
-            q = theirs.get(p.observation.index)
-            if q is None or q.ok:
-                continue
-            if p.estimate is None or q.estimate is None:
-                if p.estimate is not q.estimate:
-                    continue
-                gap = 0
-            else:
-                gap = abs(q.estimate - p.estimate)
-                if gap > max(report.tolerance, p.estimate // 100) or (q.error or 0) * (p.error or 0) < 0:
-                    continue
-            index = p.observation.index
-            if index not in best or gap < best[index][0]:
-                clause = entry.bug.split(";")[0].strip()
-                clause = clause if len(clause) <= 100 else clause[:99].rstrip(" ,:") + "…"
-                best[index] = (gap, f"{clause} ({name})")
-    out.update({index: text for index, (_, text) in best.items()})
-    return out
+    """What each failing point of ``report`` likely means, by observation index: :func:`ctxsim.check.likely_causes`
+    (not knowable, Claude Code's payload wrong, or a catalogued bug named only when it is specific)."""
+    return likely_causes(report, scripts)
 
 
 def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = None) -> tuple[bool, str]:
