@@ -61,6 +61,8 @@ class ScenarioFile(pytest.File):
                                             expect_ok=scenario.ctx_tracker == "pass", spec=spec)
             if scenario.ctx_tracker == "skip":
                 item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
+            elif (why := scenario.not_judged(spec.reads)) is not None:
+                item.add_marker(pytest.mark.skip(reason=f"ctxsim: {spec.name} is not judged here: {why}"))
             yield item
 
     def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:
