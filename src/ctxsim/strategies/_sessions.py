@@ -124,15 +124,19 @@ class _Tally:
     prompt: int | None = None
     output: int = 0
     pending: int = 0
+    calls: int = 0
+    """Main calls since the conversation began or last compacted: a compaction needs one to summarize."""
 
     def next(self) -> int:
         return (self.baseline if self.prompt is None else self.prompt) + self.output + self.pending
 
     def called(self, prompt: int, output: int, added: int) -> None:
         self.prompt, self.output, self.pending = prompt, output, added
+        self.calls += 1
 
     def compacted(self, post: int) -> None:
         self.prompt, self.output, self.pending = self.baseline + post, 0, 0  # the system prefix stays
+        self.calls = 0
 
 
 _CALL = st.binary(min_size=CALL_BYTES, max_size=CALL_BYTES)
@@ -175,6 +179,7 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     expiries = set(_spots(draw, knobs["cache_expiries"], "cache_expiries", n, 1))
     compactions = set(_spots(draw, knobs["compactions"], "compactions", n, 1))
     resets = set(_spots(draw, knobs["resets"], "resets", n, 1))
+    starts |= resets  # /clear is a command of its own: it begins a query, never falls inside one
     threshold = auto_compact_threshold(window, max_output)
     post_high = max(1_000, min(25_000, threshold // 2 - baseline))  # a summary; the system prefix comes on top
     posts = st.integers(1_000, post_high)
@@ -187,7 +192,10 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     compacts: list[dict[str, Any]] = []
 
     def compact(post: int) -> None:
-        post = max(0, min(post, tally.next() - baseline))  # the summary of what there is beyond the prefix
+        conversation = builder.main_context() - baseline  # what there is beyond the system prefix
+        if not tally.calls or conversation < 2:
+            return  # Claude Code compacts a conversation, never an empty one
+        post = max(1, min(post, conversation - 1))  # a summary, smaller than what it summarizes
         builder.compact(post)
         compacts.append({"post": post})
         queries[-1]["steps"].append({"compact": compacts[-1]})
@@ -207,10 +215,10 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
             queries.append({"prompt": prompt, "steps": []})
             tally.pending += max(1, len(prompt) // 4)
         steps = queries[-1]["steps"]
-        if i in resets:
+        if i in resets:  # the query's first step (its prompt goes to the new conversation)
             builder.reset()
             steps.append({"reset": {}})
-            tally = _Tally(baseline)
+            tally = _Tally(baseline, pending=max(1, len(queries[-1]["prompt"]) // 4))
         if i in expiries:
             keep = draw(st.sampled_from((0, baseline)))
             builder.expire_cache(keep_prefix=keep)
@@ -290,6 +298,12 @@ def sessions(
     tokens to 30k; whenever the next prompt would pass Claude Code's autocompact threshold the session compacts
     first, so no prompt exceeds the window. ``window`` is at least 100,000. Each query ends with a text-only call.
 
+    Only shapes Claude Code produces are drawn. The invariants the generator keeps: a ``/clear`` begins a query (its
+    first step), never falls inside one; a compaction summarizes a conversation (at least one main call since the
+    conversation began or last compacted) into a summary of at least one token and smaller than that conversation,
+    so compacting never grows the context; every usage count is an integer, as the SDK types it (garbage arrives
+    only through a fault plan, :func:`fault_plans`).
+
     Shrinks towards one query of one text-only call with no events; the drawn session prints as its scenario.
     """
     knobs = {
@@ -331,11 +345,13 @@ def _fault_params(name: str, keep: bool) -> SearchStrategy[Fault] | None:
         "missing_usage": st.fixed_dictionaries({
             "shape": choose(("none", "empty", "output_only")),
             "scope": st.just("some_blocks") if keep else choose(("some_blocks", "whole_call"))}),
-        "garbage_values": st.one_of(
+        "garbage_values": st.fixed_dictionaries({"fields": st.just("bystander"),
+                                                 "kinds": st.lists(choose(kinds), min_size=1, unique=True).map(tuple)})
+        if keep else st.one_of(  # garbage in a prompt count makes its point not knowable: never truth-keeping
             st.fixed_dictionaries({"fields": st.just("bystander"),
                                    "kinds": st.lists(choose(kinds), min_size=1, unique=True).map(tuple)}),
-            st.fixed_dictionaries({"fields": st.just("prompt"), "kinds": st.lists(
-                choose(("numeric_string", "float") if keep else kinds), min_size=1, unique=True).map(tuple)})),
+            st.fixed_dictionaries({"fields": st.just("prompt"),
+                                   "kinds": st.lists(choose(kinds), min_size=1, unique=True).map(tuple)})),
         "compaction_metadata": st.fixed_dictionaries({
             "mode": st.just("camel_case") if keep else choose(("no_post", "no_metadata", "camel_case"))}),
         "wrong_context_window": st.fixed_dictionaries({"reported": choose((None, 200_000, 1_000_000))}),
@@ -373,15 +389,20 @@ def fault_plans(
     size: IntKnob = _UP_TO_3,
     truth_keeping: bool = False,
     seed: IntKnob = _SEEDS,
+    reads: frozenset[str] | None = None,
 ) -> SearchStrategy[FaultPlan]:
     """Plans of ``size`` distinct faults (in drawn order) with drawn parameters.
 
     ``faults`` lists what may be drawn: fault names or classes of :mod:`ctxsim.faults` (parameters drawn),
-    fault instances, or strategies of faults; default every fault. ``truth_keeping`` keeps to faults and
-    parameters that keep the truth (a correct tracker must track every such stream). Shrinks towards fewer
-    faults, earlier in ``faults``, with their first parameter choices.
+    fault instances, or strategies of faults; default every fault (with ``reads``, a set of
+    :data:`ctxsim.faults.SURFACES`, every fault real on one of those surfaces: what a tracker reading them can meet).
+    ``truth_keeping`` keeps to faults and parameters that keep the truth (a correct tracker must track every such
+    stream). Shrinks towards fewer faults, earlier in ``faults``, with their first parameter choices.
     """
-    entries = list(F.REGISTRY) if faults is None else list(faults)
+    entries: list[str | type[Fault] | Fault | SearchStrategy[Fault]] = list(F.REGISTRY) if faults is None else list(
+        faults)
+    if reads is not None and faults is None:
+        entries = [name for name in F.REGISTRY if F.FAULT_SURFACES[name].names & reads]
     options = [o for o in (_option(e, truth_keeping) for e in entries) if o is not None]
     count, seeds = _knob("fault_plans", "size", size), _knob("fault_plans", "seed", seed)
 
