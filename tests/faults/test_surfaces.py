@@ -61,3 +61,9 @@ def test_the_plugin_skips_a_tracker_on_a_fault_its_input_never_carries(tmp_path:
                           cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "is not judged here: fault replayed_messages is real only on the transcript files" in done.stdout
+
+
+def test_the_reference_page_lists_every_fault_with_its_surfaces() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "fault-surfaces.md").read_text()
+    for name, where in FAULT_SURFACES.items():
+        assert f"| `{name}` | {', '.join(n for n in SURFACES if n in where.names)} |" in page, name

@@ -151,7 +151,8 @@ class Report:
             elif p.ok and abs(p.error) > p.tolerance:
                 error = "ok (estimated)"
             else:
-                error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
+                share = 100 * p.error / window
+                error = f"{p.error:+,} ({share:+.1f}%)" if abs(share) <= 1_000 else f"{p.error:+,} (off the scale)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
             rows.append(row + ((note,) if notes is not None else ()) + cause)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .._sync import in_event_loop, run_blocking
-from ..check import Match, Report, arun_tracker, crossings, likely_causes, match_firings
+from ..check import Match, Report, arun_tracker, crossings, likely_causes, match_firings, payload_wrong
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AsyncTracker, Tracker
 from ..wire import Script
@@ -318,6 +318,18 @@ def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict
     return likely_causes(report, scripts)
 
 
+def _claude_codes_own(report: Report) -> list[str]:
+    """For a statusline command off only where Claude Code's own payload is wrong and it shows what the payload says
+    (:func:`ctxsim.check.payload_wrong`): one line saying so."""
+    wrong = payload_wrong(report)
+    knowable = [p for p in report.failures if p.observation.truth.knowable]
+    if not wrong or not knowable or any(p.observation.index not in wrong for p in knowable):
+        return []
+    return [f"verdict: {report.tracker} is off only where Claude Code's own statusline payload is wrong ({len(wrong)} "
+            f"point{'s' if len(wrong) != 1 else ''}) and shows what the payload says: a fair verdict on the gauge, "
+            f"but the bug is Claude Code's; the likely-cause column says what to read instead"]
+
+
 def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = None) -> tuple[bool, str]:
     """Whether ``run`` did what was ``expected`` of it (``pass``: track the session; ``fail``: fail on it as
     ``failure`` says, when given; ``none``: anything), and what it did, in a clause. A crash, a stall, silence at
@@ -360,6 +372,7 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         elif many:
             lines.append(f"({len(report.points)} points, all within tolerance; -vv shows them)")
     lines += report.diagnosis()
+    lines += _claude_codes_own(report)
     lines += problems
     if report.failures:
         first = report.failures[0].observation.label
