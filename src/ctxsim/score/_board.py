@@ -38,7 +38,7 @@ OFF_THE_SCALE = 1_000.0
 def shown_error(percent: float, digits: int) -> str:
     """An error in % of the window as the scoreboard prints it: ``3.2%``, or ``off the scale`` past
     :data:`OFF_THE_SCALE` (a tracker answering a count of another kind, a huge garbage figure)."""
-    return f"off the scale (>{OFF_THE_SCALE:,.0f}%)" if percent > OFF_THE_SCALE else f"{percent:.{digits}f}%"
+    return "off the scale" if percent > OFF_THE_SCALE else f"{percent:.{digits}f}%"
 
 
 @dataclass
