@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from claude_agent_sdk import AssistantMessage, ResultMessage
 
-from ctxsim.check import catalogue_runs, features, likely_causes, name_cause, run_tracker_parsed
+from ctxsim.check import Report, catalogue_runs, features, likely_causes, name_cause, run_tracker_parsed
 from ctxsim.corpus import bundled_dir
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers import CATALOGUE
@@ -85,27 +85,29 @@ def test_result_usage_read_as_the_context_is_named_on_the_scenario_of_its_report
         "result-usage-as-context"
 
 
-def test_a_cause_the_stream_does_not_show_is_not_named() -> None:
-    # the compaction scenario's failure of the null-after-/compact gauge, explained on a copy of its report where
-    # the stream is said to have no compaction: the formula still matches, the feature is missing
+def _null_after_compact() -> tuple[Report, dict[str, Report], frozenset[str]]:
+    """The compaction scenario's failure of the null-after-/compact gauge, run as a tracker under test: its report,
+    the catalogue's runs and the stream's features."""
     scenario = _scenario("compaction")
     report = run_tracker_parsed(CATALOGUE["claude-code-statusline"].factory(), scenario.session, scenario.scripts(),
                                 tolerance=scenario.tolerance)
     report.tracker = "mine"
     runs = catalogue_runs(scenario.session, scenario.scripts, scenario.tolerance)
-    shown = features(scenario.scripts(), scenario.session.window)
+    return report, runs, features(scenario.scripts(), scenario.session.window)
+
+
+def test_a_cause_the_stream_does_not_show_is_not_named() -> None:
+    # said on the same stream with its compaction taken out of what it shows: the formula still matches, the
+    # feature is missing
+    report, runs, shown = _null_after_compact()
     assert name_cause(report, runs, shown) == "claude-code-statusline"
     assert name_cause(report, runs, shown - {"compaction"}) is None
 
 
 def test_two_entries_the_stream_cannot_tell_apart_name_neither() -> None:
-    scenario = _scenario("compaction")
-    report = run_tracker_parsed(CATALOGUE["claude-code-statusline"].factory(), scenario.session, scenario.scripts(),
-                                tolerance=scenario.tolerance)
-    report.tracker = "mine"
-    runs = catalogue_runs(scenario.session, scenario.scripts, scenario.tolerance)
+    report, runs, shown = _null_after_compact()
     twin = dict(runs, **{"ccstatusline": runs["claude-code-statusline"]})  # both formulas agree everywhere
-    assert name_cause(report, twin, features(scenario.scripts(), scenario.session.window)) is None
+    assert name_cause(report, twin, shown) is None
 
 
 def test_every_about_names_a_feature() -> None:
