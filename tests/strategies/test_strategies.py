@@ -19,7 +19,7 @@ from ctxsim import faults as F, strategies
 from ctxsim.check import run_tracker, run_tracker_parsed
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import parse_scenario
-from ctxsim.strategies import MessageStream, _sessions, fault_plans, message_streams, scenario_text, sessions
+from ctxsim.strategies import MessageStream, _faults, _sessions, fault_plans, message_streams, scenario_text, sessions
 from ctxsim.wire import render
 from ctxsim.world import CHARS_PER_TOKEN, Compaction, Session, SessionBuilder, SubagentStart, ToolResult, ToolUse
 from ctxsim.world._content import _corpora
@@ -30,7 +30,6 @@ FAST = settings(max_examples=12, deadline=None, database=None, suppress_health_c
 
 
 def test_all_lists_exactly_the_public_names() -> None:
-    from ctxsim.strategies import _sessions
 
     public = {name for name, value in vars(_sessions).items()
               if not name.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value))
@@ -266,13 +265,13 @@ def test_the_reference_tracks_every_truth_keeping_stream(stream: MessageStream) 
 
 def test_fault_plans_vary_every_parameter_of_every_fault() -> None:
     for name, cls in F.REGISTRY.items():
-        drawn = _sessions._fault_params(name, keep=False)
+        drawn = _faults._fault_params(name, keep=False)
         assert drawn is not None
         for param in dataclasses.fields(cls):
             fault = find(drawn, lambda f, p=param: getattr(f, p.name) != p.default,  # type: ignore[misc]
                          settings=settings(database=None, phases=_NO_EXPLAIN, max_examples=200))
             assert isinstance(fault, cls)
-    assert _sessions._fault_params("model_switch", keep=True) is None
+    assert _faults._fault_params("model_switch", keep=True) is None
 
 
 @FAST

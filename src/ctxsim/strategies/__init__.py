@@ -40,9 +40,9 @@ if TYPE_CHECKING:
         DatabaseUnreachable as DatabaseUnreachable,
         example_database as example_database,
     )
+    from ._faults import fault_plans as fault_plans
     from ._sessions import (
         MessageStream as MessageStream,
-        fault_plans as fault_plans,
         message_streams as message_streams,
         register_profiles as register_profiles,
         scenario_text as scenario_text,
