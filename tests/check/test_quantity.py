@@ -86,10 +86,15 @@ def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_w
                                 "compacts at 67,000")
 
 
-def test_a_token_tracker_where_a_percentage_is_asked_is_named() -> None:
+def test_a_tracker_declaring_nothing_is_judged_on_tokens_and_a_gauge_of_tokens_where_a_percentage_is_asked_is_named(
+        ) -> None:
     scenario = _scenario("percent-until-autocompact")
-    report = run_tracker(ContextTracker(), scenario.session, tolerance=scenario.tolerance)
-    assert report.confusion == "ctxsim: the gauge shows tokens where the scenario asks % until autocompact"
+    session = scenario.session
+    plain = run_tracker(ContextTracker(), session, tolerance=scenario.tolerance)  # context_tokens() is tokens
+    assert plain.ok and plain.quantity == "tokens"
+    gauge = run_tracker(_gauge("tokens", session.window, session.auto_compact_threshold), session,
+                        tolerance=scenario.tolerance)
+    assert gauge.confusion == "ctxsim: the gauge shows tokens where the scenario asks % until autocompact"
 
 
 def test_a_declared_quantity_is_read_when_the_scenario_asks_tokens() -> None:

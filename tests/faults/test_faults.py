@@ -351,7 +351,10 @@ def test_garbage_in_a_prompt_field_keeps_the_number_or_makes_the_point_not_knowa
         usage = assistants(lenient, call.message_id)[0]["message"]["usage"]
         assert sum(int(usage[k]) for k in ("input_tokens", "cache_creation_input_tokens",
                                            "cache_read_input_tokens")) == call.prompt
-    assert labels(lenient) == labels(RENDERED[False])
+    # the SDK types a count as an integer: a tracker may read the number or give no estimate (its band)
+    for (label, truth, _), (_, was, _) in zip(labels(lenient), labels(RENDERED[False])):
+        if was.knowable and "call" in label and "subagent" not in label:
+            assert not truth.knowable and truth.unseen == (was.prompt, was.next_request), label
     junk = run(F.GarbageValues(rate=1.0, kinds=("nan",), fields="prompt"))
     assert any(isinstance(v, float) and math.isnan(v)
                for v in assistants(junk, MAIN[0].message_id)[0]["message"]["usage"].values())
@@ -359,7 +362,7 @@ def test_garbage_in_a_prompt_field_keeps_the_number_or_makes_the_point_not_knowa
     # system prefix the context also holds, so no point is knowable
     assert [label for label, truth, _ in labels(junk) if truth.knowable] == []
     assert not F.GarbageValues(fields="prompt").keeps_truth
-    assert F.GarbageValues(fields="prompt", kinds=("float", "numeric_string")).keeps_truth
+    assert not F.GarbageValues(fields="prompt", kinds=("float", "numeric_string")).keeps_truth
 
 
 def test_interleaved_subagents_arrive_after_the_next_main_call() -> None:
@@ -411,10 +414,12 @@ def test_inserted_compaction_sets_the_truth_until_the_next_call() -> None:
         if data.get("subtype") != "compact_boundary" or data["compact_metadata"]["post_tokens"] == 20_000:
             continue
         post = data["compact_metadata"]["post_tokens"]
-        assert post == round(data["compact_metadata"]["pre_tokens"] * 0.25)
+        cached = MAIN[0].cache_read_input_tokens
+        # a summary of the conversation beyond the system prefix: the context never grows by compacting
+        assert post == max(1, round((data["compact_metadata"]["pre_tokens"] - cached) * 0.25))
+        assert post + cached <= data["compact_metadata"]["pre_tokens"]
         # the summary, and the system prefix the session's first call read from cache (a /clear keeps it): that
         # cache read is also what the stream shows of the prefix, so the estimate is exact
-        cached = MAIN[0].cache_read_input_tokens
         truth = frame.observation.truth  # type: ignore[union-attr]
         assert truth == Truth(post + cached, 0) and truth.estimated == (post + cached, post + cached)
         checked += 1
@@ -425,7 +430,7 @@ def test_inserted_compaction_sets_the_truth_until_the_next_call() -> None:
             before = next(f.observation for f in reversed(ordered[: ordered.index(frame)])
                           if f.observation is not None and f.observation.kind in ("call", "compaction", "reset"))
             assert frame.data["compact_metadata"]["pre_tokens"] == before.truth.next_request
-    post = round((MAIN[3].prompt + MAIN[3].output_tokens) * 0.25)
+    post = round((MAIN[3].prompt + MAIN[3].output_tokens - MAIN[0].cache_read_input_tokens) * 0.25)
     assert {label: t for label, t, _ in labels(out)}["q1 result"].prompt == post + MAIN[0].cache_read_input_tokens
     assert not F.InsertedCompaction().keeps_truth
 
@@ -475,7 +480,6 @@ KEEPING = [
     F.NestedCacheCreationOnly(rate=1.0), F.UncachedGatewayUsage(), F.AdvisorIterations(rate=1.0),
     F.MissingUsage(rate=1.0), F.MissingUsage(rate=1.0, shape="output_only"),
     F.GarbageValues(rate=1.0, kinds=("negative", "text", "numeric_string", "float", "nan", "null", "bool")),
-    F.GarbageValues(rate=1.0, kinds=("numeric_string", "float"), fields="prompt"),
     F.InterleavedSubagents(rate=1.0), F.MissingResult(rate=1.0), F.ZeroedErrorResult(rate=1.0),
     F.CompactionMetadata(mode="camel_case"), F.WrongContextWindow(), F.TruncatedStream(at=0.6),
 ]

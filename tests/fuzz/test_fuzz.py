@@ -36,9 +36,11 @@ def test_a_planted_bug_is_found_shrunk_and_reproduced_through_the_client(tmp_pat
     path.write_text(result.scenario)
     scenario = load_scenario(path)
     calls = scenario.session.calls
-    assert len(calls) <= 4 and any(not c.is_main for c in calls)  # shrunk: a few calls, a subagent among them
+    assert len(calls) <= 6 and any(not c.is_main for c in calls)  # shrunk: a few calls, a subagent among them
     assert run_tracker(ContextTracker(), scenario.session, scripts=scenario.scripts()).ok
-    assert not run_tracker(PlantedSubagentBug(), scenario.session, scripts=scenario.scripts()).ok
+    report = run_tracker(PlantedSubagentBug(), scenario.session, scripts=scenario.scripts())
+    # shown at its size: off by more than 1% of the window (and half the first failing stream's error), not by 1
+    assert max(abs(p.error or 0) for p in report.failures) > scenario.session.window // 100
 
 
 def test_the_command_writes_the_counterexample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

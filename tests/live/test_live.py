@@ -318,7 +318,7 @@ if frame.get("type") == "assistant":
     assert status == 1, out
     rows = [line for line in out.splitlines() if " usage.cache_read_input_tokens " in line]
     assert rows and all(line.rstrip().endswith("yes") for line in rows), out
-    assert out.splitlines()[-1].startswith("FAIL: ")
+    assert out.splitlines()[0].startswith("FAIL: ")  # the verdict first
 
 
 def test_fidelity_on_a_wrapper_that_adds_an_untracked_key_exits_0_listing_it(tmp_path: Path) -> None:

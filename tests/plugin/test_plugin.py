@@ -75,7 +75,7 @@ def test_good_scenario_runs_reference_and_expected_failure(project: pytest.Pytes
     result.stdout.fnmatch_lines([
         "ctxsim scenarios: scenarios (ini ctx_scenarios)",
         "scenarios/good.yaml::reference PASSED*",
-        "scenarios/good.yaml::mala-overwrite PASSED*",
+        "scenarios/good.yaml::mala-overwrite-fails-as-declared PASSED*",
     ])
     assert result.ret == pytest.ExitCode.OK
 
@@ -85,13 +85,13 @@ def test_tracker_that_does_not_fail_is_reported_with_the_table(project: pytest.P
     result = project.runpytest("--ctx-scenarios")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "*_ scenario tracked: arbiter-msgid _*",
+        "*_ scenario tracked: arbiter-msgid-fails-as-declared _*",
         "scenarios/tracked.yaml:8: arbiter-msgid must fail on scenario 'tracked' (expect.fail), "
         "but tracks it within ±0 tokens",
         "ctxsim: arbiter-msgid tracks session 'tracked' (tolerance ±0 tokens, window 200,000)",
         "*#  point*truth*estimate*error",
         "*1  q1 call 1*45,003..45,013*45,004*ok",
-        "FAILED scenarios/tracked.yaml::arbiter-msgid - scenarios/tracked.yaml:8:*",
+        "FAILED scenarios/tracked.yaml::arbiter-msgid-fails-as-declared - *",
     ])
     out = result.stdout.str()
     assert "Traceback" not in out and "def runtest" not in out and "source:" not in out
@@ -155,7 +155,7 @@ def user_project(project: pytest.Pytester) -> pytest.Pytester:
 
 
 TESTS = ["tests/test_x.py::test_x", "tests/test_y.py::test_y"]
-GOOD_ITEMS = ["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite"]
+GOOD_ITEMS = ["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite-fails-as-declared"]
 
 
 def collected(project: pytest.Pytester, *args: str) -> list[str]:
@@ -174,7 +174,7 @@ def bundled_items(*names: str) -> list[str]:
         if isinstance(sc, ctxsim.scenario.TaskScenario):
             kinds = ["reference-loop", *sc.loop_expect.must_fail, *sc.loop_expect.must_pass]
         else:
-            kinds = ["reference", *sc.must_fail, *sc.must_pass]
+            kinds = ["reference", *(f"{t}-fails-as-declared" for t in sc.must_fail), *sc.must_pass]
         items += [f"bundled/{path.name}::{kind}" for kind in kinds]
     return items
 
@@ -208,12 +208,13 @@ def test_a_scenario_file_named_on_the_command_line_runs_alone_beside_a_broken_te
         result = user_project.runpytest(*args, "-v")
         assert result.ret == pytest.ExitCode.OK, result.stdout.str()
         result.assert_outcomes(passed=2)
-        result.stdout.fnmatch_lines(["bug.yaml::reference PASSED*", "bug.yaml::mala-overwrite PASSED*"])
+        result.stdout.fnmatch_lines(["bug.yaml::reference PASSED*",
+                                     "bug.yaml::mala-overwrite-fails-as-declared PASSED*"])
     # a directory collects its scenario files, with the flag
     scenario(user_project, "mine/one.yaml", GOOD)
     scenario(user_project, "mine/data.yaml", "just: data\n")
     assert collected(user_project, "mine", "--ctx-scenarios") == ["mine/one.yaml::reference",
-                                                                  "mine/one.yaml::mala-overwrite"]
+                                                                  "mine/one.yaml::mala-overwrite-fails-as-declared"]
     assert user_project.runpytest("mine").ret == pytest.ExitCode.NO_TESTS_COLLECTED  # without it, pytest's rules
 
 
@@ -227,7 +228,7 @@ def test_a_bare_word_after_the_flag_is_a_path_to_collect(user_project: pytest.Py
     assert collected(user_project, "--ctx-scenarios", "scenarios") == GOOD_ITEMS  # the scenarios alone
     assert collected(user_project, "--ctx-scenarios", "bundled") == bundled_items()
     scenario(user_project, "corpus/other.yaml", GOOD)
-    other = ["corpus/other.yaml::reference", "corpus/other.yaml::mala-overwrite"]
+    other = ["corpus/other.yaml::reference", "corpus/other.yaml::mala-overwrite-fails-as-declared"]
     assert collected(user_project, "--ctx-scenarios", "corpus") == other
     assert collected(user_project, "--ctx-scenarios=corpus") == other
     # in addopts too: the flag there would swallow the first path of the command line
@@ -296,8 +297,9 @@ def test_items_are_ordered_marked_and_located(project: pytest.Pytester) -> None:
     scenario(project, "scenarios/a.yml", GOOD)
     scenario(project, "scenarios/sub/c.yaml", BAD)
     scenario(project, "scenarios/ignored.txt", GOOD)
-    expected = ["scenarios/a.yml::reference", "scenarios/a.yml::mala-overwrite", "scenarios/b.yaml::reference",
-                "scenarios/b.yaml::mala-overwrite", "scenarios/b.yaml::debussy-chars", "scenarios/sub/c.yaml::load"]
+    expected = ["scenarios/a.yml::reference", "scenarios/a.yml::mala-overwrite-fails-as-declared",
+                "scenarios/b.yaml::reference", "scenarios/b.yaml::mala-overwrite-fails-as-declared",
+                "scenarios/b.yaml::debussy-chars-fails-as-declared", "scenarios/sub/c.yaml::load"]
     for _ in range(2):
         items, _ = project.inline_genitems("--ctx-scenarios")
         assert [item.nodeid for item in items] == expected
@@ -440,10 +442,10 @@ def test_ctx_tracker_adds_an_item_per_scenario_named_after_the_tracker(tracked: 
     result.stdout.fnmatch_lines([
         "ctxsim tracker under test: MyTracker (mytrackers:MyTracker)",
         "scenarios/a_good.yaml::reference PASSED*",
-        "scenarios/a_good.yaml::mala-overwrite PASSED*",
+        "scenarios/a_good.yaml::mala-overwrite-fails-as-declared PASSED*",
         "scenarios/a_good.yaml::MyTracker PASSED*",
         "scenarios/b_compaction.yaml::reference PASSED*",
-        "scenarios/b_compaction.yaml::arbiter-msgid PASSED*",
+        "scenarios/b_compaction.yaml::arbiter-msgid-fails-as-declared PASSED*",
         "scenarios/b_compaction.yaml::MyTracker PASSED*",
     ])
 
@@ -511,7 +513,8 @@ def test_the_ini_names_trackers_too_and_a_catalogued_name_is_not_run_twice(track
                     "ctx_tracker =\n    mytrackers:MyTracker\n    mala-overwrite\n")
     items, _ = tracked.inline_genitems("--ctx-scenarios")
     assert [i.nodeid.split("::")[1] for i in items] == [
-        "reference", "mala-overwrite", "MyTracker", "reference", "arbiter-msgid", "MyTracker", "mala-overwrite"]
+        "reference", "mala-overwrite-fails-as-declared", "MyTracker", "reference", "arbiter-msgid-fails-as-declared",
+        "MyTracker", "mala-overwrite"]
 
 
 @pytest.mark.parametrize(("spec", "message"), [

@@ -20,7 +20,7 @@ from ctxsim import faults as F, strategies
 from ctxsim.check import run_tracker, run_tracker_parsed
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import parse_scenario
-from ctxsim.strategies import MessageStream, _sessions, fault_plans, message_streams, scenario_text, sessions
+from ctxsim.strategies import MessageStream, _faults, fault_plans, message_streams, scenario_text, sessions
 from ctxsim.wire import render
 from ctxsim.world import CHARS_PER_TOKEN, Compaction, Session, SessionBuilder, SubagentStart, ToolResult, ToolUse
 from ctxsim.world._content import _corpora
@@ -30,7 +30,7 @@ _NO_EXPLAIN = (Phase.generate, Phase.shrink)
 FAST = settings(max_examples=12, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@pytest.mark.parametrize("module", ["_sessions", "_streams", "_profiles"])
+@pytest.mark.parametrize("module", ["_sessions", "_streams", "_profiles", "_faults"])
 def test_all_lists_exactly_the_public_names(module: str) -> None:
     source = importlib.import_module(f"ctxsim.strategies.{module}")
     public = {name for name, value in vars(source).items()
@@ -267,13 +267,13 @@ def test_the_reference_tracks_every_truth_keeping_stream(stream: MessageStream) 
 
 def test_fault_plans_vary_every_parameter_of_every_fault() -> None:
     for name, cls in F.REGISTRY.items():
-        drawn = _sessions._fault_params(name, keep=False)
+        drawn = _faults._fault_params(name, keep=False)
         assert drawn is not None
         for param in dataclasses.fields(cls):
             fault = find(drawn, lambda f, p=param: getattr(f, p.name) != p.default,  # type: ignore[misc]
                          settings=settings(database=None, phases=_NO_EXPLAIN, max_examples=200))
             assert isinstance(fault, cls)
-    assert _sessions._fault_params("model_switch", keep=True) is None
+    assert _faults._fault_params("model_switch", keep=True) is None
 
 
 @FAST

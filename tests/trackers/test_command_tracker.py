@@ -142,11 +142,13 @@ def test_blank_output_and_tbd_are_no_estimate() -> None:
         assert not report.ok  # the truth is knowable at every point of a plain session
 
 
-def test_the_command_runs_in_a_private_home_with_the_transcript_and_payload_of_its_point(tmp_path: Path) -> None:
+def test_the_command_runs_in_a_private_home_with_the_transcript_and_payload_of_its_point(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # it runs from where ctxsim was started, its HOME private
     config = tmp_path / "config"
     (config / ".config" / "tool").mkdir(parents=True)
     (config / ".config" / "tool" / "figure").write_text("36604\n")
-    script = ('test "$CLAUDE_CONFIG_DIR" = "$HOME/.claude" && test "$(pwd)" = "$HOME" '
+    script = (f'test "$CLAUDE_CONFIG_DIR" = "$HOME/.claude" && test "$(pwd -P)" = "{tmp_path.resolve()}" '
               '&& python3 -c "import json,sys; p=json.load(sys.stdin); open(p[\'transcript_path\']).read(); '
               'assert p[\'transcript_path\'].startswith(\'$HOME/.claude/projects/\')" '
               '&& cat "$HOME/.config/tool/figure"')

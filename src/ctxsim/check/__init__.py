@@ -37,6 +37,15 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ._causes import (
+        FEATURES as FEATURES,
+        catalogue_runs as catalogue_runs,
+        features as features,
+        likely_causes as likely_causes,
+        name_cause as name_cause,
+        not_knowable as not_knowable,
+        payload_wrong as payload_wrong,
+    )
     from ._report import Point as Point, Report as Report, TrackingError as TrackingError
     from ._run import (
         AsyncTracker as AsyncTracker,

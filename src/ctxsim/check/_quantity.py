@@ -1,8 +1,9 @@
 """Judging a gauge's number as the quantity it is asked for, and naming the confusion when it shows another.
 
 A scenario asks what its gauge must show (:attr:`ctxsim.world.Session.quantity`); a tracker may declare what its
-own number means (a ``quantity`` attribute, as :class:`ctxsim.trackers.Gauge` has). The number is read as the
-scenario's quantity (or, where the scenario asks plain tokens, as the tracker's declared one) and turned into the
+own number means (a ``quantity`` attribute, as :class:`ctxsim.trackers.Gauge` has). A tracker that declares none
+reports tokens and is judged on them. A gauge's number is read as the scenario's quantity (or, where the scenario
+asks plain tokens, as the gauge's declared one) and turned into the
 tokens it stands for on the session's window (:func:`ctxsim.world.tokens_band`), so it is compared with the truth
 as any estimate is. When it fails, :func:`confusion` looks for the reading under which every point would have
 been right — another quantity, the same over another window (200,000, 1,000,000, the autocompact window), or
@@ -45,14 +46,16 @@ _WINDOWS = (200_000, 1_000_000)
 
 
 def asked_quantity(tracker: object, session: Session) -> Quantity:
-    """What ``tracker``'s number is read as: the scenario's quantity, else the one the tracker declares, else
-    tokens."""
+    """What ``tracker``'s number is read as. A tracker that declares no quantity reports tokens (what
+    ``context_tokens()`` says), whatever the scenario asks a gauge to show, and is judged on them; one that declares a
+    quantity (a gauge) is read as the scenario's quantity where the scenario asks one, so a gauge showing another
+    fails naming the confusion, else as the quantity it declares."""
     declared = getattr(tracker, "quantity", None)
+    if not (isinstance(declared, str) and declared in get_args(Quantity)):
+        return "tokens"
     if session.quantity != "tokens":
         return session.quantity
-    if isinstance(declared, str) and declared in get_args(Quantity):
-        return cast(Quantity, declared)
-    return "tokens"
+    return cast(Quantity, declared)
 
 
 def shown_band(value: float, session: Session, quantity: Quantity) -> tuple[int, int]:

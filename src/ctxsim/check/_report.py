@@ -93,6 +93,9 @@ class Report:
     """What the tracker's numbers were read as (:mod:`ctxsim.check._quantity`)."""
     declared: object = None
     """The quantity the tracker declared it shows, if it did."""
+    shown: dict[str, int | None] | None = None
+    """For a statusline command: what Claude Code's own payload said the context was at each point, by label (None:
+    ``current_usage`` null), as :func:`ctxsim.check.payload_wrong` reads it; None for other trackers."""
     error: str | None = None
     """A ``ctxsim:`` line saying the tracker could not be read at all (a command tracker that exited non-zero, hung
     or printed nonsense: the command, the point, the tail of its stderr). Never an expected outcome."""
@@ -129,7 +132,7 @@ class Report:
 
         ``notes`` adds a column (titled ``notes_title``) with a note per observation index, e.g. where a
         threshold fires; with ``only_failures``, rows with a note are shown too. ``likely`` adds a last column,
-        ``likely cause``, at failing points (:func:`ctxsim.runner.likely_bugs` makes one).
+        ``likely cause``, at failing points (:func:`ctxsim.check.likely_causes` makes one).
         """
         window = self.session.window
         header = ("", "#", "point", "truth", "estimate", "error") + ((notes_title,) if notes is not None else ()) + (
@@ -155,7 +158,8 @@ class Report:
             elif p.ok and abs(p.error) > p.tolerance:
                 error = "ok (estimated)"
             else:
-                error = f"{p.error:+,} ({100 * p.error / window:+.1f}%)"
+                share = 100 * p.error / window
+                error = f"{p.error:+,} ({share:+.1f}%)" if abs(share) <= 1_000 else f"{p.error:+,} (off the scale)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
             rows.append(row + ((note,) if notes is not None else ()) + cause)
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

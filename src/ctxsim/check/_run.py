@@ -174,6 +174,9 @@ class _Probe:
 
 def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
     """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check._points`)."""
+    shown = getattr(tracker, "payload_figures", None)
+    if callable(shown):
+        report.shown = shown(session)
     try:
         for observation, estimate in point_estimates(tracker, session, faults):
             if isinstance(estimate, tuple):

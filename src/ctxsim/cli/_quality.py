@@ -35,7 +35,7 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from ..fuzz import Reproduction, fuzz, fuzz_workers, reproduce_command, write_scenario
+    from ..fuzz import Reproduction, fuzz, fuzz_workers, import_root, reproduce_command, write_scenario
     from ..strategies import DatabaseUnreachable, example_database
 
     spec = _resolve_tracker(args.tracker)
@@ -58,7 +58,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
     reproduction = Reproduction(args.tracker, tolerance=args.tolerance, seed=args.seed, examples=args.examples,
-                                search=os.getcwd())
+                                search=import_root(args.tracker) or os.getcwd())
     path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")

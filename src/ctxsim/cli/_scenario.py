@@ -121,15 +121,18 @@ def _check(files: list[Path]) -> int:
 
 
 def _list(files: list[Path]) -> int:
-    """One line a scenario: its name (what ``ctxsim run NAME`` takes, for a bundled one), kind and source."""
-    from ..scenario import TaskScenario
+    """One line a scenario: its name (what ``ctxsim run NAME`` takes, for a bundled one), kind, the surfaces it is
+    real on (``sdk``, ``transcript``, ``statusline``: where all its faults are) and source."""
+    from ..scenario import SessionScenario, TaskScenario
 
     width = max(len(f.stem) for f in files)
     ok = 0
     for file, scenario in _loaded(files):
         ok += 1
         kind = "task" if isinstance(scenario, TaskScenario) else "session"
+        where = "+".join(n for n in ("sdk", "transcript", "statusline") if n in scenario.surfaces) if isinstance(
+            scenario, SessionScenario) else "sdk"
         about = " ".join((scenario.source or scenario.description or "").split())
         about = about if len(about) <= 80 else about[:79] + "…"
-        print(f"{file.stem:<{width}}  {kind:<7}  {about}".rstrip())
+        print(f"{file.stem:<{width}}  {kind:<7}  {where:<25}  {about}".rstrip())
     return 0 if ok == len(files) else 1

@@ -83,6 +83,13 @@ if TYPE_CHECKING:
         apply_transcript as apply_transcript,
         fault_from_spec as fault_from_spec,
     )
+    from ._surfaces import (
+        FAULT_SURFACES as FAULT_SURFACES,
+        SURFACES as SURFACES,
+        Surfaces as Surfaces,
+        judged_on as judged_on,
+        surfaces_of as surfaces_of,
+    )
     from ._transcript import (
         TRANSCRIPT_REGISTRY as TRANSCRIPT_REGISTRY,
         CompactionWithoutPostTokens as CompactionWithoutPostTokens,

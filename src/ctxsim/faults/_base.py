@@ -219,16 +219,19 @@ class FaultStream:
         """Give each compaction the estimates its stream allows: the boundary's post size plus the system prefix
         as the session's first readable main call shows it (:func:`ctxsim.world.system_prefix`), which a fault may
         have changed (a cache read moved to creation, usage made unreadable); not knowable where no readable call
-        comes before it."""
+        comes before it, and not knowable with those estimates as its band where that call's counts are typed
+        otherwise than the SDK types them (``'9'``: a tracker may read them or not)."""
         first: tuple[int, int] | None = None
+        retyped = False
         for _, _, unit in self.units():
             seen = unit.observation
-            if unit.main and first is None and (seen is None or seen.truth.knowable):  # a call the stream tells
-                for frame in unit.usage_frames():
+            if unit.main and first is None and (seen is None or seen.truth.knowable or seen.truth.unseen):
+                for frame in unit.usage_frames():  # a call the stream tells (perhaps in strings)
                     usage = usage_of(frame)
                     prompt = readable_prompt(usage)
                     if usage is not None and prompt:
                         first = (cache_read_of(usage), prompt)
+                        retyped = seen is not None and not seen.truth.knowable
                         break
             obs = unit.observation
             if unit.kind != "compaction" or obs is None or not obs.truth.knowable:
@@ -242,7 +245,9 @@ class FaultStream:
                 shown = post + system_prefix(first)
                 context = obs.truth.prompt
                 estimated = (min(context, shown), max(context, shown))
-                if estimated != obs.truth.estimated:
+                if retyped:
+                    self.set_truth(unit, replace(obs.truth, knowable=False, unseen=estimated, estimated=None))
+                elif estimated != obs.truth.estimated:
                     self.set_truth(unit, replace(obs.truth, estimated=estimated))
 
     def to_scripts(self) -> list[Script]:
@@ -264,7 +269,7 @@ class FaultStream:
                     if current is None:
                         frame.observation = None
                         continue
-                    if obs.truth != current:
+                    if obs.truth is not current:  # the anchor's whole truth: equal truths may allow other estimates
                         obs = replace(obs, truth=current)
                 index += 1
                 frame.observation = obs if obs.index == index else replace(obs, index=index)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ..wire import Observation
-from ..world import compaction_truth
+from ..world import compaction_truth, system_prefix
 from ._base import Fault, FaultStream
 from ._units import ANCHOR_KINDS, Unit, is_count
 
@@ -166,16 +166,29 @@ class CompactionMetadata(Fault):
                 stream.set_truth(unit, replace(obs.truth, knowable=False))
 
 
+def _prefix(anchor: Observation) -> int:
+    """The system prefix a compaction after ``anchor`` keeps, as the session's first call shows it."""
+    first = anchor.truth.first_call
+    return system_prefix(first) if first is not None else 0
+
+
+def _conversation(anchor: Observation) -> int:
+    """What a compaction after ``anchor`` has to summarize: the next request beyond the system prefix."""
+    return anchor.truth.next_request - _prefix(anchor)
+
+
 @dataclass(frozen=True)
 class InsertedCompaction(Fault):
     """A compaction boundary inserted before a main call or a result, with or without its post-compaction size.
 
     For streams whose session has no compaction: tests the stale pre-compaction value (trackers.md B16:
     ccstatusline#524, openclaw#72140 "Compacted (106k -> 36)" then "Context 76k/200k", coder/mux#2303). Changes
-    the truth on purpose: from the boundary to the next main call the context is the system prefix (the first
-    call's cache read) plus a summary of ``post_ratio`` of what the next request would have carried, the boundary's
-    ``post_tokens`` (not knowable with ``with_post: false``). The calls after it keep their usage, so
-    the context jumps back at the next call; generate sessions with real compactions for the after-life.
+    the truth on purpose: from the boundary to the next main call the context is the system prefix (as the first
+    call shows it, :func:`ctxsim.world.system_prefix`) plus a summary of ``post_ratio`` of the conversation the
+    next request would have carried beyond that prefix, the boundary's ``post_tokens`` (not knowable with
+    ``with_post: false``), so the context never grows by compacting, as Claude Code's never does; a boundary goes
+    only where there is a conversation to summarize. The calls after it keep their usage, so the context jumps back
+    at the next call; generate sessions with real compactions for the after-life.
     """
 
     name = "inserted_compaction"
@@ -204,7 +217,7 @@ class InsertedCompaction(Fault):
             while ui < len(units):
                 unit = units[ui]
                 if (si, ui - offset) in chosen and anchor is not None and anchor.truth.knowable and (
-                        ui == 0 or units[ui - 1].kind != "compaction"):
+                        ui == 0 or units[ui - 1].kind != "compaction") and _conversation(anchor) > 0:
                     anchor = self._insert(stream, si, ui, anchor, rng)
                     ui, offset = ui + 1, offset + 1
                     stream.retruth = True
@@ -215,11 +228,11 @@ class InsertedCompaction(Fault):
 
     def _insert(self, stream: FaultStream, si: int, ui: int, anchor: Observation, rng: random.Random) -> Observation:
         pre = anchor.truth.next_request
-        post = max(1, round(pre * self.post_ratio))
+        post = max(1, round(_conversation(anchor) * self.post_ratio))
         meta = {"trigger": "auto", "pre_tokens": pre, **({"post_tokens": post} if self.with_post else {})}
         label = f"q{stream.scripts[si].query_index + 1} compaction"
         first = anchor.truth.first_call
-        context = post + (first[0] if first is not None else 0)  # the cached system prefix stays
+        context = post + _prefix(anchor)  # the system prefix stays
         truth = replace(compaction_truth(post, context, first), knowable=self.with_post)
         obs = Observation(0, label, "compaction", truth, anchor.window)
         frame = stream.new({"type": "system", "subtype": "compact_boundary", "compact_metadata": meta,

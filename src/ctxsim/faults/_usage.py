@@ -29,11 +29,15 @@ def _plain(unit: Unit) -> bool:
     return unit.plain_usage()
 
 
-def _unknowable(stream: FaultStream, unit: Unit) -> None:
-    """Nothing in the stream tells ``unit``'s prompt any more: its point (if a main call's) is not knowable."""
+def _unknowable(stream: FaultStream, unit: Unit, *, readable: bool = False) -> None:
+    """Nothing in the stream tells ``unit``'s prompt any more as the SDK types it (an integer): its point (if a main
+    call's) is not knowable. ``readable``: the number is still there, typed otherwise (``'9'``, ``9.0``), so a
+    tracker may read it (the truth's band) or give no estimate."""
     obs = unit.observation
     if unit.main and obs is not None and obs.truth.knowable:
-        stream.set_truth(unit, replace(obs.truth, knowable=False))
+        truth = obs.truth
+        stream.set_truth(unit, replace(truth, knowable=False, unseen=(truth.prompt, truth.next_request),
+                                       why=_RETYPED) if readable else replace(truth, knowable=False))
 
 
 @dataclass(frozen=True)
@@ -236,7 +240,10 @@ _GARBAGE: dict[str, Callable[[Any], Any]] = {
     "bool": lambda v: True,
 }
 LENIENT_GARBAGE = frozenset({"numeric_string", "float"})
-"""Garbage that keeps the number: a numeric string or a whole float of the same count."""
+"""Garbage that keeps the number: a numeric string or a whole float of the same count. The SDK types a count as an
+integer, so a tracker need not read one (the point is not knowable, the number its band: either answer passes)."""
+_RETYPED = ("a prompt count arrived as a string or a float ('9', 9.0), not the integer the SDK types it as: read "
+            "the number or give no estimate")
 
 
 def _with(usage: dict[str, Any], *, key: str, value: Any) -> dict[str, Any]:
@@ -291,8 +298,9 @@ class GarbageValues(Fault):
     (the prompt is intact; a garbage output leaves the prompt, the low end of the band, as the right answer).
     ``fields="prompt"`` spoils one of a call's ``input``/``cache_creation``/``cache_read`` on all its messages
     (``null`` goes to ``input_tokens`` only: the API documents the cache counts as nullable, so a null there is
-    a valid 0, not garbage): a numeric string or a whole float keeps the number (keeps the truth); any other kind
-    makes a main call's point, and the dependent points after it, not knowable (changes the truth on purpose).
+    a valid 0, not garbage): any kind makes a main call's point, and the dependent points after it, not knowable
+    (changes the truth on purpose); a numeric string or a whole float keeps the number, and a tracker may read it
+    (the point's band) or give no estimate, since the SDK types a count as an integer.
     """
 
     name = "garbage_values"
@@ -314,7 +322,7 @@ class GarbageValues(Fault):
 
     @property
     def keeps_truth(self) -> bool:
-        return self.fields == "bystander" or set(self.kinds) <= LENIENT_GARBAGE
+        return self.fields == "bystander"
 
     def transform(self, stream: FaultStream, rng: random.Random) -> None:
         if self.fields == "bystander":
@@ -327,5 +335,4 @@ class GarbageValues(Fault):
                 key = "input_tokens"  # the API's cache counts are nullable (null reads as 0); input_tokens never is
             value = _GARBAGE[kind](unit.usage()[key])
             stream.edit_usage(unit, partial(_with, key=key, value=value))
-            if kind not in LENIENT_GARBAGE:
-                _unknowable(stream, unit)
+            _unknowable(stream, unit, readable=kind in LENIENT_GARBAGE)

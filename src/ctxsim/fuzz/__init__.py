@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Reproduction as Reproduction,
         fuzz as fuzz,
         fuzz_workers as fuzz_workers,
+        import_root as import_root,
         reproduce_command as reproduce_command,
         write_scenario as write_scenario,
     )

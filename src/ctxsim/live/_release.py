@@ -12,8 +12,9 @@ live run reports, in-process through :class:`~ctxsim.sdk.FakeTransport`; then so
   CLI does differently from the last release ctxsim recorded. Listed, never failed: the fake follows the live run,
   so a release that only rewords its own prompt (every cache count moves by a few tokens) is green.
 
-``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (or :meth:`ReleaseCheck.to_json`) and exits 1 on a tracked
-difference; ``--record DIR`` writes the live runs as captures named by the CLI's version.
+``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (its verdict first; ``--all`` lists every untracked
+key) or :meth:`ReleaseCheck.to_json`, and exits 1 on a tracked difference; ``--record DIR`` writes the live runs
+as captures named by the CLI's version.
 """
 
 from __future__ import annotations
@@ -76,9 +77,15 @@ class ReleaseCheck:
         """No field a tracker reads differs between the fake and the CLI."""
         return not any(s.tracked for s in self.sessions)
 
-    def table(self) -> str:
-        """The report ``ctxsim fidelity`` prints: a row per difference (field, fake, CLI, tracked), then the
-        drift from the last recorded release, then the verdict."""
+    def table(self, *, every_key: bool = False) -> str:
+        """The report ``ctxsim fidelity`` prints: the verdict first, then a row per difference in a field trackers
+        read (field, fake, CLI), the keys no tracker reads as one summary line (``every_key``: a row each, as
+        ``--all`` shows them), and the drift from the last recorded release."""
+        tracked = sum(len(s.tracked) for s in self.sessions)
+        untracked_count = sum(len(s.untracked) for s in self.sessions)
+        lines = [f"{'FAIL' if tracked else 'ok'}: Claude Code {self.version} ({self.cli}): {tracked} difference(s) in "
+                 f"fields trackers read, {untracked_count} in keys no tracker reads; {len(self.sessions)} scripted "
+                 f"sessions live and in-process in {self.seconds:.1f} s"]
         rows: list[tuple[str, ...]] = []
         for s in self.sessions:
             rows += [(s.name, d.where, d.field, _shown(d.right), _shown(d.left), "yes") for d in s.tracked]
@@ -87,10 +94,9 @@ class ReleaseCheck:
         for s in self.sessions:
             for d in s.untracked:
                 untracked.setdefault((d.where, d.field, _shown(d.right), _shown(d.left)), []).append(s.name)
-        rows += [(names[0] if len(names) == 1 else f"{len(names)} sessions", *key, "no")
-                 for key, names in sorted(untracked.items())]
-        lines = [f"ctxsim fidelity: Claude Code {self.version} ({self.cli}), {len(self.sessions)} scripted "
-                 f"sessions live and in-process in {self.seconds:.1f} s"]
+        if every_key:
+            rows += [(names[0] if len(names) == 1 else f"{len(names)} sessions", *key, "no")
+                     for key, names in sorted(untracked.items())]
         if rows:
             header = ("session", "where", "field", "fake", "CLI", "trackers read it")
             limits = (30, 45, 200, 24, 24, 20)  # the field is never cut
@@ -98,18 +104,18 @@ class ReleaseCheck:
                      for r in [header, *sorted(rows, key=lambda r: (r[5] != "yes", r[0]))]]
             widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
             lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-        else:
+        elif not untracked:
             lines.append("the fake and the CLI agree on every field and every frame key")
+        if untracked and not every_key:
+            fields = sorted({key[1] for key in untracked})
+            shown = ", ".join(fields[:6]) + (f" and {len(fields) - 6} more" if len(fields) > 6 else "")
+            lines.append(f"{len(untracked)} keys no tracker reads differ ({shown}): not failed; --all lists them")
         drifted = [s for s in self.sessions if s.drift is not None]
         if drifted:
             lines.append(f"drift from the capture of Claude Code {self.captured} (listed, not failed):")
             lines += [f"  {s.drift.summary(s.name)}" for s in drifted if s.drift is not None]
         for path in self.recorded:
             lines.append(f"wrote {path}")
-        tracked = sum(len(s.tracked) for s in self.sessions)
-        untracked_count = sum(len(s.untracked) for s in self.sessions)
-        lines.append(f"{'FAIL' if tracked else 'ok'}: {tracked} difference(s) in fields trackers read, "
-                     f"{untracked_count} in keys no tracker reads")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:

@@ -83,13 +83,16 @@ def live_skip_reason(scenario: SessionScenario) -> str | None:
 
 
 def tracker_skip_reason(tracker: object) -> str | None:
-    """Why ``tracker`` cannot be judged live, or None when it can."""
+    """Why ``tracker`` cannot be judged live, or None when it can: a statusline command, a tracker fed raw lines, or
+    one whose ``live_skip`` says why (the character counter of seed 002 reads tool results' text, which the live
+    CLI's inert tools replace)."""
     if callable(getattr(tracker, "estimate_points", None)):
         return ("it reads the transcript and statusline payload ctxsim renders at each point, not the SDK's "
                 "messages of a live run")
     if getattr(tracker, "observe_frame", None) is not None:
         return "it is fed the raw stream-json lines, and the live backend hands it the SDK's messages only"
-    return None
+    declared = getattr(tracker, "live_skip", "")  # a tracker that says why the live CLI cannot show it its world
+    return declared if isinstance(declared, str) and declared else None
 
 
 class SessionModel:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .._sync import run_blocking
-from ..check import Match, Report, arun_tracker, crossings, match_firings, run_tracker_parsed
+from ..check import Match, Report, arun_tracker, crossings, likely_causes, match_firings, payload_wrong
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AsyncTracker, Tracker
 from ..wire import Script
@@ -276,63 +276,22 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
     return ScenarioRun(scenario, report, threshold_results(scenario, report))
 
 
-_WHY = {
-    "reset": "a new conversation began and no call has shown its size yet",
-    "compaction": "the compaction states no size the context can be read from",
-    "call": "this call's usage cannot be read, and no other message of it tells its size",
-    "subagent": "the main call before it could not be read",
-    "result": "the main call before it could not be read",
-}
-"""Why a point of each kind may be not knowable, where its truth does not say (:attr:`ctxsim.world.Truth.why`)."""
-
-
 def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict[int, str]:
-    """What each failing point of ``report`` likely means, by observation index: at a point whose truth is not
-    knowable, ``return None here`` and why; elsewhere, the catalogued bug (:data:`ctxsim.trackers.CATALOGUE`) whose
-    formula, run over the same stream (fresh ``scripts()`` each), gives the same estimate there (within the
-    report's tolerance and 1%) and fails there too, as ``<its bug, first clause> (<entry name>)``.
+    """What each failing point of ``report`` likely means, by observation index: :func:`ctxsim.check.likely_causes`
+    (not knowable, Claude Code's payload wrong, or a catalogued bug named only when it is specific)."""
+    return likely_causes(report, scripts)
 
-    Costs one fast run (:func:`ctxsim.check.run_tracker_parsed`) per catalogue entry: call it for a failure to
-    explain, not in a loop."""
-    from ..trackers import CATALOGUE, make_tracker
 
-    failing = report.failures
-    out: dict[int, str] = {}
-    for p in failing:
-        truth = p.observation.truth
-        if not truth.knowable:
-            band = f"; or answer within {truth.unseen[0]:,}..{truth.unseen[1]:,}" if truth.unseen else ""
-            why = truth.why or _WHY.get(p.observation.kind, "")
-            out[p.observation.index] = f"not knowable: return None here ({why}{band})"
-    wanted = [p for p in failing if p.observation.index not in out]
-    if not wanted:
-        return out
-    best: dict[int, tuple[int, str]] = {}
-    for name, entry in CATALOGUE.items():
-        if name in ("reference", report.tracker):
-            continue
-        other = run_tracker_parsed(make_tracker(entry.factory, report.session), report.session, scripts(),
-                                   tolerance=report.tolerance)
-        theirs = {q.observation.index: q for q in other.points}
-        for p in wanted:
-            q = theirs.get(p.observation.index)
-            if q is None or q.ok:
-                continue
-            if p.estimate is None or q.estimate is None:
-                if p.estimate is not q.estimate:
-                    continue
-                gap = 0
-            else:
-                gap = abs(q.estimate - p.estimate)
-                if gap > max(report.tolerance, p.estimate // 100) or (q.error or 0) * (p.error or 0) < 0:
-                    continue
-            index = p.observation.index
-            if index not in best or gap < best[index][0]:
-                clause = entry.bug.split(";")[0].strip()
-                clause = clause if len(clause) <= 100 else clause[:99].rstrip(" ,:") + "…"
-                best[index] = (gap, f"{clause} ({name})")
-    out.update({index: text for index, (_, text) in best.items()})
-    return out
+def _claude_codes_own(report: Report) -> list[str]:
+    """For a statusline command off only where Claude Code's own payload is wrong and it shows what the payload says
+    (:func:`ctxsim.check.payload_wrong`): one line saying so."""
+    wrong = payload_wrong(report)
+    knowable = [p for p in report.failures if p.observation.truth.knowable]
+    if not wrong or not knowable or any(p.observation.index not in wrong for p in knowable):
+        return []
+    return [f"verdict: {report.tracker} is off only where Claude Code's own statusline payload is wrong ({len(wrong)} "
+            f"point{'s' if len(wrong) != 1 else ''}) and shows what the payload says: a fair verdict on the gauge, "
+            f"but the bug is Claude Code's; the likely-cause column says what to read instead"]
 
 
 def verdict(run: ScenarioRun, expected: str, failure: ExpectedFailure | None = None) -> tuple[bool, str]:
@@ -377,6 +336,7 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
         elif many:
             lines.append(f"({len(report.points)} points, all within tolerance; -vv shows them)")
     lines += report.diagnosis()
+    lines += _claude_codes_own(report)
     lines += problems
     if report.failures:
         first = report.failures[0].observation.label

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._yaml import Map, Reader, Seq, join_path
 
-__all__ = ["FaultSpec", "apply", "plan", "read_faults"]
+__all__ = ["FaultSpec", "apply", "not_judged", "plan", "read_faults", "surfaces"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,21 @@ def plan(specs: Sequence[FaultSpec], seed: int) -> FaultPlan:
     from ..faults import FaultPlan
 
     return FaultPlan(tuple(spec.fault for spec in specs), seed)
+
+
+def surfaces(specs: Sequence[FaultSpec]) -> frozenset[str]:
+    """Where a scenario with the faults ``specs`` is real (:func:`ctxsim.faults.surfaces_of`)."""
+    from ..faults import surfaces_of
+
+    return surfaces_of(spec.name for spec in specs)
+
+
+def not_judged(specs: Sequence[FaultSpec], reads: frozenset[str]) -> str | None:
+    """Why a tracker reading the surfaces ``reads`` is not judged on a scenario with the faults ``specs``
+    (:func:`ctxsim.faults.judged_on`), or None when it is."""
+    from ..faults import judged_on
+
+    return judged_on((spec.name for spec in specs), reads)
 
 
 def apply(scripts: list[Any], specs: Sequence[FaultSpec], seed: int) -> list[Any]:

@@ -130,6 +130,15 @@ def _timestamp(line: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _time_of(merged: list[tuple[dict[str, Any], str | None]], at: int) -> str:
+    """The time of line ``at``: its timestamp, else that of the nearest line before it that has one (the CLI writes
+    a few lines without a time, e.g. ``last-prompt``: they belong where they are written, not before everything)."""
+    for line, _ in reversed(merged[:at + 1]):
+        if _timestamp(line):
+            return _timestamp(line)
+    return ""
+
+
 def _is_subagent_file(lines: list[dict[str, Any]]) -> bool:
     messages = [d for d in lines if d.get("type") in ("user", "assistant")]
     return bool(messages) and all(d.get("isSidechain") is True and d.get("agentId") for d in messages)
@@ -182,7 +191,7 @@ def _transcripts(files: list[tuple[Path, list[dict[str, Any]]]], source: _Source
             parent = launches.get(agent, f"sidechain:{agent}")
             stamp = _timestamp(line)
             at = len(merged)
-            while at > 0 and stamp and _timestamp(merged[at - 1][0]) > stamp:
+            while at > 0 and stamp and _time_of(merged, at - 1) > stamp:
                 at -= 1
             merged.insert(at, (line, parent))
     source.subagents = len(subs)
@@ -241,6 +250,26 @@ def _window(source: _Source, model: str | None) -> int:
     return 1_000_000 if model and model.endswith("[1m]") else DEFAULT_WINDOW
 
 
+def usage_convention(frames: list[dict[str, Any]]) -> str:
+    """How the recorded provider reports usage, as its numbers show it: ``inclusive`` when every main-chain call
+    that reads the cache reports an ``input_tokens`` at least as large as its cache reads and writes together (a
+    gateway whose ``input_tokens`` is the whole prompt: Aider #5516, input 17,111 with a cache read of 17,102), and
+    at least one does; else ``additive`` (the Anthropic API, whose ``input_tokens`` is the uncached tail)."""
+    reading = 0
+    for frame in frames:
+        message = frame.get("message") if frame.get("type") == "assistant" else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if frame.get("parent_tool_use_id") is not None or not isinstance(usage, dict):
+            continue
+        counts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+        if not all(type(c) is int for c in counts) or not counts[2]:
+            continue
+        if counts[0] < counts[1] + counts[2]:
+            return "additive"
+        reading += 1
+    return "inclusive" if reading else "additive"
+
+
 Outcome = tuple[dict[str, bool], list[tuple[str, str, int, int, int | None]]]
 """Each tracker's verdict, and the reference's ``(label, kind, prompt, output, estimate)`` at every point."""
 
@@ -249,12 +278,13 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     """Every catalogued tracker over fresh ``scripts()`` of ``session`` (tolerance 0): the verdicts, and the
     reference's numbers at the points of ``kinds`` (default: all)."""
     from ..check import run_tracker_parsed
-    from ..trackers import CATALOGUE, make_tracker
+    from ..trackers import CATALOGUE, make_tracker, reference_for
 
     verdicts: dict[str, bool] = {}
     numbers: list[tuple[str, str, int, int, int | None]] = []
     for name, entry in CATALOGUE.items():
-        report = run_tracker_parsed(make_tracker(entry.factory, session), session, scripts(), tolerance=0)
+        tracker = reference_for(session) if name == "reference" else make_tracker(entry.factory, session)
+        report = run_tracker_parsed(tracker, session, scripts(), tolerance=0)
         verdicts[name] = report.ok
         if name == "reference":
             numbers = [(p.observation.label, p.observation.kind, p.observation.truth.prompt,
@@ -263,7 +293,8 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     return verdicts, numbers
 
 
-def _recorded(text: str, name: str, window: int, paths: Sequence[Path]) -> tuple[Recording, Any]:
+def _recorded(text: str, name: str, window: int, paths: Sequence[Path],
+              usage: str = "additive") -> tuple[Recording, Any]:
     from ..world import Query, Session
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -275,7 +306,8 @@ def _recorded(text: str, name: str, window: int, paths: Sequence[Path]) -> tuple
             raise ImportFailure(f"ctxsim: import: {', '.join(map(str, paths))}: the recording cannot be played: "
                                 f"{exc}") from None
     session = Session(session_id=recording.session_id or name, queries=tuple(Query(p, ()) for p in recording.prompts),
-                      model=recording.model or "claude-sonnet-4-5", window=window, name=name)
+                      model=recording.model or "claude-sonnet-4-5", window=window, name=name,
+                      usage="inclusive" if usage == "inclusive" else "additive")
     return recording, session
 
 
@@ -292,17 +324,20 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     scrubbed = _jsonl(Scrubber().frames(source.frames))
     rec0, session0 = _recorded(original, name, DEFAULT_WINDOW, paths)
     window = _window(source, rec0.model)
-    rec0, session0 = _recorded(original, name, window, paths)
-    rec1, session1 = _recorded(scrubbed, name, window, paths)
+    usage = usage_convention(source.frames)
+    rec0, session0 = _recorded(original, name, window, paths, usage)
+    rec1, session1 = _recorded(scrubbed, name, window, paths, usage)
     for rec in (rec0, rec1):  # the CLI's own figures: the truth after a /compact where the capture carries them
         rec.context_usage = dict(enumerate(source.context_usage))
-    before = judge(session0, lambda: rec0.scripts(window))
-    after = judge(session1, lambda: rec1.scripts(window))
+    before = judge(session0, lambda: rec0.scripts(window, usage))
+    after = judge(session1, lambda: rec1.scripts(window, usage))
     if before != after:
         changed = [t for t in before[0] if before[0][t] != after[0].get(t)] or ["reference (its numbers)"]
         raise ImportFailure(f"ctxsim: import: scrubbing changed what {', '.join(changed)} makes of the recording; "
                             f"nothing written (please report this)")
     verdicts = before[0]
+    if not verdicts["reference"]:
+        raise ImportFailure(_underived(session0, rec0.scripts(window, usage), paths))
     failing = [t for t, ok in verdicts.items() if not ok and t != "reference"]
     what = ("a subagent's own transcript (its context checked as the main one)" if source.alone else
             f"a Claude Code transcript ({source.files} file{'s' if source.files != 1 else ''}, "
@@ -316,8 +351,12 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     if source.context_usage:
         head.append("The CLI's get_context_usage() totalTokens after each query: "
                     + ", ".join(f"{v:,}" for v in source.context_usage) + ".")
+    if usage == "inclusive":
+        head.append("Usage is inclusive: every call that reads the cache reports an input_tokens holding it (a "
+                    "gateway's convention), so the prompt is input_tokens alone.")
     head.append("Catalogued trackers that fail on it (tolerance 0) are listed under expect.fail.")
-    world = {"model": model or "claude-sonnet-4-5", "window": window}
+    world = {"model": model or "claude-sonnet-4-5", "window": window,
+             **({"usage": usage} if usage == "inclusive" else {})}
     expect = ["expect:", "  tolerance: 0", "  reference: " + ("pass" if verdicts["reference"] else "fail")]
     if failing:
         expect.append(f"  fail: {flow(failing)}")
@@ -332,8 +371,31 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     result.stream_file = stream_file or f"{name}.jsonl"
     result.stream, result.scenario = scrubbed, "\n".join(
         [*(f"# {line}" for line in head), f"name: {json.dumps(name)}", f"source: {json.dumps(source_line)}",
-         f"world: {flow({'window': window})}", f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
+         f"world: {flow({'window': window, **({'usage': usage} if usage == 'inclusive' else {})})}",
+         f"stream: {json.dumps(result.stream_file)}", *expect]) + "\n"
     return result
+
+
+def _underived(session: Any, scripts: list[Any], paths: Sequence[Path]) -> str:
+    """Why the truth import derived is not one the reference tracks: the first point off, and what the truth there
+    was derived from. An import never writes a scenario whose reference fails (``reference: fail``)."""
+    from ..check import run_tracker_parsed
+    from ..trackers import reference_for
+
+    report = run_tracker_parsed(reference_for(session), session, scripts, tolerance=0)
+    point = next(iter(report.failures), None)
+    where = ", ".join(map(str, paths))
+    if point is None:
+        return (f"ctxsim: import: {where}: the reference cannot track the recording ({report.summary()}); nothing "
+                f"written")
+    truth = point.observation.truth
+    band = f"{point.low:,}" if point.low == point.high else f"{point.low:,}..{point.high:,}"
+    if not truth.knowable and truth.unseen:
+        band = f"{truth.unseen[0]:,}..{truth.unseen[1]:,} (not knowable)"
+    estimate = "no estimate" if point.estimate is None else f"{point.estimate:,}"
+    why = f": {truth.why}" if truth.why else ""
+    return (f"ctxsim: import: {where}: could not derive a truth the reference tracks at {point.observation.label} "
+            f"(derived {band}, the reference says {estimate}){why}; nothing written (please report this)")
 
 
 def _same(text: str, name: str, outcome: Outcome) -> bool:

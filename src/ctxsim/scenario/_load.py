@@ -30,7 +30,7 @@ from ._expect import (
     ThresholdSpec,
     read_expect,
 )
-from ._faults import FaultSpec, apply as apply_faults, plan as fault_plan, read_faults
+from ._faults import FaultSpec, apply as apply_faults, not_judged, plan as fault_plan, read_faults, surfaces
 from ._files import MAX_SCENARIO_BYTES, read_bounded
 from ._recording import FORMATS, Recording, RecordingError, read_recording
 from ._steps import StepBuilder
@@ -149,6 +149,16 @@ class SessionScenario(Scenario):
         """The ``faults:`` list as the plan :meth:`scripts` applies (None without faults): a tracker that reads the
         transcript reads it with the plan's transcript form applied."""
         return fault_plan(self.faults, self.session.seed) if self.faults else None
+
+    @property
+    def surfaces(self) -> frozenset[str]:
+        """Where the stream is real (:data:`ctxsim.faults.SURFACES`): where all its faults are."""
+        return surfaces(self.faults)
+
+    def not_judged(self, reads: frozenset[str]) -> str | None:
+        """Why a tracker reading the surfaces ``reads`` is not judged here (a fault its input never carries), or
+        None when it is."""
+        return not_judged(self.faults, reads)
 
     def observations(self) -> list[Observation]:
         """Every observation point of :meth:`scripts`, in order."""

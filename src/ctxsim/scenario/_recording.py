@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..wire import Frame, Observation, Script
-from ..world import Truth
+from ..world import MAX_SYSTEM_PREFIX, Truth
 from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
 from ._truth import SYNTHETIC, read_usage
 
@@ -476,15 +476,23 @@ def _after_compaction(post: int, said: int | None, first: tuple[int, int] | None
     Where the recording carries the CLI's own ``get_context_usage()`` right after the compaction (``said``), that is
     the truth, exactly, and an estimate between it and the summary plus the first call's cache read (its whole
     prompt on a cold cache) still passes; otherwise the point is not knowable, and the band is what a tracker may
-    answer there (or None)."""
+    answer there (or None).
+
+    A first call that read more from the cache than a system prompt and tools take
+    (:data:`~ctxsim.world.MAX_SYSTEM_PREFIX`: a resumed session, a transcript that begins mid-conversation) read
+    the conversation too: its cache read is then no lower bound of the prefix, and the band starts at the summary
+    alone."""
     if first is None:
         return Truth(said if said is not None else post, 0, knowable=said is not None,
                      why="no call before the compaction showed the system prompt and tools it keeps")
     cached, prompt = first
-    low, high = post + cached, post + max(cached, prompt)
+    resumed = cached > MAX_SYSTEM_PREFIX
+    low, high = (post if resumed else post + cached), post + max(cached, prompt)
     if said is not None:  # estimates between the figure and the summary plus what the first call shows track it
         shown = post + (cached or prompt)
         return Truth(said, 0, first_call=first, estimated=(min(said, shown), max(said, shown)))
     why = ("the boundary states the summary's size only (compact_metadata.post_tokens); the system prompt and tools "
-           "also in the context show only through the first call, as a band")
+           "also in the context show only through the first call, as a band" + (
+               f" (it read {cached:,} tokens from the cache: the stream began mid-conversation, so the prefix is "
+               f"somewhere below that)" if resumed else ""))
     return Truth(low, high - low, knowable=False, unseen=(low, high), first_call=first, why=why)

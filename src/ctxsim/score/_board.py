@@ -16,6 +16,16 @@ from ..trackers import AnyTrackerFactory, make_tracker, reference_for
 __all__ = ["Scoreboard", "TrackerScore", "score"]
 
 
+OFF_THE_SCALE = 1_000.0
+"""Errors past this share of the window, in %, print as ``off the scale``: no gauge reads 12 digits of percent."""
+
+
+def shown_error(percent: float, digits: int) -> str:
+    """An error in % of the window as the scoreboard prints it: ``3.2%``, or ``off the scale`` past
+    :data:`OFF_THE_SCALE` (a tracker answering a count of another kind, a huge garbage figure)."""
+    return "off the scale" if percent > OFF_THE_SCALE else f"{percent:.{digits}f}%"
+
+
 @dataclass
 class TrackerScore:
     """One tracker's score over every run."""
@@ -114,8 +124,8 @@ class Scoreboard:
 
     def cells(self) -> list[tuple[str, ...]]:
         """Each row's cells as shown (table and page alike), best first."""
-        return [(str(i), self.label(r.tracker), f"{r.runs - r.failed}/{r.runs}", f"{r.max_error:.1f}%",
-                 f"{r.mean_error:.2f}%", r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}",
+        return [(str(i), self.label(r.tracker), f"{r.runs - r.failed}/{r.runs}", shown_error(r.max_error, 1),
+                 shown_error(r.mean_error, 2), r.timing, f"{r.off}/{r.points}", f"{r.survived}/{r.faulted}",
                  r.first_failing or "-") for i, r in enumerate(self.rows, 1)]
 
     def table(self) -> str:

@@ -40,8 +40,9 @@ if TYPE_CHECKING:
         DatabaseUnreachable as DatabaseUnreachable,
         example_database as example_database,
     )
+    from ._faults import fault_plans as fault_plans
     from ._profiles import register_profiles as register_profiles
-    from ._sessions import fault_plans as fault_plans, sessions as sessions
+    from ._sessions import sessions as sessions
     from ._streams import (
         MessageStream as MessageStream,
         message_streams as message_streams,

@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
-from .. import faults as F
-from ..faults import Fault, FaultPlan
 from ..scenario import scenario_yaml
 from ..world import (
     CALL_BYTES,
@@ -40,32 +38,9 @@ from ..world import (
     prompts,
     subagent,
 )
+from ._knobs import _QUERIES, _SEEDS, _UP_TO_1, _UP_TO_2, IntKnob, _checked, _knob
 
-__all__ = ["fault_plans", "sessions"]
-
-IntKnob = int | SearchStrategy[int]
-"""A count: a value, or a strategy that draws one."""
-
-_UP_TO_1, _UP_TO_2, _UP_TO_3 = st.integers(0, 1), st.integers(0, 2), st.integers(0, 3)
-_QUERIES = st.integers(1, 3)
-_SEEDS = st.integers(0, 2**16 - 1)
-_BOOLEANS = st.booleans()
-
-
-def _knob(where: str, name: str, value: Any, *, minimum: int = 0) -> SearchStrategy[Any]:
-    """``value`` as a strategy: a strategy as given, a valid plain value as ``st.just``."""
-    if isinstance(value, SearchStrategy):
-        return value
-    if type(value) is not int or value < minimum:
-        raise InvalidArgument(f"ctxsim: {where}({name}={value!r}): expected an integer >= {minimum} or a strategy")
-    return st.just(value)
-
-
-def _checked(where: str, name: str, value: Any, minimum: int) -> int:
-    if type(value) is not int or value < minimum:
-        raise InvalidArgument(f"ctxsim: {where}({name}=...) drew {value!r}; expected an integer >= {minimum}")
-    return value
-
+__all__ = ["sessions"]
 
 # --- sessions ---------------------------------------------------------------------------------------------------
 
@@ -113,15 +88,19 @@ class _Tally:
     prompt: int | None = None
     output: int = 0
     pending: int = 0
+    calls: int = 0
+    """Main calls since the conversation began or last compacted: a compaction needs one to summarize."""
 
     def next(self) -> int:
         return (self.baseline if self.prompt is None else self.prompt) + self.output + self.pending
 
     def called(self, prompt: int, output: int, added: int) -> None:
         self.prompt, self.output, self.pending = prompt, output, added
+        self.calls += 1
 
     def compacted(self, post: int) -> None:
         self.prompt, self.output, self.pending = self.baseline + post, 0, 0  # the system prefix stays
+        self.calls = 0
 
 
 _CALL = st.binary(min_size=CALL_BYTES, max_size=CALL_BYTES)
@@ -164,6 +143,7 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     expiries = set(_spots(draw, knobs["cache_expiries"], "cache_expiries", n, 1))
     compactions = set(_spots(draw, knobs["compactions"], "compactions", n, 1))
     resets = set(_spots(draw, knobs["resets"], "resets", n, 1))
+    starts |= resets  # /clear is a command of its own: it begins a query, never falls inside one
     threshold = auto_compact_threshold(window, max_output)
     post_high = max(1_000, min(25_000, threshold // 2 - baseline))  # a summary; the system prefix comes on top
     posts = st.integers(1_000, post_high)
@@ -176,7 +156,10 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     compacts: list[dict[str, Any]] = []
 
     def compact(post: int) -> None:
-        post = max(0, min(post, tally.next() - baseline))  # the summary of what there is beyond the prefix
+        conversation = builder.main_context() - baseline  # what there is beyond the system prefix
+        if not tally.calls or conversation < 2:
+            return  # Claude Code compacts a conversation, never an empty one
+        post = max(1, min(post, conversation - 1))  # a summary, smaller than what it summarizes
         builder.compact(post)
         compacts.append({"post": post})
         queries[-1]["steps"].append({"compact": compacts[-1]})
@@ -196,10 +179,10 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
             queries.append({"prompt": prompt, "steps": []})
             tally.pending += max(1, len(prompt) // 4)
         steps = queries[-1]["steps"]
-        if i in resets:
+        if i in resets:  # the query's first step (its prompt goes to the new conversation)
             builder.reset()
             steps.append({"reset": {}})
-            tally = _Tally(baseline)
+            tally = _Tally(baseline, pending=max(1, len(queries[-1]["prompt"]) // 4))
         if i in expiries:
             keep = draw(st.sampled_from((0, baseline)))
             builder.expire_cache(keep_prefix=keep)
@@ -279,6 +262,12 @@ def sessions(
     tokens to 30k; whenever the next prompt would pass Claude Code's autocompact threshold the session compacts
     first, so no prompt exceeds the window. ``window`` is at least 100,000. Each query ends with a text-only call.
 
+    Only shapes Claude Code produces are drawn. The invariants the generator keeps: a ``/clear`` begins a query (its
+    first step), never falls inside one; a compaction summarizes a conversation (at least one main call since the
+    conversation began or last compacted) into a summary of at least one token and smaller than that conversation,
+    so compacting never grows the context; every usage count is an integer, as the SDK types it (garbage arrives
+    only through a fault plan, :func:`fault_plans`).
+
     Shrinks towards one query of one text-only call with no events; the drawn session prints as its scenario.
     """
     knobs = {
@@ -297,88 +286,4 @@ def sessions(
     return _sessions(knobs)
 
 
-# --- fault plans ------------------------------------------------------------------------------------------------
-
-
-_RATES = st.sampled_from((0.3, 0.6, 1.0))
-
-
-def _fault_params(name: str, keep: bool) -> SearchStrategy[Fault] | None:
-    """The parameters of fault ``name`` (only truth-keeping ones if ``keep``), or None when none keep the truth."""
-    choose = st.sampled_from
-    kinds = ("negative", "text", "numeric_string", "float", "nan", "huge", "null", "bool")
-    params: dict[str, SearchStrategy[Any]] = {
-        "duplicate_blocks": st.fixed_dictionaries({"copies": st.integers(1, 3)}),
-        "replayed_messages": st.fixed_dictionaries({"where": choose(("later", "after"))}),
-        "streaming_partials": st.fixed_dictionaries({"partials": st.integers(1, 3)}),
-        "stale_output_tokens": st.fixed_dictionaries({"mode": choose(("growing", "stale"))}),
-        "repeated_message_delta": st.fixed_dictionaries({"deltas": st.integers(2, 4), "with_prompt": st.booleans()}),
-        "synthetic_errors": st.fixed_dictionaries({"usage": choose(("zero", "none"))}),
-        "reused_message_ids": st.fixed_dictionaries({"reuse": choose(("previous", "first"))}),
-        "missing_request_ids": st.fixed_dictionaries({"mode": choose(("absent", "empty"))}),
-        "cache_read_drop": st.fixed_dictionaries({"keep_prefix": choose((0, 12_000))}),
-        "missing_usage": st.fixed_dictionaries({
-            "shape": choose(("none", "empty", "output_only")),
-            "scope": st.just("some_blocks") if keep else choose(("some_blocks", "whole_call"))}),
-        "garbage_values": st.one_of(
-            st.fixed_dictionaries({"fields": st.just("bystander"),
-                                   "kinds": st.lists(choose(kinds), min_size=1, unique=True).map(tuple)}),
-            st.fixed_dictionaries({"fields": st.just("prompt"), "kinds": st.lists(
-                choose(("numeric_string", "float") if keep else kinds), min_size=1, unique=True).map(tuple)})),
-        "compaction_metadata": st.fixed_dictionaries({
-            "mode": st.just("camel_case") if keep else choose(("no_post", "no_metadata", "camel_case"))}),
-        "wrong_context_window": st.fixed_dictionaries({"reported": choose((None, 200_000, 1_000_000))}),
-        "truncated_stream": st.fixed_dictionaries({"at": choose((0.25, 0.5, 0.75))}),
-        "inserted_compaction": st.fixed_dictionaries({"post_ratio": choose((0.15, 0.3)),
-                                                      "with_post": st.booleans()}),
-        "model_switch": st.fixed_dictionaries({"to_model": choose(("claude-opus-4-6", "claude-haiku-4-5")),
-                                               "to_window": choose((None, 200_000, 1_000_000)),
-                                               "at": choose((0.0, 0.5))}),
-    }
-    cls = F.REGISTRY[name]
-    if keep and name in ("inserted_compaction", "model_switch"):
-        return None
-    given = params.get(name, st.fixed_dictionaries({}))
-    if "rate" in cls.__dataclass_fields__:
-        given = st.tuples(given, _RATES).map(lambda p: {"rate": p[1], **p[0]})
-    return given.map(lambda p: cls(**p))
-
-
-def _option(entry: Any, keep: bool) -> SearchStrategy[Fault] | None:
-    if isinstance(entry, SearchStrategy):
-        return entry.filter(lambda f: f.keeps_truth) if keep else entry
-    if isinstance(entry, Fault):
-        return None if keep and not entry.keeps_truth else st.just(entry)
-    name = entry.name if isinstance(entry, type) and issubclass(entry, Fault) else entry
-    if name not in F.REGISTRY:
-        raise InvalidArgument(f"ctxsim: fault_plans(faults=...): no fault {entry!r}; known: "
-                              f"{', '.join(sorted(F.REGISTRY))}")
-    return _fault_params(name, keep)
-
-
-def fault_plans(
-    *,
-    faults: Sequence[str | type[Fault] | Fault | SearchStrategy[Fault]] | None = None,
-    size: IntKnob = _UP_TO_3,
-    truth_keeping: bool = False,
-    seed: IntKnob = _SEEDS,
-) -> SearchStrategy[FaultPlan]:
-    """Plans of ``size`` distinct faults (in drawn order) with drawn parameters.
-
-    ``faults`` lists what may be drawn: fault names or classes of :mod:`ctxsim.faults` (parameters drawn),
-    fault instances, or strategies of faults; default every fault. ``truth_keeping`` keeps to faults and
-    parameters that keep the truth (a correct tracker must track every such stream). Shrinks towards fewer
-    faults, earlier in ``faults``, with their first parameter choices.
-    """
-    entries = list(F.REGISTRY) if faults is None else list(faults)
-    options = [o for o in (_option(e, truth_keeping) for e in entries) if o is not None]
-    count, seeds = _knob("fault_plans", "size", size), _knob("fault_plans", "seed", seed)
-
-    @st.composite
-    def plans(draw: Any) -> FaultPlan:
-        wanted = min(_checked("fault_plans", "size", draw(count), 0), len(options))
-        picked = draw(st.lists(st.integers(0, len(options) - 1), min_size=wanted, max_size=wanted, unique=True)
-                      if options else st.just([]))
-        return FaultPlan(tuple(draw(options[i]) for i in picked), draw(seeds))
-
-    return plans()
+# --- message streams --------------------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from hypothesis.strategies import SearchStrategy
 from ..faults import FaultPlan, apply
 from ..wire import Script, render
 from ..world import Session
-from ._sessions import _BOOLEANS, _GeneratedSession, fault_plans, sessions
+from ._faults import fault_plans
+from ._knobs import _BOOLEANS
+from ._sessions import _GeneratedSession, sessions
 
 __all__ = ["MessageStream", "message_streams", "scenario_text"]
 

@@ -113,7 +113,8 @@ def tracker_name(tracker: object) -> str:
 class RawDicts:
     """Runs a tracker that reads the raw stream-json dicts (the lines the CLI writes) instead of messages.
 
-    The SDK still runs: for each message it yields, the tracker gets the line that message was parsed from.
+    The SDK still runs: for each message it yields, the tracker gets the line that message was parsed from; where
+    the caller holds no line (a restart loop feeding it messages), the line rebuilt from the message.
     """
 
     tracker: Any
@@ -126,8 +127,12 @@ class RawDicts:
     def observe_frame(self, message: Any, raw: dict[str, Any]) -> Any:
         return self.tracker.observe(raw)  # an async tracker's awaitable: the oracle awaits it
 
-    def observe(self, message: Any) -> None:  # pragma: no cover - the oracle calls observe_frame
-        raise TypeError("ctxsim: RawDicts needs the raw line; run it through ctxsim.check")
+    def observe(self, message: Any) -> Any:
+        """Outside :mod:`ctxsim.check` (a restart loop of a task scenario calls ``observe`` itself): the line is
+        rebuilt from the message's fields (:func:`ctxsim.trackers._frames.frame_of`)."""
+        from ._frames import frame_of
+
+        return self.tracker.observe(frame_of(message))  # an async tracker's awaitable: the caller awaits it
 
     def context_tokens(self) -> int | None:
         value: int | None = self.tracker.context_tokens()

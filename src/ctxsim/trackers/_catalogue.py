@@ -74,6 +74,13 @@ class Entry:
     """Where its formula comes from."""
     breaks: Breaks = Breaks()
     """The conformance contracts it fails (it passes the others)."""
+    about: frozenset[str] = frozenset()
+    """What a stream must show for this bug to be the likely cause of a failure on it (names of
+    :data:`ctxsim.check.FEATURES`: ``compaction``, ``subagent``, ``several-calls``...; any one of them will do);
+    empty: the formula misreads every call, so any stream shows it."""
+    variant_of: str = ""
+    """The entry whose formula this one is, with one more bug: where that bug does not show, the other entry's
+    cause is this one's too."""
 
     @property
     def family(self) -> str:
@@ -155,7 +162,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # the cache writes it leaves out weigh more than the repeated reads
               **dict.fromkeys(("single-call", "per-block-dedupe", "missing-request-id", "cache-expiry",
                                "conversation-reset", "cache-read-drop", "zeroed-error-result",
-                               "wrong-context-window"), "under"), **_RESULTS_ONLY})),
+                               "wrong-context-window"), "under"), **_RESULTS_ONLY}),
+          about=frozenset({"several-calls"})),
     Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
           "sums input+output over results as if they were per-turn deltas and drops cache reads: "
           "counts spend, not occupancy, and misses the cached prefix",
@@ -175,7 +183,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_all_but(ways={
               # as arbiter-msgid, and every row of a streamed call adds its input and output again
               **dict.fromkeys(("streaming-partials", "stale-output-tokens", "uncached-gateway-usage",
-                               "usage-iterations"), "over"), "garbage-values": "crash", **_RAISES_ON_GARBAGE_PROMPT})),
+                               "usage-iterations"), "over"), "garbage-values": "crash", **_RAISES_ON_GARBAGE_PROMPT}),
+          about=frozenset({"per-block-rows"}), variant_of="arbiter-msgid"),
     Entry("debussy-chars", ContextEstimator,
           "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
           "and cache, and counts subagents' tool results",
@@ -191,7 +200,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "current_usage is null from /compact until the next call although the boundary states the new size",
           "Claude Code statusline docs: used_percentage = latest call's in+cc+cr, current_usage null after "
           "/compact (trackers.md 1.5, B16 CC 2.1.218)",
-          breaks=_breaks(ways={**_NAIVE_PROMPT, "compaction": "none", "inserted-compaction": "none"})),
+          breaks=_breaks(ways={**_NAIVE_PROMPT, "compaction": "none", "inserted-compaction": "none"}),
+          about=frozenset({"compaction"})),
     Entry("ccusage-fallback", _latest("ccusage-fallback", main_only=False, skip_synthetic=False),
           "the latest assistant line with no sidechain or synthetic filter, and no compaction handling: a "
           "subagent's line or a zero-usage error line becomes the context",
@@ -199,24 +209,28 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_breaks(ways={  # a subagent's or an error's line reads under, a pre-compaction line over
               **_NAIVE_PROMPT, **dict.fromkeys(("subagent-ignored", "interleaved-subagents", "synthetic-errors"),
                                                "under"),
-              **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over")})),
+              **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over")}),
+          about=frozenset({"subagent", "synthetic", "compaction"})),
     Entry("ccstatusline", _latest("ccstatusline", after_compaction="post-or-zero"),
           "after a compact_boundary shows postTokens, the summary alone (the context also holds the system prompt "
           "and tools: 2,672 where /context said 14,756, captures fact 8), or 0 when the boundary has none",
           "sirmalloc/ccstatusline jsonl-metrics (#524)",
           # every boundary with a post size reads the baseline short, wherever a compaction is judged
-          breaks=_breaks("compaction", "inserted-compaction", "compaction-without-post-size", ways=_NAIVE_PROMPT)),
+          breaks=_breaks("compaction", "inserted-compaction", "compaction-without-post-size", ways=_NAIVE_PROMPT),
+          about=frozenset({"compaction"})),
     Entry("cumulative-statusline-totals", _summed("cumulative-statusline-totals"),
           "the session's cumulative input totals read as the context: 191%, 359%, '1000%+'",
           "Claude Code statusline total_input_tokens before 2.1.132 (B11: claude-code#13783, ccusage#823)",
           breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways={
               # deduped by message id: a proxy's reused id drops the later calls
-              "reused-message-ids": "under", **_RAISES_ON_GARBAGE_PROMPT})),
+              "reused-message-ids": "under", **_RAISES_ON_GARBAGE_PROMPT}),
+          about=frozenset({"several-calls"})),
     Entry("ccusage-both-ids-totals", _summed("ccusage-both-ids-totals", dedupe="both_ids", main_only=False),
           "a running total deduped by message.id:requestId only when both exist: without request ids every "
           "content block counts again (2.3x), and the total is spend, not occupancy",
           "ryoppippi/ccusage hash = msgId && reqId ? ... : null (B1: ccusage#976, TokenTracker#62)",
-          breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          about=frozenset({"several-calls", "per-block-rows"})),
     Entry("input-only", _latest("input-only", fields=("in",)),
           "input_tokens alone: only the uncached tail, ~0% (auto-compaction never fires)",
           "B12: openclaw#70592 (0% vs 44%), hermes-agent#1609, genkit#5412",
@@ -240,22 +254,26 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "B8: Mng-dev-ai/agentrove#298, RunMaestro/Maestro#280, rust-code-agent-sdks#250",
           breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", way="over", ways={
               # the /clear query's result (and an error's) has all-zero usage
-              "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY})),
+              "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY}),
+          about=frozenset({"several-calls"})),
     Entry("accumulated-cache-read-capped", _summed("accumulated-cache-read-capped", fields=("cr",), cap=200_000),
           "cache reads accumulated over calls and clamped to the window: always '200k/200k'",
           "B27: openclaw#13815, openclaw#51721 ('757.3k / 200k' vs 46k)",
-          breaks=_all_but(ways=_ITERATIONS_OVER)),
+          breaks=_all_but(ways=_ITERATIONS_OVER),
+          about=frozenset({"several-calls"})),
     Entry("every-row-totals", _summed("every-row-totals", dedupe="none"),
           "a running total over every assistant row, streaming partials and per-block copies included: each "
           "call counts once per row (2.5x), and the total is spend, not occupancy",
           "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
           "androidZzT/cc-statistics#3 (input +58%)",
-          breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          about=frozenset({"several-calls", "per-block-rows"})),
     Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
           "a running total over rows with a truthy stop_reason (plus the last partial of an unfinished call): "
           "per-block rows that each carry the final stop_reason all count (1.84-2.5x)",
           "B3: sirmalloc/ccstatusline#549, #462 (requestCount 114 -> 61), PR #595; the #278 policy",
-          breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          about=frozenset({"several-calls", "per-block-rows"})),
     Entry("pegged-reported-window", _latest("pegged-reported-window", peg_at_reported_window=True),
           "the latest call's in+cc+cr pegged at 100% of the window the latest result reports: a 1M session "
           "reported as 200k reads 200k from there on",
@@ -265,7 +283,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               **_NAIVE_PROMPT, "garbage-values": "crash",
               # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
-              **dict.fromkeys(("model-switch", "wrong-context-window"), "under")})),
+              **dict.fromkeys(("model-switch", "wrong-context-window"), "under")}),
+          about=frozenset({"window-mismatch", "compaction"})),
     # --- gauges that show another quantity, or over another window, than the one asked ---
     Entry("window-percent-gauge", _gauge("percent_of_window"),
           "shows the share of the window used where the share of the way to autocompact left is asked: 61 where "

@@ -2,10 +2,14 @@
 
 :class:`CommandTracker` is a :class:`~ctxsim.trackers.PointTracker`. At each point it judges, ctxsim writes the
 session's transcript as the CLI had written it by then (:func:`ctxsim.wire.render_transcript`) under a
-private ``HOME`` and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` with the statusline payload of
+private ``HOME`` and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` from the directory ctxsim was
+started from (so relative paths, ``./script``, ``npx`` and shell lines work) with the statusline payload of
 that point on stdin (:func:`ctxsim.wire.statusline_payloads`, its ``transcript_path`` pointing at the file
 just written) and reads its stdout (:mod:`ctxsim.trackers._readout`): a bare integer on the last line, a preset's
-format, or the user's regex; blank or ``TBD`` is no estimate.
+format, or the user's regex; blank, ``TBD`` and the usual renderings of "unknown" (``--``, ``?``, ``N/A``...) are
+no estimate. The command is told the world as a Python factory is (:class:`~ctxsim.trackers.TrackerWorld`), in
+environment variables (:data:`WORLD_VARIABLES`): ``CTXSIM_WINDOW``, ``CTXSIM_USAGE`` (``additive`` or
+``inclusive``), ``CTXSIM_AUTOCOMPACT_TOKENS``, ``CTXSIM_MODEL`` and ``CTXSIM_CLI_VERSION``.
 
 Points are independent (each has its own ``HOME``), so they run in parallel on ``workers`` threads. A command that
 exits non-zero, runs past ``timeout`` seconds, prints more than 64 KiB on stdout or stderr, or prints nonsense
@@ -25,13 +29,16 @@ Options (inside ``[...]``, space-separated, shell quoting): ``preset`` (:data:`~
 directory copied into each point's private ``HOME``), ``no_context_window`` (the payload without
 ``context_window``, as Claude Code sent it before 2.0.65), ``cli_version`` (the Claude Code version rendered;
 default: the bundled CLI's), ``after_compaction`` (``zero`` or ``null``: the payload right after a compaction),
-``name`` (what reports call it).
+``cwd`` (where it runs; ``home``: the point's private ``HOME``), ``unknown`` (a regex: output it matches is no
+estimate), ``name`` (what reports call it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -42,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
-from ._base import Estimate, PointTrackerError
+from ._base import Estimate, PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 from ._process import OUTPUT_LIMIT, Outcome, run_command, subreaper
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
@@ -52,7 +59,7 @@ if TYPE_CHECKING:
     from ..wire import Observation
     from ..world import Session
 
-__all__ = ["DEFAULT_TIMEOUT", "CommandTracker", "parse_command_spec"]
+__all__ = ["DEFAULT_TIMEOUT", "WORLD_VARIABLES", "CommandTracker", "parse_command_spec", "world_environment"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a command may run at one point before it is killed (the slowest shipped tool takes under one)."""
@@ -93,7 +100,14 @@ class CommandTracker:
     when the compaction kept a trailing segment, null when not, as the recorded REPL of every bundled CLI)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``CLAUDE_CONFIG_DIR``,
-    ``TERM=dumb`` and these)."""
+    ``TERM=dumb``, the world's :data:`WORLD_VARIABLES` and these)."""
+    cwd: str | Path | None = None
+    """The directory the command runs in: default, the one ctxsim was started from (``pytest``, ``ctxsim run``), so
+    ``node statusline.js`` and ``./my-statusline.sh`` find their files; ``"home"``: each point's private ``HOME``."""
+    unknown: str | None = None
+    """A regex: output whose last line it matches says "no estimate" (default
+    :data:`~ctxsim.trackers._readout.UNKNOWN`: ``--``, ``-``, ``?``, ``N/A``, ``…``...; empty: only blank output
+    and ``TBD`` do)."""
     name: str = ""
     """What reports call it (default: ``cmd:`` and the program it runs)."""
     readout: Readout | None = field(init=False, default=None)
@@ -121,6 +135,16 @@ class CommandTracker:
             raise ValueError(f"ctxsim: CommandTracker: config {str(self.config)!r} is not a directory")
         if not self.name:
             self.name = f"cmd:{self.preset or _program(self.command)}"
+        if self.unknown:
+            try:
+                re.compile(self.unknown)
+            except re.error as exc:
+                raise ValueError(f"ctxsim: CommandTracker: the unknown regex {self.unknown!r} does not compile: "
+                                 f"{exc}") from None
+        if self.cwd is None:
+            self.cwd = os.getcwd()
+        elif self.cwd != "home" and not Path(self.cwd).expanduser().is_dir():
+            raise ValueError(f"ctxsim: CommandTracker: cwd {str(self.cwd)!r} is not a directory")
 
     # --- the PointTracker protocol ---------------------------------------------------------------------------
 
@@ -137,8 +161,9 @@ class CommandTracker:
             transcript = apply_transcript(faults, transcript)
         payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version,
                                        compaction=self.after_compaction)
-        runs = [_PointRun(i, point.observation, payloads[i]) for i, point in enumerate(transcript.points)
-                if point.observation.label in wanted]
+        runs = [_PointRun(i, point.observation, payloads[i], world_environment(session, point.observation.window,
+                                                                                self.cli_version))
+                for i, point in enumerate(transcript.points) if point.observation.label in wanted]
         lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
                  for path, file in transcript.files.items()}  # each row serialized once, not once per point
         cancel = threading.Event()
@@ -170,6 +195,24 @@ class CommandTracker:
         by_label = {run.observation.label: e for run, e in zip(runs, estimates)}
         return [by_label.get(o.label) for o in observations]
 
+    def payload_figures(self, session: Session) -> dict[str, int | None]:
+        """What Claude Code's own payload says the context is at each point of ``session``, by label: its
+        ``current_usage`` prompt (input + cache creation + cache read), None where it is null; empty without
+        ``context_window``. The oracle uses it to tell a command's bug from Claude Code's
+        (:func:`ctxsim.check.payload_wrong`)."""
+        from ..wire import render, statusline_payloads
+
+        if not self.context_window:
+            return {}
+        payloads = statusline_payloads(session, cli_version=self.cli_version, compaction=self.after_compaction)
+        labels = [f.observation.label for s in render(session) for f in s.frames if f.observation is not None]
+        out: dict[str, int | None] = {}
+        for label, payload in zip(labels, payloads):
+            usage = payload.get("context_window", {}).get("current_usage")
+            out[label] = None if usage is None else (usage["input_tokens"] + usage["cache_creation_input_tokens"]
+                                                     + usage["cache_read_input_tokens"])
+        return out
+
     # --- one point -------------------------------------------------------------------------------------------
 
     def _prepare_home(self, home: Path) -> None:
@@ -183,19 +226,24 @@ class CommandTracker:
         if self.config is not None:
             shutil.copytree(Path(self.config).expanduser(), home, dirs_exist_ok=True, symlinks=True)
 
-    def environment(self, home: Path, config_dir: Path) -> dict[str, str]:
-        """The command's environment at a point whose private ``HOME`` is ``home``."""
+    def environment(self, home: Path, config_dir: Path, world: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The command's environment at a point whose private ``HOME`` is ``home`` (``world``: the point's
+        :func:`world_environment`)."""
         env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": os.environ.get("LANG", "C.UTF-8"),
                "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config_dir), "TERM": "dumb", "COLUMNS": "200",
-               "TMPDIR": str(home)}
+               "TMPDIR": str(home), **_user_caches(), **(world or {})}
         env.update(self.env)
         return env
+
+    def working_directory(self, home: Path) -> Path:
+        """Where the command runs at a point whose private ``HOME`` is ``home`` (:attr:`cwd`)."""
+        return home if self.cwd == "home" else Path(str(self.cwd)).expanduser()
 
     def _run(self, run: _PointRun, session: Session, payload: dict[str, Any], home: Path,
              config_dir: Path, stop: Callable[[], bool] | None = None) -> Estimate:
         try:
-            outcome = run_command(self.command, stdin=json.dumps(payload).encode(), cwd=home,
-                                  env=self.environment(home, config_dir), timeout=self.timeout, stop=stop)
+            outcome = run_command(self.command, stdin=json.dumps(payload).encode(), cwd=self.working_directory(home),
+                                  env=self.environment(home, config_dir, run.world), timeout=self.timeout, stop=stop)
         except OSError as exc:
             raise self._error(session, run, f"could not be started: {exc}", "") from None
         stderr = outcome.stderr.decode(errors="replace")
@@ -205,7 +253,7 @@ class CommandTracker:
         stdout = outcome.stdout.decode(errors="replace")
         window = _window(payload, run.observation.window)
         try:
-            return read_output(stdout, self.readout, window)
+            return read_output(stdout, self.readout, window, self.unknown)
         except UnreadableOutput as exc:
             raise self._error(session, run, f"printed nonsense: {exc}; stdout ends {_tail(stdout, 200)!r}",
                               stderr) from None
@@ -269,6 +317,35 @@ class _PointRun:
     """The point's position in the rendering (0-based)."""
     observation: Observation
     payload: dict[str, Any]
+    world: dict[str, str]
+    """The point's :func:`world_environment`."""
+
+
+WORLD_VARIABLES: Mapping[str, str] = {
+    "CTXSIM_WINDOW": "the context window in force at the point, in tokens",
+    "CTXSIM_USAGE": "how the provider reports usage: additive (input, cache creation and cache read add up) or "
+                    "inclusive (a gateway whose input_tokens already holds the cache reads)",
+    "CTXSIM_AUTOCOMPACT_TOKENS": "where Claude Code compacts on its own, in tokens",
+    "CTXSIM_MODEL": "the model the session runs",
+    "CTXSIM_CLI_VERSION": "the Claude Code version whose transcript and payload the command is shown",
+}
+"""What a command is told of the world, as environment variables: what a Python factory learns from
+:class:`~ctxsim.trackers.TrackerWorld`."""
+
+
+def world_environment(session: Session, window: int, cli_version: str | None = None) -> dict[str, str]:
+    """The :data:`WORLD_VARIABLES` at a point of ``session`` whose window is ``window``
+    (:meth:`TrackerWorld.environment`, the one place they are written)."""
+    return dataclasses.replace(TrackerWorld.of(session), window=window).environment(cli_version)
+
+
+def _user_caches() -> dict[str, str]:
+    """The user's package caches, kept across the private ``HOME`` (``npx tool`` finds what it fetched before
+    instead of fetching it again for every point)."""
+    if "npm_config_cache" in os.environ or "NPM_CONFIG_CACHE" in os.environ:
+        return {}
+    cache = Path.home() / ".npm"
+    return {"npm_config_cache": str(cache)} if cache.is_dir() else {}
 
 
 def _scratch() -> str | None:
@@ -299,7 +376,8 @@ def _failure(outcome: Outcome, timeout: float) -> str | None:
 
 
 _OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
-            "no_context_window": bool, "cli_version": str, "after_compaction": str}
+            "no_context_window": bool, "cli_version": str, "after_compaction": str, "cwd": str,
+            "unknown": str}
 
 
 def parse_command_spec(spec: str) -> CommandTracker:

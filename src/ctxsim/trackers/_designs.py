@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from claude_agent_sdk import (
     AssistantMessage,
@@ -147,6 +147,10 @@ class ContextEstimator:
     It never reads token usage (the design distrusts it), so it cannot see the system prompt, the tools or
     the model's own output, and it counts every tool result in the stream, subagents' included.
     """
+
+    live_skip: ClassVar[str] = ("it estimates from the text of tool results, and the live CLI runs inert tools (a "
+                                "file that does not exist), so the text it sees is not the world's")
+    """Why it is not judged through the live backend (:func:`ctxsim.live.tracker_skip_reason` reads it)."""
 
     name: str = "debussy"
     chars_to_tokens: int = 4

@@ -4,7 +4,9 @@ A statusline prints one or more lines for a terminal. :func:`read_output` strips
 reads what is left:
 
 - blank output, or a ``TBD`` (cc-statusline before any call), is "no estimate" (None), and so is what a preset
-  knows its tool prints when it has none (ccusage's ``🧠 N/A``, ccline's ``- · - tokens``);
+  knows its tool prints when it has none (ccusage's ``🧠 N/A``, ccline's ``- · - tokens``), and a last line
+  whose value is one of the usual renderings of "unknown" (:data:`UNKNOWN`: ``ctx --``, ``-``, ``?``, ``N/A``,
+  ``…``; :func:`says_unknown`, which a command's ``unknown=REGEX`` option replaces);
 - by default the last non-blank line must be a bare integer: tokens;
 - a :class:`Readout` (one of :data:`PRESETS` for the tools people use, or made from a user's regex) finds its
   pattern in the output and reads its named group: ``tokens`` (``140,706``, ``140.8k``, ``1.2M``), ``percent`` (the
@@ -27,7 +29,8 @@ from typing import Literal
 
 from ._base import Estimate
 
-__all__ = ["MAX_DIGITS", "PRESETS", "Readout", "UnreadableOutput", "clean_output", "cut", "read_output"]
+__all__ = ["MAX_DIGITS", "PRESETS", "UNKNOWN", "Readout", "UnreadableOutput", "clean_output", "cut", "read_output",
+           "says_unknown"]
 
 MAX_DIGITS = 15
 """The most digits a number in a command's output may have (a window of a million tokens has seven)."""
@@ -37,6 +40,9 @@ _SHOWN = 200
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 """CSI sequences (colours, cursor moves), OSC sequences (hyperlinks, titles) and the other two-byte escapes."""
 _NO_ESTIMATE = re.compile(r"\bTBD\b")
+UNKNOWN = r"(?:^|[\s:=(\[])(?:-{1,3}|—|\?{1,3}|[Nn]/?[Aa]|…|\.{3}|unknown)[)\]]?%?$"
+"""The last line of a statusline that says it has no estimate: its value (after a label, a ``:`` or ``=``) is
+``--``, ``-``, ``—``, ``?``, ``N/A``, ``na``, ``…``, ``...`` or ``unknown`` (``ctx --``, ``Context: N/A``, ``?``)."""
 _GROUPS = ("tokens", "percent", "remaining")
 _UNITS = {"": 1, "k": 1_000, "K": 1_000, "m": 1_000_000, "M": 1_000_000}
 _NUMBER = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*([kKmM]?)")
@@ -144,14 +150,25 @@ def _percent_band(text: str, spread: tuple[float, float] | None, window: int, re
     return math.ceil(low - 1e-9), math.floor(high + 1e-9)
 
 
-def read_output(stdout: str, readout: Readout | None, window: int) -> Estimate:
+def says_unknown(text: str, unknown: str | None = None) -> bool:
+    """Whether the cleaned output ``text`` says it has no estimate: its last non-blank line matches ``unknown`` (a
+    regex; default :data:`UNKNOWN`; empty: nothing does)."""
+    pattern = UNKNOWN if unknown is None else unknown
+    lines = text.strip().splitlines()
+    return bool(pattern and lines) and re.search(pattern, lines[-1].strip()) is not None
+
+
+def read_output(stdout: str, readout: Readout | None, window: int, unknown: str | None = None) -> Estimate:
     """The estimate in ``stdout`` as ``readout`` reads it (None: the last line as a bare integer); ``window`` turns a
-    percentage into tokens. Raises :class:`UnreadableOutput` when the output holds no estimate in that form."""
+    percentage into tokens; ``unknown`` is what output saying "no estimate" looks like (:func:`says_unknown`).
+    Raises :class:`UnreadableOutput` when the output holds no estimate in that form."""
     text = clean_output(stdout)
     if not text.strip() or _NO_ESTIMATE.search(text):
         return None
     if readout is None:
         last = text.strip().splitlines()[-1].strip()
+        if not re.fullmatch(r"[0-9]+", last) and says_unknown(text, unknown):
+            return None
         if not re.fullmatch(r"[0-9]+", last):
             raise UnreadableOutput(f"the last line {cut(last)!r} is not a bare integer (a number of tokens)")
         if len(last) > MAX_DIGITS:
@@ -162,7 +179,7 @@ def read_output(stdout: str, readout: Readout | None, window: int) -> Estimate:
     if not matches and readout.unknown and re.search(readout.unknown, text):
         return None
     if not matches:
-        if readout.blank:
+        if readout.blank or (not readout.name and says_unknown(text, unknown)):  # a preset knows its tool's
             return None
         raise UnreadableOutput(f"no match for {cut(readout.pattern)!r}")
     group = readout.reads

@@ -56,6 +56,12 @@ class TrackerSpec:
         return _is_stream(self.spec)
 
     @property
+    def reads(self) -> frozenset[str]:
+        """The surfaces its input carries (:data:`ctxsim.faults.SURFACES`): a statusline command reads the payload
+        and the transcript files, any other tracker the SDK stream."""
+        return frozenset({"statusline", "transcript"}) if self.command else frozenset({"sdk"})
+
+    @property
     def command(self) -> bool:
         """True for a statusline command (``cmd:``), judged at observation points rather than fed messages."""
         return _is_command(self.spec)

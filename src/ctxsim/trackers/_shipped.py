@@ -172,7 +172,8 @@ def tracker(tool: Tool, mode: str = "payload", root: Path | None = None, *, time
         raise InstallError(f"ctxsim: {tool.name} ({tool.package}) is not installed under {tool.directory(root)}: "
                            f"run ctxsim tools install {tool.name}")
     return CommandTracker(tool.run.format(dir=directory), preset=tool.preset, timeout=timeout, env=dict(tool.env),
-                          context_window=mode == "payload", name=tool.label(mode), cli_version=cli_version)
+                          cwd="home", context_window=mode == "payload", name=tool.label(mode),
+                          cli_version=cli_version)
 
 
 def install(tool: Tool, root: Path | None = None, *, timeout: float = 300.0) -> Path:

@@ -44,6 +44,9 @@ class Mutant(Generic[E]):
     spec: str = ""
     """How a command line names it, ``module:function`` (``--ctx-loop=ctxsim.loops.mutants:<function>``); empty
     where none can (a tracker mutant's factory takes a usage convention, which ``--ctx-tracker`` does not give)."""
+    cause: tuple[str, ...] = ()
+    """The catalogue entries (:data:`ctxsim.trackers.CATALOGUE`) whose bug this one is: a likely cause naming any
+    other entry for it is wrong (``benchmarks/bench_causes.py`` counts them). Empty: no entry carries this bug."""
 
 
 
@@ -240,17 +243,18 @@ def _make(cls: type[ContextTracker]) -> Callable[[UsageConvention], ContextTrack
 MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.name: m for m in (
     # which messages are main-chain calls
     Mutant("subagents-as-main", "parent_tool_use_id ignored: a subagent's call becomes the main context",
-           _make(_SubagentsAsMain)),
-    Mutant("keeps-synthetic", "<synthetic> error messages taken as calls", _make(_KeepsSynthetic)),
+           _make(_SubagentsAsMain), cause=("ccusage-fallback",)),
+    Mutant("keeps-synthetic", "<synthetic> error messages taken as calls", _make(_KeepsSynthetic),
+           cause=("ccusage-fallback",)),
     Mutant("sums-calls", "each new call's prompt added to the last: a sum over calls, not a snapshot",
-           _make(_SumsCalls)),
+           _make(_SumsCalls), cause=("cumulative-statusline-totals",)),
     Mutant("no-replay-filter", "a replayed call (same id, same prompt, after others) counts again",
            _make(_NoReplayFilter)),
     Mutant("id-only-dedupe", "a message id seen before is a replay even with another prompt (proxies reuse ids)",
            _make(_IdOnlyDedupe)),
     # the fields of usage
     Mutant("no-cache-creation", "cache_creation_input_tokens (and its breakdown) left out of the prompt",
-           _make(_fields(created=False))),
+           _make(_fields(created=False)), cause=("cache-creation-ignored",)),
     Mutant("no-nested-cache-creation", "the nested cache_creation breakdown ignored when the top-level count is 0",
            _make(_fields(nested=False))),
     Mutant("no-iterations", "usage.iterations ignored: the summed top level read as the context",
@@ -276,11 +280,11 @@ MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.nam
     Mutant("no-output-cap", "a garbage (huge) message_delta output count accepted", _make(_NoOutputCap)),
     # events
     Mutant("ignores-compaction", "compact_boundary ignored: the pre-compaction size kept",
-           _make(_KeepsContextOverCompaction)),
+           _make(_KeepsContextOverCompaction), cause=("ccusage-fallback", "pegged-reported-window")),
     Mutant("compaction-summary-only", "after a compaction, post_tokens alone (the system prefix left out)",
-           _make(_CompactionSummaryOnly)),
+           _make(_CompactionSummaryOnly), cause=("ccstatusline",)),
     Mutant("compaction-unknown", "after a compaction, unknown although the boundary states a size",
-           _make(_CompactionUnknown)),
+           _make(_CompactionUnknown), cause=("claude-code-statusline",)),
     Mutant("ignores-reset", "ConversationResetMessage (/clear) ignored: the old context kept", _make(_IgnoresReset)),
     Mutant("ignores-new-session", "a new session id in system/init ignored: the old context kept",
            _make(_IgnoresNewSession)),

@@ -306,12 +306,17 @@ class SessionBuilder:
             post_tokens = context - self.baseline
         chain = self._chain(None)
         if pre_tokens is None:
-            last = (chain.last_prompt or self.baseline) + chain.last_output
-            pre_tokens = last + chain.pending_growth
+            pre_tokens = self.main_context()
         self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, preserved=preserved))
         chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
         chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self
+
+    def main_context(self) -> int:
+        """What the main chain's next request would carry now (the last prompt, its output and what was added since):
+        a compaction's ``pre_tokens``."""
+        chain = self._chain(None)
+        return (chain.last_prompt or self.baseline) + chain.last_output + chain.pending_growth
 
     def reset(self) -> SessionBuilder:
         """``/clear``: a new session id; the main context starts again from the baseline."""
