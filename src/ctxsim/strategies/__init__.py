@@ -48,5 +48,6 @@ if TYPE_CHECKING:
         scenario_text as scenario_text,
         sessions as sessions,
     )
+    from ._tasks import WINDOWS as WINDOWS, GeneratedTask as GeneratedTask, task_scenarios as task_scenarios
 
 __getattr__, __dir__ = lazy_face(globals())
