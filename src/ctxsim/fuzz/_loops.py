@@ -245,13 +245,14 @@ class LoopReproduction:
 
 
 def write_loop_scenario(result: LoopFuzzResult, path: Path, reproduction: LoopReproduction) -> Path:
-    """Write the counterexample of ``result`` to ``path`` (its directory created): the task scenario, named after the
-    loop, its header the command that found it and the one that reproduces it; ``expect.reference: pass`` (the
-    reference loop keeps every invariant on it), no other expectation (the numbers are for a person to work out)."""
+    """Write the counterexample of ``result`` to ``path`` (its directory created): the task scenario under the name
+    it was run with (the agent's session ids derive from it), its header the command that found it and the one that
+    reproduces it; ``expect.reference: pass`` (the reference loop keeps every invariant on it) and no other
+    expectation (the numbers are for a person to work out)."""
     assert result.task is not None, "ctxsim: fuzz found nothing to write"
     path.parent.mkdir(parents=True, exist_ok=True)
     comment = (f"{result.task.comment}\nFound by: {reproduction.command()}; broke {', '.join(result.broken)}.\n"
                f"Reproduce it, from any directory:\n  {reproduction.pytest_command(path)}")
-    path.write_text(result.task.text(name=path.stem, source=reproduction.command(), comment=comment),
+    path.write_text(result.task.text(source=reproduction.command(), comment=comment),
                     encoding="utf-8")
     return path
