@@ -7,6 +7,10 @@ import argparse
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from ..loops import LoopSpec
 
 from ._common import CommandError, _resolve_tracker
 
@@ -15,7 +19,7 @@ def _fuzz_loop(args: argparse.Namespace) -> int:
     from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, write_loop_scenario
     from ..strategies import DatabaseUnreachable, example_database
 
-    loop = _resolve_tracker(args.loop, "--loop")
+    loop = cast("LoopSpec", _resolve_tracker(args.loop, "--loop"))  # --loop resolves a LoopSpec
     tracker = _resolve_tracker(args.tracker) if args.tracker else None
     if tracker is not None and tracker.fed_messages is None:
         raise CommandError(f"ctxsim: fuzz: --tracker={args.tracker}: a restart loop needs a tracker fed the SDK's "
