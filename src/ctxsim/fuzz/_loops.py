@@ -236,7 +236,7 @@ class LoopReproduction:
         target = path.resolve()
         where = target.parent
         parts = ["pytest", "-p", "no:cacheprovider", f"--rootdir={where}", f"--confcutdir={where}", "-c",
-                 os.devnull, f"--ctx-scenarios={target}", f"--ctx-loop={self.loop}"]
+                 os.devnull, "--ctx-backend=inprocess", f"--ctx-scenarios={target}", f"--ctx-loop={self.loop}"]
         if self.tracker:
             parts.append(f"--ctx-tracker={self.tracker}")
         command = " ".join(shlex.quote(p) for p in [*parts, str(target)])

@@ -47,7 +47,7 @@ Draws shrink towards one step, the first session's shape, no event and well-form
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import Any
@@ -71,6 +71,10 @@ _THRESHOLDS = (0.9, 0.75, 0.8, 0.85, 0.95)
 _MASKS = (None, 0.5, 0.7)
 _MAX_OUTPUT = 32_000
 _COMPACT_BUFFER = 13_000  # Claude Code's autocompact trigger: window - min(max_output, 20k) - 13k
+_COSTLY_FIRST = ("refusal", "empty_block", "truncated", "prompt_too_long", "several_blocks", "template_echo",
+                 "unclosed", "no_tags")
+"""The checkpoint replies drawn first (Hypothesis favours the first choices): those that leave no usable or no
+complete state, then those with the state elsewhere than in one closed block; the fences and odd tags after."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -137,8 +141,7 @@ def _policies(draw: Any) -> PressurePolicy:
     mask = draw(st.sampled_from(_MASKS)) if graduated else None
     return PressurePolicy(restart_at=fraction, wind_down=graduated,
                           mask_at=mask if mask is not None and mask < fraction else None,
-                          reserve=draw(st.sampled_from(_RESERVES)),
-                          max_tool_calls=draw(st.one_of(st.none(), st.integers(2, 40))))
+                          reserve=draw(st.sampled_from(_RESERVES)))
 
 
 @dataclass
@@ -154,6 +157,8 @@ class _Shape:
     grace: int
     sizes: list[int]
     largest: int
+    turns: int
+    """About the work turns a fresh session holds before it crosses."""
 
     @property
     def growth(self) -> int:
@@ -177,21 +182,23 @@ class _Shape:
 
 
 def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _Shape:
-    baseline = draw(st.integers(8_000, 30_000))
-    prompt = draw(st.integers(50, 2_000))
-    output = draw(st.integers(20, 2_000))
-    per_turn = draw(st.sampled_from((1, 1, 1, 2, 3)))
     threshold = policy.threshold_tokens(window=window)
     grace = 1 if policy.wind_down else 0
+    cap = max(50, (window - threshold) // (16 * (grace + 1)))  # prompts and outputs leave room above the threshold
+    baseline = draw(st.integers(8_000, 30_000))
+    prompt = draw(st.integers(50, min(2_000, cap)))
+    output = draw(st.integers(20, min(2_000, cap)))
+    per_turn = draw(st.sampled_from((1, 1, 1, 2, 3)))
     # invariants 1 and 2: a turn's most keeps a fresh session's first turn below the threshold, and the crossing
     # turn, the wind-down turn and the checkpoint request within the window
     room = min((window - threshold - prompt - 3 * output) // (grace + 1), threshold - baseline - prompt - 1)
-    turns = draw(st.integers(2, 8))  # about the turns a fresh session holds before it crosses
+    n = draw(st.integers(1, max_steps))
+    # about the turns a fresh session holds before it crosses: most tasks of a few steps need a restart or more
+    turns = draw(st.integers(2, max(2, min(8, n // per_turn // 3))))
     largest = max(0, min((room - prompt - (per_turn + 1) * output) // per_turn,
                          (threshold - baseline) // (turns * per_turn)))
-    n = draw(st.integers(1, max_steps))
     sizes = [largest - d for d in draw(st.lists(st.integers(0, largest // 2), min_size=n, max_size=n))]
-    shape = _Shape(window, baseline, prompt, output, per_turn, threshold, grace, sizes, largest)
+    shape = _Shape(window, baseline, prompt, output, per_turn, threshold, grace, sizes, largest, turns)
     first = shape.first_crossing()
     if first is not None and draw(st.booleans()):  # invariant 6: land the crossing exactly on the threshold
         last = min(n, first * per_turn) - 1
@@ -203,27 +210,34 @@ def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _S
 
 def _checkpoints(draw: Any, task: dict[str, Any], traced: list[bool], names: tuple[str, ...]) -> list[str]:
     """Draw the checkpoint plan into ``task``; the names drawn (invariant 4)."""
-    pick = st.sampled_from(names)
-    if draw(st.booleans()):  # one way for every restart
-        one = draw(pick)
+    order = {name: k for k, name in enumerate(_COSTLY_FIRST)}
+    degraded = tuple(sorted((name for name in names if name != "well_formed"), key=lambda n: order.get(n, 99)))
+    if not degraded or draw(st.integers(0, 3)) == 0:  # shrinks to well-formed checkpoints
+        return []
+    lossless = tuple(name for name in degraded if name in LOSSLESS)
+    # with untraced steps, mostly replies a correct loop loses nothing to (so every step must be done once)
+    pool = degraded if all(traced) or not lossless or draw(st.integers(0, 3)) == 0 else lossless
+    if draw(st.integers(0, 2)) == 0:  # one way for every restart
+        one: str = draw(st.sampled_from(pool))
         if one in LOSSLESS or all(traced):  # a correct loop loses nothing to it: the task always progresses
-            if one != "well_formed":
-                task["checkpoints"] = one
+            task["checkpoints"] = one
         else:  # a reply losing the untraced work at every restart could livelock any loop: the first only
             task["checkpoints"] = [one]
         return [one]
-    plan: list[str] = draw(st.lists(pick, max_size=3))
-    if plan:
-        task["checkpoints"] = plan
+    plan = draw(st.permutations(pool))[:draw(st.integers(1, 4))]
+    task["checkpoints"] = plan  # the first restarts each a different way, the later ones well formed
     return plan
 
 
-def _compaction(draw: Any, task: dict[str, Any], shape: _Shape) -> None:
-    how = draw(st.sampled_from(("none", "none", "claude-code", "configured")))
-    if how == "none":
+def _compaction(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None) -> None:
+    how = draw(st.sampled_from(("none", "after-crossing", "claude-code", "configured")))
+    if how == "none" or (how == "after-crossing" and first is None):
         return
     if how == "claude-code":  # its default trigger
         at = shape.window - min(_MAX_OUTPUT, 20_000) - _COMPACT_BUFFER
+    elif how == "after-crossing" and first is not None:  # configured to fire in the turn after the first crossing
+        reached = shape.context_after(first)
+        at = min(shape.window, reached + 1 + draw(st.integers(0, shape.growth - 1)))
     else:  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: near the loop's threshold, where the two race
         at = min(shape.window, shape.threshold + draw(st.integers(0, shape.growth)))
     summary = min(draw(st.integers(1_000, 20_000)), at - shape.baseline - 1)
@@ -235,7 +249,7 @@ def _compaction(draw: Any, task: dict[str, Any], shape: _Shape) -> None:
 def _events(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None) -> None:
     """Cleared tool results and garbled usage (invariants 3 and 6)."""
     spots: list[tuple[int, int]] = []
-    if first is not None and draw(st.integers(0, 2)) == 0:  # at session 1's crossing, or the turns after it
+    if first is not None and draw(st.booleans()):  # at session 1's crossing, or the turns after it
         spots.append((1, first + draw(st.sampled_from((1, 1, 0, 2)))))
     for _ in range(draw(st.integers(0, 2))):
         spots.append((draw(st.integers(1, 2)), draw(st.integers(1, 15))))
@@ -265,6 +279,9 @@ def _tasks(draw: Any, policy: PressurePolicy | None, windows: tuple[int, ...], m
     window = draw(st.sampled_from(windows))
     chosen = policy if policy is not None else draw(_policies())
     shape = _shape(draw, window, chosen, max_steps)
+    if policy is None and draw(st.integers(0, 2)) == 0:  # the tool-call fallback, reached before the threshold or not
+        per_session = shape.turns * shape.per_turn
+        chosen = replace(chosen, max_tool_calls=draw(st.integers(max(2, per_session // 2), 2 * per_session)))
     n = len(shape.sizes)
     untraced = draw(st.sampled_from(("none", "none", "some", "all")))
     traced = ([True] * n if untraced == "none" else [False] * n if untraced == "all"
@@ -275,8 +292,8 @@ def _tasks(draw: Any, policy: PressurePolicy | None, windows: tuple[int, ...], m
     task["prompt_tokens"], task["output_tokens"] = shape.prompt, shape.output
     task["policy"] = _policy_document(chosen)
     plan = _checkpoints(draw, task, traced, degradations)
-    _compaction(draw, task, shape)
     first = shape.first_crossing()
+    _compaction(draw, task, shape, first)
     _events(draw, task, shape, first)
     # invariant 5: every session surely does this many new steps; each degraded reply may cost all done so far
     progress = max(1, min(max(1, shape.safe_turns) * shape.per_turn, chosen.max_tool_calls or n))
@@ -313,4 +330,9 @@ def task_scenarios(*, policy: PressurePolicy | None = None, windows: tuple[int, 
                               f"{', '.join(DEGRADATIONS)}")
     if policy is not None and not isinstance(policy, PressurePolicy):
         raise InvalidArgument(f"ctxsim: task_scenarios(policy={policy!r}): a PressurePolicy or None")
+    for window in windows if policy is not None else ():
+        if policy.threshold_tokens(window=window) > 0.95 * window:
+            raise InvalidArgument(f"ctxsim: task_scenarios(policy=...): its threshold of "
+                                  f"{policy.threshold_tokens(window=window):,} tokens leaves less than 5% of a "
+                                  f"{window:,} window above it: no task can cross it without overflowing the window")
     return _tasks(policy, tuple(windows), max_steps, tuple(degradations))
