@@ -73,7 +73,7 @@ def _summary(killed: list[str], survivors: list[str], equivalent: list[str]) -> 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("scenarios", nargs="?", type=Path, default=ROOT / "src" / "ctxsim" / "corpus",
+    parser.add_argument("scenarios", nargs="?", type=Path, default=ROOT / "scenarios",
                         help="the corpus directory (default: the bundled corpus)")
     args = parser.parse_args()
 

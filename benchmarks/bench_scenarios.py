@@ -1,7 +1,7 @@
 """Wall time of ``pytest --ctx-scenarios`` over a corpus of 100 scenarios, startup included.
 
 Run ``python benchmarks/bench_scenarios.py`` (about a minute) or ``--quick`` (one round). The corpus is the bundled
-one (``src/ctxsim/corpus/``) copied round-robin into a temporary directory until it holds ``--count`` files
+one (``scenarios/``) copied round-robin into a temporary directory until it holds ``--count`` files
 (recordings and other data files the scenarios name are copied along, so relative ``stream:`` paths still
 resolve). Each round runs ``python -m pytest --ctx-scenarios=DIR -q`` in a fresh subprocess, exactly as a user
 would, and the figure is the median wall time. Targets (issue 13): 100 scenarios under 4 s, and at most 10 ms a
@@ -35,7 +35,7 @@ from pathlib import Path
 from _bench import mark, timed
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "src" / "ctxsim" / "corpus"
+SCENARIOS = ROOT / "scenarios"
 TARGET_SECONDS = 4.0
 TARGET_OWN_MS = 10.0
 """Milliseconds a scenario above the floor (pytest with its plugins, importing the SDK)."""

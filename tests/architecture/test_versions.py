@@ -31,8 +31,10 @@ TOOL_VERSION = re.compile("(?:" + "|".join(sorted({re.escape(name) for tool in T
 
 
 def _texts() -> list[Path]:
-    """README, the benchmarks' README, and every source file (its docstrings, comments and error messages)."""
-    return [ROOT / "README.md", *sorted((ROOT / "benchmarks").glob("*.md")), *sorted(PACKAGE.rglob("*.py"))]
+    """README, the documentation site's pages, the benchmarks' README, and every source file (its docstrings,
+    comments and error messages)."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "benchmarks").glob("*.md")),
+            *sorted(PACKAGE.rglob("*.py"))]
 
 
 def test_the_captured_versions_are_the_capture_directories() -> None:
@@ -46,9 +48,9 @@ def test_the_installed_cli_is_read_from_the_sdk() -> None:
 
 
 def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
-    """A version named in README, the benchmarks' notes or any docstring, comment or error message, from the oldest
-    captured release on, has its capture: what is said of it was recorded, and a newer release is read, not
-    claimed."""
+    """A version named in README, the docs, the benchmarks' notes or any docstring, comment or error message, from
+    the oldest captured release on, has its capture: what is said of it was recorded, and a newer release is read,
+    not claimed."""
     named: dict[str, list[str]] = {}
     for path in _texts():
         for number, line in enumerate(path.read_text().splitlines(), 1):

@@ -296,4 +296,6 @@ def test_streams_apply_their_plan_with_the_session_seed(stream: MessageStream) -
     assert stream.plan.seed == stream.session.seed
     assert len(stream.plan.faults) == 2
     replayed = F.apply(stream.plan, render(stream.session, include_partial_messages=stream.partial))
-    assert [f.data for s in stream.scripts for f in s.frames] == [f.data for s in replayed for f in s.frames]
+    # compared as JSON text: a garbage-values fault may write NaN, which is never equal to itself
+    assert json.dumps([f.data for s in stream.scripts for f in s.frames]) == json.dumps(
+        [f.data for s in replayed for f in s.frames])

@@ -263,7 +263,7 @@ def test_the_verdicts_page_is_generated_by_ctxsim_tools_verdicts(tmp_path: Path)
     ccline = TOOLS["ccline"]
     _have(ccline)
     out = tmp_path / "verdicts.md"
-    scenario = ROOT / "src" / "ctxsim" / "corpus" / "statusline-synthetic-error-row.yaml"
+    scenario = ROOT / "scenarios" / "statusline-synthetic-error-row.yaml"
     assert main(["tools", "verdicts", str(scenario), "--tool", "ccline", "--out", str(out)]) == 0
     page = out.read_text()
     assert "| scenario | ccline@1.1.2 (payload) |" in page

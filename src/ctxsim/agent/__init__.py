@@ -1,7 +1,7 @@
 """The reactive fake agent behind :class:`~ctxsim.sdk.FakeTransport`: a task of steps worked through across restarts.
 
-:mod:`.task` holds what it works on and records (no SDK needed); :mod:`.prompts` what the loop under test declares
-it says (:class:`LoopPrompts`, no SDK either); :mod:`.fake` the :class:`FakeAgent` itself. Names
+:class:`Task` and the records are what it works on and keeps (no SDK needed); :class:`LoopPrompts` what the loop
+under test declares it says (no SDK either); :class:`FakeAgent` the agent itself. Names
 load on first use, so reading a task does not load the SDK.
 """
 

@@ -11,11 +11,11 @@ what the next request will carry. The error is how far the estimate falls outsid
 A tracker (or adapter) with a ``judged_at`` set of observation kinds (``call``, ``subagent``, ``compaction``,
 ``reset``, ``result``) is compared at those points only.
 
-Trackers of other shapes run through the adapters of :mod:`ctxsim.trackers.base` (:class:`RawDicts`,
+Trackers of other shapes run through the adapters of :mod:`ctxsim.trackers` (:class:`RawDicts`,
 :class:`ResultsOnly`, :class:`FromRatio`), re-exported here. A tracker's ``observe`` and ``context_tokens`` may be
 ``async def`` (:class:`AsyncTracker`): what they return is awaited.
 
-A :class:`~ctxsim.trackers.base.PointTracker` (a statusline command, ``cmd:``) is not fed messages: it is asked for
+A :class:`~ctxsim.trackers.PointTracker` (a statusline command, ``cmd:``) is not fed messages: it is asked for
 its estimates at the same points, the world rendered as Claude Code shows it there, and judged the same way; an
 estimate that is a band (a percentage shown to a precision) is off by how far the band lies from the truth's. One
 that cannot be read (a command that fails, hangs or prints nonsense) leaves its ``ctxsim:`` line in the report's

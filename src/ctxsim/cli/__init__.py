@@ -3,11 +3,6 @@
 ::
 
     ctxsim run SCENARIO [--tracker NAME|module:factory ...] [--plot out.png|out.svg] [--all]
-
-``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
-``--tracker``, too), then each catalogued loop the scenario names and each ``--loop`` (yours:
-``module:function``), and prints each one's verdict, summary and
-loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim scenario new NAME [--dir DIR] [--force]
     ctxsim scenario check FILE ...
     ctxsim scenario keys
@@ -20,6 +15,11 @@ loop timeline (turns, context, zones, checkpoints, restarts, steps).
     ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
     ctxsim conformance [NAME...] [--cli PATH] [--record DIR] [--json]
     ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
+
+``run`` on a task scenario (a ``task`` section) runs the restart loops instead: the reference loop (with each
+``--tracker``, too), then each catalogued loop the scenario names and each ``--loop`` (yours:
+``module:function``), and prints each one's verdict, summary and
+loop timeline (turns, context, zones, checkpoints, restarts, steps).
 
 ``conformance`` plays the scripted sessions on a Claude Code CLI (default: the bundled one) and in-process and
 prints every field where the two differ, marking those trackers read; exit 1 when one of those differs.

@@ -120,7 +120,8 @@ def verdicts_page(scenarios: list[SessionScenario], tools: list[Tool], *, progre
              "*payload*: the payload with `context_window` (Claude Code today); *transcript*: without it "
              "(before 2.0.65; the tool's transcript fallback). ✓ tracks the scenario; ✗ names the first point off "
              "(a scenario played from a recorded stream has no world to render a transcript from: judged at no "
-             "point). Why each fails: the tools' known bugs below, and the pins of `tests/test_shipped_tools.py`.",
+             "point). Why each fails: the tools' known bugs below, and the pins of "
+             "`tests/tools/test_shipped_tools.py`.",
              "", "| scenario | " + " | ".join(c.label for c in columns) + " |",
              "|---|" + "---|" * len(columns)]
     errors: list[str] = []

@@ -42,10 +42,10 @@ wrong_context_window       keeps  results report the other context window
 truncated_stream           keeps  the stream stops part-way (later points go)
 =========================  =====  ========================================================================
 
-The transcript files Claude Code writes have faults of their own (:mod:`ctxsim.faults.transcript`: the older
-interleaved-sidechain layout, replayed rows, synthetic error rows, compactions without ``postTokens``, a row
-half-written when read), played on a :class:`~ctxsim.wire.TranscriptRender` by :func:`apply_transcript`, which
-also gives the stream faults above that model the same reports their transcript form.
+The transcript files Claude Code writes have faults of their own (:class:`TranscriptFault`, :data:`TRANSCRIPT_REGISTRY`:
+the older interleaved-sidechain layout, replayed rows, synthetic error rows, compactions without ``postTokens``, a row
+half-written when read), played on a :class:`~ctxsim.wire.TranscriptRender` by :func:`apply_transcript`, which also
+gives the stream faults above that model the same reports their transcript form.
 """
 
 from __future__ import annotations

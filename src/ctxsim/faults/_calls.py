@@ -60,15 +60,15 @@ def _before_results(stream: FaultStream, after: tuple[int, int]) -> list[tuple[i
 class DuplicateBlocks(Fault):
     """Per-block messages written more than once, byte for byte (same uuid, ``message.id`` and usage).
 
-    One assistant message per content block, each repeating the call's usage, and the same line seen again:
-    ``shared/real-recordings`` point 1, sirmalloc/ccstatusline#549 (180 rows, 89 ids),
-    jhlee0409/claude-code-history-viewer#283 (2,094 of 4,837 rows duplicates), steipete/CodexBar#647 (the same
-    message in two files). The copies go right before their original. Keeps the truth.
+    One assistant message per content block, each repeating the call's usage, and the same line seen again: published
+    transcripts (marot/spotter, d-kimuson/claude-code-viewer; docs/explanation/wire.md), sirmalloc/ccstatusline#549 (180
+    rows, 89 ids), jhlee0409/claude-code-history-viewer#283 (2,094 of 4,837 rows duplicates), steipete/CodexBar#647 (the
+    same message in two files). The copies go right before their original. Keeps the truth.
     """
 
     name = "duplicate_blocks"
-    source = ("real-recordings point 1; sirmalloc/ccstatusline#549; jhlee0409/claude-code-history-viewer#283; "
-              "steipete/CodexBar#647")
+    source = ("marot/spotter and d-kimuson/claude-code-viewer transcripts; sirmalloc/ccstatusline#549; "
+              "jhlee0409/claude-code-history-viewer#283; steipete/CodexBar#647")
     rate: float = 0.5
     """The share of calls with repeated blocks (at least one call)."""
     copies: int = 1
@@ -152,13 +152,14 @@ class StreamingPartials(Fault):
 class StaleOutputTokens(Fault):
     """Per-block ``output_tokens`` that stay stale (``stale``), or stay stale and end at the final count (``growing``).
 
-    ``shared/real-recordings`` point 2: stream-json never corrects the placeholder (``out 6`` for a 13,956-character
-    summary; per-message outs summing to 144 against a result's 5,381); on-disk transcripts correct it on the
-    call's last line (``9,9,9 -> 243``, ``30,30,30,30 -> 285``). Main calls. Keeps the truth (only outputs change).
+    Published transcripts and stream-json (docs/explanation/wire.md): stream-json never corrects the placeholder
+    (``out 6`` for a 13,956-character summary; per-message outs summing to 144 against a result's 5,381); on-disk
+    transcripts correct it on the call's last line (``9,9,9 -> 243``, ``30,30,30,30 -> 285``). Main calls. Keeps the
+    truth (only outputs change).
     """
 
     name = "stale_output_tokens"
-    source = "real-recordings point 2; ryoppippi/ccusage#901"
+    source = "marot/spotter transcripts; ryoppippi/ccusage#901"
     rate: float = 0.5
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     mode: str = "growing"

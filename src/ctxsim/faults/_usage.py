@@ -40,9 +40,9 @@ def _unknowable(stream: FaultStream, unit: Unit) -> None:
 class CacheReadDrop(Fault):
     """A cache miss: a main call's cache read moves into cache creation, the prompt total unchanged.
 
-    TTL expiry, resume and microcompaction re-create what was cached (trackers.md B13, B14: anthropics/claude-code
+    TTL expiry, resume and microcompaction re-create what was cached (docs/explanation/caches.md: anthropics/claude-code
     #42338 ``cr 172,301 -> 0`` with ``cc 1,344 -> 174,210``; #94177 microcompaction falling to the shared prefix
-    47,638; charmbracelet/crush#3841; ``shared/real-recordings`` point 4, misses to 0 or to ~21.4k).
+    47,638; charmbracelet/crush#3841; marot/spotter transcripts, misses to 0 or to ~21.4k).
     ``keep_prefix`` tokens stay readable: 0 for TTL expiry and resume, the shared system prefix for
     microcompaction. Every message of the call gets the same new usage (a nested ``cache_creation`` breakdown
     moves too); calls whose usage another fault reshaped are left alone. The query's result ``usage`` and the
@@ -50,7 +50,7 @@ class CacheReadDrop(Fault):
     """
 
     name = "cache_read_drop"
-    source = "anthropics/claude-code#42338, #94177; charmbracelet/crush#3841; real-recordings point 4"
+    source = "anthropics/claude-code#42338, #94177; charmbracelet/crush#3841; marot/spotter transcripts"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     keep_prefix: int = 0

@@ -10,14 +10,14 @@ conftest (:func:`reproduce_command`)::
     pytest -p no:cacheprovider --rootdir=DIR --confcutdir=DIR -c /dev/null --ctx-backend=inprocess \
         --ctx-scenarios=DIR/ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker DIR/ctxsim-fuzz-mytracker.yaml
 
-With an example database (``ctxsim fuzz --db redis://host:6379/0``, or a directory; :mod:`ctxsim.campaign`) a run
-first replays what the database holds for the same tracker and tolerance (Hypothesis's reuse phase), then
-generates; the shrunk counterexample is saved there, so a run on another machine, with another seed, replays it
-before generating anything. ``--workers N`` runs N such processes on this machine, seeds ``seed`` to
-``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
+With an example database (``ctxsim fuzz --db redis://host:6379/0``, or a directory;
+:func:`ctxsim.strategies.example_database`) a run first replays what the database holds for the same tracker and
+tolerance (Hypothesis's reuse phase), then generates; the shrunk counterexample is saved there, so a run on another
+machine, with another seed, replays it before generating anything. ``--workers N`` runs N such processes on this
+machine, seeds ``seed`` to ``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
 
-For long campaigns, write the same property as a ``@given`` test (README) and run it under HypoFuzz or
-``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
+For long campaigns, write the same property as a ``@given`` test (docs/how-to/fuzz-a-tracker.md) and run it under
+HypoFuzz or ``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
 """
 
 from __future__ import annotations

@@ -1,24 +1,5 @@
-"""``ctxsim fuzz``: generated, faulted streams against a tracker until one breaks it, shrunk to a scenario file.
-
-Hypothesis draws sessions and fault plans (:func:`ctxsim.strategies.message_streams`), each is checked with the
-SDK's parser against the truth (:func:`ctxsim.check.run_tracker_parsed`, the fast path), and the first failure is
-shrunk to a few calls. The shrunk stream is written as a scenario file that carries every option that shaped the
-verdict (the tolerance in ``expect.tolerance``, the window in ``world``, the tracker spec, seed and backend in
-``source`` and the header) and reproduces it through the real client, from any directory, beside any broken test or
-conftest (:func:`reproduce_command`)::
-
-    pytest -p no:cacheprovider --rootdir=DIR --confcutdir=DIR -c /dev/null --ctx-backend=inprocess \
-        --ctx-scenarios=DIR/ctxsim-fuzz-mytracker.yaml --ctx-tracker=mytracker:MyTracker DIR/ctxsim-fuzz-mytracker.yaml
-
-With an example database (``ctxsim fuzz --db redis://host:6379/0``, or a directory;
-:func:`ctxsim.strategies.example_database`) a run first replays what the database holds for the same tracker and
-tolerance (Hypothesis's reuse phase), then generates; the shrunk counterexample is saved there, so a run on another
-machine, with another seed, replays it before generating anything. ``--workers N`` runs N such processes on this
-machine, seeds ``seed`` to ``seed + N - 1``, sharing the database (:func:`fuzz_workers`).
-
-For long campaigns, write the same property as a ``@given`` test (README) and run it under HypoFuzz or
-``pytest -n``; this command is the quick way to ask "can ctxsim break my tracker?".
-"""
+"""``ctxsim fuzz``: generated, faulted streams against a tracker until one breaks it, shrunk to a scenario file that
+reproduces it through the real client (the :mod:`ctxsim.fuzz` face says how, and what the file carries)."""
 
 from __future__ import annotations
 

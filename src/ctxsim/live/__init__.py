@@ -1,8 +1,10 @@
 """The live backend: the real Claude Code CLI bundled in ``claude-agent-sdk``, against a fake Messages API.
 
-:mod:`.api` is the fake Anthropic Messages API on 127.0.0.1; :mod:`.claude` the options and the lifecycle that run
-the bundled CLI against it through the real ``ClaudeSDKClient``; :mod:`.conformance` the scripted sessions played
-live and in-process and compared field by field; :mod:`.record` the captures written into the tests.
+:class:`FakeMessagesAPI` is the fake Anthropic Messages API on 127.0.0.1; :class:`LiveClaude` the lifecycle that runs
+the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`check_release` (``ctxsim conformance``) the
+scripted sessions played live and in-process and compared field by field; :func:`record_command` (``ctxsim record``)
+the captures written into the package; :func:`run_scenario_live` a scenario through the CLI
+(``--ctx-backend=live``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
         Served as Served,
         prompt_too_long as prompt_too_long,
     )
-    from ._claude import LiveError as LiveError
+    from ._claude import LiveClaude as LiveClaude, LiveError as LiveError
     from ._record import CAPTURES as CAPTURES, record_command as record_command
     from ._release import check_release as check_release
     from ._scenarios import (

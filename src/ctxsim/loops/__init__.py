@@ -1,6 +1,6 @@
 """Restart loops under test: the rig handed to a loop, the invariants it is judged by, the catalogue of
-seed-shaped buggy loops (:mod:`.catalogue`, imported by name) and the reference loop's behavioural mutants
-(:mod:`.mutants`, imported by name)."""
+seed-shaped buggy loops (:data:`CATALOGUE`, imported by name) and the reference loop's behavioural mutants
+(:mod:`ctxsim.loops.mutants`, imported by name)."""
 
 from __future__ import annotations
 

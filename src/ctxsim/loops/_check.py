@@ -43,7 +43,7 @@ prompts and done marker), by which the fake agent classifies every prompt. Witho
     check_restart_loop(my_loop, Task.uniform(40, tokens=7_400, window=100_000, baseline=10_000))
 
 **What the loop returns**: its restart count (``int``, or an object with ``continuation_count``), checked by
-``restart-count`` (the README's "Check your own restart loop" has the whole contract, its checkpoint step too).
+``restart-count`` (docs/how-to/restart-loop.md has the whole contract, its checkpoint step too).
 The catalogue of seed-shaped buggy loops, each caught by these checks, is :mod:`ctxsim.loops._catalogue`.
 """
 

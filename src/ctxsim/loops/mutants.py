@@ -3,18 +3,18 @@ each.
 
 Each :class:`Mutant` is the reference loop (:class:`~ctxsim.reference.RestartLoop`, what
 :func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of one of its parts broken: the pressure policy
-(:mod:`ctxsim.reference._policy`: thresholds ``>=``, percentages of the effective window, events once per crossing,
-hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh per
-session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
-extraction (:mod:`ctxsim.reference._checkpoint`: the last block, an unclosed block, the whole reply, a refusal, an
-error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
-exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is
-a function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
+(:class:`~ctxsim.reference.PressurePolicy`: thresholds ``>=``, percentages of the effective window, events once per
+crossing, hysteresis, graduated wind-down then restart, the masking zone, unknown never fires), the loop (a policy fresh
+per session and re-armed by a compaction, the checkpoint carried into the next session, the task's end) or checkpoint
+extraction (:func:`~ctxsim.reference.extract_checkpoint`: the last block, an unclosed block, the whole reply, a refusal,
+an error, a cut-off reply). Its :attr:`Mutant.loop` is a loop function taking a :class:`~ctxsim.loops.LoopRig`, run
+exactly as ``pytest --ctx-scenarios --ctx-loop=ctxsim.loops.mutants:<function>`` runs a loop of yours (every mutant is a
+function of this module). ``benchmarks/bench_adequacy.py`` runs the corpus's task scenarios alone against each and
 prints how many it kills; a mutant no run can tell from the reference says why in :attr:`Mutant.equivalent`.
 
-These are not catalogue entries (:mod:`ctxsim.loops._catalogue` holds loops with a reported bug, such as the
+These are not catalogue entries (:data:`ctxsim.loops.CATALOGUE` holds loops with a reported bug, such as the
 checkpoint turn run through the pressure check, and is not repeated here); the held-out loops of
-``tests/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
+``tests/loops/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
 classes in code that is not a one-line edit of the reference.
 """
 

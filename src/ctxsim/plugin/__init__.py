@@ -3,17 +3,17 @@
 Options (each with an ini equivalent; the command line wins):
 
 ``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``)
-    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the
-    scenario path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's
-    (relative to the rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it
-    anywhere a PATH goes). With paths on the command line, those, with the scenario files in them, and ``=PATH``
-    or the ini's path (the bundled corpus only when asked). A scenario file named on the command line is
-    collected with or without the flag (``pytest bug.yaml``). A bare word after the flag is a path to collect
-    (:mod:`._paths` has the rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
+    Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the scenario
+    path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's (relative to the
+    rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it anywhere a PATH goes).
+    With paths on the command line, those, with the scenario files in them, and ``=PATH`` or the ini's path (the bundled
+    corpus only when asked). A scenario file named on the command line is collected with or without the flag (``pytest
+    bug.yaml``). A bare word after the flag is a path to collect (the how-to guide on reproducing a bug report has the
+    rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
-    :class:`~ctxsim.trackers._base.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
+    :class:`~ctxsim.trackers.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
     catalogued name.
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
@@ -26,8 +26,8 @@ Options (each with an ini equivalent; the command line wins):
     in the rig, and seed 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`.
 ``--ctx-block-real`` (ini ``ctx_block_real = true``)
     Fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a connection
-    (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried
-    (:mod:`._guard`), even where its code caught the refusal.
+    (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried, even where
+    its code caught the refusal.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
     default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
@@ -46,7 +46,7 @@ A task scenario (a ``task`` section) yields ``reference-loop`` instead (the refe
 through the fake agent, judged by :mod:`ctxsim.loops`, and must meet every ``expect`` number), one item per loop
 of ``expect.loop.fail`` (passes when the loop checks catch the loop breaking the invariant the catalogue names)
 and of ``expect.loop.pass``, and one per ``--ctx-tracker`` (the reference loop given that tracker). Failures
-name each unmet expectation with its ``file:line`` and show the loop's timeline (:mod:`ctxsim.runner._task`).
+name each unmet expectation with its ``file:line`` and show the loop's timeline (:func:`ctxsim.runner.agent_timeline`).
 
 Fixtures: ``fake_claude`` (SDK clients built during the test play simulated sessions), ``ctx_session`` (build a
 session inline from scenario YAML, or get a :class:`~ctxsim.world.SessionBuilder`), ``ctx_tracker`` (a fresh
@@ -60,9 +60,6 @@ pytest: YAML, the SDK and the rest of ctxsim are imported inside hooks, items an
 With ``--ctx-freeze-gc`` (opt-in), once scenarios are collected and again once the first scenario item has loaded
 the SDK, the objects the imports left are frozen out of the cyclic collector's way (``gc.freeze()``,
 :func:`ctxsim.runner.freeze_imports`); the run's last cleanup unfreezes them.
-
-The package: the options and hooks here; the scenario files and their items in :mod:`._items`; the fixtures in
-:mod:`._fixtures`; what they share in :mod:`._shared`.
 """
 
 from __future__ import annotations

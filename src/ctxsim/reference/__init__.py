@@ -2,11 +2,12 @@
 
 - :class:`ContextTracker` — the main context's size from the SDK stream, right on every reproduced fact.
 - :class:`PressurePolicy` — a single threshold or graduated zones, of the effective window, firing once per
-  crossing (:mod:`.policy`).
+  crossing.
 - :func:`extract_checkpoint`, :func:`build_continuation_prompt` and :data:`CHECKPOINT_REQUEST_PROMPT` — seed 003's
-  checkpoint handling, with every fallback defined (:mod:`.checkpoint`).
-- :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient`` (:mod:`.restart`).
-- :mod:`.prompts` — the words of that loop: checkpoint request, continuation, done marker.
+  checkpoint handling, with every fallback defined.
+- :func:`run_with_restarts` — seed 003's restart loop over the real ``ClaudeSDKClient``
+  (:class:`RestartLoop`).
+- :data:`CHECKPOINT_REQUEST_PROMPT`, :data:`CONTINUATION_TEMPLATE`, :data:`DONE_MARKER`... — the words of that loop.
 
 It stands on the SDK and the lowest layers only (the world's facts; the tracker contract by its shape, never by
 importing :mod:`ctxsim.trackers`, which catalogues the reference): code to read or

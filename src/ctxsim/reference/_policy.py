@@ -17,7 +17,7 @@ policies of the seed designs:
       PressurePolicy(mask_at=0.70, restart_at=0.90, wind_down=True)
 
 Percentages are of the **effective** window, ``window - reserve`` (the part of the window the conversation may
-fill; Claude Code keeps an autocompact buffer, ``research/trackers.md`` section 1.5). A threshold in tokens is
+fill; Claude Code keeps an autocompact buffer, docs/explanation/windows.md). A threshold in tokens is
 ``ceil(level x effective window)``, computed exactly: with a 200,000 window and no reserve, 90% is 180,000 tokens,
 and 179,999 tokens is below it.
 

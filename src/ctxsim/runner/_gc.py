@@ -24,7 +24,7 @@ def freeze_imports(*, new_modules: int = 20) -> bool:
     least ``new_modules`` modules were imported since the last call that froze; True when it froze.
 
     The imports a run needs (the SDK, ``mcp``, pydantic, Hypothesis: ~110k objects) stay alive for the whole
-    process, yet every full collection walks them again: 10-45% of a long loop's time (README, Benchmarks). Frozen,
+    process, yet every full collection walks them again: 10-45% of a long loop's time (docs/benchmarks.md). Frozen,
     they are never walked; objects made later are collected as usual, the young ones every
     :data:`YOUNG_THRESHOLD` allocations instead of 700 (a rendered stream allocates thousands of dicts that live
     until it is checked; refcounting still frees them at once, only cycles wait). Call it where a long run has

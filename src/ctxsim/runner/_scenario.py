@@ -1,10 +1,5 @@
-"""A tracker's run over a scenario, as people read it: the timeline, where thresholds fire, and the verdict.
-
-:func:`run_scenario` plays a :class:`~ctxsim.scenario.SessionScenario` (rendered or recorded, faults applied) through
-the real ``ClaudeSDKClient`` with :func:`ctxsim.check.run_tracker`, and compares the tracker's threshold firings
-with the truth's (``expect.threshold``). A :class:`ScenarioRun` prints as the timeline table with a threshold
-column; :func:`explain` is the text a failing scenario shows (``pytest --ctx-scenarios``, ``ctxsim run``).
-"""
+"""Running one session scenario: its tracker's report, its thresholds and its verdict (the package's face says
+what a run is)."""
 
 from __future__ import annotations
 

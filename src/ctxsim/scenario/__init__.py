@@ -5,9 +5,9 @@ and says what is expected: the reference tracker tracks it, the named trackers o
 it, a pressure threshold fires where the truth crosses it. Or it describes a *task* that the reactive fake agent
 (:mod:`ctxsim.agent`) works through under a restart loop, and says how many restarts the reference loop makes,
 which checkpoint fallback it takes at each, what happens to the steps, and which catalogued buggy loops
-(:mod:`ctxsim.loops.catalogue`) the loop checks must catch (:mod:`ctxsim.task_run` runs it).
+(:data:`ctxsim.loops.CATALOGUE`) the loop checks must catch (:func:`ctxsim.runner.run_task` runs it).
 It is read with PyYAML's *safe* loader only (no tags,
-no anchors or aliases, no duplicate keys), validated strictly against :mod:`.schema`, and built into a
+no anchors or aliases, no duplicate keys), validated strictly against the schema (below), and built into a
 :class:`ctxsim.world.Session` with :class:`~ctxsim.world.SessionBuilder`. Every error is a :class:`ScenarioError`
 whose message reads ``ctxsim: <file>:<line>: <key path>: <what is wrong>``, e.g.
 ``ctxsim: scenarios/x.yaml:14: queries[0].steps[2].call.cr: expected a non-negative integer, got -5``.
@@ -66,13 +66,12 @@ leaves a trace in the workspace, so only a checkpoint tells a new session what w
         pass: [seed003]
 
 A loaded scenario is a :class:`Scenario` of one of two kinds: a :class:`SessionScenario` (queries or a recorded
-stream; :func:`ctxsim.scenario_run.run_scenario` runs a tracker over it) or a :class:`TaskScenario` (a ``task``;
-:func:`ctxsim.task_run.run_task` runs a restart loop on it). Each carries only its own fields.
+stream; :func:`ctxsim.runner.run_scenario` runs a tracker over it) or a :class:`TaskScenario` (a ``task``;
+:func:`ctxsim.runner.run_task` runs a restart loop on it). Each carries only its own fields.
 
-The package: :mod:`.schema` (every key, its type and default), :mod:`.load` (files to :class:`Scenario`), one
-reader per section (:mod:`.steps`, :mod:`.task`, :mod:`.expect`, :mod:`.faults`, :mod:`.recording`) and
-:mod:`.dump` (sessions back to scenario text), :mod:`.importer` with :mod:`.scrub` (``ctxsim import``: recordings to
-scenarios that can be shared).
+:func:`load_scenario` reads a file, :func:`parse_scenario` a string, :func:`scenario_yaml` writes a session back as
+scenario text, and :func:`write_import` (``ctxsim import``) turns recordings into scenarios that can be shared,
+every text scrubbed.
 """
 
 from __future__ import annotations

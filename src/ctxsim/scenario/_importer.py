@@ -2,7 +2,7 @@
 
 :func:`import_recordings` reads Claude Code transcripts (a main ``<session>.jsonl`` with its
 ``<session>/subagents/*.jsonl``, in any order, with the duplicate lines that resume and subagent copies produce) or
-one stream-json capture (plain, or the ``{"raw": ...}`` lines of ``shared/captures``, whose ``context_usage`` lines
+one stream-json capture (plain, or the ``{"raw": ...}`` lines of ctxsim's captures, whose ``context_usage`` lines
 are noted), and makes a scenario that reproduces them:
 
 1. the files are merged into the stream-json frames :mod:`.recording` plays: transcript lines deduplicated by

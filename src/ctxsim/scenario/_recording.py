@@ -4,7 +4,7 @@ A recording is read once (:func:`read_recording`): every JSON line is checked, a
 stream-json frames the CLI would have written (:func:`transcript_frame`), and every frame is parsed by the SDK's own
 parser so a bad line is an error naming its line, not a crash mid-run. :meth:`Recording.scripts` then builds
 fresh :class:`~ctxsim.wire.Script`\\ s for each run, with :class:`~ctxsim.wire.Observation`\\ s whose truth is
-*derived* from the recording by the API's documented rules (``shared/research/trackers.md`` sections 1.1-1.3), read
+*derived* from the recording by the API's documented rules (docs/explanation/truth-band.md and wire.md), read
 by :mod:`._truth`, which shares no code with the reference the recording judges:
 
 - after each main-chain call (not a sidechain, no ``parent_tool_use_id``, not ``<synthetic>``, a usable usage;
@@ -124,7 +124,7 @@ def read_recording(path: Path, fmt: str = "auto") -> Recording:
 
     lines = read_jsonl(path)
     said: list[tuple[int, int]] = []
-    if lines and all("raw" in d or "context_usage" in d for _, d in lines):  # a CLI capture (captures/README.md)
+    if lines and all("raw" in d or "context_usage" in d for _, d in lines):  # a CLI capture: {"raw": frame} lines
         lines, said = _unwrap_capture(lines)
     if fmt == "auto":
         fmt = "transcript" if any("isSidechain" in d or "parentUuid" in d for _, d in lines) else "stream-json"

@@ -93,7 +93,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "(one query per ``result``), or a Claude Code transcript JSONL (``~/.claude/projects/...``; assistant "
             "lines become assistant messages, ``isSidechain`` lines subagent messages, ``compact_boundary`` lines "
             "compaction boundaries; other line types are not part of the SDK stream and are dropped), or a capture "
-            "of ``shared/captures`` (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
+            "as ctxsim records it (``{\"raw\": ...}`` lines, with the CLI's ``get_context_usage()`` after a "
             "query). The truth is *derived* from the recording by the API's rules, by a reader that shares no code "
             "with the reference: after each main-chain call, that call's ``input + cache_creation + cache_read`` "
             "(``input`` alone under ``world.usage: inclusive``; deduplicated by message id, ``<synthetic>`` and "
@@ -274,7 +274,7 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "``last_block``, ``unclosed``, ``truncated``, ``empty_block``, ``whole_reply``, ``refusal``, "
             "``empty_reply``, ``prompt_too_long``, ``error``): one entry per restart.", scope=TASK),
         Key("steps", "mapping", "What happened to the task's steps (below).", scope=TASK),
-        Key("loop", "mapping", "Catalogued restart loops (:mod:`ctxsim.loops._catalogue`) and what the loop checks "
+        Key("loop", "mapping", "Catalogued restart loops (:data:`ctxsim.loops.CATALOGUE`) and what the loop checks "
                                "must say of them on this task (below).", scope=TASK),
     )),
     Section("expect.fail[]", "How a tracker of ``expect.fail`` fails (``- cache-read-only: {first: q2 call 1, "

@@ -37,8 +37,8 @@ Stop                before the result of a turn that got an answer from the mode
 
 A subagent's tool hooks carry its ``agent_id`` and ``agent_type``; the stop hooks carry ``background_tasks`` and
 ``session_crons`` (empty). Hooks that are not about a tool get a fresh id as their ``tool_use_id``, as Claude Code
-gives them. All of this is what the CLI sends (``tests/test_live.py`` compares it with the installed CLI, hook by
-hook, and ``tests/test_live_captures.py`` with every captured release).
+gives them. All of this is what the CLI sends (``tests/live/test_live.py`` compares it with the installed CLI, hook by
+hook, and ``tests/live/test_live_captures.py`` with every captured release).
 
 A matcher of ``None``, ``""`` or ``"*"`` matches every event; otherwise it is matched (as a regex, in full) against
 the tool name (tool hooks), the trigger (PreCompact) or the agent type (subagent hooks). Other answers (a Stop

@@ -1,22 +1,5 @@
-"""A ``claude_agent_sdk`` :class:`Transport` that plays a simulated session, so the real SDK runs on top.
-
-:class:`FakeTransport` stands where the Claude Code subprocess would: the SDK's own ``query()``,
-``ClaudeSDKClient``, control protocol and message parser run unchanged on it. It answers the control requests
-(``initialize``, ``get_context_usage`` from the truth, ``interrupt``, ``set_model``, ...), plays one scripted
-turn per user message the SDK writes, and ends its stream once the SDK has closed input and every turn asked
-for has been played. Instead of a fixed list of scripts it can ask a *responder* for each turn's script, given the
-user message the SDK wrote, so that a reactive fake agent (:mod:`ctxsim.agent`) decides what to answer. It never
-touches the network or spawns a process, and works under asyncio and trio.
-
-:func:`patch_sdk` makes code that builds its own ``ClaudeSDKClient(options)`` or calls ``query()`` without a
-transport get a :class:`FakeTransport` instead of the CLI subprocess.
-
-This module is ctxsim's one door to the SDK's private parts: :func:`parse_message` (the SDK's own parser, for
-paths that read frames without a client), the rule for which frames the client keeps to itself
-(:func:`kept_by_client`, :func:`client_message`: every prediction of what the client yields uses it), the
-transport class :func:`patch_sdk` replaces, and that class built as the client builds it
-(:func:`subprocess_transport`, for a caller that wraps the real CLI's transport).
-"""
+"""The :class:`FakeTransport`, :func:`patch_sdk` and the door to the SDK's private parts (the package's face
+says what each guarantees)."""
 
 from __future__ import annotations
 

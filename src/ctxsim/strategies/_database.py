@@ -14,7 +14,7 @@ what the database holds for that tracker before it generates.
 
 :func:`example_database` makes either from one string (``$CTXSIM_FUZZ_DATABASE``), and
 :func:`ctxsim.strategies.register_profiles` gives the ``ctx-fuzz`` profile that database, so every process that loads
-the profile (pytest's workers, HypoFuzz's, on any machine) shares it. The README's "Fuzz campaigns" section has the
+the profile (pytest's workers, HypoFuzz's, on any machine) shares it. docs/how-to/fuzz-a-tracker.md has the
 test file and the commands.
 """
 

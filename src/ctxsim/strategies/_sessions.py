@@ -1,30 +1,5 @@
-"""Hypothesis strategies: generated sessions, rendered and faulted message streams, and fault plans.
-
-A property test over a tracker::
-
-    from hypothesis import given
-    from ctxsim.check import run_tracker_parsed
-    from ctxsim.strategies import message_streams
-
-    @given(message_streams())
-    def test_my_tracker_never_raises(stream):
-        report = run_tracker_parsed(MyTracker(), stream.session, stream.scripts)
-        assert report.crash is None, report.crash
-
-Every knob is keyword-only and takes a value or a strategy. Sessions are built with
-:class:`ctxsim.world.SessionBuilder` (realistic cache splits, Claude Code's autocompaction when the context nears
-its threshold) and dressed in faker text of the true size: test logs for ``Bash`` results, code for ``Read``,
-grep hits for ``Grep``, prose for answers and user prompts, so char-based estimators see realistic text.
-
-Drawn values shrink towards one query of one text-only call, no subagent, compaction, expiry, reset or fault, and
-print as a scenario file (``repr``, and Hypothesis' falsifying-example output): paste it into ``scenarios/`` and
-:mod:`ctxsim.scenario` rebuilds the same session (every call with its exact ``in``/``cc``/``cr``), renders it the
-same way and applies the same faults (seeded by ``world.seed``). Only the text differs: the scenario builder's
-filler has the same length as the faker text. :func:`scenario_text` gives the same text as a string.
-
-Settings profiles ``ctx-fast``, ``ctx-ci`` and ``ctx-fuzz`` are registered by :func:`register_profiles`, never
-on import.
-"""
+"""The strategies for sessions, message streams and fault plans, and the settings profiles (the package's face
+says what they generate and guarantee)."""
 
 from __future__ import annotations
 

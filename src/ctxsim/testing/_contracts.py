@@ -318,8 +318,8 @@ PROBES: dict[str, tuple[str, ...]] = {
 }
 """For each contract, the probes that break it: trackers with the bug the contract is about, each a mutant of the
 reference (:data:`ctxsim.trackers.mutants.MUTANTS`) or a catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) by
-name. A contract is kept only while a probe shows it can fail (``tests/test_catalogue.py`` runs them): a contract
-no probe can break would be a check that cannot fail, and is removed, not declared."""
+name. A contract is kept only while a probe shows it can fail (``tests/trackers/test_catalogue.py`` runs them): a
+contract no probe can break would be a check that cannot fail, and is removed, not declared."""
 
 
 def _contracts(skip: Collection[str], only: Collection[str] | None,

@@ -1,8 +1,9 @@
-"""Trackers: what a tracker is (:mod:`.base`), statusline commands as trackers (:mod:`.command`, read by
-:mod:`.readout`; the shipped tools at pinned versions in :mod:`.shipped`), naming one on a command line
-(:mod:`.resolve`), and the catalogue of
-the reference and faithful reproductions of trackers with known bugs (:mod:`.catalogue`; formulas in :mod:`.seeds`
-and :mod:`.survey`). Names load on first use: the reference implements :mod:`.base` without loading the catalogue.
+"""Trackers: what a tracker is (:class:`Tracker`, :class:`PointTracker`, the adapters :class:`RawDicts`,
+:class:`ResultsOnly`, :class:`FromRatio`), statusline commands as trackers (:class:`CommandTracker`, read through
+:class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions, :data:`TOOLS`), naming one on a
+command line (:func:`resolve`), and the catalogue of the reference and faithful reproductions of trackers with known
+bugs (:data:`CATALOGUE`: the seed designs and the formulas surveyed in the wild). Names load on first use: the
+reference implements the tracker contract without loading the catalogue.
 
 >>> tracker = make("arbiter-msgid")   # a fresh tracker, ready for ctxsim.check.run_tracker
 """
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         ResultsOnly as ResultsOnly,
         Tracker as Tracker,
         TrackerFactory as TrackerFactory,
+        TrackerWorld as TrackerWorld,
         make_tracker as make_tracker,
         tracker_name as tracker_name,
     )

@@ -1,10 +1,10 @@
 """The catalogue of context trackers: the reference, and faithful reproductions of trackers with known bugs.
 
-Each entry reproduces a formula as its origin wrote it — the five designs in ``shared/seeds``
-(:mod:`ctxsim.trackers._designs`) and the trackers surveyed in ``shared/research/trackers.md``
-(:mod:`ctxsim.trackers._survey`) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw
-stream-json dicts, or every message), and says which bug it carries. ctxsim must catch every one of them; the
-scenarios in ``scenarios/`` name the entry each reported bug is reproduced by.
+Each entry reproduces a formula as its origin wrote it — the five seed designs (:mod:`ctxsim.trackers._designs`) and
+the trackers surveyed in the wild (:mod:`ctxsim.trackers._survey`; docs/explanation/bugs-in-the-wild.md has both, with
+their sources) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw stream-json dicts, or every
+message), and says which bug it carries. ctxsim must catch every one of them; the scenarios in ``scenarios/`` name the
+entry each reported bug is reproduced by.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ class Breaks:
     truth at the first point off, ``none`` for no estimate there, ``crash`` for an exception, ``nowhere`` for judged
     at no point) unless ``ways`` names another for it.
 
-    Declared from the entry's formula, not measured: ``tests/test_catalogue.py`` checks the declaration against a
-    run (which contracts, and how each fails, so a tracker that breaks every contract some other way, by raising or
-    answering 0, does not pass for the entry), and ``ctxsim catalogue`` prints both. The catalogue does not import
-    the contracts; :meth:`of` and :meth:`how` resolve a declaration against them."""
+    Declared from the entry's formula, not measured: ``tests/trackers/test_catalogue.py`` checks the declaration against
+    a run (which contracts, and how each fails, so a tracker that breaks every contract some other way, by raising or
+    answering 0, does not pass for the entry), and ``ctxsim catalogue`` prints both. The catalogue does not import the
+    contracts; :meth:`of` and :meth:`how` resolve a declaration against them."""
 
     names: frozenset[str] = frozenset()
     all_but: bool = False

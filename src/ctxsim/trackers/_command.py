@@ -96,8 +96,8 @@ class CommandTracker:
     ``claude-agent-sdk``."""
     after_compaction: Literal["zero", "null"] | None = None
     """What the payload's ``context_window`` says right after a compaction: ``null`` (as ctxsim recorded the REPL),
-    ``zero`` (an all-zero ``current_usage`` and 0%, as ``shared/research/shipped-trackers.md`` measured it); default:
-    what :func:`ctxsim.wire._statusline.after_compaction` says of :attr:`cli_version`."""
+    ``zero`` (an all-zero ``current_usage`` and 0%, as the research measured it: docs/explanation/shipped-trackers.md);
+    default: what :func:`ctxsim.wire._statusline.after_compaction` says of :attr:`cli_version`."""
     env: Mapping[str, str] = field(default_factory=dict)
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``CLAUDE_CONFIG_DIR``,
     ``TERM=dumb`` and these)."""

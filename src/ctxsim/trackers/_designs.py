@@ -1,4 +1,5 @@
-"""The five seed designs' trackers, reproduced exactly as each design wrote and wired them (``shared/seeds``)."""
+"""The five seed designs' trackers, reproduced exactly as each design wrote and wired them
+(docs/explanation/bugs-in-the-wild.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The statusline tools people use, at pinned versions, as ctxsim runs them: where they install, how they are run
-and read, and what they are known to get wrong (``shared/research/shipped-trackers.md``).
+and read, and what they are known to get wrong (docs/explanation/shipped-trackers.md).
 
 Nothing here runs at import. :func:`install` puts a tool into the tools directory (``$CTXSIM_TOOLS_DIR``, default
 ``~/.cache/ctxsim/tools``), ``<name>-<version>/``, from its registry (npm, or PyPI into a private virtual environment;
@@ -76,8 +76,6 @@ class Tool:
         """What reports call it in ``mode``: ``ccline@1.1.2 (payload)``."""
         return f"{self.name}@{self.version} ({mode})"
 
-
-_RESEARCH = "shared/research/shipped-trackers.md"
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("ccstatusline", "ccstatusline@2.2.30", "npm", "node {dir}/node_modules/ccstatusline/dist/ccstatusline.js",

@@ -1,4 +1,4 @@
-"""The formulas trackers in the wild use (``shared/research/trackers.md`` §2 and §3), as a few configurable shapes.
+"""The formulas trackers in the wild use (docs/explanation/bugs-in-the-wild.md), as a few configurable shapes.
 
 Almost every context gauge in the survey is one of two things: the usage of the *latest* assistant message
 (which fields, which messages it skips, what it does at a compaction, which window it pegs at), or a *sum* of

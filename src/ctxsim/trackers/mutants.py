@@ -8,7 +8,7 @@ fault kind of :mod:`ctxsim.faults` it survives. ``benchmarks/bench_adequacy.py``
 and prints how many it kills; a mutant no session can tell from the reference says why in :attr:`Mutant.equivalent`.
 
 These are not catalogue entries (no report describes them one by one); the held-out trackers of
-``tests/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
+``tests/loops/test_adequacy.py``, written independently of this module, check that the corpus catches the same bug
 classes in code that is not a one-line edit of the reference.
 """
 

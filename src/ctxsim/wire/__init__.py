@@ -1,12 +1,14 @@
 """The wire: a :class:`~ctxsim.world.Session` rendered as Claude Code writes it, one module per format.
 
-- :mod:`.stream_json` — what the CLI writes on stdout for the SDK (``--output-format stream-json``), query by query;
-- :mod:`.transcript` — the session transcript JSONL the CLI appends to (``projects/<slug>/<session>.jsonl``);
-- :mod:`.statusline` — the JSON payload the interactive CLI pipes to ``statusLine.command``;
-- :mod:`.context_usage` — its answer to the ``get_context_usage`` control request;
-- :mod:`.frames` — the lines of every format, grouped by query, and the observation points they close;
-- :mod:`.content` — reading the text of a message's content;
-- :mod:`.versions` — the Claude Code installed, and the versions the wire is checked against.
+- :func:`render` — what the CLI writes on stdout for the SDK (``--output-format stream-json``), query by query;
+- :func:`render_transcript` — the session transcript JSONL the CLI appends to (``projects/<slug>/<session>.jsonl``);
+- :func:`statusline_payloads` — the JSON payload the interactive CLI pipes to ``statusLine.command``;
+- :func:`context_usage_response` — its answer to the ``get_context_usage`` control request;
+- :class:`Frame`, :class:`Script`, :class:`Observation` — the lines of every format, grouped by query, and the
+  observation points they close;
+- :func:`text_blocks`, :func:`prompt_text` — reading the text of a message's content;
+- :func:`installed_cli_version`, :func:`captured_versions` — the Claude Code installed, and the versions the wire is
+  checked against.
 """
 
 from __future__ import annotations

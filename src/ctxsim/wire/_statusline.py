@@ -4,7 +4,7 @@ The REPL runs the user's statusline command after each turn with a payload on st
 (ccstatusline, ccusage, ccline, cc-statusline...) reads it and, for what it lacks, the transcript at its
 ``transcript_path``. :func:`statusline_payloads` renders that payload at each observation point of a session (the
 points of :func:`ctxsim.wire.render`, in the same order), computed as the bundled CLI computes it
-(``shared/research/shipped-trackers.md`` §4, held to the real REPL by :mod:`ctxsim.live._statusline`):
+(docs/explanation/wire.md, held to the real REPL by :mod:`ctxsim.live._statusline`):
 
 - ``context_window`` from the last metered main-chain call since the last compaction (subagent calls never count):
   ``current_usage`` that call's ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``,
@@ -51,8 +51,8 @@ AFTER_COMPACTION: Mapping[str, AfterCompaction] = {
 """What the CLI's ``context_window`` said right after a compaction, by the version ``ctxsim record --statusline``
 recorded it with (the recordings ship beside the captures, and the tests hold this table and the rendering to
 them): ``null``, ``current_usage`` and the percentages null as before any call. ``zero``, an all-zero
-``current_usage`` and 0%, is what ``shared/research/shipped-trackers.md`` §4 reports from a 2.1.331 REPL; ctxsim's
-recording of that version under tmux did not reproduce it, so it is an option (``compaction="zero"``), not a
+``current_usage`` and 0%, is what the research measured from a 2.1.331 REPL (docs/explanation/shipped-trackers.md);
+ctxsim's recording of that version under tmux did not reproduce it, so it is an option (``compaction="zero"``), not a
 version's default. A release measured to differ is a new entry."""
 
 

@@ -1,7 +1,7 @@
 """The ground truth: sessions whose true context is known at every point, and the builder that makes them.
 
-:mod:`.session` holds the data (calls, steps, queries, :class:`Truth`); :mod:`.builder` the :class:`SessionBuilder`
-that derives what a real session would show; :mod:`.content` the faker text generated sessions are dressed in.
+:class:`Session` holds the data (calls, steps, queries, :class:`Truth`); :class:`SessionBuilder` derives what a real
+session would show; :func:`dress` and :func:`filler_text` make the text generated sessions are dressed in.
 """
 
 from __future__ import annotations

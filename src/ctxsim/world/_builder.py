@@ -86,9 +86,9 @@ class _Chain:
 class SessionBuilder:
     """Builds a :class:`Session` step by step, deriving what a real session would show.
 
-    Cache splits follow what real transcripts show (``shared/real-recordings``): each call reads from cache what
-    the previous call of its chain read or wrote (``cr[n+1] = cr[n] + cc[n]``), writes the rest except a small
-    uncached tail, and a cache expiry moves the whole read into creation. Ids, uuids and filler content come from
+    Cache splits follow what real transcripts show (published transcripts; docs/explanation/caches.md): each call reads
+    from cache what the previous call of its chain read or wrote (``cr[n+1] = cr[n] + cc[n]``), writes the rest except a
+    small uncached tail, and a cache expiry moves the whole read into creation. Ids, uuids and filler content come from
     ``seed``: the same calls with the same seed build the same session.
     """
 

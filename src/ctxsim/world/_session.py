@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-"""The model the captures in ``shared/captures`` were recorded with (a 200k window)."""
+"""The model ctxsim's captures of the CLI were recorded with (a 200k window)."""
 
 CHARS_PER_TOKEN = 4
 """How many characters of generated content stand for one token (the usual English-text ratio)."""
@@ -50,7 +50,7 @@ CHARS_PER_TOKEN = 4
 
 MAX_SYSTEM_PREFIX = 30_000
 """The most a stream-reading tracker should take the system prompt, tools and skills to be. Claude Code's measure
-10,429 + 1,552 tokens (2.1.330, ``shared/captures``) and a 21,460-token cached prefix (an older CLI, in real
+10,429 + 1,552 tokens (2.1.330, the capture of that release) and a 21,460-token cached prefix (an older CLI, in real
 recordings); a
 first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
 
@@ -156,9 +156,9 @@ class SubagentStart:
 class Compaction:
     """Claude Code compacted the conversation: the context shrinks from ``pre_tokens`` to ``context_tokens``.
 
-    Two numbers, as the real CLI shows them (``shared/captures``, fact 8: a boundary saying post 2,672 and
-    ``/context`` saying 14,756 right after): ``post_tokens`` is what the ``compact_boundary`` reports, the summary
-    alone; the context then holds the system prompt, tools and skills as well, which is what ``/context`` shows
+    Two numbers, as the real CLI shows them (the 2.1.330 capture; docs/explanation/compaction.md: a boundary saying post
+    2,672 and ``/context`` saying 14,756 right after): ``post_tokens`` is what the ``compact_boundary`` reports, the
+    summary alone; the context then holds the system prompt, tools and skills as well, which is what ``/context`` shows
     and what the truth is.
     """
 
