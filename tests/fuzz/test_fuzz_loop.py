@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from ctxsim.cli import main
-from ctxsim.fuzz import LoopTaskFailed, check_loop_task, fuzz_loop, tasks_for
+from ctxsim.fuzz import LoopTaskFailed, check_loop_task, fuzz_loop, loop_spec, tasks_for
 from ctxsim.loops import CATALOGUE, resolve_loop
 from ctxsim.loops.mutants import MUTANTS
 from ctxsim.runner import run_task
@@ -81,18 +81,30 @@ def test_the_reference_loop_gets_no_counterexample() -> None:
     assert result.task is None and result.examples == 80, result.report
 
 
-def test_a_reused_tracker_is_found_shrunk_and_reproduced_from_the_file(tmp_path: Path) -> None:
-    result = fuzz_loop(CATALOGUE["keep-tracker"].loop, examples=200, progress=None)
+def test_a_reused_tracker_is_found_shrunk_and_reproduced_from_the_file(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "reused_agent.py").write_text(USER_LOOP)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from reused_agent import restart_loop  # type: ignore[import-not-found]
+
+    result = fuzz_loop(restart_loop, examples=200, progress=None)
     assert result.task is not None, "ctxsim: fuzz did not find the reused tracker"
-    assert "tracker-reset" in result.broken
+    assert result.broken == ("tracker-reset",)
     assert len(result.task.document["task"]["steps"]) <= 12  # shrunk: the first session and a step of the next
     assert "-- session 2 (connection 2" in result.report and "turn  prompt" in result.report  # the timeline
     path = tmp_path / "found.yaml"
     path.write_text(result.task.text())
     scenario = load_scenario(path)
     assert isinstance(scenario, TaskScenario)
-    assert "tracker-reset" in run_task(scenario, loop="keep-tracker").report.broken
+    assert run_task(scenario, loop=loop_spec(restart_loop)).report.broken == {"tracker-reset"}
     assert run_task(scenario).report.ok  # the reference loop keeps every invariant on it
+
+
+def test_a_loop_that_declares_no_policy_is_handed_each_drawn_one() -> None:
+    # a catalogued seed-003 loop reads only rig.threshold_tokens: drawn zones and tool-call fallbacks catch it
+    result = fuzz_loop(CATALOGUE["seed003"].loop, examples=200, progress=None)
+    assert result.task is not None and "restart-count" in result.broken
+    assert set(result.task.document["task"]["policy"]) & {"zones", "max_tool_calls"}
 
 
 @pytest.mark.parametrize("name", ["threshold-strict", "refusal-as-state"])

@@ -224,7 +224,7 @@ def _checkpoints(draw: Any, task: dict[str, Any], traced: list[bool], names: tup
         else:  # a reply losing the untraced work at every restart could livelock any loop: the first only
             task["checkpoints"] = [one]
         return [one]
-    plan = draw(st.permutations(pool))[:draw(st.integers(1, 4))]
+    plan: list[str] = draw(st.permutations(pool))[:draw(st.integers(1, 4))]
     task["checkpoints"] = plan  # the first restarts each a different way, the later ones well formed
     return plan
 
@@ -330,8 +330,10 @@ def task_scenarios(*, policy: PressurePolicy | None = None, windows: tuple[int, 
                               f"{', '.join(DEGRADATIONS)}")
     if policy is not None and not isinstance(policy, PressurePolicy):
         raise InvalidArgument(f"ctxsim: task_scenarios(policy={policy!r}): a PressurePolicy or None")
-    for window in windows if policy is not None else ():
-        if policy.threshold_tokens(window=window) > 0.95 * window:
+    if policy is not None:
+        _policy_document(policy)  # refuses a policy a scenario file cannot state
+    for window in windows:
+        if policy is not None and policy.threshold_tokens(window=window) > 0.95 * window:
             raise InvalidArgument(f"ctxsim: task_scenarios(policy=...): its threshold of "
                                   f"{policy.threshold_tokens(window=window):,} tokens leaves less than 5% of a "
                                   f"{window:,} window above it: no task can cross it without overflowing the window")
