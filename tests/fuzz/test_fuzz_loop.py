@@ -126,7 +126,8 @@ def test_the_given_recipe_reports_the_corpus_timeline(tmp_path: Path, monkeypatc
 
     failures: list[str] = []
 
-    @settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=30, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
     @given(tasks_for(restart_loop))
     def property_of(task: GeneratedTask) -> None:
         check_loop_task(restart_loop_fresh, task)  # the fixed loop: never raises
