@@ -192,9 +192,10 @@ def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _S
     # invariants 1 and 2: a turn's most keeps a fresh session's first turn below the threshold, and the crossing
     # turn, the wind-down turn and the checkpoint request within the window
     room = min((window - threshold - prompt - 3 * output) // (grace + 1), threshold - baseline - prompt - 1)
-    n = draw(st.integers(1, max_steps))
-    # about the turns a fresh session holds before it crosses: most tasks of a few steps need a restart or more
-    turns = draw(st.integers(2, max(2, min(8, n // per_turn // 3))))
+    # about the turns a fresh session holds before it crosses, and about the sessions the task needs: most tasks
+    # need a restart or more
+    turns = draw(st.integers(2, max(2, min(6, max_steps // per_turn // 2))))
+    n = min(max_steps, draw(st.integers(1, 4)) * turns * per_turn + draw(st.integers(0, turns * per_turn)))
     largest = max(0, min((room - prompt - (per_turn + 1) * output) // per_turn,
                          (threshold - baseline) // (turns * per_turn)))
     sizes = [largest - d for d in draw(st.lists(st.integers(0, largest // 2), min_size=n, max_size=n))]
@@ -212,11 +213,11 @@ def _checkpoints(draw: Any, task: dict[str, Any], traced: list[bool], names: tup
     """Draw the checkpoint plan into ``task``; the names drawn (invariant 4)."""
     order = {name: k for k, name in enumerate(_COSTLY_FIRST)}
     degraded = tuple(sorted((name for name in names if name != "well_formed"), key=lambda n: order.get(n, 99)))
-    if not degraded or draw(st.integers(0, 3)) == 0:  # shrinks to well-formed checkpoints
+    if not degraded or not draw(st.booleans()):  # shrinks to well-formed checkpoints
         return []
     lossless = tuple(name for name in degraded if name in LOSSLESS)
     # with untraced steps, mostly replies a correct loop loses nothing to (so every step must be done once)
-    pool = degraded if all(traced) or not lossless or draw(st.integers(0, 3)) == 0 else lossless
+    pool = degraded if all(traced) or not lossless or draw(st.integers(0, 3)) == 3 else lossless
     if draw(st.integers(0, 2)) == 0:  # one way for every restart
         one: str = draw(st.sampled_from(pool))
         if one in LOSSLESS or all(traced):  # a correct loop loses nothing to it: the task always progresses
@@ -224,8 +225,9 @@ def _checkpoints(draw: Any, task: dict[str, Any], traced: list[bool], names: tup
         else:  # a reply losing the untraced work at every restart could livelock any loop: the first only
             task["checkpoints"] = [one]
         return [one]
-    plan: list[str] = draw(st.permutations(pool))[:draw(st.integers(1, 4))]
-    task["checkpoints"] = plan  # the first restarts each a different way, the later ones well formed
+    # the first restarts each a different way (a correct loop handles every one), the later ones well formed
+    plan: list[str] = draw(st.permutations(pool))[:draw(st.integers(1, len(pool)))]
+    task["checkpoints"] = plan
     return plan
 
 
@@ -279,7 +281,7 @@ def _tasks(draw: Any, policy: PressurePolicy | None, windows: tuple[int, ...], m
     window = draw(st.sampled_from(windows))
     chosen = policy if policy is not None else draw(_policies())
     shape = _shape(draw, window, chosen, max_steps)
-    if policy is None and draw(st.integers(0, 2)) == 0:  # the tool-call fallback, reached before the threshold or not
+    if policy is None and draw(st.integers(0, 2)) == 2:  # the tool-call fallback, reached before the threshold or not
         per_session = shape.turns * shape.per_turn
         chosen = replace(chosen, max_tool_calls=draw(st.integers(max(2, per_session // 2), 2 * per_session)))
     n = len(shape.sizes)
