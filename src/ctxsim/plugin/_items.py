@@ -83,7 +83,8 @@ class ScenarioFile(pytest.File):
             if scenario.ctx_tracker == "skip":
                 item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
             yield item
-        trackers = [spec for spec in self.config.stash.get(TRACKERS, []) if not spec.command] or [None]
+        fed: list[TrackerSpec | None] = [spec for spec in self.config.stash.get(TRACKERS, []) if not spec.command]
+        trackers = fed or [None]
         for mine in self.config.stash.get(LOOPS, []):
             for given in trackers:  # your loop with each tracker under test fed messages, else the reference
                 name = mine.name if mine.name not in taken else mine.spec
