@@ -7,6 +7,7 @@
     ctxsim scenario check FILE ...
     ctxsim scenario keys
     ctxsim fuzz --tracker NAME|module:factory [--examples N] [--tolerance T] [--seed S] [--out FILE]
+    ctxsim fuzz --loop NAME|module:function [--tracker SPEC] [--examples N] [--seed S] [--out FILE]
                 [--db redis://HOST:PORT/DB|DIR] [--workers N]
     ctxsim catalogue [--tracker NAME|module:factory ...]
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
@@ -66,7 +67,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
     Command("scenario", "write a scenario template, check scenario files, list the format's keys",
             _configure_scenario, _scenario),
-    Command("fuzz", "generate faulted streams until one breaks a tracker; write it as a scenario",
+    Command("fuzz", "generate faulted streams until one breaks a tracker (or tasks until one breaks a restart "
+                    "loop); write it as a scenario",
             _configure_fuzz, _fuzz),
     Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
             _configure_catalogue, _catalogue),

@@ -18,8 +18,12 @@ from ._common import CommandError, _load, _resolve_tracker, _scenario_files
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tracker", required=True, metavar="SPEC",
-                        help="the tracker to fuzz: module:factory, or a catalogue name")
+    parser.add_argument("--tracker", metavar="SPEC",
+                        help="the tracker to fuzz: module:factory, or a catalogue name (with --loop: the tracker "
+                             "the loop is given, default the reference tracker)")
+    parser.add_argument("--loop", metavar="SPEC", help="fuzz a restart loop instead: module:function, or a "
+                                                       "catalogued loop; generated tasks and faults until it breaks "
+                                                       "an invariant, shrunk to a task scenario")
     parser.add_argument("--examples", type=int, default=200, metavar="N", help="streams to generate (default 200)")
     parser.add_argument("--tolerance", type=int, default=0, metavar="TOKENS", help="allowed error (default 0)")
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0: the same run every time)")
@@ -38,6 +42,12 @@ def _fuzz(args: argparse.Namespace) -> int:
     from ..fuzz import Reproduction, fuzz, fuzz_workers, import_root, reproduce_command, write_scenario
     from ..strategies import DatabaseUnreachable, example_database
 
+    if args.loop is not None:
+        from ._fuzz_loop import _fuzz_loop
+
+        return _fuzz_loop(args)
+    if args.tracker is None:
+        raise CommandError("ctxsim: fuzz: give --tracker SPEC (a tracker to fuzz) or --loop SPEC (a restart loop)")
     spec = _resolve_tracker(args.tracker)
     if args.examples < 1:
         raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")

@@ -27,6 +27,17 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ._loops import (
+        LoopFuzzResult as LoopFuzzResult,
+        LoopReproduction as LoopReproduction,
+        LoopTaskFailed as LoopTaskFailed,
+        check_loop_task as check_loop_task,
+        fuzz_loop as fuzz_loop,
+        fuzz_loop_workers as fuzz_loop_workers,
+        loop_spec as loop_spec,
+        tasks_for as tasks_for,
+        write_loop_scenario as write_loop_scenario,
+    )
     from ._search import (
         FuzzResult as FuzzResult,
         Reproduction as Reproduction,

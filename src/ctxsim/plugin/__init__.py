@@ -23,7 +23,8 @@ Options (each with an ini equivalent; the command line wins):
     Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
     It runs with the ``policy`` and ``prompts`` it declares as attributes (else the scenario's policy, handed to it
-    in the rig, and design 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`.
+    in the rig, and design 003's prompts); its item must keep every invariant of :mod:`ctxsim.loops`. With
+    ``--ctx-tracker``, the loop is given that tracker (one item per tracker fed SDK messages), else the reference.
 ``--ctx-block-real`` (ini ``ctx_block_real = true``)
     Fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a connection
     (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried, even where

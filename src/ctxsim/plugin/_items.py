@@ -93,11 +93,15 @@ class ScenarioFile(pytest.File):
             if scenario.ctx_tracker == "skip":
                 item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
             yield item
+        fed: list[TrackerSpec | None] = [spec for spec in self.config.stash.get(TRACKERS, []) if not spec.command]
+        trackers = fed or [None]
         for mine in self.config.stash.get(LOOPS, []):
-            name = mine.name if mine.name not in taken else mine.spec
-            taken.add(name)
-            yield LoopItem.from_parent(self, name=name, scenario=scenario, loop=mine.name, expected="kept",
-                                       loop_spec=mine)
+            for given in trackers:  # your loop with each tracker under test fed messages, else the reference
+                name = mine.name if mine.name not in taken else mine.spec
+                name += f"[{given.name}]" if given is not None and len(trackers) > 1 else ""
+                taken.add(name)
+                yield LoopItem.from_parent(self, name=name, scenario=scenario, loop=mine.name, expected="kept",
+                                           loop_spec=mine, spec=given)
 
 
 FAILS_AS_DECLARED = "-fails-as-declared"

@@ -82,7 +82,7 @@ from .._lazy import lazy_face
 from . import _schema
 
 if TYPE_CHECKING:
-    from ._dump import scenario_yaml as scenario_yaml
+    from ._dump import scenario_yaml as scenario_yaml, task_yaml as task_yaml
     from ._expect import (
         ExpectedFailure as ExpectedFailure,
         LoopExpectations as LoopExpectations,

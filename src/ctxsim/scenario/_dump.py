@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["flow", "scenario_yaml"]
+__all__ = ["flow", "scenario_yaml", "task_yaml"]
 
 _PLAIN = re.compile(r"[a-z_][a-z0-9_.-]*")
 _RESERVED = frozenset({"null", "true", "false", "yes", "no", "on", "off", "y", "n"})
@@ -80,6 +80,21 @@ def scenario_yaml(*, name: str, source: str, world: Mapping[str, Any], queries: 
         lines.append("    steps:")
         for step in steps:
             lines.extend(_step(step, "      "))
+    return "\n".join(lines) + "\n"
+
+
+def task_yaml(*, name: str, source: str, world: Mapping[str, Any], task: Mapping[str, Any],
+              expect: Mapping[str, Any], description: str = "", comment: str = "") -> str:
+    """A task scenario file's text: header keys, ``world``, then ``task`` and ``expect`` with one line per key (each
+    value a flow node), as :func:`ctxsim.scenario.parse_scenario` reads it."""
+    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
+    lines += [f"name: {_scalar(name)}", f"source: {json.dumps(source)}"]
+    if description:
+        lines.append(f"description: {json.dumps(description)}")
+    lines.append(f"world: {flow(world)}")
+    for section, body in (("task", task), ("expect", expect)):
+        lines.append(f"{section}:")
+        lines.extend(f"  {key}: {flow(value)}" for key, value in body.items())
     return "\n".join(lines) + "\n"
 
 

@@ -48,5 +48,6 @@ if TYPE_CHECKING:
         message_streams as message_streams,
         scenario_text as scenario_text,
     )
+    from ._tasks import WINDOWS as WINDOWS, GeneratedTask as GeneratedTask, task_scenarios as task_scenarios
 
 __getattr__, __dir__ = lazy_face(globals())

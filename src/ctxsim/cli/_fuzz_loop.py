@@ -1,0 +1,56 @@
+"""``ctxsim fuzz --loop``: generated tasks and faults against a restart loop (:mod:`ctxsim.fuzz`), the shrunk
+counterexample written as a task scenario with the command that reproduces it under pytest."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from ..loops import LoopSpec
+
+from ._common import CommandError, _resolve_tracker
+
+
+def _fuzz_loop(args: argparse.Namespace) -> int:
+    from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, write_loop_scenario
+    from ..strategies import DatabaseUnreachable, example_database
+
+    loop = cast("LoopSpec", _resolve_tracker(args.loop, "--loop"))  # --loop resolves a LoopSpec
+    tracker = _resolve_tracker(args.tracker) if args.tracker else None
+    if tracker is not None and tracker.fed_messages is None:
+        raise CommandError(f"ctxsim: fuzz: --tracker={args.tracker}: a restart loop needs a tracker fed the SDK's "
+                           f"messages; a statusline command is read at observation points")
+    if args.tolerance:
+        raise CommandError("ctxsim: fuzz: --tolerance is a tracker's allowed error; a restart loop is judged by "
+                           "its invariants (drop --tolerance with --loop)")
+    if args.examples < 1:
+        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
+    if args.workers < 1:
+        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
+    try:
+        database = example_database(args.db) if args.db else None
+    except (ImportError, DatabaseUnreachable) as exc:
+        raise CommandError(f"{exc} (--db)") from None
+    if args.workers > 1:
+        result = fuzz_loop_workers(args.loop, workers=args.workers, tracker=args.tracker, examples=args.examples,
+                                   seed=args.seed, db=args.db, search=[str(Path.cwd())])
+    else:
+        result = fuzz_loop(loop, examples=args.examples, seed=args.seed, tracker=tracker, database=database,
+                           key=f"{args.loop}|{args.tracker or 'reference'}")
+    with_tracker = f" with tracker {tracker.name}" if tracker is not None else ""
+    if result.task is None:
+        print(f"ctxsim fuzz: {loop.name}{with_tracker} kept every invariant on all {result.examples} generated "
+              f"tasks")
+        return 0
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", loop.name).strip("-") or "loop"
+    reproduction = LoopReproduction(args.loop, args.tracker, seed=args.seed, examples=args.examples,
+                                    search=os.getcwd())
+    path = write_loop_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
+    print(f"{result.report}\n\nctxsim fuzz: {loop.name}{with_tracker} fails after {result.examples} tasks "
+          f"{result.timing()}; the shrunk counterexample is {path}")
+    print(f"reproduce it, from any directory: {reproduction.pytest_command(path)}")
+    return 1
