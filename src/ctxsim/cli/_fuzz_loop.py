@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from ..loops import LoopSpec
 
 from ._common import CommandError, _resolve_tracker
+from ._quality import fuzz_database
 
 
 def _fuzz_loop(args: argparse.Namespace) -> int:
     from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, write_loop_scenario
-    from ..strategies import DatabaseUnreachable, example_database
 
     loop = cast("LoopSpec", _resolve_tracker(args.loop, "--loop"))  # --loop resolves a LoopSpec
     tracker = _resolve_tracker(args.tracker) if args.tracker else None
@@ -27,14 +27,7 @@ def _fuzz_loop(args: argparse.Namespace) -> int:
     if args.tolerance:
         raise CommandError("ctxsim: fuzz: --tolerance is a tracker's allowed error; a restart loop is judged by "
                            "its invariants (drop --tolerance with --loop)")
-    if args.examples < 1:
-        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
-    if args.workers < 1:
-        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
-    try:
-        database = example_database(args.db) if args.db else None
-    except (ImportError, DatabaseUnreachable) as exc:
-        raise CommandError(f"{exc} (--db)") from None
+    database = fuzz_database(args)
     if args.workers > 1:
         result = fuzz_loop_workers(args.loop, workers=args.workers, tracker=args.tracker, examples=args.examples,
                                    seed=args.seed, db=args.db, search=[str(Path.cwd())])

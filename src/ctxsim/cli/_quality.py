@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
     from ..trackers import AnyTrackerFactory
 
 from ._common import CommandError, _load, _resolve_tracker, _scenario_files
@@ -40,7 +42,6 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     from ..fuzz import Reproduction, fuzz, fuzz_workers, import_root, reproduce_command, write_scenario
-    from ..strategies import DatabaseUnreachable, example_database
 
     if args.loop is not None:
         from ._fuzz_loop import _fuzz_loop
@@ -49,14 +50,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     if args.tracker is None:
         raise CommandError("ctxsim: fuzz: give --tracker SPEC (a tracker to fuzz) or --loop SPEC (a restart loop)")
     spec = _resolve_tracker(args.tracker)
-    if args.examples < 1:
-        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
-    if args.workers < 1:
-        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
-    try:
-        database = example_database(args.db) if args.db else None
-    except (ImportError, DatabaseUnreachable) as exc:
-        raise CommandError(f"{exc} (--db)") from None
+    database = fuzz_database(args)
     if args.workers > 1:
         result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples, tolerance=args.tolerance,
                               seed=args.seed, db=args.db, search=[str(Path.cwd())])
@@ -152,3 +146,18 @@ def _score(args: argparse.Namespace) -> int:
 
         print(f"\nctxsim score: page written to {write_scoreboard_html(board, args.html)}")
     return 0
+
+
+def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
+    """``ctxsim fuzz``'s counts checked (``--examples``, ``--workers``) and its example database opened (``--db``),
+    for a tracker and a restart loop alike; every mistake is one ``ctxsim:`` line."""
+    if args.examples < 1:
+        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
+    if args.workers < 1:
+        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
+    from ..strategies import DatabaseUnreachable, example_database
+
+    try:
+        return example_database(args.db) if args.db else None
+    except (ImportError, DatabaseUnreachable) as exc:
+        raise CommandError(f"{exc} (--db)") from None
