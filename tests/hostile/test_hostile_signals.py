@@ -92,17 +92,17 @@ def test_an_interrupted_command_tracker_run_ends_at_once_and_leaves_nothing(host
 
 @pytest.mark.live
 @pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
-def test_an_interrupted_conformance_run_stops_the_cli_and_removes_its_directories(hostile: Tally, tmp_path: Path,
+def test_an_interrupted_fidelity_run_stops_the_cli_and_removes_its_directories(hostile: Tally, tmp_path: Path,
                                                                                   how: str) -> None:
     claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
     bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     if not bundled.is_file():
         pytest.skip("ctxsim: no Claude Code CLI is bundled in this claude-agent-sdk")
-    case = f"{how} during ctxsim conformance"
+    case = f"{how} during ctxsim fidelity"
     private = tmp_path / "tmp"
     private.mkdir()
     env = {**os.environ, "TMPDIR": str(private)}
-    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "conformance"], cwd=tmp_path, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "fidelity"], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     cli = str(bundled)
     try:
@@ -118,7 +118,7 @@ def test_an_interrupted_conformance_run_stops_the_cli_and_removes_its_directorie
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     assert process.returncode == (143 if how == "SIGTERM" else 130), out + err
-    hostile.line(case, out + err, f"ctxsim: conformance: interrupted ({how}); stopped, with every process and "
+    hostile.line(case, out + err, f"ctxsim: fidelity: interrupted ({how}); stopped, with every process and "
                                   f"temporary directory it started")
     hostile.leaked(case, [p for p in hostile.running(cli) if str(private) in _environ(p)] + [
         str(p) for p in private.iterdir()])

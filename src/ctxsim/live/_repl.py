@@ -33,7 +33,7 @@ import claude_agent_sdk
 
 from ..world import DEFAULT_MODEL, Text, ToolUse
 from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import DUMMY_API_KEY, LiveError, bundled_cli_version, cli_env, read_transcripts
+from ._claude import LiveError, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask
 from ._statusline import _newer, _payloads, _read, _Repl, _settled, _wait, statusline_skip_reason
 
@@ -178,7 +178,7 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
         for directory in (home / ".claude", project, out, workdir / "tmp"):
             directory.mkdir(parents=True)
         config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
-                             "customApiKeyResponses": {"approved": [DUMMY_API_KEY[-20:]], "rejected": []},
+                             "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
                              "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
         for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
             where.write_text(config)
@@ -187,7 +187,7 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
                                                                                    "command": command}}))
         api.start()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
-               **cli_env(api.base_url, home, tmp=workdir / "tmp", extra=session.env)}
+               **cli_env(api.base_url, home, tmp=workdir / "tmp", extra=session.env, api_key=api.key)}
         repl = _Repl(workdir, env, session.model, timeout)
         _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
         _wait("settle after starting", _settled(out), timeout, repl.screen)
