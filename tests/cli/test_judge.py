@@ -49,4 +49,4 @@ def test_ctxsim_run_takes_a_stream_tracker(capsys: pytest.CaptureFixture[str]) -
     unknowing = f"stream:{sys.executable} -c \"import sys\nfor _ in sys.stdin: print('null', flush=True)\""
     assert main(["run", B01, "--tracker", unknowing]) == 1
     out = capsys.readouterr().out
-    assert "== stream:python3: gives no estimate at any point" in out
+    assert f"== stream:{Path(sys.executable).name}: gives no estimate at any point" in out  # named after the program

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
+
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -91,3 +93,18 @@ def _write_page(page: str, out: Path | None, said: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     print(f"{said} written to {out}", file=sys.stderr)
+
+
+def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
+    """``ctxsim fuzz``'s counts checked (``--examples``, ``--workers``) and its example database opened (``--db``),
+    for a tracker and a restart loop alike; every mistake is one ``ctxsim:`` line."""
+    if args.examples < 1:
+        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
+    if args.workers < 1:
+        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
+    from ..strategies import DatabaseUnreachable, example_database
+
+    try:
+        return example_database(args.db) if args.db else None
+    except (ImportError, DatabaseUnreachable) as exc:
+        raise CommandError(f"{exc} (--db)") from None

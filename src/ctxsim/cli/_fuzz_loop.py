@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from ..loops import LoopSpec
 
-from ._common import CommandError, _resolve_tracker
-from ._quality import fuzz_database
+from ._common import CommandError, _resolve_tracker, fuzz_database
 
 
 def _fuzz_loop(args: argparse.Namespace) -> int:

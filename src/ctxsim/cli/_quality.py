@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hypothesis.database import ExampleDatabase
-
     from ..trackers import AnyTrackerFactory
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files, fuzz_database
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
@@ -146,18 +144,3 @@ def _score(args: argparse.Namespace) -> int:
 
         print(f"\nctxsim score: page written to {write_scoreboard_html(board, args.html)}")
     return 0
-
-
-def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
-    """``ctxsim fuzz``'s counts checked (``--examples``, ``--workers``) and its example database opened (``--db``),
-    for a tracker and a restart loop alike; every mistake is one ``ctxsim:`` line."""
-    if args.examples < 1:
-        raise CommandError(f"ctxsim: fuzz: --examples must be at least 1, got {args.examples}")
-    if args.workers < 1:
-        raise CommandError(f"ctxsim: fuzz: --workers must be at least 1, got {args.workers}")
-    from ..strategies import DatabaseUnreachable, example_database
-
-    try:
-        return example_database(args.db) if args.db else None
-    except (ImportError, DatabaseUnreachable) as exc:
-        raise CommandError(f"{exc} (--db)") from None
