@@ -49,7 +49,8 @@ def lazy_face(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable
     """``(__getattr__, __dir__)`` for the package whose globals are ``namespace``, and its ``__all__`` set: the
     names its ``TYPE_CHECKING`` block re-exports (:func:`declared_exports`).
 
-    A name is imported once, then kept in ``namespace``, so later lookups are plain attribute reads.
+    A name is looked up in its module at every access (a dictionary look-up once the module is imported), never
+    copied into the face.
     """
     package = namespace["__name__"]
     exports = declared_exports(Path(namespace["__file__"]).read_text(encoding="utf-8"), namespace["__file__"])
@@ -59,9 +60,9 @@ def lazy_face(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
-        namespace[name] = value
-        return value
+        # Not kept in the face: the name is always the one its module holds now, so a module imported afresh (as
+        # pytest's in-process runs do when they restore sys.modules) never leaves the face with a stale class.
+        return getattr(importlib.import_module(module, package), name)
 
     def __dir__() -> list[str]:
         return sorted(set(namespace) | set(exports))

@@ -9,6 +9,7 @@ an entry replaced by a tracker that answers 0 everywhere, or raises, no longer p
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 from test_expected_failures import ConstantZero, Raises
@@ -112,6 +113,7 @@ def test_ctxsim_catalogue_prints_the_table_with_your_tracker_as_a_row(
         "    def context_tokens(self):\n"
         "        return self.value\n")
     monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    monkeypatch.delitem(sys.modules, "mytracker", raising=False)  # another test's mytracker, imported in this worker
     assert main(["catalogue", "-t", "input-only", "-t", "mytracker:InputOnly"]) == 0
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[1:] if line and line[0].isalpha()
