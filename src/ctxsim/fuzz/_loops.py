@@ -37,6 +37,7 @@ from ..loops import LoopSpec, declared_policy, declared_prompts
 from ..runner import TaskRun, explain_task, run_task
 from ..strategies import GeneratedTask, task_scenarios
 from ..trackers import TrackerSpec, make_tracker
+from ._pool import in_workers
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -192,22 +193,8 @@ def fuzz_loop_workers(spec: str, *, workers: int, tracker: str | None = None, ex
     ``seed + i`` and its share of ``examples``, all on the example database ``db``; as
     :func:`ctxsim.fuzz.fuzz_workers` does for a tracker (the first worker by number that found a counterexample,
     else the last; every worker waited for, at most ``timeout`` seconds in all)."""
-    import multiprocessing
-
-    share = [examples // workers + (1 if i < examples % workers else 0) for i in range(workers)]
-    jobs = [(spec, tracker, list(search), n, seed + i, db) for i, n in enumerate(share) if n > 0]
-    started = time.monotonic()
-    with multiprocessing.get_context("spawn").Pool(len(jobs)) as pool:  # leaving it terminates every worker
-        pending = pool.starmap_async(_worker, jobs)
-        try:
-            results: list[LoopFuzzResult] = pending.get(timeout)
-        except multiprocessing.TimeoutError:
-            raise TimeoutError(f"ctxsim: fuzz: the {len(jobs)} workers were still running after {timeout:g} s; "
-                               f"stopped") from None
-    found = next((r for r in results if r.task is not None), results[-1])
-    found.examples = sum(r.examples for r in results)
-    found.seconds = time.monotonic() - started
-    return found
+    return in_workers(_worker, lambda i, n: (spec, tracker, list(search), n, seed + i, db), workers=workers,
+                      examples=examples, found=lambda r: r.task is not None, timeout=timeout)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..trackers import AnyTrackerFactory, make_tracker
+from ._pool import in_workers
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -193,23 +194,8 @@ def fuzz_workers(spec: str, *, workers: int, examples: int = 200, tolerance: int
     counterexample, else the last; ``examples`` is the sum over the workers. Every worker is waited for, at most
     ``timeout`` seconds in all, then stopped (``TimeoutError`` says so).
     """
-    import multiprocessing
-
-    share = [examples // workers + (1 if i < examples % workers else 0) for i in range(workers)]
-    jobs = [(spec, list(search), n, tolerance, seed + i, db) for i, n in enumerate(share) if n > 0]
-    context = multiprocessing.get_context("spawn")  # a clean interpreter: no state of the caller's threads
-    started = time.monotonic()
-    with context.Pool(len(jobs)) as pool:  # leaving it terminates every worker, also on error or interrupt
-        pending = pool.starmap_async(_worker, jobs)
-        try:
-            results: list[FuzzResult] = pending.get(timeout)
-        except multiprocessing.TimeoutError:
-            raise TimeoutError(f"ctxsim: fuzz: the {len(jobs)} workers were still running after {timeout:g} s; "
-                               f"stopped") from None
-    found = next((r for r in results if r.scenario is not None), results[-1])
-    found.examples = sum(r.examples for r in results)
-    found.seconds = time.monotonic() - started
-    return found
+    return in_workers(_worker, lambda i, n: (spec, list(search), n, tolerance, seed + i, db), workers=workers,
+                      examples=examples, found=lambda r: r.scenario is not None, timeout=timeout)
 
 
 @dataclass(frozen=True)
