@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import tempfile
 import time
@@ -33,9 +32,19 @@ import claude_agent_sdk
 
 from ..world import DEFAULT_MODEL, Text, ToolUse
 from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import LiveError, bundled_cli_version, cli_env, read_transcripts
+from ._claude import LiveError, bundled_cli_version, read_transcripts
 from ._fidelity import Ask
-from ._statusline import _newer, _payloads, _read, _Repl, _settled, _wait, statusline_skip_reason
+from ._statusline import (
+    _newer,
+    _payloads,
+    _read,
+    _Repl,
+    _repl_env,
+    _repl_home,
+    _settled,
+    _wait,
+    statusline_skip_reason,
+)
 
 __all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed", "trimmed_files"]
 
@@ -174,21 +183,9 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
     api = FakeMessagesAPI(window=session.window)
     repl: _Repl | None = None
     try:
-        home, project, out = workdir / "home", workdir / "project", workdir / "payloads"
-        for directory in (home / ".claude", project, out, workdir / "tmp"):
-            directory.mkdir(parents=True)
-        config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
-                             "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
-                             "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
-        for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
-            where.write_text(config)
-        command = f"cat > {shlex.quote(str(out))}/$(date +%s%N).json; echo ctxsim"
-        (home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command",
-                                                                                   "command": command}}))
+        home, _, out = _repl_home(workdir, api)
         api.start()
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
-               **cli_env(api.base_url, home, tmp=workdir / "tmp", extra=session.env, api_key=api.key)}
-        repl = _Repl(workdir, env, session.model, timeout)
+        repl = _Repl(workdir, _repl_env(api, home, tmp=workdir / "tmp", extra=session.env), session.model, timeout)
         _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
         _wait("settle after starting", _settled(out), timeout, repl.screen)
         steps: list[dict[str, Any]] = []

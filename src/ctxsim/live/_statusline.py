@@ -199,6 +199,30 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+def _repl_home(workdir: Path, api: FakeMessagesAPI) -> tuple[Path, Path, Path]:
+    """A REPL's private home under ``workdir``: onboarding done, ``api``'s own key approved, its project trusted,
+    and a statusline command that keeps every payload as a file of ``out``; ``(home, project, out)``."""
+    home, project, out = workdir / "home", workdir / "project", workdir / "payloads"
+    for directory in (home / ".claude", project, out, workdir / "tmp"):
+        directory.mkdir(parents=True)
+    config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
+                         "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
+                         "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
+    for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
+        where.write_text(config)
+    command = f"cat > {shlex.quote(str(out))}/$(date +%s%N).json; echo ctxsim"
+    (home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command",
+                                                                               "command": command}}))
+    return home, project, out
+
+
+def _repl_env(api: FakeMessagesAPI, home: Path, **cli: Any) -> dict[str, str]:
+    """The environment a REPL runs in: a terminal, and the CLI pointed at ``api`` with its key
+    (:func:`cli_env`'s other keywords as given)."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
+            **cli_env(api.base_url, home, api_key=api.key, **cli)}
+
+
 def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> StatuslineRecording:
     """Play ``scripted`` in the CLI's interactive REPL under tmux against a fake API and record the statusline
     payloads (see the module's docstring). ``timeout`` bounds each wait, in seconds."""
@@ -209,20 +233,9 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
     api = FakeMessagesAPI()
     repl: _Repl | None = None
     try:
-        home, project, out = workdir / "home", workdir / "project", workdir / "payloads"
-        for directory in (home / ".claude", project, out):
-            directory.mkdir(parents=True)
-        config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
-                             "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
-                             "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
-        for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
-            where.write_text(config)
-        command = f"cat > {shlex.quote(str(out))}/$(date +%s%N).json; echo ctxsim"
-        (home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command",
-                                                                                   "command": command}}))
+        home, project, out = _repl_home(workdir, api)
         api.start()
-        repl = _Repl(workdir, {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
-                               **cli_env(api.base_url, home, api_key=api.key)}, scripted.model, timeout)
+        repl = _Repl(workdir, _repl_env(api, home), scripted.model, timeout)
         _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
         _wait("settle after starting", _settled(out), timeout, repl.screen)
         initial = [_read(p) for p in _payloads(out)]
