@@ -84,11 +84,14 @@ from ._task import (
 )
 from ._turns import (
     NO_WORK_REPLY,
+    NOTHING_TO_COMPACT,
     PROMPT_TOO_LONG,
     Planned,
     Renderings,
     checkpoint_reply,
+    is_compact,
     mark_stopped,
+    nothing_to_compact,
     parse_sections,
     reject_as_too_long,
     with_content,
@@ -263,6 +266,8 @@ class FakeAgent:
         turn = TurnRecord(len(record.turns) + 1, self._classify(prompt, conversation, record), prompt,
                           message_session_id=message.get("session_id"))
         record.turns.append(turn)
+        if turn.kind == "compact":
+            return self._compact(conversation, turn, partial_messages)
         conversation.turns += 1
         conversation.builder.query(prompt, prompt_tokens=self.task.tokens_of(prompt))
         conversation.pending += self.task.tokens_of(prompt)
@@ -276,6 +281,8 @@ class FakeAgent:
 
     def _classify(self, prompt: str, conversation: _Conversation, record: ConnectionRecord) -> TurnKind:
         """What ``prompt`` is (rules in the module docstring); raises :class:`UnclassifiedPromptError`."""
+        if is_compact(prompt):  # Claude Code's own command: the agent knows it, no declaration needed
+            return "compact"
         declared = self.prompts
         first = conversation.turns == 0
         request = declared.matches("checkpoint_request", prompt)
@@ -410,11 +417,7 @@ class FakeAgent:
             conversation.truth = Truth(request, output)
             turn.peak_prompt, turn.peak_next = max(turn.peak_prompt, request), max(turn.peak_next, request + output)
             made.append(call)
-        built = builder.build()
-        query = with_content(built.queries[-1], made)
-        conversation.queries.append(query)
-        conversation.session = replace(built, queries=tuple(conversation.queries))
-        script = conversation.renderings.last(conversation.session, partial_messages)
+        script = self._render(conversation, made, partial_messages)
         if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
             script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
                                      seed=task.seed), [script])[0]
@@ -424,4 +427,31 @@ class FakeAgent:
             reject_as_too_long(script, conversation.session, len(conversation.queries))
         elif stop_reason == "max_tokens":
             mark_stopped(script, "max_tokens")
+        return script
+
+    def _render(self, conversation: _Conversation, made: list[Planned], partial_messages: bool) -> Script:
+        """Close the query being built (its calls saying what ``made`` says) and render it as the CLI writes it."""
+        built = conversation.builder.build()
+        conversation.queries.append(with_content(built.queries[-1], made))
+        conversation.session = replace(built, queries=tuple(conversation.queries))
+        return conversation.renderings.last(conversation.session, partial_messages)
+
+    def _compact(self, conversation: _Conversation, turn: TurnRecord, partial_messages: bool) -> Script:
+        """The loop's ``/compact``: a manual compaction between queries, as Claude Code runs the command (module
+        docstring). The command's text never enters the conversation and it is no turn of the model's: the
+        agent's classification of later prompts and its state (steps done and left) are as before it."""
+        task = self.task
+        conversation.builder.query(turn.prompt, prompt_tokens=0)
+        if conversation.truth is None:  # no message in the session yet: the CLI has nothing to compact
+            turn.peak_prompt = turn.peak_next = conversation.context + conversation.pending
+            turn.reply = NOTHING_TO_COMPACT
+            script = self._render(conversation, [], partial_messages)
+            nothing_to_compact(script, conversation.session, len(conversation.queries))
+            return script
+        conversation.builder.compact(task.summary_tokens, pre_tokens=conversation.context + conversation.pending,
+                                     trigger="manual")
+        conversation.context, conversation.pending = task.baseline + task.summary_tokens, 0
+        turn.compacted, turn.peak_prompt, turn.peak_next = True, conversation.context, conversation.context
+        script = self._render(conversation, [], partial_messages)
+        conversation.truth = conversation.session.final_truth
         return script
