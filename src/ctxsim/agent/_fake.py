@@ -10,7 +10,8 @@ true context is known at every point and the wire is what Claude Code writes:
   continuation is one; the first prompt of a new session that carries a checkpoint (a ``<checkpoint>`` tag or the
   ``## Completed Work`` / ``## Remaining Tasks`` / ``## Do Not Redo`` sections) is a continuation, else one that
   contains the task prompt starts the task; a later prompt matching the declared "go on" prompts is a work turn.
-  Anything else raises :class:`UnclassifiedPromptError` quoting the prompt and saying how to declare it.
+  A prompt starting with ``/compact`` is Claude Code's own command, which needs no declaration (below). Anything
+  else raises :class:`UnclassifiedPromptError` quoting the prompt and saying how to declare it.
 - **Work turns** (the task prompt, a continuation prompt, a "go on" prompt): it performs the next
   ``steps_per_turn`` steps of its queue, each one tool call whose result adds the step's ``tokens`` to the
   context, then ends the turn with a text reply (the declared ``done_marker``, ``TASK COMPLETE``, once its queue
@@ -35,6 +36,17 @@ true context is known at every point and the wire is what Claude Code writes:
   compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
   (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
   the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
+- **The loop's** ``/compact`` (instructions after it change nothing here): through the SDK only the loop sends
+  prompts, so a compaction between queries is the loop's act. The agent answers as Claude Code runs the command: no
+  request, no step; a ``compact_boundary`` with trigger ``manual``, ``pre_tokens`` the context before (the last
+  call's prompt and output, with anything added since) and ``post_tokens`` the summary
+  (:attr:`Task.summary_tokens`), the summary that now opens the conversation, the command's replayed output and a
+  result of no turn. The context is then the baseline plus the summary, as after an autocompaction; the agent's
+  state (steps done and left) and the way it reads the next prompt are untouched. It is recorded as a turn of kind
+  ``compact`` (``compacted``; its context the one the compaction left). On a session with nothing to compact (no
+  request answered yet) the CLI compacts nothing: a ``<synthetic>`` reply ``Error: No messages to compact`` and a
+  successful result (what Claude Code 2.1.332 wrote for ``/compact`` as a session's first prompt); the context does
+  not change. A prompt with whitespace before the slash is no command (the CLI sends it to the model as text).
 - **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
   (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
 - **Cleared tool results** (:attr:`Task.cleared`): before the first call of the work turns it names, old tool
