@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import anyio
 import pytest
-from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, ToolUseBlock
+from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ClaudeSDKClient, SystemMessage, ToolUseBlock
 
 from ctxsim.agent import (
     DEGRADATIONS,
@@ -17,6 +19,7 @@ from ctxsim.agent import (
     LoopPrompts,
     Task,
     TaskStep,
+    UnclassifiedPromptError,
 )
 from ctxsim.agent._turns import Renderings
 from ctxsim.loops import fake_agent
@@ -479,3 +482,89 @@ def test_cleared_tool_results_make_the_context_fall_without_a_compaction() -> No
     assert (first.peak_prompt, second.peak_prompt, third.peak_prompt) == (6_150, 7_350, 7_750)
     assert (third.cleared, third.compacted, second.cleared) == (800, False, 0)
     assert not any(getattr(m, "subtype", None) == "compact_boundary" for m in messages)
+
+
+# --- the loop's /compact ------------------------------------------------------------------------------------------
+
+CAPTURES = Path(__file__).parent / "captures"
+
+
+def test_a_compact_from_the_loop_is_a_manual_compaction_and_the_agent_goes_on() -> None:
+    # small_task: turn 2 ends with a call whose prompt is BASE + 2P + 3 x OUT + 2 x 1,000 = 7,350 and output 50,
+    # so the compaction reports pre_tokens 7,400 and the summary, 3,000 tokens, as post_tokens; the context is
+    # then BASE + 3,000 = 8,000 (the command's text takes none of it). Turn 3 does s03: its tool call's prompt is
+    # 8,000 + P = 8,100, its reply's 8,100 + OUT + 1,000 = 9,150.
+    task = replace(small_task(), summary_tokens=3_000)
+    prompts = LoopPrompts(continue_prompt="Go on.")  # declares nothing like /compact: it needs no declaration
+    seen: list[object] = []
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await run_turn(client, task.prompt)
+            await run_turn(client, "Go on.")
+            compacted = await run_turn(client, "/compact keep the list of steps", observe=seen.append)
+            after = (await client.get_context_usage())["totalTokens"]
+            third = await run_turn(client, "Go on.")
+            return compacted, after, third
+
+    with fake_agent(task, prompts=prompts) as agent:
+        compacted, after, third = run(main)
+    boundaries = [m for m in seen if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
+    assert [b.data["compact_metadata"] for b in boundaries] == [
+        {"trigger": "manual", "pre_tokens": 7_400, "post_tokens": 3_000}]
+    assert compacted.compacted and not compacted.is_error and compacted.tool_calls == 0
+    assert compacted.result.num_turns == 0 and compacted.result.usage["output_tokens"] == 0
+    assert after == 8_000
+    assert third.text == "Done s03. Next: s04 (3 steps left)."
+    turns = agent.connections[0].turns
+    assert [t.kind for t in turns] == ["task", "continue", "compact", "continue"]
+    assert (turns[2].steps, turns[2].compacted, turns[2].peak_prompt, turns[2].peak_next) == ([], True, 8_000, 8_000)
+    assert turns[3].peak_prompt == 9_150
+    assert [(r.step, r.turn) for r in agent.steps] == [("s01", 1), ("s02", 2), ("s03", 4)]
+
+
+def test_a_compact_with_nothing_to_compact_answers_as_claude_code_does() -> None:
+    # Claude Code 2.1.332, /compact as a session's first prompt: no request, a <synthetic> reply saying so, a
+    # successful result of no turn, no compact_boundary; the next prompt is the session's first real one.
+    captured = json.loads((CAPTURES / "claude-code-2.1.332-compact-first.json").read_text())
+    step = captured["steps"][0]
+    assert (step["prompt"], step["requests_served"]) == ("/compact", 0)
+    said = [f for f in step["frames"] if f["type"] == "assistant"]
+    result = step["frames"][-1]
+    seen: list[object] = []
+
+    async def main():
+        async with ClaudeSDKClient() as client:
+            nothing = await run_turn(client, "/compact", observe=seen.append)
+            first = await run_turn(client, small_task().prompt)
+            return nothing, first
+
+    with fake_agent(small_task()) as agent:
+        nothing, first = run(main)
+    kinds = [(type(m).__name__, getattr(m, "subtype", None)) for m in seen]
+    assert kinds == [("SystemMessage", "init"), ("AssistantMessage", None), ("ResultMessage", "success")]
+    assert [f["type"] for f in step["frames"]] == ["system", "assistant", "result"]
+    synthetic = seen[1]
+    assert isinstance(synthetic, AssistantMessage)
+    assert [b.text for b in synthetic.content] == [b["text"] for b in said[0]["message"]["content"]]
+    assert (synthetic.model, synthetic.usage["input_tokens"]) == (said[0]["message"]["model"], 0)
+    assert (nothing.result.is_error, nothing.result.num_turns, nothing.result.result) == (
+        result["is_error"], result["num_turns"], result["result"])
+    assert not nothing.compacted
+    turns = agent.connections[0].turns
+    assert [t.kind for t in turns] == ["compact", "task"]
+    assert (turns[0].compacted, turns[0].peak_prompt) == (False, BASE)
+    assert turns[1].peak_prompt == BASE + P + OUT + 1_000  # as in a fresh session: the command added nothing
+    assert first.text == "Done s01. Next: s02 (5 steps left)."
+
+
+def test_only_a_prompt_that_starts_with_compact_is_the_command() -> None:
+    # Claude Code 2.1.332 sends " /compact" (whitespace first) to the model as text: the agent cannot classify it
+    async def main():
+        async with ClaudeSDKClient() as client:
+            await run_turn(client, small_task().prompt)
+            await run_turn(client, " /compact")
+
+    with fake_agent(small_task()) as agent, pytest.raises(UnclassifiedPromptError, match="' /compact'"):
+        run(main)
+    assert [t.kind for t in agent.connections[0].turns] == ["task"]

@@ -10,7 +10,8 @@ true context is known at every point and the wire is what Claude Code writes:
   continuation is one; the first prompt of a new session that carries a checkpoint (a ``<checkpoint>`` tag or the
   ``## Completed Work`` / ``## Remaining Tasks`` / ``## Do Not Redo`` sections) is a continuation, else one that
   contains the task prompt starts the task; a later prompt matching the declared "go on" prompts is a work turn.
-  Anything else raises :class:`UnclassifiedPromptError` quoting the prompt and saying how to declare it.
+  A prompt starting with ``/compact`` is Claude Code's own command, which needs no declaration (below). Anything
+  else raises :class:`UnclassifiedPromptError` quoting the prompt and saying how to declare it.
 - **Work turns** (the task prompt, a continuation prompt, a "go on" prompt): it performs the next
   ``steps_per_turn`` steps of its queue, each one tool call whose result adds the step's ``tokens`` to the
   context, then ends the turn with a text reply (the declared ``done_marker``, ``TASK COMPLETE``, once its queue
@@ -35,6 +36,17 @@ true context is known at every point and the wire is what Claude Code writes:
   compaction, as Claude Code compacts before a request: a ``compact_boundary`` reporting the summary
   (:attr:`Task.summary_tokens`) as its ``post_tokens``; the context is then the baseline plus the summary, plus what
   the turn added since its last call. The agent's own state (steps done and left) survives it, as a summary keeps it.
+- **The loop's** ``/compact`` (instructions after it change nothing here): through the SDK only the loop sends
+  prompts, so a compaction between queries is the loop's act. The agent answers as Claude Code runs the command: no
+  request, no step; a ``compact_boundary`` with trigger ``manual``, ``pre_tokens`` the context before (the last
+  call's prompt and output, with anything added since) and ``post_tokens`` the summary
+  (:attr:`Task.summary_tokens`), the summary that now opens the conversation, the command's replayed output and a
+  result of no turn. The context is then the baseline plus the summary, as after an autocompaction; the agent's
+  state (steps done and left) and the way it reads the next prompt are untouched. It is recorded as a turn of kind
+  ``compact`` (``compacted``; its context the one the compaction left). On a session with nothing to compact (no
+  request answered yet) the CLI compacts nothing: a ``<synthetic>`` reply ``Error: No messages to compact`` and a
+  successful result (what Claude Code 2.1.332 wrote for ``/compact`` as a session's first prompt); the context does
+  not change. A prompt with whitespace before the slash is no command (the CLI sends it to the model as text).
 - **Unreadable usage** (:attr:`Task.unreadable`): the calls of the work turns it names carry a garbage prompt count
   (``"n/a"``, as a broken gateway sends), so no tracker knows the context at the end of those turns.
 - **Cleared tool results** (:attr:`Task.cleared`): before the first call of the work turns it names, old tool
@@ -84,11 +96,14 @@ from ._task import (
 )
 from ._turns import (
     NO_WORK_REPLY,
+    NOTHING_TO_COMPACT,
     PROMPT_TOO_LONG,
     Planned,
     Renderings,
     checkpoint_reply,
+    is_compact,
     mark_stopped,
+    nothing_to_compact,
     parse_sections,
     reject_as_too_long,
     with_content,
@@ -263,6 +278,8 @@ class FakeAgent:
         turn = TurnRecord(len(record.turns) + 1, self._classify(prompt, conversation, record), prompt,
                           message_session_id=message.get("session_id"))
         record.turns.append(turn)
+        if turn.kind == "compact":
+            return self._compact(conversation, turn, partial_messages)
         conversation.turns += 1
         conversation.builder.query(prompt, prompt_tokens=self.task.tokens_of(prompt))
         conversation.pending += self.task.tokens_of(prompt)
@@ -276,6 +293,8 @@ class FakeAgent:
 
     def _classify(self, prompt: str, conversation: _Conversation, record: ConnectionRecord) -> TurnKind:
         """What ``prompt`` is (rules in the module docstring); raises :class:`UnclassifiedPromptError`."""
+        if is_compact(prompt):  # Claude Code's own command: the agent knows it, no declaration needed
+            return "compact"
         declared = self.prompts
         first = conversation.turns == 0
         request = declared.matches("checkpoint_request", prompt)
@@ -410,11 +429,7 @@ class FakeAgent:
             conversation.truth = Truth(request, output)
             turn.peak_prompt, turn.peak_next = max(turn.peak_prompt, request), max(turn.peak_next, request + output)
             made.append(call)
-        built = builder.build()
-        query = with_content(built.queries[-1], made)
-        conversation.queries.append(query)
-        conversation.session = replace(built, queries=tuple(conversation.queries))
-        script = conversation.renderings.last(conversation.session, partial_messages)
+        script = self._render(conversation, made, partial_messages)
         if turn.kind != "checkpoint" and (conversation.number, work) in task.unreadable and made:
             script = apply(FaultPlan((GarbageValues(rate=1.0, kinds=("text",), fields="prompt"),),
                                      seed=task.seed), [script])[0]
@@ -424,4 +439,31 @@ class FakeAgent:
             reject_as_too_long(script, conversation.session, len(conversation.queries))
         elif stop_reason == "max_tokens":
             mark_stopped(script, "max_tokens")
+        return script
+
+    def _render(self, conversation: _Conversation, made: list[Planned], partial_messages: bool) -> Script:
+        """Close the query being built (its calls saying what ``made`` says) and render it as the CLI writes it."""
+        built = conversation.builder.build()
+        conversation.queries.append(with_content(built.queries[-1], made))
+        conversation.session = replace(built, queries=tuple(conversation.queries))
+        return conversation.renderings.last(conversation.session, partial_messages)
+
+    def _compact(self, conversation: _Conversation, turn: TurnRecord, partial_messages: bool) -> Script:
+        """The loop's ``/compact``: a manual compaction between queries, as Claude Code runs the command (module
+        docstring). The command's text never enters the conversation and it is no turn of the model's: the
+        agent's classification of later prompts and its state (steps done and left) are as before it."""
+        task = self.task
+        conversation.builder.query(turn.prompt, prompt_tokens=0)
+        if conversation.truth is None:  # no message in the session yet: the CLI has nothing to compact
+            turn.peak_prompt = turn.peak_next = conversation.context + conversation.pending
+            turn.reply = NOTHING_TO_COMPACT
+            script = self._render(conversation, [], partial_messages)
+            nothing_to_compact(script, conversation.session, len(conversation.queries))
+            return script
+        conversation.builder.compact(task.summary_tokens, pre_tokens=conversation.context + conversation.pending,
+                                     trigger="manual")
+        conversation.context, conversation.pending = task.baseline + task.summary_tokens, 0
+        turn.compacted, turn.peak_prompt, turn.peak_next = True, conversation.context, conversation.context
+        script = self._render(conversation, [], partial_messages)
+        conversation.truth = conversation.session.final_truth
         return script

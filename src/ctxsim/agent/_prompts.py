@@ -6,7 +6,9 @@ that mean "go on" (each a text, a regex or a predicate, or a list of them), and 
 task is done; the defaults are design 003's prompts (:mod:`ctxsim.reference._prompts`), which the reference loop and
 the catalogue use. A text is a template: it matches a prompt equal to it (surrounding whitespace aside), where each
 ``{placeholder}`` (``{checkpoint}``, ``{task}``) stands for any text. A compiled regex matches where it is found
-(``re.search``); a callable is called with the prompt. No SDK here.
+(``re.search``); a callable is called with the prompt. Claude Code's own ``/compact`` is not declared: the agent
+knows the command (a prompt starting with ``/compact``) and answers it as the CLI does, whatever the loop declares.
+No SDK here.
 """
 
 from __future__ import annotations

@@ -117,7 +117,9 @@ class Task:
     this, plus what the turn added since its last call."""
     unreadable: frozenset[tuple[int, int]] = frozenset()
     """``(session, work turn)`` pairs, both 1-based, whose calls carry unreadable usage (a gateway's garbage prompt
-    counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns."""
+    counts, :class:`ctxsim.faults.GarbageValues`): no tracker can know the context at the end of those turns. Work
+    turns are numbered as :attr:`ConnectionRecord.work_turns` counts them (a loop's ``/compact`` takes a number; it
+    makes no call, so nothing planned for it happens)."""
     cleared: tuple[tuple[int, int, int], ...] = ()
     """``(session, work turn, tokens)``: before the first call of that work turn (both 1-based) old tool results
     worth ``tokens`` are cleared from the context, with no ``compact_boundary``: Claude Code's microcompaction and
@@ -189,7 +191,9 @@ class StepRecord:
     turn: int
 
 
-TurnKind = Literal["task", "continuation", "continue", "checkpoint"]
+TurnKind = Literal["task", "continuation", "continue", "checkpoint", "compact"]
+"""What a prompt was to the agent: the task, a continuation, a "go on" prompt, a checkpoint request, or the loop's
+``/compact`` (Claude Code's own command: a manual compaction, no step worked)."""
 
 
 @dataclass
@@ -214,8 +218,10 @@ class TurnRecord:
     """Tokens of old tool results cleared from the context before this turn's first call, without a compaction
     (:attr:`Task.cleared`); ``peak_prompt`` and ``peak_next`` then count what is left."""
     compacted: bool = False
-    """The session was compacted during this turn (:attr:`Task.autocompact_at`); ``peak_prompt`` and ``peak_next``
-    then count the calls after the compaction only."""
+    """The session was compacted during this turn: by Claude Code before a request (:attr:`Task.autocompact_at`),
+    when ``peak_prompt`` and ``peak_next`` count the calls after the compaction only; or by the loop's ``/compact``
+    (kind ``compact``), which makes no call, when both are the context the compaction left (the baseline plus
+    :attr:`Task.summary_tokens`)."""
     reply: str = ""
     """The turn's final text."""
     degradation: str | None = None
@@ -237,7 +243,8 @@ class ConnectionRecord:
 
     @property
     def work_turns(self) -> list[TurnRecord]:
-        """Every turn but checkpoint requests."""
+        """Every turn but checkpoint requests: the turns the loop spent on the session's work, a ``/compact`` it
+        sent included (it does no step, but it is a turn the loop chose to send, and the context falls in it)."""
         return [t for t in self.turns if t.kind != "checkpoint"]
 
     @property

@@ -20,8 +20,21 @@ from ..world import Call, Query, Session, Text, ToolUse
 PROMPT_TOO_LONG = "Prompt is too long"
 """The text of Claude Code's synthetic message when the API rejects a request as too long."""
 
+NOTHING_TO_COMPACT = "Error: No messages to compact"
+"""What Claude Code 2.1.332 answers to ``/compact`` as a session's first prompt (a ``<synthetic>`` message)."""
+
 NO_WORK_REPLY = "There is no work in this session to checkpoint: nothing has been done in it yet."
 """The answer to a checkpoint request on a session that did no work (no tags, no state)."""
+
+_COMPACT = re.compile(r"/compact(?:\s|$)")
+
+
+def is_compact(prompt: str) -> bool:
+    """The prompt is Claude Code's ``/compact`` command: it starts with ``/compact`` (instructions may follow after
+    a space). Claude Code 2.1.332 runs no command for a prompt with whitespace before the slash: it sends it to the
+    model as text."""
+    return _COMPACT.match(prompt) is not None
+
 
 _SECTION = re.compile(r"^[ \t]*#{1,6}[ \t]*(?P<name>[^\n]*?)[ \t]*$", re.MULTILINE)
 
@@ -136,28 +149,44 @@ def with_content(query: Query, planned: Sequence[Planned]) -> Query:
     return replace(query, steps=tuple(steps))
 
 
+def _insert_synthetic(script: Script, label: str, text: str, stop_reason: str, stop_sequence: str | None,
+                      **extra: Any) -> dict[str, Any]:
+    """Insert before the result of ``script`` the ``<synthetic>`` assistant message Claude Code writes itself
+    (all-zero usage, no API call), saying ``text``; ``label`` seeds its ids. Returns the result's data."""
+    result = script.frames[-1]
+    rng = random.Random(f"ctxsim.agent.{label}")
+    ident = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    synthetic = {
+        "type": "assistant",
+        "message": {"id": ident, "type": "message", "role": "assistant", "model": "<synthetic>",
+                    "content": [{"type": "text", "text": text}], "stop_reason": stop_reason,
+                    "stop_sequence": stop_sequence, "usage": {"input_tokens": 0, "output_tokens": 0,
+                                                   "cache_creation_input_tokens": 0,
+                                                   "cache_read_input_tokens": 0}},
+        "parent_tool_use_id": None, "session_id": result.data["session_id"],
+        "uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)), **extra,
+    }
+    script.frames.insert(len(script.frames) - 1, Frame(synthetic))
+    return result.data
+
+
 def reject_as_too_long(script: Script, session: Session, turn: int) -> None:
     """Make the end of ``script`` what Claude Code writes when the API rejects a request as too long.
 
     Modelled on the research notes (a ``<synthetic>`` assistant message with all-zero usage, then an error
     result); not yet checked against a capture of the real CLI.
     """
-    result = script.frames[-1]
-    rng = random.Random(f"ctxsim.agent.reject:{session.session_id}:{turn}")
-    ident = str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    synthetic = {
-        "type": "assistant",
-        "message": {"id": ident, "type": "message", "role": "assistant", "model": "<synthetic>",
-                    "content": [{"type": "text", "text": PROMPT_TOO_LONG}], "stop_reason": "stop_sequence",
-                    "stop_sequence": "", "usage": {"input_tokens": 0, "output_tokens": 0,
-                                                   "cache_creation_input_tokens": 0,
-                                                   "cache_read_input_tokens": 0}},
-        "parent_tool_use_id": None, "session_id": result.data["session_id"],
-        "uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)), "error": "invalid_request",
-    }
-    script.frames.insert(len(script.frames) - 1, Frame(synthetic))
-    result.data.update(is_error=True, result=PROMPT_TOO_LONG, stop_reason="stop_sequence",
-                       terminal_reason="prompt_too_long")
+    result = _insert_synthetic(script, f"reject:{session.session_id}:{turn}", PROMPT_TOO_LONG, "stop_sequence", "",
+                               error="invalid_request")
+    result.update(is_error=True, result=PROMPT_TOO_LONG, stop_reason="stop_sequence",
+                  terminal_reason="prompt_too_long")
+
+
+def nothing_to_compact(script: Script, session: Session, turn: int) -> None:
+    """Make ``script`` (a ``/compact`` query with no step: init, then the result) what Claude Code 2.1.332 writes
+    for ``/compact`` on a session with no message to compact: a ``<synthetic>`` reply saying so
+    (:data:`NOTHING_TO_COMPACT`) before the successful, empty result; no ``compact_boundary``."""
+    _insert_synthetic(script, f"compact:{session.session_id}:{turn}", NOTHING_TO_COMPACT, "end_turn", None)
 
 
 def mark_stopped(script: Script, reason: str) -> None:

@@ -15,13 +15,17 @@ restart-count    one restart per true threshold crossing (from the world's truth
                  without one, and a ``continuation_count`` the loop returns agrees; a session reaching the
                  policy's ``max_tool_calls`` is a crossing, and under a graduated policy the restart follows a
                  wind-down turn (never at the first turn whose context reached the threshold); a crossing the
-                 context falls back from (compaction, tool results cleared) before the loop acts is discharged
+                 context falls back from (compaction, tool results cleared) before the loop acts is discharged,
+                 by the loop's own ``/compact`` too (under a graduated policy, sent as the wind-down turn; a
+                 compaction re-arms the wind-down, as a fresh session does); a ``/compact`` sent once the restart
+                 is owed is a compaction instead of a restart, and never counts as a step
 checkpoint       at each restart the checkpoint is requested once, on the old session, and its own usage triggers
                  no further restart
 termination      the loop ends, within its bound of ``max_restarts`` restarts
 fresh-lifecycle  each session runs under a fresh lifecycle (no "cannot start from state X")
-declared-prompts every prompt is one the loop declared (:class:`~ctxsim.agent.LoopPrompts`): the fake agent never
-                 guesses, so a prompt it cannot classify is reported, quoted, instead of every other check
+declared-prompts every prompt is one the loop declared (:class:`~ctxsim.agent.LoopPrompts`) or Claude Code's own
+                 ``/compact``: the fake agent never guesses, so a prompt it cannot classify is reported, quoted,
+                 instead of every other check
 ================ ================================================================================================
 """
 
@@ -47,7 +51,7 @@ INVARIANTS: dict[str, str] = {
                   "triggers no restart",
     "termination": "the loop ends, within its bound on restarts",
     "fresh-lifecycle": "each session runs under a fresh lifecycle",
-    "declared-prompts": "every prompt the loop sends is one it declared (LoopPrompts)",
+    "declared-prompts": "every prompt the loop sends is one it declared (LoopPrompts), or /compact",
 }
 """Every invariant the checks judge, by name."""
 
@@ -171,7 +175,13 @@ def _judge_restarts(report: LoopReport) -> list[Violation]:
         if owed is not None:
             last, reached = owed
             late = len(connection.work_turns) - 1 - last
-            if late > 0:
+            after = connection.work_turns[last + 1] if late > 0 else None
+            if after is not None and after.kind == "compact":
+                out.append(Violation("restart-count", f"session {k} {reached} but the loop compacted instead of "
+                                     f"restarting: it sent /compact as work turn {last + 2}, when it owed the "
+                                     f"restart (a compaction discharges a crossing only before the restart is "
+                                     f"owed{': as the wind-down turn' if grace else ''})"))
+            elif late > 0:
                 out.append(Violation("restart-count", f"session {k} {reached} but the loop sent {late} more work "
                                      f"turn(s) before acting"))
             elif not restarted and report.error is None:

@@ -217,7 +217,8 @@ class TaskRun:
         """Every turn of every session: prompt, steps, true context, zone, what the loop did next.
 
         Past :data:`ctxsim.runner.MANY_POINTS` turns only the turns where something happens are shown (a
-        session's first and last turns, zone changes, checkpoints, rejections) unless ``full``."""
+        session's first and last turns, zone changes, checkpoints, rejections, a loop's ``/compact``) unless
+        ``full``."""
         return agent_timeline(self.report.agent, self.report.rig.policy, checkpoints=self.checkpoints, full=full)
 
 
@@ -266,11 +267,14 @@ def _rows(agent: FakeAgent, policy: PressurePolicy,
                 continue
             level = "REJECTED" if turn.rejected else _zone(policy.zone(turn.peak_prompt, window), policy)
             then = _then(turn, later, n + 1 < len(connections), marker)
-            prompt: str = "wind-down" if turn.prompt == WIND_DOWN_PROMPT else turn.kind
-            prompt += " +compact" if turn.compacted else ""  # the context the row shows is the one after it
+            prompt: str = ("wind-down" if turn.prompt == WIND_DOWN_PROMPT else "/compact" if turn.kind == "compact"
+                           else turn.kind)
+            # the context the row shows is the one after the compaction (for /compact: what it left)
+            prompt += " +compact" if turn.compacted and turn.kind != "compact" else ""
             prompt += " +garbled" if turn.unreadable else ""  # no tracker knows the context at its end
             prompt += " +cleared" if turn.cleared else ""  # old tool results cleared: the context fell, no compaction
-            keep = j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
+            keep = (j == 0 or later is None or later.kind == "checkpoint" or level != zone or then != "continue"
+                    or turn.kind == "compact")
             zone = level
             yield "turn", (turn.index, prompt, _steps(turn.steps), turn.peak_prompt,
                            turn.peak_prompt / effective, level, then), keep
@@ -316,8 +320,8 @@ def _then(turn: TurnRecord, later: TurnRecord | None, more: bool, marker: str) -
         return "task complete"
     if later is None:
         return "new session" if more else "loop ended"
-    if later.kind == "checkpoint":
-        return "checkpoint"
+    if later.kind in ("checkpoint", "compact"):
+        return later.kind
     return "wind down" if later.prompt == WIND_DOWN_PROMPT else "continue"
 
 
