@@ -11,6 +11,10 @@ each seed) and must keep every invariant on every task; and the startup alone (`
 
 Targets: every mutant found, the median over the seeds within 5 s past startup; the reference clean. Printed as
 PASS/MISS, never asserted; the load average is printed beside them (the figures are for an idle 2-core machine).
+
+``--compare`` adds, in this process, the search with each task drawn afresh (what ``ctxsim fuzz --loop`` does) side
+by side with Hypothesis' default engine (which mostly mutates tasks it drew before): tasks and seconds to the first
+counterexample per mutant, and how many different tasks and shapes each engine draws in ``--examples`` tasks.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from _bench import mark, print_table
 from bench_detect import command
@@ -53,6 +58,67 @@ def run(spec: str, seed: int, out: Path, examples: int) -> dict[str, float | int
     return {"wall": wall, "found": None, "tasks": None, "first": None, "after": None, "run": None}
 
 
+def _shape(task: Any) -> tuple[object, ...]:
+    """A task's coarse shape: its number of steps, checkpoint plan, policy, compaction and garbled turns."""
+    doc = task.document["task"]
+    return (len(doc["steps"]), repr(doc.get("checkpoints")), repr(doc["policy"]), "autocompact_at" in doc,
+            repr(doc.get("unreadable_usage")))
+
+
+def _drawn(backend: str, seed: int, examples: int) -> tuple[int, int]:
+    """Different tasks and different shapes among ``examples`` tasks drawn by ``backend``."""
+    from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+
+    from ctxsim.strategies import task_scenarios
+
+    texts: list[str] = []
+    shapes: list[tuple[object, ...]] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate], backend=backend,
+              suppress_health_check=list(HealthCheck))
+    @given(task_scenarios())
+    def draw(task: Any) -> None:
+        texts.append(task.text())
+        shapes.append(_shape(task))
+
+    draw()
+    return len(set(texts)), len(set(shapes))
+
+
+def compare(mutants: Sequence[Any], seeds: range, examples: int) -> None:
+    """Tasks drawn afresh against Hypothesis' default engine, side by side in this process."""
+    from ctxsim.fuzz import fuzz_loop, independent_backend
+
+    rows: list[tuple[str, ...]] = [("mutant", "afresh: median s", "max s", "default engine: median s", "max s",
+                                    "ratio of medians")]
+    ratios: list[float] = []
+    for mutant in mutants:
+        timed: dict[bool, list[float]] = {}
+        for independent in (True, False):
+            found = [fuzz_loop(mutant.edit, examples=examples, seed=seed, progress=None, independent=independent)
+                     for seed in seeds]
+            timed[independent] = [r.found_after if r.found_after is not None else float("inf") for r in found]
+        afresh, default = statistics.median(timed[True]), statistics.median(timed[False])
+        ratio = default / afresh if afresh > 0 else float("nan")
+        ratios.append(ratio)
+        rows.append((mutant.name, f"{afresh:.2f}", f"{max(timed[True]):.2f}", f"{default:.2f}",
+                     f"{max(timed[False]):.2f}", f"{ratio:.1f}x"))
+        print(f"  compare {mutant.name}: afresh {afresh:.2f} s, default engine {default:.2f} s", file=sys.stderr,
+              flush=True)
+    print(f"\n--compare: seconds from the start of the search to the first failing task, in this process, seeds "
+          f"{list(seeds)}, --examples {examples}")
+    print_table(rows)
+    finite = [r for r in ratios if r == r and r != float("inf")]
+    print(f"median ratio (default engine / afresh): {statistics.median(finite):.1f}x" if finite else "")
+    drawn = [("engine", "different tasks", "different shapes")]
+    for name, backend in (("afresh", independent_backend()), ("default engine", "hypothesis")):
+        counts = [_drawn(backend, seed, examples) for seed in seeds]
+        drawn.append((name, ", ".join(str(c[0]) for c in counts), ", ".join(str(c[1]) for c in counts)))
+    print(f"\nin {examples} drawn tasks per seed (shape: steps, checkpoint plan, policy, compaction, garbled turns)")
+    print_table(drawn)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one seed")
@@ -60,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=1000, help="ctxsim fuzz --examples: the budget (default "
                                                                     "1000)")
     parser.add_argument("-m", "--mutant", action="append", default=[], help="only these mutants (by name)")
+    parser.add_argument("--compare", action="store_true", help="also Hypothesis' default engine, side by side")
     args = parser.parse_args(argv)
     seeds = range(args.seeds or (1 if args.quick else 3))
 
@@ -92,7 +159,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {mutant.name}: {', '.join(f'{a:.2f}' for a in after)} s past startup", file=sys.stderr,
                   flush=True)
         clean = [run(spec, seed, Path(tmp) / f"reference-{seed}.yaml", args.examples) for seed in seeds]
-    elapsed = time.perf_counter() - started
     kept = [r for r in clean if r["found"] == 0]
     reference_seconds = [float(r["wall"] or 0.0) for r in clean]
 
@@ -121,7 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("reference run, wall (startup included)", ", ".join(f"{s:.1f} s" for s in reference_seconds), "", ""),
         ("startup alone (ctxsim fuzz --loop ... --examples 1)", f"{startup:.2f} s", "", ""),
     ])
-    print(f"\nrun took {elapsed:.0f} s")
+    if args.compare:
+        compare(live, seeds, args.examples)
+    print(f"\nrun took {time.perf_counter() - started:.0f} s")
     return 0
 
 

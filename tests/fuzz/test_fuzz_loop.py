@@ -204,3 +204,28 @@ def test_a_tracker_under_test_is_given_to_the_loop_and_to_its_reproduction(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "reference with tracker input-only (--ctx-tracker=input-only)" in done.stdout
     assert "broke invariant 'restart-count'" in done.stdout
+
+
+def test_the_search_draws_every_task_afresh_and_still_shrinks() -> None:
+    from hypothesis import Phase, seed as seed_of
+
+    from ctxsim.fuzz import independent_backend
+    from ctxsim.strategies import task_scenarios
+
+    drawn: list[str] = []
+
+    @seed_of(3)
+    @settings(max_examples=150, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), backend=independent_backend())
+    @given(task_scenarios())
+    def draw(task: GeneratedTask) -> None:
+        drawn.append(task.text())
+
+    draw()
+    assert len(drawn) == 150 and len(set(drawn)) == 150  # no copy of an earlier task
+    # shrinking runs on Hypothesis' own provider whatever the backend: the sizes shrink to the strategy's least
+    found = fuzz_loop(MUTANTS["checkpoint-not-carried"].edit, examples=100, seed=0, progress=None)
+    assert found.task is not None and found.broken == ("steps-once",)
+    doc = found.task.document
+    assert (doc["world"]["baseline"], doc["task"]["prompt_tokens"], doc["task"]["output_tokens"]) == (8_000, 50, 20)
+    assert len(set(doc["task"]["steps"])) == 1, found.task.text()  # every step the largest size

@@ -56,8 +56,9 @@ def test_a_drawn_task_reads_back_as_the_file_it_prints(task: GeneratedTask) -> N
 def test_the_generator_keeps_its_invariants(task: GeneratedTask) -> None:
     n = _numbers(task)
     t = task.document["task"]
-    # 1. progress: a fresh session's first turn ends below the threshold
+    # 1. progress: a fresh session's first turn ends below the threshold, and a compacted session's too
     assert n["baseline"] + n["growth"] < n["threshold"]
+    assert n["baseline"] + t["summary_tokens"] + n["growth"] < n["threshold"]
     # 2. nothing a correct loop sends reaches the window
     assert n["threshold"] + (n["grace"] + 1) * n["growth"] + n["prompt"] + 3 * n["output"] <= n["window"]
     # 3. garbled usage only where the truth is surely below the threshold

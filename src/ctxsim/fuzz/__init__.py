@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ._independent import independent_backend as independent_backend
     from ._loops import (
         LoopFuzzResult as LoopFuzzResult,
         LoopReproduction as LoopReproduction,

@@ -37,6 +37,7 @@ from ..loops import LoopSpec, declared_policy, declared_prompts
 from ..runner import TaskRun, explain_task, run_task
 from ..strategies import GeneratedTask, task_scenarios
 from ..trackers import TrackerSpec, make_tracker
+from ._independent import independent_backend
 from ._pool import in_workers
 
 if TYPE_CHECKING:
@@ -127,8 +128,11 @@ class LoopFuzzResult:
 
 def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: TrackerSpec | None = None,
               progress: TextIO | None = sys.stderr, database: ExampleDatabase | None = None,
-              key: str = "") -> LoopFuzzResult:
+              key: str = "", independent: bool = True) -> LoopFuzzResult:
     """Work up to ``examples`` generated tasks through ``loop``; shrink the first that breaks an invariant.
+
+    ``independent``: draw every task afresh (:mod:`ctxsim.fuzz._independent`, the default) rather than with
+    Hypothesis' default engine, which mostly mutates tasks already drawn.
 
     Deterministic for a given ``seed`` and the same code (as :func:`ctxsim.fuzz.fuzz`). With a ``database`` the
     run first replays what it holds under ``key`` (the loop and tracker as named on the command line) and saves the
@@ -158,6 +162,7 @@ def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: Tra
     check._hypothesis_internal_add_digest = f"loop|{key or spec.spec}".encode()  # type: ignore[attr-defined]
     phases = (Phase.generate, Phase.shrink) if database is None else (Phase.reuse, Phase.generate, Phase.shrink)
     prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
+                    backend=independent_backend() if independent else "hypothesis",
                     report_multiple_bugs=False, suppress_health_check=list(HealthCheck), phases=phases)(
         hypothesis_seed(seed)(given(tasks_for(spec))(check)))
     froze = freeze_imports()

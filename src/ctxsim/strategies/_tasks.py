@@ -8,13 +8,24 @@ says. It draws:
 - a window of 200,000 or 1,000,000 tokens (``claude-sonnet-4-5``, ``claude-opus-4-6``), a baseline of 8k to 30k
   (system prompt and tools), every prompt's size and every call's output;
 - 1 to ``max_steps`` steps of 1 to 3 a turn, each with its size, traced (an edited file) or untraced (a deploy);
+  mostly one to three sessions' worth (a restart or more), one task in eight ending before any crossing;
 - a policy: one threshold or graduated zones (wind down, then restart; an optional masking zone), the reserve of
   Claude Code's autocompact buffer (0, 13k, 33k or 45k) and the tool-call fallback, unless one is given;
 - Claude Code's autocompaction (at its own default trigger, or at a configured one near the threshold), old tool
   results cleared without a compaction (microcompaction, the API's context editing), garbled usage on chosen turns;
+  every task states the summary a compaction leaves (``summary_tokens``), an autocompaction's or the one a
+  ``/compact`` the loop sends leaves (through the SDK only the loop sends prompts, so a ``/compact`` is the loop's
+  act, which the fake agent answers as Claude Code does);
 - how the agent answers each checkpoint request: every way :data:`ctxsim.agent.DEGRADATIONS` names (a refusal, an
   empty block, a reply cut off, the template echoed, the block fenced or elsewhere in the reply, the request
   rejected as prompt too long), one for every restart or a list for the first ones.
+
+**How often.** A bug that shows in one combination must not wait for a rare draw, so the draws follow swarm
+testing (each task stresses a few things, not everything at once): two tasks in three plan a degraded checkpoint,
+its first way drawn evenly from all of them, with the steps traced when the way leaves no usable state (so every
+step is counted) and mostly untraced when it is lossless (so a loop that drops it loses work); at the first
+session's crossing there is nothing, a compaction or cleared and garbled turns, one at a time, so one event does
+not hide another.
 
 **Only shapes Claude Code and a model produce, and only tasks a correct loop can finish.** The generator keeps
 these invariants, so every counterexample is a bug of the loop, never of the task (the reference loop,
@@ -23,7 +34,7 @@ these invariants, so every counterexample is a bug of the loop, never of the tas
 
 1. **Progress.** A fresh session's first turn ends below the threshold: the baseline plus one turn's most
    (its prompt, per step a tool call and its result, the closing reply) stays under it, so every session does
-   work before a restart is owed.
+   work before a restart is owed; so does a session just compacted (the baseline, the summary and one turn).
 2. **Nothing reaches the window.** A correct loop's largest context is below the threshold before the turn that
    crosses it, plus that turn, the wind-down turn of a graduated policy and the checkpoint request: that stays
    within the window, so no request of a correct loop is rejected (a rejected checkpoint request is drawn as the
@@ -34,12 +45,12 @@ these invariants, so every counterexample is a bug of the loop, never of the tas
    back below it. No tracker can see a crossing in garbage, so no loop may be blamed for missing one.
 4. **No livelock.** A reply that leaves no usable state (refusal, empty block, cut off, prompt too long) costs a
    correct loop only the untraced steps; it is drawn for every restart only when every step is traced, else for
-   the first few restarts, so the task always ends.
+   the first restart only, so the task always ends.
 5. **Enough restarts.** ``max_restarts`` is at least what a correct loop can need: the steps, done again once per
    degraded checkpoint that loses work, over the steps every session surely does.
 6. **Sizes are exact.** Every prompt takes ``prompt_tokens``; one draw in two lands a turn of the first session
    exactly on the threshold (the boundary ``>=`` decides); events are drawn at the first session's crossing or
-   the turns after it as often as elsewhere.
+   the turns after it as well as elsewhere.
 
 Draws shrink towards one step, the first session's shape, no event and well-formed checkpoints.
 """
@@ -181,7 +192,9 @@ class _Shape:
         return next((t for t in range(1, turns + 1) if self.context_after(t) >= self.threshold), None)
 
 
-def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _Shape:
+def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int, *, again: bool = False) -> _Shape:
+    """The sizes of a task; ``again``: work for a second crossing after the first (a compaction near the first
+    crossing leaves the session going, and what a loop does at its next crossing is the point)."""
     threshold = policy.threshold_tokens(window=window)
     grace = 1 if policy.wind_down else 0
     cap = max(50, (window - threshold) // (16 * (grace + 1)))  # prompts and outputs leave room above the threshold
@@ -192,14 +205,25 @@ def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _S
     # invariants 1 and 2: a turn's most keeps a fresh session's first turn below the threshold, and the crossing
     # turn, the wind-down turn and the checkpoint request within the window
     room = min((window - threshold - prompt - 3 * output) // (grace + 1), threshold - baseline - prompt - 1)
-    # about the turns a fresh session holds before it crosses, and about the sessions the task needs: most tasks
-    # need a restart or more
+    # about the turns a fresh session holds before it crosses
     turns = draw(st.integers(2, max(2, min(6, max_steps // per_turn // 2))))
-    n = min(max_steps, draw(st.integers(1, 4)) * turns * per_turn + draw(st.integers(0, turns * per_turn)))
     largest = max(0, min((room - prompt - (per_turn + 1) * output) // per_turn,
                          (threshold - baseline) // (turns * per_turn)))
-    sizes = [largest - d for d in draw(st.lists(st.integers(0, largest // 2), min_size=n, max_size=n))]
+    most = min(max_steps, 5 * turns * per_turn)
+    sizes = [largest - d for d in draw(st.lists(st.integers(0, largest // 2), min_size=most, max_size=most))]
     shape = _Shape(window, baseline, prompt, output, per_turn, threshold, grace, sizes, largest, turns)
+    first = shape.first_crossing()
+    # the work, in lengths of the first session up to its crossing: most tasks need a restart or more (one shrinks
+    # to one crossing), one in eight ends before any
+    crossings = draw(st.sampled_from((1, 2, 1, 3, 1, 2, 3, 0)))
+    crossings = max(crossings, 2) if again else crossings
+    if first is None:
+        n = draw(st.integers(1, most))
+    elif crossings == 0:
+        n = draw(st.integers(1, max(1, (first - 1) * per_turn)))
+    else:
+        n = min(most, (crossings * first + (2 if again else 0)) * per_turn + draw(st.integers(0, first * per_turn)))
+    shape.sizes = sizes = sizes[:n]
     first = shape.first_crossing()
     if first is not None and draw(st.booleans()):  # invariant 6: land the crossing exactly on the threshold
         last = min(n, first * per_turn) - 1
@@ -209,31 +233,46 @@ def _shape(draw: Any, window: int, policy: PressurePolicy, max_steps: int) -> _S
     return shape
 
 
-def _checkpoints(draw: Any, task: dict[str, Any], traced: list[bool], names: tuple[str, ...]) -> list[str]:
-    """Draw the checkpoint plan into ``task``; the names drawn (invariant 4)."""
+def _checkpoints(draw: Any, names: tuple[str, ...]) -> str | list[str]:
+    """The checkpoint plan: one way for every restart, or a way for each of the first restarts; ``[]`` for well
+    formed checkpoints only (what it shrinks to). Two tasks in three plan a degraded reply, its first way drawn
+    evenly from ``names`` (swarm testing: a bug in one way is found as fast as in any other)."""
     order = {name: k for k, name in enumerate(_COSTLY_FIRST)}
     degraded = tuple(sorted((name for name in names if name != "well_formed"), key=lambda n: order.get(n, 99)))
-    if not degraded or not draw(st.booleans()):  # shrinks to well-formed checkpoints
+    if not degraded or draw(st.integers(0, 2)) == 0:
         return []
-    lossless = tuple(name for name in degraded if name in LOSSLESS)
-    # with untraced steps, mostly replies a correct loop loses nothing to (so every step must be done once)
-    pool = degraded if all(traced) or not lossless or draw(st.integers(0, 3)) == 3 else lossless
     if draw(st.integers(0, 2)) == 0:  # one way for every restart
-        one: str = draw(st.sampled_from(pool))
-        if one in LOSSLESS or all(traced):  # a correct loop loses nothing to it: the task always progresses
-            task["checkpoints"] = one
-        else:  # a reply losing the untraced work at every restart could livelock any loop: the first only
-            task["checkpoints"] = [one]
-        return [one]
+        one: str = draw(st.sampled_from(degraded))
+        return one
     # the first restarts each a different way (a correct loop handles every one), the later ones well formed
-    plan: list[str] = draw(st.permutations(pool))[:draw(st.integers(1, len(pool)))]
-    task["checkpoints"] = plan
+    plan: list[str] = draw(st.permutations(degraded))[:draw(st.integers(1, len(degraded)))]
     return plan
 
 
-def _compaction(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None) -> None:
-    how = draw(st.sampled_from(("none", "after-crossing", "claude-code", "configured")))
-    if how == "none" or (how == "after-crossing" and first is None):
+def _traced(draw: Any, n: int, plan: str | list[str]) -> list[bool]:
+    """Which steps leave their work in the workspace. A reply that leaves no usable state costs a correct loop
+    nothing only when every step is traced (so the checks can count every step), and a lossless reply a buggy
+    loop drops costs it only the untraced steps: three tasks in four are drawn accordingly."""
+    first = plan if isinstance(plan, str) else plan[0] if plan else "well_formed"
+    if first not in LOSSLESS:
+        how = draw(st.sampled_from(("none", "none", "none", "some")))
+    elif first != "well_formed":
+        how = draw(st.sampled_from(("some", "none", "some", "all")))
+    else:
+        how = draw(st.sampled_from(("none", "none", "some", "all")))
+    return ([True] * n if how == "none" else [False] * n if how == "all"
+            else draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+
+
+def _compaction(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None, *, near: bool) -> None:
+    """Claude Code's autocompaction: ``near`` the first session's crossing (in the turn after it, or configured
+    near the threshold, where the two race), else at its default trigger or never. Every task states the summary a
+    compaction leaves, an autocompaction's or a ``/compact`` the loop sends: below the threshold by a turn's most
+    (invariant 1 holds after a compaction too)."""
+    summary = min(draw(st.integers(1_000, 20_000)), shape.threshold - shape.baseline - shape.growth - 1)
+    task["summary_tokens"] = max(0, summary)
+    how = draw(st.sampled_from(("after-crossing", "configured") if near else ("none", "none", "claude-code")))
+    if how == "none":
         return
     if how == "claude-code":  # its default trigger
         at = shape.window - min(_MAX_OUTPUT, 20_000) - _COMPACT_BUFFER
@@ -242,16 +281,15 @@ def _compaction(draw: Any, task: dict[str, Any], shape: _Shape, first: int | Non
         at = min(shape.window, reached + 1 + draw(st.integers(0, shape.growth - 1)))
     else:  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: near the loop's threshold, where the two race
         at = min(shape.window, shape.threshold + draw(st.integers(0, shape.growth)))
-    summary = min(draw(st.integers(1_000, 20_000)), at - shape.baseline - 1)
-    if summary >= 0:
+    if shape.baseline + task["summary_tokens"] < at:
         task["autocompact_at"] = at
-        task["summary_tokens"] = summary
 
 
-def _events(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None) -> None:
-    """Cleared tool results and garbled usage (invariants 3 and 6)."""
+def _events(draw: Any, task: dict[str, Any], shape: _Shape, first: int | None, *, near: bool) -> None:
+    """Cleared tool results and garbled usage (invariants 3 and 6): ``near`` the first session's crossing (at it or
+    in the turns after it), and anywhere else."""
     spots: list[tuple[int, int]] = []
-    if first is not None and draw(st.booleans()):  # at session 1's crossing, or the turns after it
+    if near and first is not None:
         spots.append((1, first + draw(st.sampled_from((1, 1, 0, 2)))))
     for _ in range(draw(st.integers(0, 2))):
         spots.append((draw(st.integers(1, 2)), draw(st.integers(1, 15))))
@@ -280,27 +318,36 @@ def _tasks(draw: Any, policy: PressurePolicy | None, windows: tuple[int, ...], m
            degradations: tuple[str, ...]) -> GeneratedTask:
     window = draw(st.sampled_from(windows))
     chosen = policy if policy is not None else draw(_policies())
-    shape = _shape(draw, window, chosen, max_steps)
+    # what happens at the first session's crossing: nothing, a compaction or cleared and garbled turns, one at a
+    # time (swarm testing: one event near the crossing does not hide another)
+    near = draw(st.sampled_from(("nothing", "compaction", "events")))
+    shape = _shape(draw, window, chosen, max_steps, again=near == "compaction")
     if policy is None and draw(st.integers(0, 2)) == 2:  # the tool-call fallback, reached before the threshold or not
         per_session = shape.turns * shape.per_turn
         chosen = replace(chosen, max_tool_calls=draw(st.integers(max(2, per_session // 2), 2 * per_session)))
     n = len(shape.sizes)
-    untraced = draw(st.sampled_from(("none", "none", "some", "all")))
-    traced = ([True] * n if untraced == "none" else [False] * n if untraced == "all"
-              else draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    plan = _checkpoints(draw, degradations)
+    traced = _traced(draw, n, plan)
+    if not all(traced) and isinstance(plan, str) and plan not in LOSSLESS:
+        plan = [plan]  # invariant 4: a reply losing the untraced work at every restart could livelock any loop
+    elif not all(traced) and isinstance(plan, list):  # the later restarts lose nothing: every step is counted
+        plan = plan[:1] + [name for name in plan[1:] if name in LOSSLESS]
     task: dict[str, Any] = {"steps": [s if t else {"tokens": s, "traced": False} for s, t in zip(shape.sizes, traced)]}
     if shape.per_turn != 1:
         task["steps_per_turn"] = shape.per_turn
     task["prompt_tokens"], task["output_tokens"] = shape.prompt, shape.output
     task["policy"] = _policy_document(chosen)
-    plan = _checkpoints(draw, task, traced, degradations)
+    if plan:
+        task["checkpoints"] = plan
     first = shape.first_crossing()
-    _compaction(draw, task, shape, first)
-    _events(draw, task, shape, first)
+    near = near if first is not None else "nothing"
+    _compaction(draw, task, shape, first, near=near == "compaction")
+    _events(draw, task, shape, first, near=near == "events")
     # invariant 5: every session surely does this many new steps; each degraded reply may cost all done so far
     progress = max(1, min(max(1, shape.safe_turns) * shape.per_turn, chosen.max_tool_calls or n))
-    degraded = 0 if all(traced) else sum(1 for name in plan if name not in LOSSLESS)
-    task["max_restarts"] = max(len(plan), math.ceil(n * (1 + degraded) / progress) + degraded + 1)
+    planned = [plan] if isinstance(plan, str) else plan
+    degraded = 0 if all(traced) else sum(1 for name in planned if name not in LOSSLESS)
+    task["max_restarts"] = max(len(planned), math.ceil(n * (1 + degraded) / progress) + degraded + 1)
     seed = draw(st.integers(0, 999))
     effective = chosen.effective_window(window)
     comment = (f"Generated: {n} step(s) of up to {shape.largest:,} tokens, {shape.per_turn} a turn; a turn adds at "
