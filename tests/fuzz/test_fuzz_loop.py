@@ -206,7 +206,7 @@ def test_a_tracker_under_test_is_given_to_the_loop_and_to_its_reproduction(
     assert "broke invariant 'restart-count'" in done.stdout
 
 
-def test_the_search_draws_every_task_afresh_and_still_shrinks() -> None:
+def _draw_tasks(examples: int) -> list[str]:
     from hypothesis import Phase, seed as seed_of
 
     from ctxsim.fuzz import independent_backend
@@ -215,13 +215,18 @@ def test_the_search_draws_every_task_afresh_and_still_shrinks() -> None:
     drawn: list[str] = []
 
     @seed_of(3)
-    @settings(max_examples=150, deadline=None, database=None, phases=[Phase.generate],
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck), backend=independent_backend())
     @given(task_scenarios())
     def draw(task: GeneratedTask) -> None:
         drawn.append(task.text())
 
     draw()
+    return drawn
+
+
+def test_the_search_draws_every_task_afresh_and_still_shrinks() -> None:
+    drawn = _draw_tasks(150)
     assert len(drawn) == 150 and len(set(drawn)) == 150  # no copy of an earlier task
     # shrinking runs on Hypothesis' own provider whatever the backend: the sizes shrink to the strategy's least
     found = fuzz_loop(MUTANTS["checkpoint-not-carried"].edit, examples=100, seed=0, progress=None)
@@ -229,3 +234,31 @@ def test_the_search_draws_every_task_afresh_and_still_shrinks() -> None:
     doc = found.task.document
     assert (doc["world"]["baseline"], doc["task"]["prompt_tokens"], doc["task"]["output_tokens"]) == (8_000, 50, 20)
     assert len(set(doc["task"]["steps"])) == 1, found.task.text()  # every step the largest size
+
+
+_DRAW_IN_A_PROCESS = """
+{imports}
+import hashlib
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from ctxsim.fuzz import independent_backend
+from ctxsim.strategies import task_scenarios
+drawn = []
+@seed(3)
+@settings(max_examples=60, deadline=None, database=None, phases=[Phase.generate],
+          suppress_health_check=list(HealthCheck), backend=independent_backend())
+@given(task_scenarios())
+def draw(task):
+    drawn.append(task.text())
+draw()
+print(hashlib.sha256("".join(drawn).encode()).hexdigest())
+"""
+
+
+def test_the_same_seed_draws_the_same_tasks_whatever_modules_are_loaded() -> None:
+    # Hypothesis' own provider also draws constants it finds in the local modules loaded, so the same seed drew
+    # other tasks in a process that had imported the CLI and the plugin (checked by hand with backend="hypothesis");
+    # the search's provider draws none
+    digests = {subprocess.run([sys.executable, "-c", _DRAW_IN_A_PROCESS.format(imports=imports)], check=True,
+                              capture_output=True, text=True, timeout=120).stdout.strip()
+               for imports in ("", "import ctxsim.cli, ctxsim.plugin")}
+    assert len(digests) == 1, digests
