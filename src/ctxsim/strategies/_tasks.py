@@ -52,7 +52,8 @@ these invariants, so every counterexample is a bug of the loop, never of the tas
    exactly on the threshold (the boundary ``>=`` decides); events are drawn at the first session's crossing or
    the turns after it as well as elsewhere.
 
-Draws shrink towards one step, the first session's shape, no event and well-formed checkpoints.
+Draws shrink towards the fewest steps that still cross once, the first session's shape, no event and well-formed
+checkpoints.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ _MAX_OUTPUT = 32_000
 _COMPACT_BUFFER = 13_000  # Claude Code's autocompact trigger: window - min(max_output, 20k) - 13k
 _COSTLY_FIRST = ("refusal", "empty_block", "truncated", "prompt_too_long", "several_blocks", "template_echo",
                  "unclosed", "no_tags")
-"""The checkpoint replies drawn first (Hypothesis favours the first choices): those that leave no usable or no
-complete state, then those with the state elsewhere than in one closed block; the fences and odd tags after."""
+"""The order of the degraded checkpoint replies, which a shrunk counterexample moves towards (Hypothesis shrinks a
+choice towards the first): those that leave no usable or no complete state, then those with the state elsewhere
+than in one closed block; the fences and odd tags after. Drawing is even over all of them."""
 
 
 @dataclass(frozen=True, repr=False)
