@@ -5,7 +5,7 @@ to five copies in which one span of choices is replaced by another span with the
 need a value repeated, but a generated task is dozens of numbers of a few labels, so the copies are mostly near
 duplicates of a task already run. Measured over 1,000 drawn tasks (seeds 0 to 4): the default engine drew about
 790 different tasks of about 280 different shapes (number of steps, checkpoint plan, policy, compaction, garbled
-turns); drawn afresh, 1,000 tasks of about 995 shapes (``benchmarks/bench_loop_fuzz.py --compare`` prints both, and
+turns); drawn afresh, 1,000 tasks of about 998 shapes (``benchmarks/bench_loop_fuzz.py --compare`` prints both, and
 the time each engine takes to find every mutant). This backend draws exactly as Hypothesis' own (its provider, its
 seeded random, its distributions), but every test case from scratch: Hypothesis runs a backend other than its own
 without the mutator and without its tree of seen prefixes. Reusing a database and shrinking a failure are
@@ -13,18 +13,22 @@ unchanged: Hypothesis runs both with its own provider whatever the backend.
 
 One more difference, for determinism: Hypothesis' provider now and then draws a constant it found in the source
 of the modules loaded from outside site-packages, so the same seed drew other tasks in a process that had loaded
-other modules (a run of the command, of a benchmark, of a test), or where ctxsim was installed editable rather than
-from its wheel. This backend draws no such constant: the same seed draws the same tasks in any process.
+other modules (a run of the command, of a benchmark, of a test). This backend draws no such constant: the same
+seed draws the same tasks in any process.
 
 The backend is registered through Hypothesis' documented extension point for backends (``settings(backend=...)``
-and its table of providers, ``AVAILABLE_PROVIDERS``), on first use, never at import.
+and its table of providers, ``AVAILABLE_PROVIDERS``), on first use, never at import. A Hypothesis without that
+table gets its default engine instead: the search is slower there, its verdicts the same.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
+try:
+    from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
+except ImportError:  # pragma: no cover - a Hypothesis older than its backend table
+    AVAILABLE_PROVIDERS, HypothesisProvider = None, object  # type: ignore[assignment,misc]
 
 __all__ = ["BACKEND", "IndependentDraws", "independent_backend"]
 
@@ -41,6 +45,9 @@ class IndependentDraws(HypothesisProvider):
 
 
 def independent_backend() -> str:
-    """The name of this backend, registered with Hypothesis on first use."""
+    """The name of this backend, registered with Hypothesis on first use (``"hypothesis"``, its default engine,
+    where the installed Hypothesis has no table of backends)."""
+    if AVAILABLE_PROVIDERS is None:  # pragma: no cover
+        return "hypothesis"
     AVAILABLE_PROVIDERS.setdefault(BACKEND, f"{IndependentDraws.__module__}.{IndependentDraws.__qualname__}")
     return BACKEND
