@@ -36,8 +36,8 @@ from claude_agent_sdk import (
 )
 
 __all__ = ["CONTEXT_USAGE_FIELDS", "FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
-           "compare_keys", "compare_raw", "field_pattern", "id_shapes", "message_kind", "project_context_usage",
-           "project_hook", "project_message", "project_permission"]
+           "compare_keys", "compare_raw", "field_at", "field_pattern", "id_shapes", "message_kind",
+           "project_context_usage", "project_hook", "project_message", "project_permission"]
 
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
@@ -187,6 +187,17 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 """Every field a projection can hold, by :func:`message_kind` (``model_usage[*]`` stands for each model). Each has a
 self-check in the tests that plants a divergence in the fake for it alone and requires :func:`compare` to name it."""
+
+
+def field_at(data: Mapping[str, Any], path: str) -> Any:
+    """The value at the dotted ``path`` of ``data`` (``context_window.used_percentage``), or ``"<absent>"``
+    where a key is missing or a value on the way is no mapping: a field's absence is a value to compare."""
+    value: Any = data
+    for key in path.split("."):
+        if not isinstance(value, Mapping) or key not in value:
+            return "<absent>"
+        value = value[key]
+    return value
 
 
 def field_pattern(name: str) -> str:

@@ -19,9 +19,6 @@ rendering to them.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,11 +36,9 @@ from ._statusline import (
     _payloads,
     _read,
     _Repl,
-    _repl_env,
-    _repl_home,
+    _running_repl,
     _settled,
     _wait,
-    statusline_skip_reason,
 )
 
 __all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed", "trimmed_files"]
@@ -176,31 +171,14 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
     """Play ``session`` in the bundled CLI's REPL under tmux against a fake API; the recording as JSON-able data
     (see the module's docstring). ``timeout`` bounds each wait, in seconds; the tmux server, the CLI, the fake API
     and the directory are gone on return, also on an error."""
-    reason = statusline_skip_reason()
-    if reason is not None:
-        raise LiveError(f"ctxsim: cannot record the REPL: {reason}")
-    workdir = Path(tempfile.mkdtemp(prefix=f"ctxsim-repl-{os.getpid()}-"))
     api = FakeMessagesAPI(window=session.window)
-    repl: _Repl | None = None
-    try:
-        home, _, out = _repl_home(workdir, api)
-        api.start()
-        repl = _Repl(workdir, _repl_env(api, home, tmp=workdir / "tmp", extra=session.env), session.model, timeout)
-        _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
-        _wait("settle after starting", _settled(out), timeout, repl.screen)
-        steps: list[dict[str, Any]] = []
-        for ask in session.steps:
-            steps.append(_step(ask, api, repl, out, home, timeout))
-        payloads = [{"ns": int(p.stem), "payload": _read(p)} for p in _payloads(out)]
-        transcripts = read_transcripts(home / ".claude" / "projects")
-    finally:
-        if repl is not None:
-            repl.close()
-        api.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with _running_repl("the REPL", api, session.model, timeout, session.env) as run:
+        steps = [_step(ask, api, run.repl, run.payloads, run.home, timeout) for ask in session.steps]
+        payloads = [{"ns": int(p.stem), "payload": _read(p)} for p in _payloads(run.payloads)]
+        transcripts = read_transcripts(run.home / ".claude" / "projects")
     return {"format": 1, "name": session.name, "description": session.description,
             "cli_version": bundled_cli_version(), "sdk_version": claude_agent_sdk.__version__,
-            "model": session.model, "window": session.window, "env": dict(session.env), "workdir": str(workdir),
+            "model": session.model, "window": session.window, "env": dict(session.env), "workdir": str(run.workdir),
             "payloads": payloads, "steps": steps, "transcripts": trimmed_files(transcripts), "unhandled": api.unhandled,
             "count_tokens_calls": api.count_tokens_calls}
 

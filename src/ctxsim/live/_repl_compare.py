@@ -38,7 +38,7 @@ from ..world import (
     ToolUse,
     model_window,
 )
-from ._projection import Difference
+from ._projection import Difference, field_at
 from ._transcript import compare_files
 
 __all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
@@ -135,22 +135,13 @@ def world_of_recording(recording: ReplRecording) -> Session:
                    auto_compact_window=int(auto) if auto else None, entrypoint="repl")
 
 
-def _get(data: Mapping[str, Any], path: str) -> Any:
-    value: Any = data
-    for key in path.split("."):
-        if not isinstance(value, Mapping) or key not in value:
-            return "<absent>"
-        value = value[key]
-    return value
-
-
 _FIELDS = ("context_window", "exceeds_200k_tokens", "model.id", "model.display_name", "version", "fast_mode",
            "thinking", "output_style", "workspace.added_dirs")
 
 
 def _project(payload: Mapping[str, Any], previous_id: Any, moment_ns: int | None) -> dict[str, Any]:
     """What is compared of ``payload`` (``previous_id``: the ``prompt_id`` of the payload before it)."""
-    out = {name: _get(payload, name) for name in _FIELDS}
+    out = {name: field_at(payload, name) for name in _FIELDS}
     out["keys"] = sorted(payload)
     cost = payload.get("cost") or {}
     out["cost.total_cost_usd"] = round(float(cost.get("total_cost_usd", 0)), 9)

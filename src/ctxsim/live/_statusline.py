@@ -22,7 +22,8 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ..world import Call, Compaction, ConversationReset, Query, Session, Step, T
 from ._api import FakeMessagesAPI, Reply, Served
 from ._claude import LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask, ScriptedSession
-from ._projection import Difference, Projection
+from ._projection import Difference, Projection, field_at
 
 __all__ = ["PAYLOAD_FIELDS", "STATUSLINE_SESSIONS", "StatuslineRecording", "compare_payloads", "load_recordings",
            "project_payload", "record_statusline", "record_statusline_command", "recording_dir",
@@ -223,21 +224,49 @@ def _repl_env(api: FakeMessagesAPI, home: Path, **cli: Any) -> dict[str, str]:
             **cli_env(api.base_url, home, api_key=api.key, **cli)}
 
 
-def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> StatuslineRecording:
-    """Play ``scripted`` in the CLI's interactive REPL under tmux against a fake API and record the statusline
-    payloads (see the module's docstring). ``timeout`` bounds each wait, in seconds."""
+@dataclass(frozen=True)
+class _ReplRun:
+    """A running REPL (:func:`_running_repl`) and where it lives: its directory, home, project and payloads."""
+
+    repl: _Repl
+    workdir: Path
+    home: Path
+    project: Path
+    payloads: Path
+
+
+@contextmanager
+def _running_repl(what: str, api: FakeMessagesAPI, model: str, timeout: float,
+                  env: Mapping[str, str] | None = None) -> Iterator[_ReplRun]:
+    """The bundled CLI's REPL under tmux, in a private home (:func:`_repl_home`) and temporary directory, against
+    ``api`` (started here), with ``env`` added to its environment; started and settled after its first statusline
+    payload. ``what`` names the recording in the error when tmux or the CLI is
+    missing. The tmux server, the CLI, ``api`` and the directory are gone on exit, also on an error."""
     reason = statusline_skip_reason()
     if reason is not None:
-        raise LiveError(f"ctxsim: cannot record the statusline: {reason}")
-    workdir = Path(tempfile.mkdtemp(prefix=f"ctxsim-statusline-{os.getpid()}-"))
-    api = FakeMessagesAPI()
+        raise LiveError(f"ctxsim: cannot record {what}: {reason}")
+    workdir = Path(tempfile.mkdtemp(prefix=f"ctxsim-repl-{os.getpid()}-"))
     repl: _Repl | None = None
     try:
         home, project, out = _repl_home(workdir, api)
         api.start()
-        repl = _Repl(workdir, _repl_env(api, home), scripted.model, timeout)
+        repl = _Repl(workdir, _repl_env(api, home, tmp=workdir / "tmp", extra=env), model, timeout)
         _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
         _wait("settle after starting", _settled(out), timeout, repl.screen)
+        yield _ReplRun(repl, workdir, home, project, out)
+    finally:
+        if repl is not None:
+            repl.close()
+        api.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> StatuslineRecording:
+    """Play ``scripted`` in the CLI's interactive REPL under tmux against a fake API and record the statusline
+    payloads (see the module's docstring). ``timeout`` bounds each wait, in seconds."""
+    api = FakeMessagesAPI()
+    with _running_repl("the statusline", api, scripted.model, timeout) as run:
+        repl, home, project, out = run.repl, run.home, run.project, run.payloads
         initial = [_read(p) for p in _payloads(out)]
         served_per_step: list[list[Served]] = []
         steps: list[dict[str, Any]] = []
@@ -263,11 +292,6 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
             steps.append(_read(_payloads(out)[-1]))
             served_per_step.append(list(api.served[before:]))
         transcripts = read_transcripts(home / ".claude" / "projects")
-    finally:
-        if repl is not None:
-            repl.close()
-        api.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
     world = world_of(scripted, served_per_step, transcripts, [str(p["session_id"]) for p in steps])
     return StatuslineRecording(scripted.name, bundled_cli_version(), initial, steps, world, str(project),
                                transcripts)
@@ -304,18 +328,9 @@ def world_of(scripted: ScriptedSession, served: Sequence[Sequence[Served]],
 # --- projection and comparison ----------------------------------------------------------------------------------
 
 
-def _get(data: Mapping[str, Any], path: str) -> Any:
-    value: Any = data
-    for key in path.split("."):
-        if not isinstance(value, Mapping) or key not in value:
-            return "<absent>"
-        value = value[key]
-    return value
-
-
 def project_payload(payload: Mapping[str, Any]) -> Projection:
     """What statusline tools read of ``payload`` (:data:`PAYLOAD_FIELDS`), flat; the cost rounded to 1e-9."""
-    out: Projection = {name: _get(payload, name) for name in PAYLOAD_FIELDS if name != "keys"}
+    out: Projection = {name: field_at(payload, name) for name in PAYLOAD_FIELDS if name != "keys"}
     cost = out["cost.total_cost_usd"]
     if isinstance(cost, float):
         out["cost.total_cost_usd"] = round(cost, 9)
