@@ -53,26 +53,23 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
 def _record(args: argparse.Namespace) -> int:
     from ..live import CAPTURES, record_command
 
-    if args.repl:
-        from ..live import REPL_SESSIONS, LiveError, record_repl_command
+    if args.repl or args.statusline:  # the REPL under tmux: its sessions, and the command that records them
+        from ..live import (
+            REPL_SESSIONS,
+            STATUSLINE_SESSIONS,
+            LiveError,
+            record_repl_command,
+            record_statusline_command,
+        )
 
+        sessions, record = ((REPL_SESSIONS, record_repl_command) if args.repl
+                            else (STATUSLINE_SESSIONS, record_statusline_command))
         if args.list:
-            for name, session in REPL_SESSIONS.items():
+            for name, session in sessions.items():
                 print(f"{name}: {session.description}")
             return 0
         try:
-            return record_repl_command(args.names, args.dir or CAPTURES)
-        except LiveError as exc:
-            raise CommandError(str(exc)) from None
-    if args.statusline:
-        from ..live import STATUSLINE_SESSIONS, LiveError, record_statusline_command
-
-        if args.list:
-            for name, scripted in STATUSLINE_SESSIONS.items():
-                print(f"{name}: {scripted.description}")
-            return 0
-        try:
-            return record_statusline_command(args.names, args.dir or CAPTURES)
+            return record(args.names, args.dir or CAPTURES)
         except LiveError as exc:
             raise CommandError(str(exc)) from None
 
