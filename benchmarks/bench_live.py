@@ -17,8 +17,8 @@ import time
 
 import anyio
 
+from ctxsim.lab._fidelity import Ask, ScriptedSession, play_inprocess, play_live
 from ctxsim.live._claude import LiveClaude, bundled_cli_version
-from ctxsim.live._fidelity import Ask, ScriptedSession, play_inprocess, play_live
 
 
 async def session_start() -> float:

@@ -37,6 +37,7 @@ LAYERS = (
     "ctxsim.fuzz",
     "ctxsim.score",
     "ctxsim.live",
+    "ctxsim.lab",
     "ctxsim.plugin",
     "ctxsim.cli",
     "ctxsim",

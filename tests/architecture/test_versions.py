@@ -19,7 +19,7 @@ from ctxsim.wire._versions import captured_versions, installed_cli_version, sdk_
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(ctxsim.__file__).resolve().parent
-SHIPPED = sorted((p.name.removeprefix("claude-code-") for p in (PACKAGE / "live" / "captures").iterdir()),
+SHIPPED = sorted((p.name.removeprefix("claude-code-") for p in (PACKAGE / "wire" / "captures").iterdir()),
                  key=lambda v: tuple(map(int, v.split("."))))
 
 CLI_VERSION = re.compile(r"(?<![\d.])2\.\d+\.\d+(?![\d.])")
@@ -68,7 +68,7 @@ def test_every_claude_code_version_named_in_the_docs_has_a_capture() -> None:
     oldest = version_key(SHIPPED[0])
     missing = {v: places for v, places in named.items() if v not in SHIPPED and version_key(v) >= oldest}
     assert any(version_key(v) < oldest for v in named)  # the rule above is exercised: citations exist
-    assert not missing, ("Claude Code versions named without a capture in ctxsim/live/captures (say what holds "
+    assert not missing, ("Claude Code versions named without a capture in ctxsim/wire/captures (say what holds "
                          "without the version, or record it with `ctxsim fidelity --record`): "
                          + "; ".join(f"{v} at {', '.join(p[:3])}" for v, p in sorted(missing.items())))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxsim.live._projection import Difference
+from ctxsim.lab._projection import Difference
 
 KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "several-queries": {},

@@ -3,7 +3,7 @@
 Marked ``live`` (CI runs them; ``-m 'not live'`` deselects them). Each test checks, when it ends, that it left no
 child process, no thread and no listening socket behind. Expected values come from the real CLI: the fidelity
 tests compare what it does with what the in-process fake does for the same world, and with the captures that ship
-in ``ctxsim/live/captures`` (of the installed version, or the newest one below it).
+in ``ctxsim/wire/captures`` (of the installed version, or the newest one below it).
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ import anyio
 import pytest
 from live_known import unexplained
 
+from ctxsim.lab._fidelity import SESSIONS, Played, play_inprocess, play_live
+from ctxsim.lab._projection import compare, compare_keys, compare_raw
+from ctxsim.lab._record import CAPTURES, capture_for, drift
 from ctxsim.live._api import FakeMessagesAPI, Reply
 from ctxsim.live._claude import LiveClaude, LiveError, child_processes
-from ctxsim.live._fidelity import SESSIONS, Played, play_inprocess, play_live
-from ctxsim.live._projection import compare, compare_keys, compare_raw
-from ctxsim.live._record import CAPTURES, capture_for, drift
 from ctxsim.plugin import DRIFT_PROPERTY
 from ctxsim.world import Text
 

@@ -1,4 +1,4 @@
-"""The in-process fake against the captures of the real CLI that ship in ``ctxsim/live/captures``, every version.
+"""The in-process fake against the captures of the real CLI that ship in ``ctxsim/wire/captures``, every version.
 
 Every capture holds a scripted session played live (the CLI of its version, the fake Messages API answering), the
 world session
@@ -17,9 +17,9 @@ import anyio
 import pytest
 from live_known import KNOWN, unexplained
 
-from ctxsim.live._fidelity import SESSIONS, play_inprocess
-from ctxsim.live._projection import compare, compare_keys, compare_raw, message_kind
-from ctxsim.live._record import (
+from ctxsim.lab._fidelity import SESSIONS, play_inprocess
+from ctxsim.lab._projection import compare, compare_keys, compare_raw, message_kind
+from ctxsim.lab._record import (
     Capture,
     capture_for,
     captured_versions,

@@ -1,8 +1,8 @@
-"""The statusline payload rendering held to the real CLI's REPL (ctxsim.live._statusline).
+"""The statusline payload rendering held to the real CLI's REPL (ctxsim.lab._statusline).
 
 The live test drives the installed CLI's interactive REPL under tmux and compares every payload it sends after each
 step with the rendering (marked ``live``; it skips, saying why, where tmux is absent). The recordings under
-``src/ctxsim/live/captures/claude-code-<version>/statusline/`` (``ctxsim record --statusline``) hold the rendering
+``src/ctxsim/wire/captures/claude-code-<version>/statusline/`` (``ctxsim record --statusline``) hold the rendering
 to the CLI that was recorded, with no CLI needed; the self-checks plant a divergence in the rendering for one
 projected field at a time and assert the comparison names it.
 """
@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.live._statusline import (
+from ctxsim.lab import tmux_skip_reason
+from ctxsim.lab._statusline import (
     PAYLOAD_FIELDS,
     STATUSLINE_SESSIONS,
     StatuslineRecording,
     compare_payloads,
     load_recordings,
     record_statusline,
-    statusline_skip_reason,
 )
 from ctxsim.wire import statusline_payloads
 from ctxsim.wire._versions import CAPTURES
@@ -42,7 +42,7 @@ def _leftovers() -> set[str]:
 @pytest.mark.live
 @pytest.mark.parametrize("name", list(STATUSLINE_SESSIONS))
 def test_rendered_payloads_match_the_repl_s(name: str) -> None:
-    reason = statusline_skip_reason()
+    reason = tmux_skip_reason()
     if reason is not None:
         pytest.skip(f"ctxsim: {reason}")
     before = _leftovers()
@@ -143,7 +143,7 @@ def test_record_statusline_lists_its_sessions(capsys: pytest.CaptureFixture[str]
 def test_record_statusline_names_an_unknown_session(capsys: pytest.CaptureFixture[str]) -> None:
     from ctxsim import cli
 
-    if statusline_skip_reason() is not None:
-        pytest.skip(f"ctxsim: {statusline_skip_reason()}")
+    if tmux_skip_reason() is not None:
+        pytest.skip(f"ctxsim: {tmux_skip_reason()}")
     assert cli.main(["record", "--statusline", "no-such-session"]) == 2
     assert "ctxsim: no statusline session 'no-such-session'" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The transcript rendering held to the real CLI's transcript (ctxsim.live._transcript).
+"""The transcript rendering held to the real CLI's transcript (ctxsim.lab._transcript).
 
 The live test plays each scripted session through the bundled CLI and compares, at every observation point, every
 file the CLI wrote with the rendering of the world that happened, field by field (marked ``live``). The
@@ -23,17 +23,17 @@ import pytest
 from claude_agent_sdk import ResultMessage
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.live._api import ApiRequest, Reply, Served
-from ctxsim.live._claude import LiveClaude
-from ctxsim.live._fidelity import SESSIONS, play_live
-from ctxsim.live._projection import Difference
-from ctxsim.live._settle import RequestSnapshot, RequestSnapshots
-from ctxsim.live._transcript import (
+from ctxsim.lab._fidelity import SESSIONS, play_live
+from ctxsim.lab._projection import Difference
+from ctxsim.lab._settle import RequestSnapshot, RequestSnapshots
+from ctxsim.lab._transcript import (
     ROW_FIELDS,
     compare_transcripts,
     pair_transcripts,
     project_rows,
 )
+from ctxsim.live._api import ApiRequest, Reply, Served
+from ctxsim.live._claude import LiveClaude
 from ctxsim.wire import TranscriptRender, render_transcript
 from ctxsim.world import Session, SessionBuilder
 
@@ -44,7 +44,7 @@ def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
     """Every file the CLI wrote, at every observation point of the session, against the rendering there.
 
     The fake API holds each request the CLI sends (a main-chain or subagent call, the compaction summary request)
-    until the CLI's transcript has settled (:class:`~ctxsim.live._settle.RequestSnapshots`), and the files are
+    until the CLI's transcript has settled (:class:`~ctxsim.lab._settle.RequestSnapshots`), and the files are
     compared with the rendering just before that call or compaction starts: the last observation point before it,
     with the rows the rendering writes after that point (tool results, the next prompt, a subagent's prompt).
     After each step the files are compared at its result point and at every point after its last request.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ctxsim.live._projection import Difference
-from ctxsim.live._release import ReleaseCheck, SessionCheck
+from ctxsim.lab._projection import Difference
+from ctxsim.lab._release import ReleaseCheck, SessionCheck
 
 
 def _check(tracked: int) -> ReleaseCheck:

@@ -1,6 +1,6 @@
-"""The rendering held to the REPL recordings of every bundled CLI (ctxsim.live._repl, ctxsim.live._repl_compare).
+"""The rendering held to the REPL recordings of every bundled CLI (ctxsim.lab._repl, ctxsim.lab._repl_compare).
 
-Offline: each recording under ``src/ctxsim/live/captures/claude-code-<version>/repl/`` is compared with the rendering
+Offline: each recording under ``src/ctxsim/wire/captures/claude-code-<version>/repl/`` is compared with the rendering
 of the world it recorded, every payload (at start and after each step) and every compaction boundary; the recorded
 facts the rendering follows are asserted from the recordings themselves; a divergence planted in a recording is
 named. Live (marked ``live``): one session recorded with the installed CLI under tmux and compared the same way.
@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.live._repl import REPL_SESSIONS, record_repl
-from ctxsim.live._repl_compare import (
+from ctxsim.lab import tmux_skip_reason
+from ctxsim.lab._repl import REPL_SESSIONS, record_repl
+from ctxsim.lab._repl_compare import (
     ReplRecording,
     compare_repl_boundaries,
     compare_repl_payloads,
     compare_repl_transcripts,
     load_repl_recordings,
 )
-from ctxsim.live._statusline import statusline_skip_reason
 from ctxsim.wire import CAPTURES
 
 RECORDINGS = load_repl_recordings(CAPTURES)
@@ -121,7 +121,7 @@ def test_a_planted_divergence_is_named() -> None:
 
 def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison tells the shapes apart: the recording's world rendered as an SDK session differs."""
-    import ctxsim.live._repl_compare as compare
+    import ctxsim.lab._repl_compare as compare
 
     recording = _named("compact-two-calls", VERSIONS[-1])
     world = dataclasses.replace(compare.world_of_recording(recording), entrypoint="sdk")
@@ -137,7 +137,7 @@ def _leftovers() -> set[str]:
 @pytest.mark.live
 @pytest.mark.parametrize("name", ["compact-one-call", "compact-two-calls", "cache-miss", "clear"])
 def test_the_installed_repl_matches_the_rendering(name: str) -> None:
-    reason = statusline_skip_reason()
+    reason = tmux_skip_reason()
     if reason is not None:
         pytest.skip(f"ctxsim: {reason}")
     before = _leftovers()

@@ -1,5 +1,5 @@
 """The statusline payload and the transcript around a compaction, from a SessionBuilder session, against what the
-recorded REPL of each bundled CLI wrote (``ctxsim/live/captures/claude-code-*/repl/``): the payload right after a
+recorded REPL of each bundled CLI wrote (``ctxsim/wire/captures/claude-code-*/repl/``): the payload right after a
 compaction is all zeros when the compaction keeps a trailing segment (two or more calls before it) and null when
 it keeps none (one call), the payload carries ``prompt_cache`` with every key the CLI writes, and the boundary's
 ``compactMetadata`` has every key the CLI wrote for that session. The expected keys and values are read from the

@@ -40,7 +40,7 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME", help="scripted sessions (default: all; --list shows them)")
     parser.add_argument("--dir", type=Path, default=None,
                         help="where the captures go, under claude-code-<CLI version>/ (default: the captures "
-                             "ctxsim ships, src/ctxsim/live/captures in a checkout)")
+                             "ctxsim ships, src/ctxsim/wire/captures in a checkout)")
     parser.add_argument("--list", action="store_true", help="list the scripted sessions and exit")
     parser.add_argument("--statusline", action="store_true",
                         help="record the statusline payloads instead: the CLI's interactive REPL driven under tmux "
@@ -51,16 +51,11 @@ def _configure_record(parser: argparse.ArgumentParser) -> None:
 
 
 def _record(args: argparse.Namespace) -> int:
-    from ..live import CAPTURES, record_command
+    from ..lab import CAPTURES, record_command
 
     if args.repl or args.statusline:  # the REPL under tmux: its sessions, and the command that records them
-        from ..live import (
-            REPL_SESSIONS,
-            STATUSLINE_SESSIONS,
-            LiveError,
-            record_repl_command,
-            record_statusline_command,
-        )
+        from ..lab import REPL_SESSIONS, STATUSLINE_SESSIONS, record_repl_command, record_statusline_command
+        from ..live import LiveError
 
         sessions, record = ((REPL_SESSIONS, record_repl_command) if args.repl
                             else (STATUSLINE_SESSIONS, record_statusline_command))
@@ -98,7 +93,8 @@ def _conformance(args: argparse.Namespace) -> int:
 def _fidelity(args: argparse.Namespace) -> int:
     import json
 
-    from ..live import LiveError, check_release
+    from ..lab import check_release
+    from ..live import LiveError
 
     try:
         check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout)

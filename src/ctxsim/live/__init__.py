@@ -1,10 +1,10 @@
 """The live backend: the real Claude Code CLI bundled in ``claude-agent-sdk``, against a fake Messages API.
 
 :class:`FakeMessagesAPI` is the fake Anthropic Messages API on 127.0.0.1; :class:`LiveClaude` the lifecycle that runs
-the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`check_release` (``ctxsim fidelity``) the
-scripted sessions played live and in-process and compared field by field (the fake's fidelity to the CLI);
-:func:`record_command` (``ctxsim record``) the captures written into the package; :func:`run_scenario_live` a
-scenario through the CLI (``--ctx-backend=live``); ``ctxsim serve`` one scenario served to any client of the real CLI.
+the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`run_scenario_live` a scenario through the CLI
+(``--ctx-backend=live``); :class:`ScenarioServer` and :class:`TaskServer` one scenario served to any client of the
+real CLI (``ctxsim serve``). The recorders and the fidelity check that hold ctxsim to each CLI release are the lab
+(:mod:`ctxsim.lab`), built on the names here.
 """
 
 from __future__ import annotations
@@ -22,10 +22,16 @@ if TYPE_CHECKING:
         Served as Served,
         prompt_too_long as prompt_too_long,
     )
-    from ._claude import LiveClaude as LiveClaude, LiveError as LiveError
-    from ._record import CAPTURES as CAPTURES, record_command as record_command
-    from ._release import check_release as check_release
-    from ._repl import REPL_SESSIONS as REPL_SESSIONS, record_repl_command as record_repl_command
+    from ._claude import (
+        LiveClaude as LiveClaude,
+        LiveError as LiveError,
+        bundled_cli_path as bundled_cli_path,
+        bundled_cli_version as bundled_cli_version,
+        cli_env as cli_env,
+        cli_version as cli_version,
+        read_transcripts as read_transcripts,
+    )
+    from ._requests import RequestKind as RequestKind
     from ._scenarios import (
         live_skip_reason as live_skip_reason,
         run_scenario_live as run_scenario_live,
@@ -37,9 +43,6 @@ if TYPE_CHECKING:
         read_estimates as read_estimates,
     )
     from ._serve_task import TaskServer as TaskServer
-    from ._statusline import (
-        STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
-        record_statusline_command as record_statusline_command,
-    )
+    from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -3,7 +3,7 @@
 Since Claude Code 2.1.251 the payload carries ``prompt_cache`` once the session has made a request (absent before,
 and again after ``/clear``). :class:`PromptCacheStats` follows a session's main-chain calls and computes each key
 as the bundled CLI was recorded computing it (the REPL of 2.1.330, 2.1.331 and 2.1.332 under tmux against a fake
-API whose usage was stated exactly; the recordings ship in ``ctxsim/live/captures/claude-code-*/repl``):
+API whose usage was stated exactly; the recordings ship in ``ctxsim/wire/captures/claude-code-*/repl``):
 
 - ``requests``: the main chain's calls (a subagent's and the compaction summary request do not count);
   ``cache_write_tokens``: the sum of their ``cache_creation_input_tokens``; ``hit_ratio``: the sum of their cache

@@ -2,7 +2,7 @@
 
 The SDK's transcript (:mod:`._transcript`) and the REPL's carry the same calls, tool results and compactions; what
 differs is what a hand-written tracker trips on when it reads the last row's type or follows ``parentUuid``. As
-recorded from the REPL of Claude Code 2.1.330-2.1.332 (``ctxsim/live/captures/claude-code-*/repl/``), the
+recorded from the REPL of Claude Code 2.1.330-2.1.332 (``ctxsim/wire/captures/claude-code-*/repl/``), the
 REPL's file:
 
 - opens with ``mode``, ``permission-mode`` and ``atis-latch`` lines, writes a ``file-history-snapshot`` line before

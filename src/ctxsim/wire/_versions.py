@@ -16,7 +16,7 @@ from pathlib import Path
 __all__ = ["CAPTURES", "captured_versions", "installed_cli_version", "installed_sdk_version", "sdk_bundled_file",
            "version_key"]
 
-CAPTURES = Path(__file__).resolve().parents[1] / "live" / "captures"
+CAPTURES = Path(__file__).resolve().parent / "captures"
 """The captures that ship with ctxsim: ``claude-code-<version>/<scripted session>.json``."""
 
 

@@ -3,43 +3,36 @@
 The CLI runs ``statusLine.command`` only in its interactive REPL (never with ``-p`` or the SDK), so
 :func:`record_statusline` starts the bundled CLI in a private tmux server against
 :class:`~ctxsim.live.FakeMessagesAPI`, with a temporary ``HOME`` whose settings' ``statusLine.command`` saves
-each payload to a file, types each prompt of a :class:`~ctxsim.live._fidelity.ScriptedSession` (replies scripted
+each payload to a file, types each prompt of a :class:`~ctxsim.lab._fidelity.ScriptedSession` (replies scripted
 as for the fidelity suite, usage stated exactly), and keeps the last payload after each step and those sent
 before the first. The world that happened (the calls the API served, the compaction the transcript records) comes
 with it, so :func:`compare_payloads` can hold :func:`ctxsim.wire.statusline_payloads` to the payloads field by
 field. Every wait is bounded and ends in a :class:`~ctxsim.live.LiveError`; the tmux server, the CLI and the
-directory are removed on the way out, also on an error. :func:`statusline_skip_reason` says why it cannot run (no
+directory are removed on the way out, also on an error. :func:`tmux_skip_reason` says why it cannot run (no
 tmux).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import shutil
-import signal
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import claude_agent_sdk
 
+from ..live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
 from ..wire import context_window, render, statusline_payloads
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
-from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import LiveError, bundled_cli_path, bundled_cli_version, cli_env, read_transcripts
 from ._fidelity import Ask, ScriptedSession
 from ._projection import Difference, Projection, field_at
+from ._tmux import payload_files, read_payload, running_repl, settled, tmux_skip_reason, wait_for, written_since
 
 __all__ = ["PAYLOAD_FIELDS", "STATUSLINE_SESSIONS", "StatuslineRecording", "compare_payloads", "load_recordings",
            "project_payload", "record_statusline", "record_statusline_command", "recording_dir",
-           "statusline_skip_reason", "world_of"]
+           "tmux_skip_reason", "world_of"]
 
 PAYLOAD_FIELDS = ("session_id", "transcript_path", "cwd", "model.id", "model.display_name",
                   "workspace.current_dir", "workspace.project_dir", "workspace.added_dirs", "version",
@@ -70,13 +63,6 @@ STATUSLINE_SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
 """The scripted REPL sessions whose payloads are recorded, by name."""
 
 
-def statusline_skip_reason() -> str | None:
-    """Why the statusline cannot be recorded here (None when it can): tmux is needed to drive the REPL."""
-    if shutil.which("tmux") is None:
-        return "tmux is not installed (the statusline runs only in the interactive REPL, driven under tmux)"
-    return None
-
-
 @dataclass
 class StatuslineRecording:
     """What the REPL sent to ``statusLine.command`` in one scripted session, and the world that happened."""
@@ -94,7 +80,7 @@ class StatuslineRecording:
     """The CLI's transcript files at the end."""
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able form (the session as :func:`ctxsim.live._record.session_to_json` writes it)."""
+        """A JSON-able form (the session as :func:`ctxsim.lab._record.session_to_json` writes it)."""
         from ._record import session_to_json
 
         return {"format": 1, "name": self.name, "cli_version": self.cli_version,
@@ -110,164 +96,13 @@ class StatuslineRecording:
                    session_from_json(data["session"]), str(data["cwd"]))
 
 
-# --- the REPL under tmux ----------------------------------------------------------------------------------------
-
-
-class _Repl:
-    """The bundled CLI's REPL in a private tmux server (its socket in ``workdir``)."""
-
-    def __init__(self, workdir: Path, env: Mapping[str, str], model: str, timeout: float) -> None:
-        self.socket = workdir / "tmux.sock"
-        self.timeout = timeout
-        cli = bundled_cli_path()
-        launcher = workdir / "repl.sh"
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-        launcher.write_text(f"{exports}cd {shlex.quote(str(workdir / 'project'))}\n"
-                            f"exec {shlex.quote(str(cli))} --model {shlex.quote(model)}\n")
-        self.pids: list[int] = []
-        self.tmux("new-session", "-d", "-s", "ctxsim", "-x", "200", "-y", "50", f"sh {shlex.quote(str(launcher))}")
-        shown = self.tmux("display-message", "-p", "-t", "ctxsim", "#{pane_pid} #{pid}").split()
-        self.pids = [int(pid) for pid in shown]
-        """The CLI (the pane's process) and the tmux server."""
-
-    def tmux(self, *args: str) -> str:
-        try:
-            done = subprocess.run(["tmux", "-S", str(self.socket), *args], capture_output=True, text=True,
-                                  timeout=10)
-        except subprocess.TimeoutExpired:
-            raise LiveError(f"ctxsim: tmux {args[0]} did not return within 10 s") from None
-        if done.returncode != 0:
-            raise LiveError(f"ctxsim: tmux {' '.join(args[:2])} failed: {done.stderr.strip()}")
-        return done.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "ctxsim")
-
-    def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", "ctxsim", "-l", text)
-        time.sleep(0.3)
-        self.tmux("send-keys", "-t", "ctxsim", "Enter")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=10)
-        deadline = time.monotonic() + 5.0
-        for pid in self.pids:
-            while _alive(pid):
-                if time.monotonic() > deadline:
-                    os.kill(pid, signal.SIGKILL)
-                    break
-                time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[0] != "Z"
-
-
-def _wait(what: str, done: Callable[[], bool], timeout: float, screen: Callable[[], str]) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            tail = " | ".join(line.strip() for line in screen().splitlines() if line.strip())[-300:]
-            raise LiveError(f"ctxsim: the REPL did not {what} within {timeout:g} s (screen: {tail})")
-        time.sleep(0.1)
-
-
-def _payloads(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if p.suffix == ".json")
-
-
-def _newer(directory: Path, since_ns: int) -> Callable[[], bool]:
-    """Done once a payload was written after ``since_ns`` (its name is the time its command started)."""
-    return lambda: any(int(p.stem) > since_ns for p in _payloads(directory))
-
-
-def _settled(directory: Path, quiet: float = 1.5) -> Callable[[], bool]:
-    """Done once no payload was written for ``quiet`` seconds."""
-    def done() -> bool:
-        files = _payloads(directory)
-        return not files or time.time() - files[-1].stat().st_mtime > quiet
-    return done
-
-
-def _read(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text())
-    if not isinstance(data, dict):
-        raise LiveError(f"ctxsim: the statusline payload {path.name} is not a JSON object")
-    return data
-
-
-def _repl_home(workdir: Path, api: FakeMessagesAPI) -> tuple[Path, Path, Path]:
-    """A REPL's private home under ``workdir``: onboarding done, ``api``'s own key approved, its project trusted,
-    and a statusline command that keeps every payload as a file of ``out``; ``(home, project, out)``."""
-    home, project, out = workdir / "home", workdir / "project", workdir / "payloads"
-    for directory in (home / ".claude", project, out, workdir / "tmp"):
-        directory.mkdir(parents=True)
-    config = json.dumps({"hasCompletedOnboarding": True, "theme": "dark",
-                         "customApiKeyResponses": {"approved": [api.key[-20:]], "rejected": []},
-                         "projects": {str(project): {"hasTrustDialogAccepted": True, "allowedTools": []}}})
-    for where in (home / ".claude.json", home / ".claude" / ".claude.json"):
-        where.write_text(config)
-    command = f"cat > {shlex.quote(str(out))}/$(date +%s%N).json; echo ctxsim"
-    (home / ".claude" / "settings.json").write_text(json.dumps({"statusLine": {"type": "command",
-                                                                               "command": command}}))
-    return home, project, out
-
-
-def _repl_env(api: FakeMessagesAPI, home: Path, **cli: Any) -> dict[str, str]:
-    """The environment a REPL runs in: a terminal, and the CLI pointed at ``api`` with its key
-    (:func:`cli_env`'s other keywords as given)."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
-            **cli_env(api.base_url, home, api_key=api.key, **cli)}
-
-
-@dataclass(frozen=True)
-class _ReplRun:
-    """A running REPL (:func:`_running_repl`) and where it lives: its directory, home, project and payloads."""
-
-    repl: _Repl
-    workdir: Path
-    home: Path
-    project: Path
-    payloads: Path
-
-
-@contextmanager
-def _running_repl(what: str, api: FakeMessagesAPI, model: str, timeout: float,
-                  env: Mapping[str, str] | None = None) -> Iterator[_ReplRun]:
-    """The bundled CLI's REPL under tmux, in a private home (:func:`_repl_home`) and temporary directory, against
-    ``api`` (started here), with ``env`` added to its environment; started and settled after its first statusline
-    payload. ``what`` names the recording in the error when tmux or the CLI is
-    missing. The tmux server, the CLI, ``api`` and the directory are gone on exit, also on an error."""
-    reason = statusline_skip_reason()
-    if reason is not None:
-        raise LiveError(f"ctxsim: cannot record {what}: {reason}")
-    workdir = Path(tempfile.mkdtemp(prefix=f"ctxsim-repl-{os.getpid()}-"))
-    repl: _Repl | None = None
-    try:
-        home, project, out = _repl_home(workdir, api)
-        api.start()
-        repl = _Repl(workdir, _repl_env(api, home, tmp=workdir / "tmp", extra=env), model, timeout)
-        _wait("start and send its first statusline payload", lambda: bool(_payloads(out)), timeout, repl.screen)
-        _wait("settle after starting", _settled(out), timeout, repl.screen)
-        yield _ReplRun(repl, workdir, home, project, out)
-    finally:
-        if repl is not None:
-            repl.close()
-        api.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
 def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> StatuslineRecording:
     """Play ``scripted`` in the CLI's interactive REPL under tmux against a fake API and record the statusline
     payloads (see the module's docstring). ``timeout`` bounds each wait, in seconds."""
     api = FakeMessagesAPI()
-    with _running_repl("the statusline", api, scripted.model, timeout) as run:
+    with running_repl("the statusline", api, scripted.model, timeout) as run:
         repl, home, project, out = run.repl, run.home, run.project, run.payloads
-        initial = [_read(p) for p in _payloads(out)]
+        initial = [read_payload(p) for p in payload_files(out)]
         served_per_step: list[list[Served]] = []
         steps: list[dict[str, Any]] = []
         for ask in scripted.steps:
@@ -284,12 +119,12 @@ def record_statusline(scripted: ScriptedSession, *, timeout: float = 60.0) -> St
                 return calls >= wanted and not api.model.main
 
             asked = time.time_ns()
-            _wait(f"answer {ask.prompt!r}", answered, timeout, repl.screen)
-            _wait(f"send a payload after answering {ask.prompt!r}", _newer(out, max(asked, time.time_ns())
+            wait_for(f"answer {ask.prompt!r}", answered, timeout, repl.screen)
+            wait_for(f"send a payload after answering {ask.prompt!r}", written_since(out, max(asked, time.time_ns())
                                                                              if wanted else asked), timeout,
                   repl.screen)
-            _wait(f"settle after {ask.prompt!r}", _settled(out), timeout, repl.screen)
-            steps.append(_read(_payloads(out)[-1]))
+            wait_for(f"settle after {ask.prompt!r}", settled(out), timeout, repl.screen)
+            steps.append(read_payload(payload_files(out)[-1]))
             served_per_step.append(list(api.served[before:]))
         transcripts = read_transcripts(home / ".claude" / "projects")
     world = world_of(scripted, served_per_step, transcripts, [str(p["session_id"]) for p in steps])
@@ -395,7 +230,7 @@ def load_recordings(directory: Path) -> list[StatuslineRecording]:
 def record_statusline_command(names: Sequence[str], directory: Path, *, timeout: float = 60.0) -> int:
     """``ctxsim record --statusline``: record the REPL sessions ``names`` (all of :data:`STATUSLINE_SESSIONS` when
     empty) and write each under :func:`recording_dir`; prints what it wrote and how the rendering compares."""
-    reason = statusline_skip_reason()
+    reason = tmux_skip_reason()
     if reason is not None:
         raise LiveError(f"ctxsim: cannot record the statusline: {reason}")
     unknown = [n for n in names if n not in STATUSLINE_SESSIONS]

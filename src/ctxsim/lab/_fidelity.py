@@ -3,14 +3,14 @@
 A :class:`ScriptedSession` is a list of :class:`Ask` steps: a prompt (or a command: ``/compact``, ``/clear``) and
 the replies the fake model gives to the main chain and to subagents while the CLI answers it. :func:`play_live`
 plays it through the real bundled CLI against :class:`~ctxsim.live.FakeMessagesAPI` and records, per step,
-the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.live._projection`), every hook
+the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.lab._projection`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
 ``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
-asked to, at each request it sent, held there until they settled: :class:`~ctxsim.live._settle.RequestSnapshots`),
+asked to, at each request it sent, held there until they settled: :class:`~ctxsim.lab._settle.RequestSnapshots`),
 and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
 in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
-:func:`~ctxsim.live._projection.compare` names every field where the two differ.
+:func:`~ctxsim.lab._projection.compare` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
 partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
@@ -35,10 +35,9 @@ from claude_agent_sdk import (
     ResultMessage,
 )
 
+from ..live import FakeMessagesAPI, FrameEdit, FrameTap, LiveClaude, LiveError, Reply, Served, cli_version
 from ..sdk import FakeTransport, kept_by_client
 from ..world import DEFAULT_MODEL, Session, Text, Thinking, ToolUse
-from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import LiveClaude, LiveError, cli_version
 from ._frame_keys import FrameKeys, frame_keys, raw_fields
 from ._projection import (
     Projection,
@@ -51,7 +50,6 @@ from ._projection import (
 )
 from ._recorded import session_of
 from ._settle import SETTLE_TIMEOUT, RequestSnapshot, RequestSnapshots
-from ._tap import FrameEdit, FrameTap
 
 __all__ = ["DENY_REASON", "HOOK_EVENTS", "REFUSAL", "SESSIONS", "Ask", "HookSetup", "Played", "ScriptedSession",
            "play_inprocess", "play_live"]
@@ -150,7 +148,7 @@ class Played:
     """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live._claude.LiveClaude.transcripts`)."""
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
-    (:class:`~ctxsim.live._settle.RequestSnapshots`); empty lists otherwise."""
+    (:class:`~ctxsim.lab._settle.RequestSnapshots`); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000

@@ -1,7 +1,7 @@
 """Claude Code's REPL recorded whole: every statusline payload, the transcript, the calls served, per CLI version.
 
 :func:`record_repl` plays a :class:`ReplSession` in the bundled CLI's interactive REPL under tmux against
-:class:`~ctxsim.live._api.FakeMessagesAPI` (the machinery of :mod:`ctxsim.live._statusline`: a private ``HOME``
+:class:`~ctxsim.live._api.FakeMessagesAPI` (the machinery of :mod:`ctxsim.lab._statusline`: a private ``HOME``
 whose ``statusLine.command`` saves every payload it is sent, prompts typed into the pane), with the model, the
 window and the environment the session names (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``,
 ``CLAUDE_CODE_DISABLE_1M_CONTEXT``), and keeps **every** payload with the moment its command started, the calls the
@@ -12,7 +12,7 @@ recordings small; what trackers read (usage, ids, types, ``compactMetadata``) is
 :data:`REPL_SESSIONS` are the sessions recorded for every bundled CLI (``ctxsim record --repl``): one, two and
 three prompts before ``/compact``, a tool round before it, an autocompaction, ``/clear``, a subagent, a cache
 miss, a 1M session (and one past its autocompact point), a ``[1m]`` model under ``CLAUDE_CODE_DISABLE_1M_CONTEXT``.
-The recordings ship under ``captures/claude-code-<version>/repl/``; :mod:`ctxsim.live._repl_compare` holds the
+The recordings ship under ``captures/claude-code-<version>/repl/``; :mod:`ctxsim.lab._repl_compare` holds the
 rendering to them.
 """
 
@@ -27,19 +27,10 @@ from typing import Any
 
 import claude_agent_sdk
 
+from ..live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
 from ..world import DEFAULT_MODEL, Text, ToolUse
-from ._api import FakeMessagesAPI, Reply, Served
-from ._claude import LiveError, bundled_cli_version, read_transcripts
 from ._fidelity import Ask
-from ._statusline import (
-    _newer,
-    _payloads,
-    _read,
-    _Repl,
-    _running_repl,
-    _settled,
-    _wait,
-)
+from ._tmux import Repl, payload_files, read_payload, running_repl, settled, wait_for, written_since
 
 __all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed", "trimmed_files"]
 
@@ -172,9 +163,9 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
     (see the module's docstring). ``timeout`` bounds each wait, in seconds; the tmux server, the CLI, the fake API
     and the directory are gone on return, also on an error."""
     api = FakeMessagesAPI(window=session.window)
-    with _running_repl("the REPL", api, session.model, timeout, session.env) as run:
+    with running_repl("the REPL", api, session.model, timeout, session.env) as run:
         steps = [_step(ask, api, run.repl, run.payloads, run.home, timeout) for ask in session.steps]
-        payloads = [{"ns": int(p.stem), "payload": _read(p)} for p in _payloads(run.payloads)]
+        payloads = [{"ns": int(p.stem), "payload": read_payload(p)} for p in payload_files(run.payloads)]
         transcripts = read_transcripts(run.home / ".claude" / "projects")
     return {"format": 1, "name": session.name, "description": session.description,
             "cli_version": bundled_cli_version(), "sdk_version": claude_agent_sdk.__version__,
@@ -183,7 +174,7 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
             "count_tokens_calls": api.count_tokens_calls}
 
 
-def _step(ask: Ask, api: FakeMessagesAPI, repl: _Repl, out: Path, home: Path, timeout: float) -> dict[str, Any]:
+def _step(ask: Ask, api: FakeMessagesAPI, repl: Repl, out: Path, home: Path, timeout: float) -> dict[str, Any]:
     """Type one step and wait (bounded) until it is answered and its payloads have settled."""
     before = len(api.served)
     api.model.main.extend(ask.main)
@@ -198,10 +189,10 @@ def _step(ask: Ask, api: FakeMessagesAPI, repl: _Repl, out: Path, home: Path, ti
         calls = kinds.count("compact") if compact else kinds.count("main")
         return calls >= wanted and not api.model.main and not api.model.subagent
 
-    _wait(f"answer {ask.prompt!r}", answered, timeout, repl.screen)
-    _wait(f"send a payload after {ask.prompt!r}", _newer(out, typed), timeout, repl.screen)
+    wait_for(f"answer {ask.prompt!r}", answered, timeout, repl.screen)
+    wait_for(f"send a payload after {ask.prompt!r}", written_since(out, typed), timeout, repl.screen)
     time.sleep(1.0)  # a payload may follow the answer by up to a second (the compaction's does)
-    _wait(f"settle after {ask.prompt!r}", _settled(out, 2.0), timeout, repl.screen)
+    wait_for(f"settle after {ask.prompt!r}", settled(out, 2.0), timeout, repl.screen)
     rows = {path: len(r) for path, r in read_transcripts(home / ".claude" / "projects").items()}
     return {"prompt": ask.prompt, "typed_ns": typed, "served": [_served(s) for s in api.served[before:]],
             "rows": rows}

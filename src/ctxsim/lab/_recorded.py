@@ -1,5 +1,5 @@
 """The world of a live run: the :class:`~ctxsim.world.Session` that really happened, from what the fake API served
-and the order in which the CLI reported it. Private to :mod:`ctxsim.live._fidelity`.
+and the order in which the CLI reported it. Private to :mod:`ctxsim.lab._fidelity`.
 
 The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
 (tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read
@@ -19,6 +19,7 @@ from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, ToolResultBlock, UserMessage
 
+from ..live import Served
 from ..world import (
     CHARS_PER_TOKEN,
     Call,
@@ -30,7 +31,6 @@ from ..world import (
     SubagentStart,
     ToolResult,
 )
-from ._api import Served
 
 __all__ = ["session_of"]
 
