@@ -14,7 +14,7 @@ import claude_agent_sdk
 import pytest
 
 import ctxsim
-from ctxsim.trackers._shipped import TOOLS
+from ctxsim.tools import TOOLS
 from ctxsim.wire._versions import captured_versions, installed_cli_version, sdk_bundled_file, version_key
 
 ROOT = Path(__file__).resolve().parents[2]

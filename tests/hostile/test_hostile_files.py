@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from _tally import Tally
 
-from ctxsim.scenario import ImportFailure, write_import
+from ctxsim.importer import ImportFailure, write_import
 
 GOOD = """\
 name: good
@@ -135,10 +135,10 @@ def test_an_import_of_a_hostile_recording_is_one_line(hostile: Tally, tmp_path: 
 
 def test_a_recording_past_the_line_limit_is_one_line(hostile: Tally, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                       ) -> None:
-    from ctxsim.scenario import _files
+    from ctxsim.recordings import _files
 
     monkeypatch.setattr(_files, "MAX_LINES", 3)  # the bound, not the size of a file that reaches it
-    monkeypatch.setattr("ctxsim.scenario._recording.MAX_LINES", 3)
+    monkeypatch.setattr("ctxsim.recordings._recording.MAX_LINES", 3)
     source = tmp_path / "rec.jsonl"
     source.write_text("".join(json.dumps({"type": "keep_alive", "n": i}) + "\n" for i in range(5)))
     with pytest.raises(ImportFailure) as failure:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _tally import Tally
 
-from ctxsim.scenario import write_import
+from ctxsim.importer import write_import
 from ctxsim.wire import render
 from ctxsim.world import SessionBuilder
 

@@ -17,10 +17,10 @@ import pytest
 from claude_agent_sdk import ClaudeSDKClient
 
 from ctxsim.cli import main
+from ctxsim.importer import ImportFailure, import_recordings, write_import
+from ctxsim.importer._scrub import Scrubber, filler
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.scenario._importer import ImportFailure, import_recordings, write_import
-from ctxsim.scenario._scrub import Scrubber, filler
 from ctxsim.sdk import FakeTransport
 from ctxsim.trackers import CATALOGUE, make
 from ctxsim.wire import render

@@ -11,8 +11,8 @@ import pytest
 
 from ctxsim.check import run_tracker_parsed
 from ctxsim.corpus import bundled_scenarios
+from ctxsim.importer import ImportFailure, import_recordings
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.scenario._importer import ImportFailure, import_recordings
 from ctxsim.trackers import reference_for
 from ctxsim.wire import render, render_transcript
 from ctxsim.world import Session, SessionBuilder
@@ -87,7 +87,7 @@ def test_every_corpus_session_imports_with_its_truth(scenario: SessionScenario, 
 
 def test_an_import_whose_truth_the_reference_does_not_track_is_refused(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxsim.scenario import _recording
+    from ctxsim.recordings import _recording
 
     real = _recording._after_compaction
 

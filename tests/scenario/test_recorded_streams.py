@@ -323,7 +323,7 @@ def test_a_world_key_that_cannot_apply_to_a_recording_is_refused(tmp_path: Path,
 
 
 def test_the_truth_reader_of_recordings_shares_no_code_with_the_reference() -> None:
-    root = Path(__file__).resolve().parents[2] / "src" / "ctxsim" / "scenario"
+    root = Path(__file__).resolve().parents[2] / "src" / "ctxsim" / "recordings"
     for name in ("_recording.py", "_truth.py"):
         text = (root / name).read_text()
         assert "reference" not in re.findall(r"^from \.\.(\w+)", text, re.MULTILINE), name

@@ -29,7 +29,7 @@ import pytest
 from ctxsim.corpus import bundled_scenarios
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers._shipped import TOOLS, InstallError, Tool, install, installed, tracker
+from ctxsim.tools import TOOLS, InstallError, Tool, install, installed, tracker
 from ctxsim.world import Call, Compaction, ConversationReset, keeps_segment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,7 +25,7 @@ def _configure_import(parser: argparse.ArgumentParser) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..scenario import ImportFailure, write_import
+    from ..importer import ImportFailure, write_import
 
     try:
         written = write_import(args.recordings, args.output, force=args.force, steps=not args.stream)

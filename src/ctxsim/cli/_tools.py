@@ -20,7 +20,7 @@ from ._common import CommandError, _load, _scenario_files, _write_page
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
     from ..scenario import SessionScenario
-    from ..trackers import Tool
+    from ..tools import Tool
 
 
 def _configure_tools(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def _configure_tools(parser: argparse.ArgumentParser) -> None:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    from ..trackers import TOOLS
+    from ..tools import TOOLS
 
     if args.action == "install":
         return _install(args.paths or list(TOOLS), args.timeout)
@@ -52,7 +52,7 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _install(names: list[str], timeout: float) -> int:
-    from ..trackers import TOOLS, InstallError, install
+    from ..tools import TOOLS, InstallError, install
 
     failed = 0
     for name in names:
@@ -103,7 +103,7 @@ def verdicts_page(scenarios: list[SessionScenario], tools: list[Tool], *, progre
     """The Markdown page: each installed tool in each of its modes over ``scenarios``, with what each tool reads
     and its known bugs; tools not installed are listed as such."""
     from ..runner import run_scenario
-    from ..trackers import RESEARCHED_CLI, installed, tracker
+    from ..tools import RESEARCHED_CLI, installed, tracker
 
     columns = [_Column(t.label(m), t, m) for t in tools if installed(t) is not None for m in t.modes]
     missing = [t for t in tools if installed(t) is None]

@@ -1,7 +1,7 @@
 """Reading an API ``usage`` dict: the prompt size it reports, its cache read, and the system prefix.
 
 Plain functions over dicts, with no SDK: the reference tracker reads every call through them, and so do the parts of
-ctxsim that derive a truth from a recorded stream (:mod:`ctxsim.scenario._recording`) without loading the SDK.
+ctxsim that derive a truth from a recorded stream (:mod:`ctxsim.recordings`) without loading the SDK.
 """
 
 from __future__ import annotations

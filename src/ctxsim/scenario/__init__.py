@@ -70,8 +70,7 @@ stream; :func:`ctxsim.runner.run_scenario` runs a tracker over it) or a :class:`
 :func:`ctxsim.runner.run_task` runs a restart loop on it). Each carries only its own fields.
 
 :func:`load_scenario` reads a file, :func:`parse_scenario` a string, :func:`scenario_yaml` writes a session back as
-scenario text, and :func:`write_import` (``ctxsim import``) turns recordings into scenarios that can be shared,
-every text scrubbed.
+scenario text (:func:`ctxsim.importer.write_import`, ``ctxsim import``, turns recordings into scenarios).
 """
 
 from __future__ import annotations
@@ -82,14 +81,13 @@ from .._lazy import lazy_face
 from . import _schema
 
 if TYPE_CHECKING:
-    from ._dump import scenario_yaml as scenario_yaml, task_yaml as task_yaml
+    from ._dump import flow as flow, scenario_yaml as scenario_yaml, task_yaml as task_yaml
     from ._expect import (
         ExpectedFailure as ExpectedFailure,
         LoopExpectations as LoopExpectations,
         ThresholdSpec as ThresholdSpec,
     )
     from ._faults import FaultSpec as FaultSpec
-    from ._importer import ImportFailure as ImportFailure, write_import as write_import
     from ._load import (
         Scenario as Scenario,
         ScenarioError as ScenarioError,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, get_args
 import yaml
 
 from ..check import crossings
+from ..recordings import FORMATS, MAX_SCENARIO_BYTES, Recording, RecordingError, read_bounded, read_recording
 from ..wire import Observation, Script, render
 from ..world import Entrypoint, Quantity, Query, Session, SessionBuilder, model_window
 from . import _schema as schema
@@ -31,8 +32,6 @@ from ._expect import (
     read_expect,
 )
 from ._faults import FaultSpec, apply as apply_faults, not_judged, plan as fault_plan, read_faults, surfaces
-from ._files import MAX_SCENARIO_BYTES, read_bounded
-from ._recording import FORMATS, Recording, RecordingError, read_recording
 from ._steps import StepBuilder
 from ._task import TaskSpec, check_task_expectations, read_task
 from ._yaml import Map, Positioned, Reader, describe, load as load_yaml

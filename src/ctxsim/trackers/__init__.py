@@ -1,6 +1,6 @@
 """Trackers: what a tracker is (:class:`Tracker`, :class:`PointTracker`, the adapters :class:`RawDicts`,
 :class:`ResultsOnly`, :class:`FromRatio`), statusline commands as trackers (:class:`CommandTracker`, read through
-:class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions, :data:`TOOLS`), trackers in any
+:class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions are :mod:`ctxsim.tools`), trackers in any
 language fed the stream (:class:`StreamTracker`, one process per session speaking a line protocol), naming one on a
 command line (:func:`resolve`), and the catalogue of the reference and faithful reproductions of trackers with known
 bugs (:data:`CATALOGUE`: the designs and the formulas surveyed in the wild). Names load on first use: the reference
@@ -56,15 +56,6 @@ if TYPE_CHECKING:
         load_spec as load_spec,
         not_catalogued as not_catalogued,
         resolve as resolve,
-    )
-    from ._shipped import (
-        RESEARCHED_CLI as RESEARCHED_CLI,
-        TOOLS as TOOLS,
-        InstallError as InstallError,
-        Tool as Tool,
-        install as install,
-        installed as installed,
-        tracker as tracker,
     )
     from ._stream import StreamTracker as StreamTracker, parse_stream_spec as parse_stream_spec
 

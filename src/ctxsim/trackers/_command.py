@@ -15,8 +15,8 @@ Points are independent (each has its own ``HOME``), so they run in parallel on `
 exits non-zero, runs past ``timeout`` seconds, prints more than 64 KiB on stdout or stderr, or prints nonsense
 raises one :class:`~ctxsim.trackers.PointTrackerError` naming the command, the session, the point and the tail of
 its stderr; the first failing point (in the session's order) is the one reported. A point ends when the command
-itself exits; whatever it left running is killed then, a ``setsid`` escape included (:mod:`._process`). Ctrl-C, or
-SIGTERM, stops every command at once and removes the private homes.
+itself exits; whatever it left running is killed then, a ``setsid`` escape included (:mod:`ctxsim.processes`).
+Ctrl-C, or SIGTERM, stops every command at once and removes the private homes.
 
 On a command line (``pytest --ctx-tracker``, ``ctxsim run/fuzz/score --tracker``)::
 
@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
+from ..processes import OUTPUT_LIMIT, Outcome, run_command, subreaper
 from ._base import Estimate, PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
-from ._process import OUTPUT_LIMIT, Outcome, run_command, subreaper
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
 
 if TYPE_CHECKING:

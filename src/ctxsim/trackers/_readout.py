@@ -220,4 +220,4 @@ PRESETS: dict[str, Readout] = {r.name: r for r in (
             blank="it prints nothing when Claude Code's used_percentage is 0 or absent",
             home_files={".config/ccstatusline-py/settings.toml": _CCSTATUSLINE_PY_SETTINGS}),
 )}
-"""Readouts of the statusline tools ctxsim runs (:mod:`ctxsim.trackers._shipped`), by name: ``cmd[preset=NAME]:...``."""
+"""Readouts of the statusline tools ctxsim runs (:data:`ctxsim.tools.TOOLS`), by name: ``cmd[preset=NAME]:...``."""

@@ -36,9 +36,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..processes import LineError, LineProcess
 from ._base import PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
-from ._lines import LineError, LineProcess
 
 __all__ = ["DEFAULT_TIMEOUT", "StreamTracker", "parse_stream_spec"]
 

@@ -234,7 +234,7 @@ def transcript_frame(line: dict[str, Any], parent: str | None) -> dict[str, Any]
 
 def transcript_frames(lines: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
     """Transcript lines (``(line number, line)``) as the stream-json frames :func:`read_recording` plays, each
-    with its line number (for :mod:`ctxsim.scenario._importer`, which merges transcripts before playing them)."""
+    with its line number (for ``ctxsim import``, which merges transcripts before playing them)."""
     return _from_transcript(lines)
 
 

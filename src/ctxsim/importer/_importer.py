@@ -13,7 +13,7 @@ are noted), and makes a scenario that reproduces them:
    the same length);
 3. every catalogued tracker is run over the original and the scrubbed stream: the verdicts and the reference's
    numbers must agree, else the import fails (nothing is written);
-4. if the recording can be written as ``queries`` steps (:mod:`._import_steps`) whose session gives every
+4. if the recording can be written as ``queries`` steps (:func:`steps_scenario`) whose session gives every
    catalogued tracker the same verdict and the reference the same numbers, the scenario is those steps;
    otherwise it names the scrubbed stream, written beside it.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._recording import Recording, RecordingError, read_jsonl, read_recording, transcript_frames
+from ..recordings import Recording, RecordingError, read_jsonl, read_recording, transcript_frames
 from ._scrub import Scrubber
 
 __all__ = ["ImportFailure", "Imported", "import_recordings", "write_import"]
@@ -316,7 +316,7 @@ def import_recordings(paths: Sequence[Path], *, name: str, stream_file: str | No
     """Import the recordings at ``paths`` as scenario ``name`` (see the module's docstring); ``stream_file`` is
     the scrubbed stream's file name if one is needed (default ``NAME.jsonl``); ``steps=False`` always writes the
     stream. Raises :class:`ImportFailure`."""
-    from ._dump import flow
+    from ..scenario import flow
     from ._import_steps import steps_scenario
 
     source = read_sources(paths)
@@ -401,7 +401,7 @@ def _underived(session: Any, scripts: list[Any], paths: Sequence[Path]) -> str:
 def _same(text: str, name: str, outcome: Outcome) -> bool:
     """Whether the steps scenario ``text`` gives every tracker the verdict and the reference the numbers of
     ``outcome`` (at calls, subagent calls and compactions: the rendered session adds result points)."""
-    from ._load import SessionScenario, parse_scenario
+    from ..scenario import SessionScenario, parse_scenario
 
     try:
         scenario = parse_scenario(text, file=f"{name}.yaml")

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._command import CommandTracker
+from ..trackers import CommandTracker
 
 __all__ = ["MODES", "RESEARCHED_CLI", "TOOLS", "InstallError", "Tool", "install", "installed", "tools_dir", "tracker"]
 

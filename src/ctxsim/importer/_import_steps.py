@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._dump import scenario_yaml
-from ._recording import Recording
+from ..recordings import Recording
+from ..scenario import scenario_yaml
 
 __all__ = ["steps_scenario"]
 

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._process import TOKEN_ENV, kill_tree, subreaper
+from ._run import TOKEN_ENV, kill_tree, subreaper
 
 __all__ = ["LINE_LIMIT", "LineError", "LineProcess"]
 

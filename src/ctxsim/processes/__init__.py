@@ -1,0 +1,26 @@
+"""Child processes run bounded and tidy: output capped, every wait bounded, the whole tree reaped.
+
+:func:`run_command` runs one shell command to completion (a statusline command at one point); :class:`LineProcess`
+keeps one child for a whole session and exchanges one line at a time with it (a ``stream:`` tracker). Both kill
+whatever the child left behind, a ``setsid`` escape included where the platform allows it (:func:`subreaper`).
+Internal: the layer ``cmd:`` and ``stream:`` trackers are built on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ._lines import LINE_LIMIT as LINE_LIMIT, LineError as LineError, LineProcess as LineProcess
+    from ._run import (
+        OUTPUT_LIMIT as OUTPUT_LIMIT,
+        TOKEN_ENV as TOKEN_ENV,
+        Outcome as Outcome,
+        kill_tree as kill_tree,
+        run_command as run_command,
+        subreaper as subreaper,
+    )
+
+__getattr__, __dir__ = lazy_face(globals())
