@@ -212,10 +212,23 @@ def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     ours = {path: list(f.rows) for path, f in rendered.files.items()}
     theirs = {path: list(rows) for path, rows in recording.transcripts.items()}
     out = compare_files("transcript", theirs, ours, cli_version=recording.cli_version)
+    path = str(recording.payloads[0][1].get("transcript_path", "")) if recording.payloads else ""
+    mine = statusline_payloads(session, transcript_path=path, cli_version=recording.cli_version, cwd=cwd)
+    recorded, rendered_joins = _joins([p for _, p in recording.payloads], theirs), _joins(mine, ours)
+    if recorded != rendered_joins:
+        out.append(Difference("the whole transcript", "prompt_id joins", recorded, rendered_joins))
     written = {str(r.get("type")) for rows in theirs.values() for r in rows}
     for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
         out.append(Difference("the whole transcript", "(line kind)", None, kind))
     return out
+
+
+def _joins(payloads: Sequence[Mapping[str, Any]], files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[int]:
+    """For each ``prompt_id`` the payloads carried (in order), how many rows of the main transcripts carry it as
+    ``promptId``: the join a tool makes from a payload to its prompt's rows."""
+    ids = list(dict.fromkeys(p["prompt_id"] for p in payloads if p.get("prompt_id") is not None))
+    rows = [r for path, file in files.items() if "/" not in path for r in file]
+    return [sum(1 for r in rows if r.get("promptId") == i) for i in ids]
 
 
 def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:

@@ -226,6 +226,8 @@ class _Writer:
         """The main chain's rows from the first row of its last call on (what a compaction would keep)."""
         self.dropped = 0
         """Tokens the compactions so far dropped (``cumulativeDroppedTokens``)."""
+        self.query_index = 0
+        """The query being written (0-based)."""
 
     # rows ------------------------------------------------------------------------------------------------------
 
@@ -441,6 +443,7 @@ class _Writer:
     def query(self, index: int) -> None:
         query = self.session.queries[index]
         command = query.prompt.startswith("/")
+        self.query_index = index
         self.prompt(query.prompt, command)
         walk = list(self.renderer.walk(index, query))
         for n, (step, frames) in enumerate(walk):

@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..world import Call, ConversationReset, Session
+from ._prompt_ids import prompt_id
 from ._transcript import _Writer, iso
 
 __all__ = ["ReplWriter"]
@@ -50,6 +51,10 @@ class ReplWriter(_Writer):
         super().__init__(session, cwd, cli_version, started_at)
         self.prompts = 0
         self.prompt_id = ""
+        self.command_prompt: str | None = None
+        """The prompt id the main chain's user rows carry now (``promptId``): the prompt's, through its tool
+        results and an autocompaction's summary; ``/compact``'s on its summary and its command's rows; none after
+        ``/clear`` until the next prompt."""
         self.turn_started = self.now
         self.turn_rows = 0
         self.attachments: tuple[str, ...] = _FIRST_TURN
@@ -80,10 +85,12 @@ class ReplWriter(_Writer):
             self.state()
         self.now += timedelta(milliseconds=300)
         if command:
+            self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
+                                   else None)
             return
         self.snapshot()
         self.prompts += 1
-        self.prompt_id = self.uuid()
+        self.prompt_id = self.command_prompt = prompt_id(self.session, self.query_index)
         self.turn_started, self.turn_rows = self.now, 0
         self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
@@ -117,12 +124,24 @@ class ReplWriter(_Writer):
         self.snapshot()
         super().compaction(step, manual)
 
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
+        if self.command_prompt is not None and kind == "user" and agent is None:
+            fields = {"promptId": self.command_prompt, **fields}
+        return super().chained(kind, fields, agent=agent, ms=ms)
+
+    def summary(self, uid: str) -> None:
+        super().summary(uid)
+        if self.command_prompt is not None:
+            row = self.files[self.main_path].rows[-1]
+            row["promptId"] = self.command_prompt
+
     def after_compaction(self) -> None:
         for kind in _AFTER_COMPACTION:
             self.attachment(kind)
         self.attachments = _TURN_AFTER_COMPACTION
 
     def reset(self, step: ConversationReset) -> None:
+        self.command_prompt = None
         self.session_id = step.new_session_id
         self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)
