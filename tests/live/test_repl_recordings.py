@@ -116,6 +116,13 @@ def test_a_planted_divergence_is_named() -> None:
     del boundary["compactMetadata"]["preservedSegment"]
     assert any(d.field == "compactMetadata keys" for d in compare_repl_boundaries(planted))
     turn_end = next(r for r in rows if r.get("subtype") == "turn_duration")
+    turn_end["messageCount"] += 1
+    snapshot = next(r for r in rows if r.get("type") == "file-history-snapshot")
+    snapshot["messageId"] = "planted"
+    prompt = next(r for r in rows if r.get("promptId"))
+    del prompt["promptId"]
+    fields = {d.field for d in compare_repl_transcripts(planted)}
+    assert {"turn_duration messageCounts", "snapshot messageIds", "prompt_id joins"} <= fields
     turn_end["subtype"] = "informational"
     assert any("(row)" in d.field or "type" in d.field for d in compare_repl_transcripts(planted))
 

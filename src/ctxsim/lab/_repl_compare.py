@@ -217,6 +217,10 @@ def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     recorded, rendered_joins = _joins([p for _, p in recording.payloads], theirs), _joins(mine, ours)
     if recorded != rendered_joins:
         out.append(Difference("the whole transcript", "prompt_id joins", recorded, rendered_joins))
+    for name, left, right in (("snapshot messageIds", _snapshot_targets(theirs), _snapshot_targets(ours)),
+                              ("turn_duration messageCounts", _counts_the_chain(theirs), _counts_the_chain(ours))):
+        if left != right:
+            out.append(Difference("the whole transcript", name, left, right))
     written = {str(r.get("type")) for rows in theirs.values() for r in rows}
     for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
         out.append(Difference("the whole transcript", "(line kind)", None, kind))
@@ -227,8 +231,43 @@ def _joins(payloads: Sequence[Mapping[str, Any]], files: Mapping[str, Sequence[M
     """For each ``prompt_id`` the payloads carried (in order), how many rows of the main transcripts carry it as
     ``promptId``: the join a tool makes from a payload to its prompt's rows."""
     ids = list(dict.fromkeys(p["prompt_id"] for p in payloads if p.get("prompt_id") is not None))
-    rows = [r for path, file in files.items() if "/" not in path for r in file]
+    rows = _main_rows(files)
     return [sum(1 for r in rows if r.get("promptId") == i) for i in ids]
+
+
+def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping[str, Any]]:
+    return [r for path, file in files.items() if "/" not in path for r in file]
+
+
+def _snapshot_targets(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """What each ``file-history-snapshot``'s ``messageId`` points at: the row's kind (a prompt, or a command's
+    name), or ``nothing``."""
+    rows = _main_rows(files)
+    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
+
+    def kind(row: Mapping[str, Any] | None) -> str:
+        if row is None:
+            return "nothing"
+        content = str((row.get("message") or {}).get("content"))
+        return f"{row.get('type')}:{'command' if content.startswith('<command-name>') else 'prompt'}"
+
+    return sorted(kind(by_uuid.get(r.get("messageId"))) for r in rows if r.get("type") == "file-history-snapshot")
+
+
+def _counts_the_chain(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[bool]:
+    """For each ``turn_duration`` row, whether its ``messageCount`` is the number of rows of the chain it closes
+    (from its parent back, across a compaction through the boundary's ``logicalParentUuid``), as the REPL counts
+    it in every recording; the rows themselves differ (the attachments ctxsim does not write)."""
+    rows = _main_rows(files)
+    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
+    out = []
+    for row in (r for r in rows if r.get("subtype") == "turn_duration"):
+        count, at = 0, row.get("parentUuid")
+        while at in by_uuid:
+            count += 1
+            at = by_uuid[at].get("parentUuid") or by_uuid[at].get("logicalParentUuid")
+        out.append(row.get("messageCount") == count)
+    return out
 
 
 def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:

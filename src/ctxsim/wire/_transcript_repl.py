@@ -51,6 +51,8 @@ class ReplWriter(_Writer):
         super().__init__(session, cwd, cli_version, started_at)
         self.prompts = 0
         self.prompt_id = ""
+        self.pending_snapshot: dict[str, Any] | None = None
+        """The last ``file-history-snapshot`` line, until the row it names is written."""
         self.command_prompt: str | None = None
         """The prompt id the main chain's user rows carry now (``promptId``): the prompt's, through its tool
         results and an autocompaction's summary; ``/compact``'s on its summary and its command's rows; none after
@@ -67,10 +69,13 @@ class ReplWriter(_Writer):
             self.line({**row, "sessionId": self.session_id})
 
     def snapshot(self) -> None:
-        message = self.uuid()
-        self.line({"type": "file-history-snapshot", "messageId": message,
-                   "snapshot": {"messageId": message, "trackedFileBackups": {}, "timestamp": iso(self.now)},
-                   "isSnapshotUpdate": False})
+        """A ``file-history-snapshot`` line; its ``messageId`` is the next user row a person typed (a prompt, or a
+        command's name), filled in when that row is written."""
+        row: dict[str, Any] = {"type": "file-history-snapshot", "messageId": None,
+                               "snapshot": {"messageId": None, "trackedFileBackups": {}, "timestamp": iso(self.now)},
+                               "isSnapshotUpdate": False}
+        self.line(row)
+        self.pending_snapshot = row
 
     def attachment(self, kind: str) -> None:
         body: dict[str, Any] = {"type": kind}
@@ -116,18 +121,34 @@ class ReplWriter(_Writer):
             return
         elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
         self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
-                                "messageCount": len(self.files[self.main_path].rows), "isMeta": False})
+                                "messageCount": self.chain_length(), "isMeta": False})
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
         self.state()
 
     def compaction(self, step: Any, manual: bool) -> None:
-        self.snapshot()
+        if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
+            self.snapshot()
         super().compaction(step, manual)
 
     def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
         if self.command_prompt is not None and kind == "user" and agent is None:
             fields = {"promptId": self.command_prompt, **fields}
-        return super().chained(kind, fields, agent=agent, ms=ms)
+        uid = super().chained(kind, fields, agent=agent, ms=ms)
+        if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):
+            self.pending_snapshot["messageId"] = self.pending_snapshot["snapshot"]["messageId"] = uid
+            self.pending_snapshot = None
+        return uid
+
+    def chain_length(self) -> int:
+        """The rows of the main chain up to its last, following each ``parentUuid`` (across a compaction, the
+        boundary's ``logicalParentUuid``): a ``turn_duration``'s ``messageCount``."""
+        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
+        count, at = 0, self.tail
+        while at in rows:
+            count += 1
+            row = rows[at]
+            at = row.get("parentUuid") or row.get("logicalParentUuid")
+        return count
 
     def summary(self, uid: str) -> None:
         super().summary(uid)
