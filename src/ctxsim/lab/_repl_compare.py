@@ -235,6 +235,18 @@ def _joins(payloads: Sequence[Mapping[str, Any]], files: Mapping[str, Sequence[M
     return [sum(1 for r in rows if r.get("promptId") == i) for i in ids]
 
 
+def _kept_kinds(boundary: Mapping[str, Any], files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """The kinds of the rows a boundary's ``preservedMessages`` keeps, then of its ``logicalParentUuid``."""
+    by_uuid = {r.get("uuid"): r for r in _main_rows(files) if r.get("uuid")}
+
+    def kind(uid: Any) -> str:
+        row = by_uuid.get(uid)
+        return "nothing" if row is None else f"{row.get('type')}/{row.get('subtype') or ''}"
+
+    kept = (boundary.get("compactMetadata") or {}).get("preservedMessages") or {}
+    return [*(kind(u) for u in kept.get("uuids") or ()), f"parent {kind(boundary.get('logicalParentUuid'))}"]
+
+
 def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping[str, Any]]:
     return [r for path, file in files.items() if "/" not in path for r in file]
 
@@ -274,8 +286,8 @@ def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:
     """Each recorded ``compact_boundary`` against the rendered transcript's, in order: its ``compactMetadata`` keys,
     and those of ``preservedSegment`` and ``preservedMessages`` where there."""
     session = world_of_recording(recording)
-    rendered = [r for f in render_transcript(session, cli_version=recording.cli_version).files.values()
-                for r in f.rows if r.get("subtype") == "compact_boundary"]
+    ours = {path: f.rows for path, f in render_transcript(session, cli_version=recording.cli_version).files.items()}
+    rendered = [r for rows in ours.values() for r in rows if r.get("subtype") == "compact_boundary"]
     out: list[Difference] = []
     recorded = recording.boundaries()
     if len(rendered) != len(recorded):
@@ -291,6 +303,9 @@ def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:
         for key in ("trigger", "preTokens", "postTokens", "cumulativeDroppedTokens"):
             if a.get(key) != b.get(key):
                 out.append(Difference(where, f"compactMetadata.{key}", a.get(key), b.get(key)))
+        kinds = (_kept_kinds(theirs, recording.transcripts), _kept_kinds(mine, ours))
+        if kinds[0] != kinds[1]:
+            out.append(Difference(where, "kept rows and logical parent", *kinds))
         if sorted(k for k in theirs if k != "slug") != sorted(k for k in mine if k != "slug"):
             out.append(Difference(where, "row keys", sorted(theirs), sorted(mine)))
     return out

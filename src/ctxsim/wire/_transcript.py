@@ -268,7 +268,7 @@ class _Writer:
         self.append(path, self.common(row))
         if agent is None:
             self.tail = uid
-            if self.kept and kind != "attachment":
+            if self.kept:
                 self.kept.append(uid)
         else:
             self.agents[agent] = (self.agents[agent][0], uid)
