@@ -63,7 +63,9 @@ class _Match:
             return self.template.fullmatch(prompt) is not None
         if isinstance(self.pattern, re.Pattern):
             return self.pattern.search(prompt) is not None
-        return bool(self.pattern(prompt))  # type: ignore[operator]
+        if isinstance(self.pattern, str):  # a template always has its compiled form: never reached
+            return self.pattern == prompt
+        return bool(self.pattern(prompt))
 
 
 def _compile(matcher: PromptMatcher) -> tuple[Callable[[str], bool], ...]:

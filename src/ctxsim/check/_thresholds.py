@@ -71,6 +71,6 @@ def match_firings(truth: Sequence[int], tracker: Sequence[int], low: Sequence[in
         if f <= t:
             ok = all((high[j] or 0) >= limit for j in range(f, t))
         else:
-            ok = all(low[j] is None or low[j] < limit for j in range(t, f))  # type: ignore[operator]
+            ok = all(value is None or value < limit for value in low[t:f])
         out.append(Firing(t, f, ok))
     return Match(tuple(out))

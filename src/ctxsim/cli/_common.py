@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
+    from ..loops import LoopSpec
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -70,15 +71,25 @@ def _scenario_files(refs: list[Path], command: str) -> list[Path]:
     return files
 
 
-def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
-    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
-    from ..loops import resolve_loop
+def _resolve_tracker(spec: str) -> TrackerSpec:
+    """What ``--tracker=spec`` names, module:name from the working directory."""
     from ..trackers import SpecError, resolve
 
     try:
-        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+        return resolve(spec, search=[str(Path.cwd())])
     except SpecError as exc:
-        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
+        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+
+
+def _resolve_loop(spec: str) -> LoopSpec:
+    """What ``--loop=spec`` names, module:name from the working directory."""
+    from ..loops import resolve_loop
+    from ..trackers import SpecError
+
+    try:
+        return resolve_loop(spec, search=[str(Path.cwd())])
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: --loop={spec}: {exc}") from None
 
 
 def _count(n: int, what: str) -> str:

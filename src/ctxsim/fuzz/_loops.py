@@ -37,6 +37,7 @@ from ..loops import LoopSpec, declared_policy, declared_prompts
 from ..runner import TaskRun, explain_task, run_task
 from ..strategies import GeneratedTask, task_scenarios
 from ..trackers import TrackerSpec, make_tracker
+from ._hypothesis import key_database_entries
 from ._independent import independent_backend
 from ._pool import in_workers
 
@@ -159,7 +160,7 @@ def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: Tra
             failing.append((task, run))
             raise AssertionError(", ".join(sorted(run.report.broken)))
 
-    check._hypothesis_internal_add_digest = f"loop|{key or spec.spec}".encode()  # type: ignore[attr-defined]
+    key_database_entries(check, f"loop|{key or spec.spec}")
     phases = (Phase.generate, Phase.shrink) if database is None else (Phase.reuse, Phase.generate, Phase.shrink)
     prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
                     backend=independent_backend() if independent else "hypothesis",

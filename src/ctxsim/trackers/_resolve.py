@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ._base import AnyTrackerFactory, TrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
+from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import CommandTracker, parse_command_spec
 from ._stream import StreamTracker, parse_stream_spec
@@ -45,9 +45,9 @@ class TrackerSpec:
     """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
 
     @property
-    def fed_messages(self) -> TrackerFactory | None:
+    def fed_messages(self) -> AnyTrackerFactory | None:
         """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
-        return None if self.command or self.stream else self.factory  # type: ignore[return-value]
+        return None if self.command or self.stream else self.factory
 
     @property
     def stream(self) -> bool:

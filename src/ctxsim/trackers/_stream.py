@@ -77,7 +77,7 @@ class StreamTracker:
         if not self.name:
             self.name = f"stream:{_program(self.command)}"
         self._process: LineProcess | None = None
-        self._stop: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._stop: weakref.finalize[..., Any] | None = None
         self._messages = 0
         self._estimate: int | None = None
 
