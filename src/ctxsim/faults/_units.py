@@ -2,7 +2,7 @@
 
 A :class:`Unit` is a run of consecutive frames that belong together (one API call with its per-block messages and
 stream events, a tool result, a result...), found from the frames' data alone by :func:`segment`, so that faults
-work the same on rendered and recorded streams. :mod:`ctxsim.faults._base` builds on these.
+work the same on rendered and recorded streams. :mod:`ctxsim.faults` builds on these.
 """
 
 from __future__ import annotations

@@ -132,7 +132,7 @@ def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: Tra
               key: str = "", independent: bool = True) -> LoopFuzzResult:
     """Work up to ``examples`` generated tasks through ``loop``; shrink the first that breaks an invariant.
 
-    ``independent``: draw every task afresh (:mod:`ctxsim.fuzz._independent`, the default) rather than with
+    ``independent``: draw every task afresh (:mod:`ctxsim.fuzz`, the default) rather than with
     Hypothesis' default engine, which mostly mutates tasks already drawn.
 
     Deterministic for a given ``seed`` and the same code (as :func:`ctxsim.fuzz.fuzz`). With a ``database`` the

@@ -62,7 +62,7 @@ class FakeTransport(Transport):
 
     The hooks the SDK registers at ``initialize`` are called as Claude Code calls them, and a ``can_use_tool``
     callback in ``options`` (unless ``permission_mode`` is ``bypassPermissions``) is asked before each tool use;
-    their answers are applied where Claude Code applies them (:mod:`ctxsim.sdk._hooks`). :attr:`hooks` records
+    their answers are applied where Claude Code applies them (:mod:`ctxsim.sdk`). :attr:`hooks` records
     every request and answer.
     """
 

@@ -1,9 +1,9 @@
 """Naming a tracker on a command line: a catalogue name (``arbiter-msgid``), ``module:factory``, or a statusline
-command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers._command`).
+command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers`).
 
 Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
 (a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
-:class:`~ctxsim.trackers._base.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
+:class:`~ctxsim.trackers.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
 ``context_tokens``), and every use calls it again for a fresh one (:func:`~ctxsim.trackers.make_tracker`).
 """
 
