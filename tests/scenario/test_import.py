@@ -27,7 +27,6 @@ from ctxsim.wire import render
 from ctxsim.world import Compaction, SessionBuilder
 
 
-
 def original(tmp_path: Path, recording: Path, fmt: str = "auto") -> SessionScenario:
     """The recording played as it loads today."""
     path = tmp_path / "original.yaml"

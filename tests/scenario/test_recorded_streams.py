@@ -21,6 +21,7 @@ from ctxsim.trackers import make
 from ctxsim.wire import render
 from ctxsim.world import SessionBuilder
 
+
 def usage(i: int, cc: int, cr: int, out: int) -> dict[str, int]:
     return {"input_tokens": i, "cache_creation_input_tokens": cc, "cache_read_input_tokens": cr,
             "output_tokens": out}

@@ -11,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 
 from ctxsim.strategies import sessions
