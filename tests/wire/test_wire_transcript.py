@@ -180,6 +180,17 @@ def test_row_keys_are_the_captured_cli_s(captured: Path) -> None:
         rows, "user")
 
 
+def test_the_captured_cli_writes_no_row_for_the_compaction_request(captured: Path) -> None:
+    """What the renderer leaves out, the CLI left out: the summary request of its own autocompaction has no
+    assistant row in the transcript, every main-chain call has one."""
+    served = [json.loads(line) for line in (captured / "served.jsonl").read_text().splitlines()]
+    calls = [r for r in served if r["session"] == "autocompact"]
+    rows = [json.loads(line) for line in (captured / "transcript-autocompact.jsonl").read_text().splitlines()]
+    written = {r["message"]["id"] for r in rows if r["type"] == "assistant"}
+    assert {r["kind"] for r in calls} == {"main", "compact"}
+    assert written == {r["message_id"] for r in calls if r["kind"] == "main"}
+
+
 # --- statusline -----------------------------------------------------------------------------------------------
 
 
