@@ -3,8 +3,9 @@
 The list of bugs is the one ``docs/explanation/bugs-in-the-wild.md`` gives ("The bug list"): the ``B<n>`` ids with
 their public reports, and the seed bugs issue 4 names, each with the phrase its design uses. A bug is covered by a
 scenario whose ``source`` cites it: ``B<n>`` together with one of the reports the page gives for that bug, or the
-seed's number together with the quoted phrase. Whether each scenario's trackers really fail (and the reference passes) is the job of
-``pytest --ctx-scenarios``; this module checks the corpus is complete and says what it reproduces.
+seed's number together with the quoted phrase. Whether each scenario's trackers really fail (and the reference
+passes) is the job of ``pytest --ctx-scenarios``; this module checks the corpus is complete and says what it
+reproduces.
 """
 
 from __future__ import annotations
