@@ -33,7 +33,7 @@ on 127.0.0.1, model ``claude-sonnet-4-5`` (a 200,000-token window). Every file g
 The CLI's temporary working directory is rewritten to ``/home/dev`` (and its project directory name to
 ``-home-dev-project``) in every file; nothing else is changed.
 
-How to run it (it needs no network: the fake API is on 127.0.0.1; about a minute)::
+How to run it (it needs no network: the fake API is on 127.0.0.1; it takes seconds)::
 
     pip install -e '.[test]'
     python tests/captures/remake.py            # writes tests/captures/claude-code-<version>/
