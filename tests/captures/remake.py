@@ -31,7 +31,9 @@ on 127.0.0.1, model ``claude-sonnet-4-5`` (a 200,000-token window). Every file g
     (input, cache creation, cache read) and the output count. This is the truth of each call.
 
 The CLI's temporary working directory is rewritten to ``/home/dev`` (and its project directory name to
-``-home-dev-project``) in every file; nothing else is changed.
+``-home-dev-project``) in every file. To keep the captures small, strings longer than 200 characters (tool schemas,
+skill listings, the system prompt in the rows that record each request) are cut, saying how much, and
+``get_context_usage()``'s ``gridRows`` (the picture ``/context`` draws) is left out; nothing else is changed.
 
 How to run it (it needs no network: the fake API is on 127.0.0.1; it takes seconds)::
 
@@ -160,6 +162,11 @@ def served_rows(session: str, api: FakeMessagesAPI, queries: list[tuple[str, int
     return rows
 
 
+def context_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """``get_context_usage()``'s answer without ``gridRows``, the picture ``/context`` draws of it."""
+    return {key: value for key, value in usage.items() if key != "gridRows"}
+
+
 def message_row(query: str, message: object) -> dict[str, Any]:
     assert dataclasses.is_dataclass(message) and not isinstance(message, type)
     return {"query": query, "class": type(message).__name__, "data": dataclasses.asdict(message)}
@@ -179,7 +186,7 @@ async def sdk_messages(out: Path, name: str, prompts: dict[str, list[str]], main
             for query, (prompt,) in prompts.items():
                 starts.append((query, api.requests))
                 rows += [message_row(query, m) for m in await live.ask(prompt)]
-                rows.append({"query": query, "context_usage": await live.context_usage()})
+                rows.append({"query": query, "context_usage": context_usage(await live.context_usage())})
             files = live.transcripts()
     write(out / f"sdk-messages-{name}.jsonl", (scrub.line(r) for r in rows))
     if transcripts:
@@ -203,7 +210,7 @@ async def stream_json_compact(out: Path) -> list[dict[str, Any]]:
             for i, prompt in enumerate(COMPACT_QUERIES, 1):
                 starts.append((f"q{i}", api.requests))
                 await live.ask(prompt)
-                usage = await live.context_usage()
+                usage = context_usage(await live.context_usage())
                 frames = live.frames
                 lines += [scrub.line({"raw": f}) for f in frames[seen:]
                           if not str(f.get("type", "")).startswith("control_")]
