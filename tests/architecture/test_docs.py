@@ -314,12 +314,14 @@ def _repository_texts() -> list[Path]:
     texts = [README, ROOT / "mkdocs.yml", *sorted(DOCS.rglob("*.md")), *sorted(DOCS.rglob("*.py"))]
     texts += sorted(p for p in package.rglob("*") if p.suffix in {".py", ".md", ".txt", ".toml"})
     texts += sorted((ROOT / "scenarios").glob("*.y*ml"))
+    texts += [ROOT / "conftest.py", *sorted(p for p in (ROOT / "tests").rglob("*.py") if p != Path(__file__))]
     return texts
 
 
 def test_nothing_points_outside_the_repository() -> None:
-    """The repository stands alone: no text in src/, the corpus, docs/ or the README points at the research notes
-    kept beside it; the facts live in docs/explanation/ with their public sources."""
+    """The repository stands alone: no text in src/, the corpus, docs/, the tests or the README points at the research
+    notes kept beside it; the facts live in docs/explanation/ with their public sources, the captures the tests read
+    in tests/captures."""
     found = []
     for path in _repository_texts():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
