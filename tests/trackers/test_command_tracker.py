@@ -169,7 +169,10 @@ def test_points_run_in_parallel_give_what_they_give_one_at_a_time() -> None:
 # --- naming one on a command line ----------------------------------------------------------------------------
 
 
-def test_cmd_specs_resolve_with_their_options() -> None:
+def test_cmd_specs_resolve_with_their_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "ccstatusline.js").write_text("")
     spec = resolve("cmd[preset=ccusage timeout=3 workers=2]:npx ccusage statusline --offline")
     tracker = spec.factory()
     assert isinstance(tracker, CommandTracker) and spec.command and spec.fed_messages is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,13 +70,25 @@ def _scenario_files(refs: list[Path], command: str) -> list[Path]:
     return files
 
 
-def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
-    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
-    from ..loops import resolve_loop
-    from ..trackers import SpecError, resolve
+def add_env_option(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--env NAME`` on a command that runs trackers."""
+    parser.add_argument("--env", action="append", default=[], metavar="NAME",
+                        help="pass this environment variable through to cmd: and stream: commands, which get only "
+                             "PATH, HOME, LANG, TERM and the world's CTXSIM_* otherwise (a glob such as TRACKER_* "
+                             "passes every match); repeatable")
 
+
+def _resolve_tracker(spec: str, option: str = "--tracker", env: Sequence[str] = ()) -> TrackerSpec:
+    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory;
+    ``env``: the names of the variables passed through to a command (``--env``)."""
+    from ..loops import resolve_loop
+    from ..trackers import SpecError, passed_environment, resolve
+
+    search = [str(Path.cwd())]
     try:
-        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+        if option == "--tracker":
+            return resolve(spec, search=search, env=passed_environment(env))
+        return resolve_loop(spec, search=search)  # type: ignore[return-value]
     except SpecError as exc:
         raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
 

@@ -14,11 +14,16 @@ Options (each with an ini equivalent; the command line wins):
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
     :class:`~ctxsim.trackers.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
-    catalogued name.
+    catalogued name, or a command in any language (``cmd:COMMAND``, ``stream:COMMAND``).
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
     ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several; with none, a test using
     it fails saying how to name one).
+``--ctx-env=NAME`` (ini ``ctx_env``: names, space- or line-separated; the flag may be repeated)
+    Pass the environment variable NAME (or every match of a glob, ``TRACKER_*``) through to the ``cmd:`` and
+    ``stream:`` commands under test, as tox's ``passenv`` does. Without it a command gets ``PATH``, ``HOME``,
+    ``LANG``, ``TERM`` and the world's ``CTXSIM_*`` variables only, so a run does not depend on the shell it is
+    started from. A name that is not set passes nothing.
 ``--ctx-loop=SPEC`` (ini ``ctx_loop``, one SPEC a line; the flag may be repeated)
     Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
@@ -66,6 +71,7 @@ the SDK, the objects the imports left are frozen out of the cyclic collector's w
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -116,6 +122,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also check this tracker on every scenario, and make it the ctx_tracker fixture: module:factory "
              "(a tracker class or a function returning a tracker) or a catalogued name. Repeatable.")
     group.addoption(
+        "--ctx-env", dest="ctx_env", action="append", default=None, metavar="NAME",
+        help="pass this environment variable (or every match of a glob such as TRACKER_*) through to the cmd: and "
+             "stream: commands under test, which get only PATH, HOME, LANG, TERM and CTXSIM_* otherwise. "
+             "Repeatable.")
+    group.addoption(
         "--ctx-loop", dest="ctx_loop", action="append", default=None, metavar="SPEC",
         help="also run this restart loop over every task scenario: module:function (taking a LoopRig; it may "
              "declare policy and prompts attributes) or a catalogued loop. Repeatable.")
@@ -131,6 +142,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                    "to the rootdir (default: scenarios)", default="")
     parser.addini("ctx_tracker", "trackers to check on every scenario (module:factory or a catalogued name), one "
                                  "a line; --ctx-tracker replaces them", type="linelist", default=[])
+    parser.addini("ctx_env", "environment variables passed through to cmd: and stream: commands under test "
+                             "(names or globs, space- or line-separated), as tox's passenv; --ctx-env replaces "
+                             "them", type="args", default=[])
     parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
                               "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
@@ -189,9 +203,11 @@ def _stop_on_signals(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
-    from ..trackers import TrackerSpecError, resolve
+    from ..trackers import TrackerSpecError, passed_environment, resolve
 
-    return _resolved(config, specs, resolve, TrackerSpecError, "--ctx-tracker")
+    names = config.getoption("ctx_env", None) or config.getini("ctx_env")
+    return _resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
+                     "--ctx-tracker")
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:

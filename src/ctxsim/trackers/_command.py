@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from ..wire import Observation
     from ..world import Session
 
-__all__ = ["DEFAULT_TIMEOUT", "WORLD_VARIABLES", "CommandTracker", "parse_command_spec", "world_environment"]
+__all__ = ["DEFAULT_TIMEOUT", "SPEC_OPTIONS", "WORLD_VARIABLES", "CommandTracker", "parse_command_spec",
+           "world_environment"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a command may run at one point before it is killed (the slowest shipped tool takes under one)."""
@@ -375,15 +376,16 @@ def _failure(outcome: Outcome, timeout: float) -> str | None:
     return None
 
 
-_OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
+SPEC_OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
             "no_context_window": bool, "cli_version": str, "after_compaction": str, "cwd": str,
             "unknown": str}
+"""The options a ``cmd[...]`` spec takes, and their types."""
 
 
 def parse_command_spec(spec: str) -> CommandTracker:
     """The :class:`CommandTracker` that ``cmd:COMMAND`` or ``cmd[OPTIONS]:COMMAND`` names (see the module's
     docstring). Raises ``ValueError`` saying what is wrong."""
-    command, options = split_spec(spec, "cmd", _OPTIONS, example="cmd:./my-statusline.sh")
+    command, options = split_spec(spec, "cmd", SPEC_OPTIONS, example="cmd:./my-statusline.sh")
     if options.pop("no_context_window", False):
         options["context_window"] = False
     return CommandTracker(command, **options)
