@@ -80,7 +80,18 @@ import pytest
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._guard import Guard
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
+from ._paths import (
+    FROM_INI,
+    NOTES,
+    ScenarioPath,
+    bundled_ids,
+    header,
+    ini_hint,
+    is_scenario_file,
+    last_failed_bundled,
+    node_id,
+    scenario_path,
+)
 from ._shared import AGENTS, BACKEND, FREEZE_GC, LOOPS, TRACKERS, freeze_if_asked
 
 T = TypeVar("T")
@@ -183,6 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
     loops = config.getoption("ctx_loop", None) or config.getini("ctx_loop")
     if loops:
         config.stash[LOOPS] = _resolve_loops(config, loops)
+    bundled_ids(config)  # a failed item's id reruns it, a bundled scenario's too (see ._paths)
     scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
     if scenarios is not None:
         config.stash[_SCENARIOS] = scenarios
@@ -269,6 +281,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFi
     if not is_scenario_file(file_path, parent.config.stash.get(_SCENARIOS, None), parent.session):
         return None  # not YAML, or YAML that is no scenario (fixtures, CI config...)
     return ScenarioFile.from_parent(parent, path=file_path, nodeid=node_id(file_path, parent.config))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    last_failed_bundled(session.config)  # after the last-failed plugin read its cache (pytest_configure)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
