@@ -45,5 +45,9 @@ def _fuzz_loop(args: argparse.Namespace) -> int:
     path = write_loop_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {loop.name}{with_tracker} fails after {result.examples} tasks "
           f"{result.timing()}; the shrunk counterexample is {path}")
+    if loop.catalogued:
+        from ..loops import CATALOGUE
+
+        print(f"ctxsim fuzz: {loop.name} is catalogued with: {CATALOGUE[loop.name].bug}")
     print(f"reproduce it, from any directory: {reproduction.pytest_command(path)}")
     return 1
