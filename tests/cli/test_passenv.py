@@ -10,13 +10,7 @@ import pytest
 from ctxsim.cli import main
 from ctxsim.trackers import passed_environment
 
-SCENARIO = """\
-source: "unit test: a cached call"
-queries:
-  - prompt: "go"
-    steps:
-      - call: {in: 3, cc: 100, cr: 12000, out: 50}
-"""
+SCENARIO = "queries: [{prompt: go, steps: [{call: {in: 5, cc: 300, cr: 9000, out: 20}}]}]\n"
 
 # Each command writes what it saw of TRACKER_BUG to seen.txt (in the directory it runs in), then answers "no
 # estimate": the file, not the verdict, is what these tests read.

@@ -6,15 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-# A scenario every tracker under test that ignores cache reads fails: the context is 12,103 tokens, input-only
-# says 3.
-MINE = """\
-source: "unit test: a cached call"
-queries:
-  - prompt: "go"
-    steps:
-      - call: {in: 3, cc: 100, cr: 12000, out: 50}
-"""
+MINE = "queries: [{prompt: go, steps: [{call: {in: 3, cc: 100, cr: 12000, out: 50}}]}]\n"
+"""A scenario every tracker under test that ignores cache reads fails: the context is 12,103 tokens, input-only
+says 3."""
 
 BUNDLED_ITEM = "bundled/advisor-iterations.yaml::input-only"
 """A bundled scenario the catalogued input-only tracker fails (it reads the uncached tail alone)."""
