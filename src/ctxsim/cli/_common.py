@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
+    from ..loops import LoopSpec
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -78,19 +79,26 @@ def add_env_option(parser: argparse.ArgumentParser) -> None:
                              "passes every match); repeatable")
 
 
-def _resolve_tracker(spec: str, option: str = "--tracker", env: Sequence[str] = ()) -> TrackerSpec:
-    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory;
-    ``env``: the names of the variables passed through to a command (``--env``)."""
-    from ..loops import resolve_loop
+def _resolve_tracker(spec: str, env: Sequence[str] = ()) -> TrackerSpec:
+    """What ``--tracker=spec`` names, module:name from the working directory; ``env``: the names of the variables
+    passed through to a command (``--env``)."""
     from ..trackers import SpecError, passed_environment, resolve
 
-    search = [str(Path.cwd())]
     try:
-        if option == "--tracker":
-            return resolve(spec, search=search, env=passed_environment(env))
-        return resolve_loop(spec, search=search)  # type: ignore[return-value]
+        return resolve(spec, search=[str(Path.cwd())], env=passed_environment(env))
     except SpecError as exc:
-        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
+        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+
+
+def _resolve_loop(spec: str) -> LoopSpec:
+    """What ``--loop=spec`` names, module:name from the working directory."""
+    from ..loops import resolve_loop
+    from ..trackers import SpecError
+
+    try:
+        return resolve_loop(spec, search=[str(Path.cwd())])
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: --loop={spec}: {exc}") from None
 
 
 def _count(n: int, what: str) -> str:

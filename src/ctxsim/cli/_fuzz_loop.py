@@ -7,18 +7,14 @@ import argparse
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
-if TYPE_CHECKING:
-    from ..loops import LoopSpec
-
-from ._common import CommandError, _resolve_tracker, fuzz_database
+from ._common import CommandError, _resolve_loop, _resolve_tracker, fuzz_database
 
 
 def _fuzz_loop(args: argparse.Namespace) -> int:
     from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, import_root, write_loop_scenario
 
-    loop = cast("LoopSpec", _resolve_tracker(args.loop, "--loop"))  # --loop resolves a LoopSpec
+    loop = _resolve_loop(args.loop)
     tracker = _resolve_tracker(args.tracker, env=args.env) if args.tracker else None
     if tracker is not None and tracker.fed_messages is None:
         raise CommandError(f"ctxsim: fuzz: --tracker={args.tracker}: a restart loop needs a tracker fed the SDK's "

@@ -7,9 +7,10 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..trackers import AnyTrackerFactory
@@ -80,7 +81,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table, declaration_differences
     from ..trackers import CATALOGUE, make_tracker
 
-    rows = {name: entry.factory for name, entry in CATALOGUE.items()}
+    rows: dict[str, Callable[..., Any]] = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
         rows = {"reference": rows["reference"]}
     for spec in args.tracker:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..trackers import AnyTrackerFactory
 
-from ._common import CommandError, _count, _find, _load, _resolve_tracker, add_env_option
+from ._common import CommandError, _count, _find, _load, _resolve_loop, _resolve_tracker, add_env_option
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +93,7 @@ def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
         wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
         made = partial(make_tracker, factory, scenario.session)
         runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": made, "tracker": name}, wanted))
-    mine = [_resolve_tracker(spec, "--loop") for spec in args.loop]
+    mine = [_resolve_loop(spec) for spec in args.loop]
     runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
     print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
     if scenario.source:

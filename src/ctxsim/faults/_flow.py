@@ -312,11 +312,12 @@ class ModelSwitch(Fault):
                 message["model"] = self.to_model
         if old is None or old == self.to_model or usage is None:
             return
-        counts = [usage.get(k) for k in _COUNTS] + [unit.output_tokens]
-        if all(is_count(v) for v in counts):
+        read = [usage.get(k) for k in _COUNTS] + [unit.output_tokens]
+        counts = [v for v in read if isinstance(v, int) and is_count(v)]
+        if len(counts) == len(read):
             total = moved.setdefault(old, dict.fromkeys(_CAMEL, 0))
             for key, value in zip(_CAMEL, counts):
-                total[key] += value  # type: ignore[operator]
+                total[key] += value
 
     def _move_totals(self, stream: FaultStream, unit: Unit, moved: dict[str, dict[str, int]], window: int) -> None:
         data = stream.own(unit.frames[0])

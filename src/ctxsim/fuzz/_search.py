@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..trackers import AnyTrackerFactory, make_tracker
+from ._hypothesis import key_database_entries
 from ._pool import in_workers
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
         raise AssertionError(report.summary())
 
     # The database key: this function's source (so one ctxsim version), the tracker and the tolerance.
-    check._hypothesis_internal_add_digest = f"{key}|tolerance={tolerance}".encode()  # type: ignore[attr-defined]
+    key_database_entries(check, f"{key}|tolerance={tolerance}")
     phases = (Phase.generate, Phase.target, Phase.shrink) if database is None else (
         Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
     streams = message_streams(faults=fault_plans(reads=_reads(factory)))

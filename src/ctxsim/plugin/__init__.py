@@ -204,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _stop_on_signals(config: pytest.Config) -> None:
     """For the session: SIGTERM ends it as Ctrl-C does, and both stop the commands and CLIs ctxsim runs at once
-    (their temporary directories removed), on whatever thread they run (:func:`ctxsim._sync.terminate_as_interrupt`)."""
+    (their temporary directories removed), on whatever thread they run (``terminate_as_interrupt``)."""
     import contextlib
 
     from .._sync import terminate_as_interrupt

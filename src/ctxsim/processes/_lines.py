@@ -162,7 +162,8 @@ class LineProcess:
             return
         self._closed = True
         with contextlib.suppress(OSError):
-            self.process.stdin.close()  # type: ignore[union-attr]
+            if self.process.stdin is not None:
+                self.process.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(grace)
         try:
@@ -172,4 +173,5 @@ class LineProcess:
         self._selector.close()
         for pipe in (self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):
-                pipe.close()  # type: ignore[union-attr]
+                if pipe is not None:
+                    pipe.close()

@@ -259,8 +259,9 @@ def _communicate(process: subprocess.Popen[bytes], stdin: bytes, timeout: float,
         selector.register(fd, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
 
-    def outcome(code: int | None, **how: object) -> Outcome:
-        return Outcome(code, bytes(out[stdout][:limit]), bytes(out[stderr][-limit:]), **how)  # type: ignore[arg-type]
+    def outcome(code: int | None, *, timed_out: bool = False, overflow: str = "", cancelled: bool = False) -> Outcome:
+        return Outcome(code, bytes(out[stdout][:limit]), bytes(out[stderr][-limit:]), timed_out=timed_out,
+                       overflow=overflow, cancelled=cancelled)
 
     exited_at: float | None = None
     try:

@@ -1,8 +1,7 @@
 """The catalogue of context trackers: the reference, and faithful reproductions of trackers with known bugs.
 
-Each entry reproduces a formula as its origin wrote it — the five seed designs (:mod:`ctxsim.trackers._designs`) and
-the trackers surveyed in the wild (:mod:`ctxsim.trackers._survey`; docs/explanation/bugs-in-the-wild.md has both, with
-their sources) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw stream-json dicts, or every
+Each entry reproduces a formula as its origin wrote it — the five seed designs and the trackers surveyed in the wild
+(docs/explanation/bugs-in-the-wild.md has both, with their sources) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw stream-json dicts, or every
 message), and says which bug it carries. ctxsim must catch every one of them; the scenarios in ``scenarios/`` name the
 entry each reported bug is reproduced by.
 """

@@ -5,7 +5,7 @@ session's transcript as the CLI had written it by then (:func:`ctxsim.wire.rende
 private ``HOME`` and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` from the directory ctxsim was
 started from (so relative paths, ``./script``, ``npx`` and shell lines work) with the statusline payload of
 that point on stdin (:func:`ctxsim.wire.statusline_payloads`, its ``transcript_path`` pointing at the file
-just written) and reads its stdout (:mod:`ctxsim.trackers._readout`): a bare integer on the last line, a preset's
+just written) and reads its stdout (:mod:`ctxsim.trackers`): a bare integer on the last line, a preset's
 format, or the user's regex; blank, ``TBD`` and the usual renderings of "unknown" (``--``, ``?``, ``N/A``...) are
 no estimate. The command is told the world as a Python factory is (:class:`~ctxsim.trackers.TrackerWorld`), in
 environment variables (:data:`WORLD_VARIABLES`): ``CTXSIM_WINDOW``, ``CTXSIM_USAGE`` (``additive`` or
@@ -107,7 +107,7 @@ class CommandTracker:
     ``node statusline.js`` and ``./my-statusline.sh`` find their files; ``"home"``: each point's private ``HOME``."""
     unknown: str | None = None
     """A regex: output whose last line it matches says "no estimate" (default
-    :data:`~ctxsim.trackers._readout.UNKNOWN`: ``--``, ``-``, ``?``, ``N/A``, ``…``...; empty: only blank output
+    ``UNKNOWN``: ``--``, ``-``, ``?``, ``N/A``, ``…``...; empty: only blank output
     and ``TBD`` do)."""
     name: str = ""
     """What reports call it (default: ``cmd:`` and the program it runs)."""

@@ -1,9 +1,9 @@
 """Naming a tracker on a command line: a catalogue name (``arbiter-msgid``), ``module:factory``, or a statusline
-command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers._command`).
+command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers`).
 
 Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
 (a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
-:class:`~ctxsim.trackers._base.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
+:class:`~ctxsim.trackers.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
 ``context_tokens``), and every use calls it again for a fresh one (:func:`~ctxsim.trackers.make_tracker`).
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ._base import AnyTrackerFactory, TrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
+from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
 from ._commandline import join_spec, split_spec, unstartable
@@ -49,9 +49,9 @@ class TrackerSpec:
     """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
 
     @property
-    def fed_messages(self) -> TrackerFactory | None:
+    def fed_messages(self) -> AnyTrackerFactory | None:
         """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
-        return None if self.command or self.stream else self.factory  # type: ignore[return-value]
+        return None if self.command or self.stream else self.factory
 
     @property
     def stream(self) -> bool:

@@ -85,7 +85,7 @@ class StreamTracker:
         if not Path(self.cwd).is_dir():
             raise ValueError(f"ctxsim: StreamTracker: cwd {self.cwd!r} is not a directory")
         self._process: LineProcess | None = None
-        self._stop: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._stop: weakref.finalize[..., Any] | None = None
         self._messages = 0
         self._estimate: int | None = None
 
