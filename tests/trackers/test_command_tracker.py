@@ -118,6 +118,15 @@ def test_a_command_that_exits_1_gives_one_error_naming_it_the_session_the_point_
     assert not run.report.points
 
 
+@pytest.mark.parametrize(("line", "said"), [
+    ("./no-such-statusline", "exited with status 127 (the shell found no such program: it never started)"),
+    ("exit 126", "exited with status 126 (the shell found the program but could not run it: it never started)"),
+])
+def test_a_command_the_shell_could_not_start_says_it_never_started(line: str, said: str) -> None:
+    run = run_scenario(corpus("compaction.yaml"), CommandTracker(line, name="gone"))
+    assert run.report.error is not None and said in run.report.error
+
+
 def test_a_command_that_hangs_is_killed_at_its_timeout_and_named() -> None:
     tracker = CommandTracker("sleep 30 & sleep 30", timeout=0.5, workers=2)
     started = time.monotonic()

@@ -180,7 +180,7 @@ def test_a_process_that_never_reads_its_stdin_cannot_block_the_run() -> None:
 def test_a_command_that_cannot_start_says_so() -> None:
     report = run_tracker(StreamTracker("./no-such-gauge --stream"), tool_use_session())
     assert report.error is not None and "exited with status 127" in report.error
-    assert "not found" in report.error
+    assert "not found" in report.error and "the shell found no such program: it never started" in report.error
 
 
 # --- naming one --------------------------------------------------------------------------------------------------

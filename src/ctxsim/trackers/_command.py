@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
-from ..processes import OUTPUT_LIMIT, Outcome, run_command, subreaper
+from ..processes import OUTPUT_LIMIT, Outcome, exited, run_command, subreaper
 from ._base import Estimate, PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
@@ -371,9 +371,9 @@ def _failure(outcome: Outcome, timeout: float) -> str | None:
         return f"ran past its timeout of {timeout:g} s and was killed"
     if outcome.overflow:
         return f"printed more than {OUTPUT_LIMIT // 1024} KiB on {outcome.overflow} and was killed"
-    if outcome.returncode != 0:
-        return f"exited with status {outcome.returncode}"
-    return None
+    if outcome.returncode is not None and outcome.returncode != 0:
+        return exited(outcome.returncode)
+    return None if outcome.returncode == 0 else "exited with no status"
 
 
 SPEC_OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
