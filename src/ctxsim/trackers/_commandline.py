@@ -70,7 +70,7 @@ def unstartable(command: str, cwd: str | os.PathLike[str]) -> str | None:
         if not path.is_file():
             return f"{first}: no such file"
         if not os.access(path, os.X_OK):
-            return f"{first}: not executable (chmod +x, or run it with its interpreter)"
+            return f"{first}: not executable; chmod +x it or name its interpreter"
     elif shutil.which(first) is None:
         return f"{first}: not found on PATH"
     if Path(first).name.rstrip("0123456789.") not in _INTERPRETERS:
