@@ -42,7 +42,7 @@ FACE_MARK = re.compile(r"^<!-- ctxsim face (ctxsim(?:\.\w+)*)(?: [1-6])? -->$", 
 FILE_SUFFIXES = {"md", "py", "yaml", "yml", "json", "jsonl", "toml", "html", "txt"}
 DIRECTIVE = re.compile(r"^::: (?P<path>ctxsim[\w.]*)\n(?P<options>(?:[ \t]+.*\n|\n(?=[ \t]))*)", re.M)
 OUTSIDE = re.compile(r"(?:(?<![\w/.-])(?:\.\./)*shared/(?!memory)|captures/README|research/[\w-]+\.md|"
-                     r"real-recordings|DESIGN\.md)")
+                     r"real-recordings|DESIGN\.md|(?<![\w/-])(?:shipped-)?trackers\.md(?![)\w]))")
 """A pointer at the research notes outside the repository (``../shared/...``, its captures' README, its research
 pages, its recordings, its design notes); ``/mnt/shared/db`` (a shared file system in an example) is not one."""
 
@@ -331,6 +331,8 @@ def test_nothing_points_outside_the_repository() -> None:
     assert not found, "\n".join(found)
     assert OUTSIDE.search("see ../shared/captures") and OUTSIDE.search("(``shared/research/trackers.md``)")
     assert not OUTSIDE.search("CTXSIM_FUZZ_DATABASE=/mnt/shared/ctx-fuzz-db")
+    assert OUTSIDE.search("(trackers.md 1.3, B19)") and OUTSIDE.search("shipped-trackers.md §3 d")
+    assert not OUTSIDE.search("[the catalogue](trackers.md)") and not OUTSIDE.search("docs/reference/trackers.md")
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
