@@ -214,7 +214,8 @@ class LoopReproduction:
     seed: int = 0
     examples: int = 200
     search: str = ""
-    """The directory the loop's module was found from (the fuzz run's working directory)."""
+    """Where the loop's and the tracker's modules were found from (:func:`ctxsim.fuzz.import_root` of each, else
+    the fuzz run's working directory), joined by ``os.pathsep``: the reproduction's ``PYTHONPATH``."""
 
     def command(self) -> str:
         """The ``ctxsim fuzz`` command that found it."""

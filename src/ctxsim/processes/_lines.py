@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._run import TOKEN_ENV, kill_tree, subreaper
+from ._run import TOKEN_ENV, exited, kill_tree, subreaper
 
 __all__ = ["LINE_LIMIT", "LineError", "LineProcess"]
 
@@ -152,7 +152,7 @@ class LineProcess:
             return "closed its stdout without answering"
         if code < 0:
             return f"was killed by signal {-code}"
-        return f"exited with status {code} without answering"
+        return f"{exited(code)} without answering"
 
     def close(self, *, grace: float = _EXIT_GRACE) -> None:
         """Close the child's stdin, wait (at most ``grace`` seconds) for it to exit, then kill its process group and
