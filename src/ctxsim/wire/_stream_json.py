@@ -2,7 +2,7 @@
 
 :func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
 writes on stdout for it, in order. The rendering reproduces what the real CLI does, as checked against the captures
-of every recorded release (:mod:`ctxsim.wire._versions`; the tests replay each, and play the installed CLI live):
+of every recorded release (:mod:`ctxsim.wire`; the tests replay each, and play the installed CLI live):
 
 1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
    ``usage`` (each message its own dict, as the CLI parses each line separately);
@@ -260,7 +260,7 @@ class Renderer:
 
     def compaction(self, step: Compaction, q: str, before_any_call: bool) -> list[Frame]:
         """A compaction's frames: the two ``system/status`` frames (compacting, then done), the boundary with every
-        key of its ``compact_metadata`` (:func:`~ctxsim.wire._boundary.stream_compact_metadata`) and its
+        key of its ``compact_metadata`` (the transcript's ``compactMetadata`` in snake case) and its
         ``logical_parent_uuid`` (the last row before it), then the summary. An autocompaction keeps, after the
         last reply, the rows the stream never shows: before a query its prompt, and the attachment the CLI adds
         (their uuids point at transcript rows)."""
@@ -319,7 +319,7 @@ class Renderer:
         self.total_cost += cost
 
     def result(self, query: Query, calls: list[Call], label: str) -> Frame:
-        """The query's ``result`` (:func:`~ctxsim.wire._result.result_data`); ``calls``: its main-chain calls
+        """The query's ``result``, with every key the CLI writes; ``calls``: its main-chain calls
         since the last reset."""
         usage = {
             "input_tokens": sum(self.session.reported_input(c) for c in calls),
