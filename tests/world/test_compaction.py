@@ -56,7 +56,10 @@ def _session(capture: dict[str, Any]) -> Any:
     for u in capture["calls"][:4]:
         b.call(input=u["input_tokens"], cache_creation=u["cache_creation_input_tokens"],
                cache_read=u["cache_read_input_tokens"], output=50)
-    return b.query("/compact").compact(capture["post"], pre_tokens=capture["pre"], trigger="manual").build()
+    # the context after: the prefix (as /context listed it after a call) plus the summary, stated, not derived (the
+    # builder would add the command's own messages to a fresh conversation's baseline, which is not this prefix)
+    return b.query("/compact").compact(capture["post"], pre_tokens=capture["pre"], trigger="manual",
+                                       context=capture["prefix"] + capture["post"]).build()
 
 
 def test_the_capture_shows_post_tokens_counts_the_summary_alone(capture: dict[str, Any]) -> None:
