@@ -14,6 +14,14 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._gc import freeze_imports as freeze_imports, thaw_imports as thaw_imports
+    from ._plan import (
+        Judgement as Judgement,
+        TrackerKind as TrackerKind,
+        Verdict as Verdict,
+        judgement as judgement,
+        judgements as judgements,
+        tracker_kind as tracker_kind,
+    )
     from ._scenario import (
         MANY_POINTS as MANY_POINTS,
         Failure as Failure,
@@ -26,6 +34,12 @@ if TYPE_CHECKING:
         run_scenario as run_scenario,
         threshold_results as threshold_results,
         verdict as verdict,
+    )
+    from ._verdicts import (
+        Tally as Tally,
+        verdicts_json as verdicts_json,
+        verdicts_junit as verdicts_junit,
+        verdicts_markdown as verdicts_markdown,
     )
     from ._task import (
         REFERENCE_LOOP as REFERENCE_LOOP,

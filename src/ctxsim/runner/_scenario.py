@@ -102,6 +102,8 @@ class Failure:
     """For ``off``: the estimate at ``first``."""
     detail: str = ""
     """For ``off``: the truth at ``first``; for a crash or stall: the ``ctxsim:`` line."""
+    point: int | None = None
+    """For ``off``: where ``first`` is among the report's points (0-based), when it is one."""
 
     def matches(self, expected: ExpectedFailure | None) -> bool:
         """True when this is a failure (off the truth: never a crash, a stall or silence) and every field
@@ -202,7 +204,8 @@ class ScenarioRun:
         if report.failures:
             p = report.failures[0]
             truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
-            return Failure("off", p.observation.label, report.how, p.estimate, f"truth {truth}")
+            return Failure("off", p.observation.label, report.how, p.estimate, f"truth {truth}",
+                           next(i for i, q in enumerate(report.points) if q is p))
         for result in self.thresholds:
             for firing in result.match.firings:
                 if firing.ok:
@@ -214,7 +217,7 @@ class ScenarioRun:
                 point = report.points[at]
                 how = "early or where the truth does not cross" if over else "late or not at all"
                 return Failure("off", point.observation.label, "over" if over else "under", point.estimate,
-                               f"threshold {percent(result.at)} fired {how}")
+                               f"threshold {percent(result.at)} fired {how}", at)
         return Failure("off")  # unreachable: not ok, yet nothing off
 
     def notes(self) -> dict[int, str]:
