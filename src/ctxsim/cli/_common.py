@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
     from ..runner import Verdict
-
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 

@@ -18,7 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files, _write_page, add_report_options, write_reports
+from ._common import (
+    CommandError,
+    _load,
+    _resolve_tracker,
+    _scenario_files,
+    _write_page,
+    add_report_options,
+    write_reports,
+)
 
 
 def _configure_judge(parser: argparse.ArgumentParser) -> None:

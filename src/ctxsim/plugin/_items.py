@@ -183,7 +183,7 @@ class ScenarioItem(_CheckItem):
             reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
             if reason is not None:
                 pytest.skip(f"ctxsim: --ctx-backend=live: {reason}")
-            judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))
+            judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))  # type: ignore[arg-type]
         else:
             judged = planned.run()
         self.user_properties.append(("ctxsim_verdict", judged.key()))

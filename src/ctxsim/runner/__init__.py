@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         Verdict as Verdict,
         judgement as judgement,
         judgements as judgements,
+        served as served,
         tracker_kind as tracker_kind,
     )
     from ._scenario import (
@@ -35,12 +36,6 @@ if TYPE_CHECKING:
         threshold_results as threshold_results,
         verdict as verdict,
     )
-    from ._verdicts import (
-        Tally as Tally,
-        verdicts_json as verdicts_json,
-        verdicts_junit as verdicts_junit,
-        verdicts_markdown as verdicts_markdown,
-    )
     from ._task import (
         REFERENCE_LOOP as REFERENCE_LOOP,
         Problem as Problem,
@@ -51,6 +46,12 @@ if TYPE_CHECKING:
         explain_task as explain_task,
         reference_loop as reference_loop,
         run_task as run_task,
+    )
+    from ._verdicts import (
+        Tally as Tally,
+        verdicts_json as verdicts_json,
+        verdicts_junit as verdicts_junit,
+        verdicts_markdown as verdicts_markdown,
     )
 
 __getattr__, __dir__ = lazy_face(globals())

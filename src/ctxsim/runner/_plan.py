@@ -21,11 +21,12 @@ from ._scenario import ScenarioRun, likely_bugs, run_scenario, verdict
 if TYPE_CHECKING:
     from ..wire import Observation
 
-__all__ = ["Judgement", "TrackerKind", "Verdict", "judgement", "judgements", "tracker_kind"]
+__all__ = ["Judgement", "TrackerKind", "Verdict", "judgement", "judgements", "served", "tracker_kind"]
 
-TrackerKind = Literal["reference", "catalogued", "python", "cmd", "stream"]
+TrackerKind = Literal["reference", "catalogued", "python", "cmd", "stream", "estimates"]
 """The kinds of tracker a door may be given: the reference, a catalogued tracker, a Python ``module:factory``, a
-statusline command (``cmd:``) or a stream tracker (``stream:``)."""
+statusline command (``cmd:``), a stream tracker (``stream:``), or the estimates a client of ``ctxsim serve`` wrote
+(a tracker ctxsim does not run)."""
 
 
 def tracker_kind(spec: TrackerSpec) -> TrackerKind:
@@ -91,7 +92,8 @@ class Judgement:
         if self.kind == "reference":
             return reference_for(self.scenario.session)
         assert self.factory is not None
-        return make_tracker(self.factory, self.scenario.session)
+        made: AnyTracker = make_tracker(self.factory, self.scenario.session)
+        return made
 
     def run(self) -> Verdict:
         """The verdict: a skip when not judged here, else the tracker's run through the real SDK client."""
@@ -231,6 +233,13 @@ def judgement(scenario: SessionScenario, tracker: TrackerSpec | str) -> Judgemen
         skip = why
     return Judgement(scenario, spec.name, kind, expected, "expect.ctx_tracker", skip=skip, factory=spec.factory,
                      spec=spec.spec)
+
+
+def served(scenario: SessionScenario, name: str) -> Judgement:
+    """The plan for estimates written by a tracker ctxsim does not run (``ctxsim serve --judge FILE``): judged as a
+    tracker under test, as ``expect.ctx_tracker`` says (``skip``: what it does is shown, not judged)."""
+    expected = {"pass": "pass", "fail": "fail"}.get(scenario.ctx_tracker, "none")
+    return Judgement(scenario, name, "estimates", expected, "expect.ctx_tracker")
 
 
 def judgements(scenario: SessionScenario, under_test: Sequence[TrackerSpec] = (), *,
