@@ -54,7 +54,7 @@ class ScenarioFile(pytest.File):
     def _tracker_items(self, scenario: SessionScenario) -> Iterator[pytest.Item]:
         """A session scenario's items, one a judgement of the plan (:func:`ctxsim.runner.judgements`): ``reference``,
         each catalogued tracker it names, the trackers under test; a skip of the plan is a skipped item."""
-        from ..runner import judgements
+        from ..runner import Verdict, judgements
 
         specs = self.config.stash.get(TRACKERS, [])
         taken: set[str] = set()
@@ -70,6 +70,7 @@ class ScenarioFile(pytest.File):
             if planned.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=f"ctxsim: {planned.tracker} is not judged here: "
                                                         f"{planned.skip}"))
+                item.user_properties.append(("ctxsim_verdict", Verdict(planned, None).key()))
             yield item
 
     def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:

@@ -177,12 +177,13 @@ class Verdict:
                 self.cause)
 
     def as_dict(self) -> dict[str, Any]:
-        """The verdict as JSON: scenario, tracker, kind, expected, status, what it did, the first failing point (its
+        """The verdict as JSON: scenario, tracker, kind, expected, status, outcome (a failure's kind), what it did, the first failing point (its
         number and label), the likely cause, the skip's reason, the summary."""
         first = self.first
         out: dict[str, Any] = {
             "scenario": self.scenario.name, "tracker": self.tracker, "kind": self.judgement.kind,
             "expected": self.judgement.expected, "rule": self.judgement.rule, "status": self.status,
+            "outcome": "skipped" if self.run is None else self.run.failure.kind,
             "does": self.does, "tolerance": self.judgement.tolerance, "quantity": self.judgement.quantity,
             "first": None if first is None else {"index": first.index, "point": first.label},
             "cause": self.cause, "skip": self.skipped,
