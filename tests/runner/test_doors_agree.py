@@ -14,7 +14,7 @@ tier judges them over the whole corpus.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,11 @@ def _corpus() -> list[Path]:
 
 @pytest.fixture(scope="module")
 def shared_runs() -> Iterator[None]:
-    """One run (and one set of likely causes) per scenario, tracker and world, whichever door asks for it."""
+    """One run (and so one set of likely causes) per scenario, tracker and world, whichever door asks for it."""
     import ctxsim.runner._plan as plan
 
     runs: dict[tuple[Any, ...], Any] = {}
-    causes: dict[int, Any] = {}
-    run_scenario, likely_bugs = plan.run_scenario, plan.likely_bugs
+    run_scenario = plan.run_scenario
 
     def shared_run(scenario: SessionScenario, tracker: Any, *, name: str) -> Any:
         world = (type(tracker).__qualname__, getattr(tracker, "usage", None), getattr(tracker, "world", None),
@@ -67,16 +66,25 @@ def shared_runs() -> Iterator[None]:
             runs[key] = run_scenario(scenario, tracker, name=name)
         return runs[key]
 
-    def shared_causes(report: Any, scripts: Callable[[], Any]) -> Any:
-        if id(report) not in causes:
-            causes[id(report)] = (report, likely_bugs(report, scripts))
-        return causes[id(report)][1]
-
     mp = pytest.MonkeyPatch()
     mp.setattr(plan, "run_scenario", shared_run)
-    mp.setattr(plan, "likely_bugs", shared_causes)
     yield
     mp.undo()
+
+
+class _Verdicts:
+    """Collects the verdict of every scenario item of an inline pytest run."""
+
+    def __init__(self) -> None:
+        self.keys: set[Key] = set()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        result = yield
+        verdict = getattr(item, "verdict", None)
+        if verdict is not None:
+            self.keys.add(verdict.key())
+        return result
 
 
 def _json_keys(path: Path) -> set[Key]:
@@ -91,13 +99,10 @@ def _json_keys(path: Path) -> set[Key]:
 
 
 def _through_pytest(pytester: pytest.Pytester, files: list[Path], specs: list[str]) -> set[Key]:
-    result = pytester.inline_run(*map(str, files), *(f"--ctx-tracker={s}" for s in specs), "-p", "no:randomly",
-                                 "-p", "no:cacheprovider")
-    out = set()
-    for report in result.getreports("pytest_runtest_logreport"):
-        if report.when == "call" or (report.when == "setup" and report.skipped):
-            out |= {tuple(v) for k, v in report.user_properties if k == "ctxsim_verdict"}
-    return out
+    collected = _Verdicts()
+    pytester.inline_run(*map(str, files), *(f"--ctx-tracker={s}" for s in specs), "-p", "no:randomly",
+                        "-p", "no:cacheprovider", plugins=[collected])
+    return collected.keys
 
 
 def _through_cli(tmp: Path, files: list[Path], specs: list[str]) -> dict[str, set[Key]]:

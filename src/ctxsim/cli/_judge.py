@@ -48,7 +48,8 @@ def _judge(args: argparse.Namespace) -> int:
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "judge")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     if not scenarios:
-        raise CommandError("ctxsim: judge: no session scenario among the scenarios given")
+        raise CommandError("ctxsim: judge: no session scenario judges a tracker under test among the scenarios given "
+                           "(a task scenario judges restart loops)")
     verdicts = []
     for scenario in scenarios:
         print(f"ctxsim judge: {spec.name} on {scenario.name} ...", file=sys.stderr, flush=True)

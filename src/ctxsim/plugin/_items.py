@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from ..loops import LoopSpec
-    from ..runner import Judgement
+    from ..runner import Judgement, Verdict
     from ..scenario import Scenario, ScenarioError, SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -70,7 +70,7 @@ class ScenarioFile(pytest.File):
             if planned.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=f"ctxsim: {planned.tracker} is not judged here: "
                                                         f"{planned.skip}"))
-                item.user_properties.append(("ctxsim_verdict", Verdict(planned, None).key()))
+                item.verdict = Verdict(planned, None)
             yield item
 
     def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:
@@ -163,6 +163,8 @@ class ScenarioItem(_CheckItem):
             planned = judgement(scenario, spec if spec is not None else tracker)
         self.planned = planned
         """The plan of judgement this item follows (:func:`ctxsim.runner.judgement`)."""
+        self.verdict: Verdict | None = None
+        """The verdict, once the item ran (or, skipped by the plan, at collection)."""
 
     def _rule(self) -> str:
         if self.spec is not None and self.planned.rule == "expect.ctx_tracker":
@@ -187,7 +189,7 @@ class ScenarioItem(_CheckItem):
             judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))  # type: ignore[arg-type]
         else:
             judged = planned.run()
-        self.user_properties.append(("ctxsim_verdict", judged.key()))
+        self.verdict = judged
         if judged.met:
             return
         run = judged.run

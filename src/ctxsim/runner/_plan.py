@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AnyTrackerFactory, TrackerSpec, TrackerWorld, make_tracker, reference_for
-from ._scenario import ScenarioRun, likely_bugs, run_scenario, verdict
+from ._scenario import ScenarioRun, run_scenario, verdict
 
 if TYPE_CHECKING:
     from ..wire import Observation
@@ -156,12 +156,10 @@ class Verdict:
         point = self.run.failure.point
         return None if point is None else self.run.report.points[point].observation
 
-    @cached_property
+    @property
     def causes(self) -> dict[int, str]:
         """The likely cause at each failing point, by point number (:func:`ctxsim.check.likely_causes`)."""
-        if self.run is None or not self.run.report.failures:
-            return {}
-        return likely_bugs(self.run.report, self.scenario.scripts)
+        return {} if self.run is None else self.run.likely
 
     @property
     def cause(self) -> str | None:
@@ -177,8 +175,8 @@ class Verdict:
                 self.cause)
 
     def as_dict(self) -> dict[str, Any]:
-        """The verdict as JSON: scenario, tracker, kind, expected, status, outcome (a failure's kind), what it did, the first failing point (its
-        number and label), the likely cause, the skip's reason, the summary."""
+        """The verdict as JSON: scenario, tracker, kind, expected, status, outcome (a failure's kind), what it
+        did, the first failing point (its number and label), the likely cause, the skip's reason, the summary."""
         first = self.first
         out: dict[str, Any] = {
             "scenario": self.scenario.name, "tracker": self.tracker, "kind": self.judgement.kind,

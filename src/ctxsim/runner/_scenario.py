@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -231,9 +231,15 @@ class ScenarioRun:
     def table(self, *, only_failures: bool = False, explain: bool = False) -> str:
         """The timeline: point, truth band, estimate, error, a threshold column when thresholds are set, and with
         ``explain`` the likely cause at each failing point (:func:`likely_bugs`)."""
-        likely = likely_bugs(self.report, self.scenario.scripts) if explain and self.report.failures else None
+        likely = self.likely if explain and self.report.failures else None
         return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None,
                                  likely=likely)
+
+    @cached_property
+    def likely(self) -> dict[int, str]:
+        """The likely cause at each failing point, by observation index (:func:`likely_bugs`), worked out once a
+        run whichever door asks for it."""
+        return likely_bugs(self.report, self.scenario.scripts) if self.report.failures else {}
 
     def problems(self) -> list[str]:
         """Every wrong threshold firing, one sentence each."""
