@@ -48,10 +48,10 @@ def _cell(v: Verdict) -> str:
     if v.run is None:
         return f"skipped: {v.skipped}"
     report = v.run.report
-    if report.error is not None:
-        return "error"
     first = v.first
-    if v.run.ok:
+    if report.error is not None:
+        cell = "error"
+    elif v.run.ok:
         cell = "✓"
     elif first is not None:
         point = next(p for p in report.points if p.observation.index == first.index)
