@@ -54,7 +54,7 @@ def main() -> None:
     ways: dict[str, Callable[[], int]] = {"without the plan": without_plan, "with the plan": with_plan,
                                           "the plan's decisions alone": plan_alone}
     times: dict[str, list[float]] = {name: [] for name in ways}
-    for name, way in ways.items():  # a warm-up round each: imports, the SDK's first client
+    for way in ways.values():  # a warm-up round each: imports, the SDK's first client
         way()
     for _ in range(args.rounds):
         for name, way in ways.items():

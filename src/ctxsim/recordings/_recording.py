@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..wire import Frame, Observation, Script
+from ..wire import Frame, Observation, Script, number_subagents
 from ..world import MAX_SYSTEM_PREFIX, Truth
 from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
 from ._truth import SYNTHETIC, read_usage
@@ -390,29 +390,9 @@ class _Deriver:
                     elif kind == "result":
                         self._point(frame, f"{q} result", "result", truth, points, numbers[i])
             self._close(frames, numbers, pending, truth, points)
-            if len(subs) > 1:
-                self._number_subagents(q, frames, list(subs), points)
+            for old, new in (number_subagents(q, frames, list(subs)) if len(subs) > 1 else {}).items():
+                points[new] = points.pop(old)  # a query of several subagents: each one's points numbered
         return points
-
-    @staticmethod
-    def _number_subagents(q: str, frames: list[Frame], parents: list[str], points: dict[str, int]) -> None:
-        """The subagent points of a query with several subagents relabelled with each one's place, as the wire
-        labels them (:func:`ctxsim.wire.subagent_label`): no two points share a label."""
-        import dataclasses
-
-        from ..wire import subagent_label
-
-        calls: dict[str, int] = {}
-        for frame in frames:
-            o = frame.observation
-            if o is None or o.kind != "subagent":
-                continue
-            parent = str(frame.data.get("parent_tool_use_id"))
-            calls[parent] = calls.get(parent, 0) + 1
-            label = subagent_label(q, parents.index(parent) + 1 if parent in parents else None, calls[parent])
-            if o.label in points:
-                points[label] = points.pop(o.label)
-            frame.observation = dataclasses.replace(o, label=label)
 
     def _close(self, frames: list[Frame], numbers: list[int], pending: tuple[Any, ...] | None, truth: Truth | None,
                points: dict[str, int]) -> None:

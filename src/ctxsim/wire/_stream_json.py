@@ -20,6 +20,7 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -46,8 +47,8 @@ from ._frames import Frame, Observation, Script
 from ._prices import cost as call_cost
 from ._versions import captured_versions, installed_cli_version
 
-__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "query_subagents", "render",
-           "render_stream", "subagent_label"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "number_subagents", "query_subagents",
+           "render", "render_stream", "subagent_label"]
 
 
 def cli_version_rendered(asked: str | None = None) -> str:
@@ -385,6 +386,22 @@ def subagent_label(q: str, subagent: int | None, call: int) -> str:
     has one subagent, ``q1 subagent 2 call 1`` (``subagent``: its place) where it has several, so that no two points
     of a session share a label."""
     return f"{q} subagent call {call}" if subagent is None else f"{q} subagent {subagent} call {call}"
+
+
+def number_subagents(q: str, frames: list[Frame], parents: list[str]) -> dict[str, str]:
+    """Relabel the subagent points among ``frames`` (query ``q`` read back from a stream, whose subagents are
+    ``parents`` in order) with each one's place, as :func:`subagent_label` labels them; the old label to the new."""
+    calls: dict[str, int] = {}
+    out: dict[str, str] = {}
+    for frame in frames:
+        o = frame.observation
+        if o is not None and o.kind == "subagent":
+            parent = str(frame.data.get("parent_tool_use_id"))
+            calls[parent] = calls.get(parent, 0) + 1
+            place = parents.index(parent) + 1 if parent in parents else None
+            out[o.label] = subagent_label(q, place, calls[parent])
+            frame.observation = dataclasses.replace(o, label=out[o.label])
+    return out
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,
