@@ -348,9 +348,10 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
     lines += _claude_codes_own(report)
     lines += problems
     if report.failures:
-        first = report.failures[0].observation.label
-        where = scenario.where(first)
-        lines.append(f"first failing point: {first}" + (f" ({shown(where[0])}:{where[1]})" if where else ""))
+        first = report.failures[0].observation
+        where = scenario.where(first.label)
+        lines.append(f"first failing point: #{first.index} {first.label}"
+                     + (f" ({shown(where[0])}:{where[1]})" if where else ""))
     return "\n".join(lines)
 
 
