@@ -24,6 +24,7 @@ from ._common import (
     _resolve_tracker,
     _scenario_files,
     _write_page,
+    add_env_option,
     add_report_options,
     write_reports,
 )
@@ -36,6 +37,7 @@ def _configure_judge(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenarios", nargs="*", type=Path, metavar="SCENARIOS",
                         help="scenario files or directories (default: the bundled corpus)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the report here (default: stdout)")
+    add_env_option(parser)
     add_report_options(parser)
 
 
@@ -44,7 +46,7 @@ def _judge(args: argparse.Namespace) -> int:
     from ..runner import judgement, verdicts_markdown
     from ..scenario import SessionScenario
 
-    spec = _resolve_tracker(args.spec)
+    spec = _resolve_tracker(args.spec, env=args.env)
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "judge")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     if not scenarios:
