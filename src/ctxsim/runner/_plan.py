@@ -116,10 +116,12 @@ class Verdict:
 
     @property
     def scenario(self) -> SessionScenario:
+        """The scenario judged on."""
         return self.judgement.scenario
 
     @property
     def tracker(self) -> str:
+        """What reports call the tracker."""
         return self.judgement.tracker
 
     @property

@@ -26,15 +26,18 @@ class Tally:
 
     @classmethod
     def of(cls, verdicts: Sequence[Verdict]) -> Tally:
+        """The tally of ``verdicts``."""
         return cls(sum(v.status == "met" for v in verdicts), sum(v.status == "unmet" for v in verdicts),
                    sum(v.status == "skipped" for v in verdicts))
 
     @property
     def judged(self) -> int:
+        """The verdicts that judged the tracker (skips left out)."""
         return self.met + self.unmet
 
     def sentence(self, tracker: str) -> str:
-        """``reference does what all 41 scenarios it is judged on expect (8 skipped).``"""
+        """``reference does what all 44 scenarios it is judged on expect (5 skipped, listed with their reasons).``:
+        the skips are never counted among the scenarios met."""
         skipped = f" ({self.skipped} skipped, listed with their reasons)" if self.skipped else ""
         if not self.judged:
             return f"{tracker} was judged on no scenario{skipped}."
