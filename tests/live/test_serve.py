@@ -116,6 +116,9 @@ def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verd
     try:
         assert process.stdout is not None
         settings = json.loads(process.stdout.readline())
+        for _ in range(2):  # the client plays b01's two calls
+            assert call(settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", MAIN,
+                        key=settings["env"]["ANTHROPIC_API_KEY"])[0] == 200
         status, truth = call(settings["truth_url"])
         assert status == 200
         estimates.write_text("".join(json.dumps({"point": p["point"], "estimate": p["low"]}) + "\n"
@@ -239,3 +242,65 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
         process.kill()
     assert process.returncode == 1, err  # nothing was done: the task is not finished
     assert json.loads(out.strip().splitlines()[-1])["record"]["finished"] is False
+
+
+def serve_in_background(*args: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "serve", *args, "--json", "--timeout", "60"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, json.loads(process.stdout.readline())
+
+
+def stopped(process: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        process.send_signal(signal.SIGTERM)
+        return process.communicate(timeout=20)
+    finally:
+        process.kill()
+
+
+@pytest.mark.parametrize(("requests", "says"), [
+    (3, "the client did not play the script (1 request refused): exit 1"),
+    (1, "the client did not play the script (1 of the script's calls never asked for): exit 1"),
+    (0, "(2 of the script's calls never asked for)"),
+])
+def test_ctxsim_serve_exits_1_saying_so_when_the_client_left_the_script(requests: int, says: str) -> None:
+    process, settings = serve_in_background(B01)
+    url, key = settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", settings["env"]["ANTHROPIC_API_KEY"]
+    statuses = [call(url, MAIN, key=key)[0] for _ in range(requests)]
+    _, err = stopped(process)
+    assert statuses == [200, 200, 400][:requests]
+    assert process.returncode == 1 and says in err
+
+
+def test_ctxsim_serve_a_task_exits_1_when_it_refused_a_request_even_had_the_task_finished() -> None:
+    process, settings = serve_in_background("multi-restart-40-steps")
+    url, key = settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", settings["env"]["ANTHROPIC_API_KEY"]
+    compact = {**MAIN, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. <summary>"}]}]}
+    status, body = call(url, compact, key=key)
+    _, err = stopped(process)
+    assert status == 400 and "a compact request does not belong to the fake agent's work" in body["error"]["message"]
+    assert process.returncode == 1 and "(1 request refused): exit 1" in err
+
+
+def test_ctxsim_serve_list_says_which_scenarios_can_be_served_and_why_not(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim.cli import main
+
+    assert main(["serve", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row for row in listed["scenarios"]}
+    assert rows[B01] == {"name": B01, "kind": "session", "servable": True, "reason": None}
+    assert rows["clear-new-session-id"]["reason"] == ("a recorded stream is played as recorded; the live CLI writes "
+                                                      "its own")
+    assert rows["seed004-autocompact-rearms-wind-down"]["kind"] == "task"
+    assert "compacts on its own (autocompact_at)" in rows["seed004-autocompact-rearms-wind-down"]["reason"]
+    assert all(row["servable"] == (row["reason"] is None) for row in rows.values())
+    for kind in ("session", "task"):
+        assert listed["counts"][kind] == {"servable": sum(r["servable"] for r in rows.values() if r["kind"] == kind),
+                                          "total": sum(r["kind"] == kind for r in rows.values())}
+    assert main(["serve", "--list", B01]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["yes", "session", B01]
+    assert out[-1] == "# servable: 1 of 1 session scenarios, 0 of 0 task scenarios"

@@ -4,10 +4,13 @@ verdict on a tracker's estimates.
 ::
 
     ctxsim serve SCENARIO [--port N] [--json] [--judge FILE] [--timeout S]
+    ctxsim serve --list [SCENARIO or DIR] [--json]
 
 It prints what a client needs (the environment, the model, the prompts), serves until Ctrl-C or SIGTERM (or
 ``--timeout`` seconds), then prints the truth at every observation point and, with ``--judge FILE``, the verdict on
-the estimates ``FILE`` holds (:func:`ctxsim.live.read_estimates`); exit 1 when the tracker is off.
+the estimates ``FILE`` holds (:func:`ctxsim.live.read_estimates`); exit 1 when the tracker is off, when a request
+was refused (the client left the script) or when the client did not play the whole script. ``--list`` says which
+scenarios can be served and why not the others.
 """
 
 from __future__ import annotations
@@ -23,16 +26,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._common import CommandError, _find, _load
+from ._common import CommandError, _find, _load, _scenario_files
 
 if TYPE_CHECKING:
     from ..live import ScenarioServer, TaskServer
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", type=Path, help="the scenario file (YAML), or a bundled scenario's name "
-                                                    "(`ctxsim scenario list`); a task scenario is served by its "
-                                                    "fake agent")
+    parser.add_argument("scenario", type=Path, nargs="?",
+                        help="the scenario file (YAML), or a bundled scenario's name (`ctxsim scenario list`); a task "
+                             "scenario is served by its fake agent; with --list, a file or directory (default: the "
+                             "bundled corpus)")
+    parser.add_argument("--list", action="store_true", help="say which scenarios can be served to a live CLI, and "
+                                                            "why not the others, then exit")
     parser.add_argument("--port", type=int, default=0, help="the port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--json", action="store_true", help="print the client's settings, then the truth (and the "
                                                             "verdict), as one JSON line each")
@@ -47,6 +53,10 @@ def _serve(args: argparse.Namespace) -> int:
     from ..live import ScenarioServer, TaskServer
     from ..scenario import SessionScenario
 
+    if args.list:
+        return _list(args)
+    if args.scenario is None:
+        raise CommandError("ctxsim: serve: name the scenario to serve (or --list to see which can be)")
     scenario = _load(_find(args.scenario))
     if not isinstance(scenario, SessionScenario) and args.judge is not None:
         raise CommandError(f"ctxsim: serve: --judge: {args.scenario} is a task scenario: its fake agent's record is "
@@ -73,6 +83,32 @@ def _serve(args: argparse.Namespace) -> int:
     if not isinstance(server, ScenarioServer):
         return _finish_task(server, args.json)
     return _finish(server, args)
+
+
+def _list(args: argparse.Namespace) -> int:
+    """One row per scenario: servable or not, and why not; the counts under them."""
+    from ..corpus import BUNDLED
+    from ..live import serve_skip_reason
+    from ..scenario import SessionScenario
+
+    rows: list[dict[str, Any]] = []
+    for path in _scenario_files([args.scenario or Path(BUNDLED)], "serve --list"):
+        scenario = _load(path)
+        reason = serve_skip_reason(scenario)
+        rows.append({"name": scenario.name, "kind": "session" if isinstance(scenario, SessionScenario) else "task",
+                     "servable": reason is None, "reason": reason})
+    counts = {kind: {"servable": sum(r["servable"] for r in rows if r["kind"] == kind),
+                     "total": sum(r["kind"] == kind for r in rows)} for kind in ("session", "task")}
+    if args.json:
+        print(json.dumps({"scenarios": rows, "counts": counts}))
+        return 0
+    width = max((len(r["name"]) for r in rows), default=0)
+    for row in rows:
+        print(f"{'yes' if row['servable'] else 'no ':<4}{row['kind']:<8}{row['name']:<{width}}"
+              + (f"  {row['reason']}" if row["reason"] else ""))
+    print(f"# servable: {counts['session']['servable']} of {counts['session']['total']} session scenarios, "
+          f"{counts['task']['servable']} of {counts['task']['total']} task scenarios")
+    return 0
 
 
 @contextlib.contextmanager
@@ -135,9 +171,22 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
             print(f"\n== {args.judge}: {'tracks it' if run.ok else 'fails on it'}")
             print(run.report.summary())
             print(run.table(explain=True))
-    for refused in truth["refused"]:
-        print(refused, file=sys.stderr)
-    return 0 if run is None or run.ok else 1
+    off_script = _off_script(truth["refused"], truth["unplayed"])
+    return 1 if off_script or (run is not None and not run.ok) else 0
+
+
+def _off_script(refused: list[str], unplayed: int = 0) -> bool:
+    """Print each refusal and one ``ctxsim:`` line saying how the client left the script; whether it did."""
+    for line in refused:
+        print(line, file=sys.stderr)
+    said = []
+    if refused:
+        said.append(f"{len(refused)} request{'s' if len(refused) != 1 else ''} refused")
+    if unplayed:
+        said.append(f"{unplayed} of the script's calls never asked for")
+    if said:
+        print(f"ctxsim: serve: the client did not play the script ({', '.join(said)}): exit 1", file=sys.stderr)
+    return bool(said)
 
 
 def _finish_task(server: TaskServer, as_json: bool) -> int:
@@ -153,6 +202,5 @@ def _finish_task(server: TaskServer, as_json: bool) -> int:
                 print(f"session {session['session']} turn {turn['turn']:>2}  {turn['kind']:<12} "
                       f"steps {','.join(turn['steps']) or '-':<24} context {turn['prompt']:,}..{turn['next_request']:,}"
                       + ("  (prompt too long)" if turn["rejected"] else ""))
-    for refused in record["refused"]:
-        print(refused, file=sys.stderr)
-    return 0 if record["finished"] and not record["redone"] and not record["skipped"] else 1
+    off_script = _off_script(record["refused"])
+    return 0 if record["finished"] and not record["redone"] and not record["skipped"] and not off_script else 1

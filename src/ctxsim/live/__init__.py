@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         EstimatesError as EstimatesError,
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
+        serve_skip_reason as serve_skip_reason,
     )
     from ._serve_task import TaskServer as TaskServer
     from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap

@@ -35,9 +35,9 @@ from ._claude import cli_env
 from ._scenarios import SessionModel, _observations, live_skip_reason
 
 if TYPE_CHECKING:
-    from ..scenario import SessionScenario
+    from ..scenario import SessionScenario, TaskScenario
 
-__all__ = ["EstimatesError", "ScenarioServer", "read_estimates"]
+__all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "serve_skip_reason"]
 
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
@@ -50,6 +50,15 @@ def client_environment(base_url: str, key: str) -> dict[str, str]:
     keep = ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
             "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "IS_SANDBOX", "NO_PROXY", "no_proxy")
     return {"ANTHROPIC_API_KEY": key, **{k: env[k] for k in keep}}
+
+
+def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
+    """Why ``ctxsim serve`` cannot play ``scenario`` to a live CLI (a session scenario's script, a task scenario's
+    fake agent), or None when it can: what ``ctxsim serve --list`` prints."""
+    from ..scenario import SessionScenario
+    from ._serve_task import task_skip_reason
+
+    return live_skip_reason(scenario) if isinstance(scenario, SessionScenario) else task_skip_reason(scenario)
 
 
 class EstimatesError(ValueError):
@@ -172,7 +181,13 @@ class ScenarioServer(Server):
         points.sort(key=lambda p: p["index"])
         return {"scenario": self.scenario.name, "tolerance": self.scenario.tolerance,
                 "window": self.scenario.session.window, "requests": len(self.api.served),
-                "refused": self.refused, "points": points}
+                "refused": self.refused, "unplayed": self.unplayed, "points": points}
+
+    @property
+    def unplayed(self) -> int:
+        """How many calls of the script no request asked for (yet)."""
+        model = self.responder.model if isinstance(self.responder, _Refusing) else None
+        return 0 if model is None else len(model.main) + len(model.subagent)
 
     def judge(self, estimates: Mapping[int, int | None], *, tracker: str = "tracker") -> ScenarioRun:
         """The run of a tracker whose estimate at each observation point (by number) is ``estimates`` (a point
