@@ -84,8 +84,28 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
 
 
 def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why() -> None:
-    with pytest.raises(ValueError, match="query 2 compacts: the live CLI decides compaction sizes itself"):
+    with pytest.raises(ValueError, match="query 2 compacts on its own after a single call: the live CLI"):
         ScenarioServer(scenario("compaction"))
+
+
+def test_serve_places_the_clis_autocompact_point_between_the_prompts_that_must_and_must_not_compact() -> None:
+    from ctxsim.live._serve_shapes import AUTOCOMPACT_RESERVE, autocompact_window, compaction_reason
+    from ctxsim.world import Call, Compaction, Query, Session, Text, ToolUse
+
+    def call(prompt: int, tool: bool = False) -> Call:
+        return Call(3, 0, prompt - 3, 10, (ToolUse("t", "Bash", {}) if tool else Text("ok"),), f"msg_{prompt}")
+
+    two = Query("read", (call(60_000, tool=True), call(150_000)))
+    auto = Query("go on", (Compaction(150_100, 3_000), call(20_000)))
+    session = Session("s", (two, auto))
+    window = autocompact_window(session)
+    assert window is not None and 60_000 + 2_000 < window - AUTOCOMPACT_RESERVE < 150_000 - 2_000
+    assert window > 150_000  # the compacting prompt stays inside the CLI's window
+    assert compaction_reason(session) is None
+    close = Session("s", (Query("read", (call(140_000, tool=True), call(141_000))), auto))
+    assert "no autocompact point lies between" in str(compaction_reason(close))
+    by_hand = Session("s", (two, Query("compact it", (Compaction(150_100, 3_000, trigger="manual"),))))
+    assert "live, that is a query of its own whose prompt is /compact" in str(compaction_reason(by_hand))
 
 
 def test_it_judges_estimates_by_point_and_says_where_a_file_is_wrong(tmp_path: Path) -> None:
@@ -142,46 +162,63 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
     assert main(["serve", "compaction", *bounded]) == 2
-    assert "query 2 compacts" in capsys.readouterr().err
+    assert "query 2 compacts on its own after a single call" in capsys.readouterr().err
     with ScenarioServer(scenario(B01)) as server:
         assert main(["serve", B01, "--port", str(server.api.port), *bounded]) == 2
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
-@pytest.mark.live
-def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it() -> None:
-    played = scenario("b14-resume-invalidates-cache")
+def play_served(server: ScenarioServer, tracker: Any) -> dict[int, int | None]:
+    """A client of the real CLI as a user of serve writes one: the settings' model, environment and prompts, the
+    tracker fed every message, its estimate taken where the truth says a point closes."""
+    settings = server.settings()
+    env = {k: v for k, v in settings["env"].items()
+           if k not in ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")}
+    window = settings["env"].get("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
 
-    async def play(server: ScenarioServer) -> list[Any]:
+    async def play() -> list[Any]:
         messages = []
-        async with LiveClaude(server.api, model=played.session.model,
-                              env={"ANTHROPIC_API_KEY": server.key}) as live:
-            for query in played.session.queries:
-                messages += await live.ask(query.prompt)
+        async with LiveClaude(server.api, model=settings["model"], env=env,
+                              autocompact_window=int(window) if window else None,
+                              include_partial_messages=settings["include_partial_messages"]) as live:
+            for prompt in settings["prompts"]:
+                messages += await live.ask(prompt)
         return messages
 
+    estimates: dict[int, int | None] = {}
+    seen: dict[Any, int] = {}
+    query = 1
+    closes = {(p["after"]["type"], p["after"].get("message_id"), p["after"].get("n"), p["after"].get("query")):
+              p["index"] for p in server.truth()["points"]}
+    for message in anyio.run(play):
+        tracker.observe(message)
+        name = type(message).__name__
+        key: tuple[Any, ...] | None = None
+        if name == "AssistantMessage" and message.message_id is not None:
+            seen[message.message_id] = seen.get(message.message_id, 0) + 1
+            key = ("assistant", message.message_id, seen[message.message_id], None)
+        elif name == "SystemMessage" and message.subtype == "compact_boundary":
+            seen[("compact", query)] = seen.get(("compact", query), 0) + 1
+            key = ("compact_boundary", None, seen[("compact", query)], query)
+        elif name == "ResultMessage":
+            key = ("result", None, None, query)
+            query += 1
+        if key in closes:
+            estimates[closes[key]] = tracker.context_tokens()
+    return estimates
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", ["b14-resume-invalidates-cache", "statusline-stuck-after-compact",
+                                  "repl-compact-keeps-last-reply"])
+def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it(name: str) -> None:
+    played = scenario(name)
     with ScenarioServer(played) as server:
-        messages = anyio.run(play, server)
-        assert server.refused == [] and server.api.rejected == []
-        tracker = reference_for(played.session)
-        estimates: dict[int, int | None] = {}
-        seen: dict[str, int] = {}
-        results = 0
-        closes = {(p["after"].get("message_id"), p["after"].get("n"), p["after"].get("query")): p["index"]
-                  for p in server.truth()["points"]}
-        for message in messages:
-            tracker.observe(message)
-            key: tuple[Any, ...] | None = None
-            if getattr(message, "message_id", None) is not None and type(message).__name__ == "AssistantMessage":
-                seen[message.message_id] = seen.get(message.message_id, 0) + 1
-                key = (message.message_id, seen[message.message_id], None)
-            elif type(message).__name__ == "ResultMessage":
-                results += 1
-                key = (None, None, results)
-            if key in closes:
-                estimates[closes[key]] = tracker.context_tokens()
+        estimates = play_served(server, reference_for(played.session))
+        assert server.refused == [] and server.api.rejected == [] and server.unplayed == 0
         assert sorted(estimates) == [o.index for o in server.observations()]
-        assert server.judge(estimates).ok
+        run = server.judge(estimates)
+        assert run.ok, run.table()
     assert os.environ.get("ANTHROPIC_API_KEY") != server.key
 
 
@@ -304,3 +341,20 @@ def test_ctxsim_serve_list_says_which_scenarios_can_be_served_and_why_not(
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["yes", "session", B01]
     assert out[-1] == "# servable: 1 of 1 session scenarios, 0 of 0 task scenarios"
+
+
+@pytest.mark.live
+def test_a_tracker_stale_after_compact_is_judged_wrong_at_the_compaction_the_live_cli_made() -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    played = scenario("statusline-stuck-after-compact")
+    stale = make_tracker(resolve("ccusage-fallback").factory, played.session)  # the last assistant line, kept
+    with ScenarioServer(played) as server:
+        estimates = play_served(server, stale)
+        assert server.refused == [] and server.unplayed == 0
+        compaction = next(p for p in server.truth()["points"] if p["point"] == "q3 compaction")
+        run = server.judge(estimates)
+    assert compaction["after"] == {"type": "compact_boundary", "query": 3, "n": 1}
+    assert len(server.post_tokens()) == 1 and compaction["estimated"][0] == compaction["low"] == 14_477
+    assert not run.ok and run.report.failures[0].observation.label == "q3 compaction"
+    assert run.report.failures[0].estimate == 150_305

@@ -24,6 +24,7 @@ from ..wire import Observation, render
 from ..world import Call, Compaction, ConversationReset, Session, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
+from ._serve_shapes import compaction_reason
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
@@ -49,8 +50,9 @@ def _inert(block: Any) -> Any:
     return ToolUse(block.id, block.name, _INERT[block.name])
 
 
-def live_skip_reason(scenario: SessionScenario) -> str | None:
-    """Why ``scenario`` cannot run through the live backend, or None when it can."""
+def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False) -> str | None:
+    """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
+    the live CLI can be steered to make are playable (``ctxsim serve`` steers it)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
     if scenario.faults:
@@ -58,10 +60,15 @@ def live_skip_reason(scenario: SessionScenario) -> str | None:
     session = scenario.session
     if session.window != 200_000 or "[1m]" in session.model:
         return f"the live CLI gives {session.model} a 200,000 window, the scenario {session.window:,}"
+    if compactions and (why := compaction_reason(session)) is not None:
+        return why
     for number, query in enumerate(session.queries, 1):
         steps = query.steps
         if any(isinstance(s, Compaction) for s in steps):
-            return f"query {number} compacts: the live CLI decides compaction sizes itself"
+            if not compactions:
+                return f"query {number} compacts: the live CLI decides compaction sizes itself"
+            if not query.main_calls:
+                continue  # a /compact query of its own
         if any(isinstance(s, ConversationReset) for s in steps):
             return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
         for call in (s for s in steps if isinstance(s, Call)):
@@ -132,7 +139,8 @@ class SessionModel:
 
 def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] | str, Observation]]:
     """Per query: the observation points of the in-process rendering, keyed by what closes them live:
-    ``(message_id, n)`` for the n-th message of a call, ``"result"`` for the result."""
+    ``(message_id, n)`` for the n-th message of a call, ``("compact_boundary", n)`` for the query's n-th compaction
+    boundary, ``"result"`` for the result."""
     out: list[dict[tuple[str, int] | str, Observation]] = []
     for script in render(session, include_partial_messages=partial):
         keyed: dict[tuple[str, int] | str, Observation] = {}
@@ -146,6 +154,9 @@ def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] 
                 continue
             if data.get("type") == "result":
                 keyed["result"] = frame.observation
+            elif data.get("type") == "system" and data.get("subtype") == "compact_boundary":
+                keyed[("compact_boundary", sum(1 for k in keyed if k[0] == "compact_boundary") + 1)] = \
+                    frame.observation
             elif data.get("type") == "assistant":
                 keyed[(mid, counts[mid])] = frame.observation
         out.append(keyed)

@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
+import tempfile
+from collections import deque
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,9 +34,11 @@ from ..check import Point, Report
 from ..runner import ScenarioRun, threshold_results
 from ..trackers import TrackerWorld
 from ..wire import Observation
+from ..world import Compaction, Session, Text, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
-from ._claude import cli_env
+from ._claude import cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, live_skip_reason
+from ._serve_shapes import autocompact_window
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -58,7 +64,9 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     from ..scenario import SessionScenario
     from ._serve_task import task_skip_reason
 
-    return live_skip_reason(scenario) if isinstance(scenario, SessionScenario) else task_skip_reason(scenario)
+    if isinstance(scenario, SessionScenario):
+        return live_skip_reason(scenario, compactions=True)
+    return task_skip_reason(scenario)
 
 
 class EstimatesError(ValueError):
@@ -89,11 +97,19 @@ class Refuser:
 class _Refusing(Refuser):
     """The scenario's responder, answering a request its script has no call for with a 400 that says so."""
 
-    def __init__(self, model: SessionModel, scenario: str) -> None:
+    def __init__(self, model: SessionModel, scenario: str, session: Session) -> None:
         super().__init__(f"scenario {scenario!r}")
         self.model = model
+        self.summaries = deque(_summary(step) for query in session.queries for step in query.steps
+                               if isinstance(step, Compaction))
+        """The answers to the CLI's compaction summary requests, in order."""
+
 
     def __call__(self, request: ApiRequest) -> Reply:
+        if request.kind == "compact":
+            if not self.summaries:
+                return self.refuse(request, "a compaction summary request: the scenario compacts no more")
+            return self.summaries.popleft()
         queue = {"main": self.model.main, "subagent": self.model.subagent}.get(request.kind)
         if queue:
             return self.model(request)
@@ -102,6 +118,17 @@ class _Refusing(Refuser):
                                          if request.kind == "side" else f"a {request.kind} request")
                                + " does not belong to the scenario's script")
         return self.refuse(request, f"the script's {request.kind} calls are used up")
+
+
+def _summary(compaction: Compaction) -> Reply:
+    """The answer to the summary request of ``compaction``: its summary call's blocks and usage where the scenario
+    has it, else a short summary (the CLI writes its own ``post_tokens`` either way)."""
+    summary = compaction.summary
+    if summary is not None:
+        return Reply(summary.blocks, summary.output_tokens,
+                     (summary.input_tokens, summary.cache_creation_input_tokens, summary.cache_read_input_tokens))
+    text = "<analysis>The conversation so far.</analysis>\n<summary>The work so far, served by ctxsim.</summary>"
+    return Reply((Text(text),), output_tokens=60)
 
 
 _S = TypeVar("_S", bound="Server")
@@ -143,12 +170,39 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario)
+        reason = live_skip_reason(scenario, compactions=True)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
         self.scenario = scenario
-        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name), port=port)
+        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port)
         self.points = _observations(scenario.session, scenario.partial)
+        self._config: Path | None = None
+        self._posts: list[int] | None = None
+
+    def __enter__(self) -> ScenarioServer:
+        super().__enter__()
+        self._config = Path(tempfile.mkdtemp(prefix="ctxsim-serve-"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._posts = self.post_tokens()
+        finally:
+            if self._config is not None:
+                shutil.rmtree(self._config, ignore_errors=True)
+                self._config = None
+            super().__exit__(*exc)
+
+    def post_tokens(self) -> list[int]:
+        """The ``postTokens`` of every compaction boundary the CLI wrote in its main transcripts (under the
+        ``CLAUDE_CONFIG_DIR`` :meth:`settings` hands the client), in the order written; kept once serving stops."""
+        if self._config is None:
+            return self._posts or []
+        rows = [row for path, rows in read_transcripts(self._config / "projects").items() if "/" not in path
+                for row in rows if row.get("type") == "system" and row.get("subtype") == "compact_boundary"]
+        rows.sort(key=lambda row: str(row.get("timestamp", "")))
+        posts = [(row.get("compactMetadata") or {}).get("postTokens") for row in rows]
+        return [post for post in posts if type(post) is int]
 
     def settings(self) -> dict[str, Any]:
         """What a client needs to play the scenario: ``env``, ``model``, the ``prompts`` to send (one per query, in
@@ -156,15 +210,35 @@ class ScenarioServer(Server):
         scenario's tool calls need (their inputs are inert: ``true``, a file that does not exist) and where the
         truth is."""
         session = self.scenario.session
-        return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
+        env = client_environment(self.api.base_url, self.key)
+        if self._config is not None:  # where serve reads the compaction boundaries the CLI writes
+            env["CLAUDE_CONFIG_DIR"] = str(self._config)
+        window = autocompact_window(session)
+        if window is not None:  # where the CLI compacts on its own, as the scenario does
+            env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
+        return {"scenario": self.scenario.name, "env": env,
                 "model": session.model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment()}
 
     def observations(self) -> list[Observation]:
-        """Every observation point, in order."""
-        return sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
+        """Every observation point, in order. At a compaction, the estimates that track it are the CLI's: between
+        the context and the ``postTokens`` it wrote plus the system prefix (as in-process, with the scenario's);
+        none where the CLI wrote no boundary serve could read (a client that set its own ``CLAUDE_CONFIG_DIR``)."""
+        points = sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
+        posts = iter(self.post_tokens())
+        out = []
+        for o in points:
+            if o.kind == "compaction" and o.truth.knowable:
+                post = next(posts, None)
+                estimated = None
+                if post is not None and o.truth.first_call is not None:
+                    shown = post + system_prefix(o.truth.first_call)
+                    estimated = (min(o.truth.prompt, shown), max(o.truth.prompt, shown))
+                o = replace(o, truth=replace(o.truth, estimated=estimated))
+            out.append(o)
+        return out
 
     def truth(self) -> dict[str, Any]:
         """The truth at every observation point: its number and label, what closes it in the stream the client
@@ -172,12 +246,17 @@ class ScenarioServer(Server):
         band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side), or ``knowable``
         false."""
         points: list[dict[str, Any]] = []
+        served = {o.index: o for o in self.observations()}
         for number, query in enumerate(self.points, 1):
             for key, o in query.items():
-                after: dict[str, Any] = ({"type": "result", "query": number} if key == "result" else
-                                         {"type": "assistant", "message_id": key[0], "n": key[1]})
+                o = served[o.index]
+                after: dict[str, Any] = (
+                    {"type": "result", "query": number} if key == "result" else
+                    {"type": "compact_boundary", "query": number, "n": key[1]} if key[0] == "compact_boundary" else
+                    {"type": "assistant", "message_id": key[0], "n": key[1]})
                 points.append({"index": o.index, "point": o.label, "kind": o.kind, "after": after,
-                               "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable})
+                               "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable,
+                               **({"estimated": list(o.truth.estimated)} if o.truth.estimated else {})})
         points.sort(key=lambda p: p["index"])
         return {"scenario": self.scenario.name, "tolerance": self.scenario.tolerance,
                 "window": self.scenario.session.window, "requests": len(self.api.served),

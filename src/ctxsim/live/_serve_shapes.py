@@ -1,0 +1,106 @@
+"""Which compactions ``ctxsim serve`` can have the live CLI make, and the settings that make it make them.
+
+The live CLI decides its compactions itself; serve steers it. A compaction the client asks for (``trigger: manual``,
+a query whose prompt is ``/compact`` and which does nothing else) needs nothing: the CLI sends its summary request,
+serve answers it. A compaction the CLI makes on its own (``trigger: auto``, as a query's first step) happens when the
+last request's prompt passes the CLI's autocompact point, which ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` moves: the point
+is that window less :data:`AUTOCOMPACT_RESERVE` (the captures of every recorded release: 100,000 gives 67,000).
+:func:`autocompact_window` picks the window whose point lies just under the smallest prompt that must compact (a
+third of the reserve under it, so that prompt stays inside the window), above the largest one that must not; a
+scenario where no such point exists is refused, saying why. Measured on the live CLI: it compacts on its own only
+once two or more calls came before, and not on a prompt over its window.
+
+The truth does not move: every call after the compaction is served with the scenario's usage, so the context it
+implies is the scenario's. Only the boundary's ``pre_tokens`` and ``post_tokens`` are the CLI's own numbers.
+"""
+
+from __future__ import annotations
+
+from ..world import Call, Compaction, Session
+
+__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "autocompact_window", "compaction_reason"]
+
+AUTOCOMPACT_RESERVE = 33_000
+"""The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
+buffer (``autoCompactThreshold`` 67,000 for ``CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000`` in every capture)."""
+
+MARGIN = 2_000
+"""Tokens the point keeps from a prompt on either side (the CLI adds the new prompt and its attachments)."""
+
+COMPACT_PROMPT = "/compact"
+"""The prompt that makes the CLI compact when the client asks."""
+
+
+def _prompts(session: Session) -> tuple[list[int], list[int]]:
+    """The prompts of the main chain's calls the CLI measures before a request: those it must not compact after
+    (every call but one an automatic compaction follows) and those it must (the call right before one)."""
+    calm: list[int] = []
+    compacting: list[int] = []
+    last: int | None = None
+    for query in session.queries:
+        for step in query.steps:
+            if isinstance(step, Compaction):
+                if step.trigger == "auto" and last is not None:
+                    compacting.append(last)
+                    calm.remove(last)
+                last = None
+            elif isinstance(step, Call) and step.is_main:
+                last = step.input_tokens + step.cache_creation_input_tokens + step.cache_read_input_tokens
+                calm.append(last)
+    return calm, compacting
+
+
+def autocompact_window(session: Session) -> int | None:
+    """The ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` that makes the CLI compact on its own exactly where ``session``
+    does: the session's own where it states one, else one placed between its prompts (None: the CLI's default;
+    see :func:`compaction_reason` for a session where no window can)."""
+    calm, compacting = _prompts(session)
+    if not compacting:
+        return session.auto_compact_window
+    if session.auto_compact_window is not None:
+        return session.auto_compact_window
+    # Just under the smallest compacting prompt, so that prompt stays under the window itself (the CLI measured
+    # does not compact on a prompt over its window); halfway down to the largest calm one where they are close.
+    point = max(min(compacting) - AUTOCOMPACT_RESERVE // 3, (max(calm, default=0) + min(compacting)) // 2)
+    return point + AUTOCOMPACT_RESERVE
+
+
+def _calls_before(session: Session, number: int) -> int:
+    """The main-chain calls since the conversation began or was last compacted, before query ``number``."""
+    calls = 0
+    for query in session.queries[:number - 1]:
+        for step in query.steps:
+            calls = 0 if isinstance(step, Compaction) else calls + (isinstance(step, Call) and step.is_main)
+    return calls
+
+
+def compaction_reason(session: Session) -> str | None:
+    """Why the live CLI cannot be made to compact where ``session`` does, or None when it can."""
+    for number, query in enumerate(session.queries, 1):
+        steps = query.steps
+        for at, step in enumerate(steps):
+            if not isinstance(step, Compaction):
+                continue
+            if step.trigger == "manual":
+                if query.prompt.strip() != COMPACT_PROMPT or len(steps) != 1:
+                    return (f"query {number} compacts by hand: live, that is a query of its own whose prompt is "
+                            f"{COMPACT_PROMPT}")
+            elif at != 0:
+                return (f"query {number} compacts on its own mid-turn: the live CLI does so only where the prompt "
+                        f"passes its autocompact point, which serve places between queries")
+            elif _calls_before(session, number) < 2:
+                return (f"query {number} compacts on its own after a single call: the live CLI (measured) compacts "
+                        f"on its own only once two or more calls came before")
+    calm, compacting = _prompts(session)
+    if compacting and session.auto_compact_window is not None:
+        point = session.auto_compact_window - AUTOCOMPACT_RESERVE
+        if max(calm, default=0) + MARGIN > point or min(compacting) - MARGIN < point:
+            return (f"its autocompact point is {point:,} (auto_compact_window {session.auto_compact_window:,}), "
+                    f"where the live CLI compacts once a prompt passes it; the scenario compacts after "
+                    f"{min(compacting):,} (and not after {max(calm, default=0):,})")
+    if compacting and max(calm, default=0) + MARGIN >= min(compacting) - MARGIN:
+        return (f"no autocompact point lies between the largest prompt that must not compact "
+                f"({max(calm):,}) and the smallest that must ({min(compacting):,})")
+    if compacting and min(compacting) > session.window:
+        return f"it compacts after a prompt of {min(compacting):,}, over the window {session.window:,}"
+    return None
