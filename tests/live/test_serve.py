@@ -358,3 +358,43 @@ def test_a_tracker_stale_after_compact_is_judged_wrong_at_the_compaction_the_liv
     assert len(server.post_tokens()) == 1 and compaction["estimated"][0] == compaction["low"] == 14_477
     assert not run.ok and run.report.failures[0].observation.label == "q3 compaction"
     assert run.report.failures[0].estimate == 150_305
+
+
+AUTO_COMPACTION = """\
+name: served-autocompaction
+description: compaction's bug on the shape the live CLI compacts on its own (two calls before it)
+world: {window: 200000, baseline: 12000}
+queries:
+  - prompt: "Keep going with the refactor"
+    steps:
+      - call: {in: 3, cc: 1000, cr: 140000, blocks: [tool_use], out: 100}
+      - call: {in: 3, cc: 2000, cr: 148000, out: 300}
+  - prompt: "Continue"
+    steps:
+      - compact: {pre: 150000, post: 20000, trigger: auto}
+      - call: {results: [2500], blocks: [tool_use], out: 90}
+      - call: {out: 400}
+expect: {tolerance: 2000, reference: pass}
+"""
+
+
+@pytest.mark.live
+def test_the_live_cli_compacts_on_its_own_where_the_scenario_does_and_a_stale_maximum_is_judged_wrong(
+        tmp_path: Path) -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    (tmp_path / "auto.yaml").write_text(AUTO_COMPACTION)
+    played = load_scenario(tmp_path / "auto.yaml")
+    assert isinstance(played, SessionScenario)
+    for spec, ok in [("reference", True), ("arbiter-msgid", False)]:
+        with ScenarioServer(played) as server:
+            assert int(server.settings()["env"]["CLAUDE_CODE_AUTO_COMPACT_WINDOW"]) > 150_003
+            tracker = reference_for(played.session) if ok else make_tracker(resolve(spec).factory, played.session)
+            estimates = play_served(server, tracker)
+            assert server.refused == [] and server.unplayed == 0
+            assert [s.request.kind for s in server.api.served] == ["main", "main", "compact", "main", "main"]
+            run = server.judge(estimates)
+        assert sorted(estimates) == [o.index for o in server.observations()]
+        assert run.ok is ok, run.table()
+        if not ok:
+            assert run.report.failures[0].observation.label == "q2 compaction"
