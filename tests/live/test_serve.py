@@ -3,6 +3,7 @@ for what the script does not have, the truth at every point, and the verdict on 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -168,9 +169,10 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
-def play_served(server: ScenarioServer, tracker: Any) -> dict[int, int | None]:
+def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, int | None]:
     """A client of the real CLI as a user of serve writes one: the settings' model, environment and prompts, the
-    tracker fed every message, its estimate taken where the truth says a point closes."""
+    tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
+    messages = [] if messages is None else messages
     settings = server.settings()
     env = {k: v for k, v in settings["env"].items()
            if k not in ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")}
@@ -190,7 +192,9 @@ def play_served(server: ScenarioServer, tracker: Any) -> dict[int, int | None]:
     query = 1
     closes = {(p["after"]["type"], p["after"].get("message_id"), p["after"].get("n"), p["after"].get("query")):
               p["index"] for p in server.truth()["points"]}
-    for message in anyio.run(play):
+    played = anyio.run(play)
+    messages.extend(played)
+    for message in played:
         tracker.observe(message)
         name = type(message).__name__
         key: tuple[Any, ...] | None = None
@@ -210,12 +214,17 @@ def play_served(server: ScenarioServer, tracker: Any) -> dict[int, int | None]:
 
 @pytest.mark.live
 @pytest.mark.parametrize("name", ["b14-resume-invalidates-cache", "statusline-stuck-after-compact",
-                                  "repl-compact-keeps-last-reply"])
+                                  "repl-compact-keeps-last-reply", "window-1m-suffix", "window-1m-disabled"])
 def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it(name: str) -> None:
     played = scenario(name)
+    messages: list[Any] = []
     with ScenarioServer(played) as server:
-        estimates = play_served(server, reference_for(played.session))
+        tokens = reference_for(dataclasses.replace(played.session, quantity="tokens"))  # serve judges tokens
+        estimates = play_served(server, tokens, messages)
         assert server.refused == [] and server.api.rejected == [] and server.unplayed == 0
+        windows = {usage["contextWindow"] for m in messages if type(m).__name__ == "ResultMessage"
+                   for usage in (m.model_usage or {}).values()}
+        assert windows == {played.session.window}  # the CLI gives the model the scenario's window
         assert sorted(estimates) == [o.index for o in server.observations()]
         run = server.judge(estimates)
         assert run.ok, run.table()

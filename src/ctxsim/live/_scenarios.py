@@ -24,7 +24,7 @@ from ..wire import Observation, render
 from ..world import Call, Compaction, ConversationReset, Session, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
-from ._serve_shapes import compaction_reason
+from ._serve_shapes import compaction_reason, window_reason
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
@@ -50,15 +50,19 @@ def _inert(block: Any) -> Any:
     return ToolUse(block.id, block.name, _INERT[block.name])
 
 
-def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False) -> str | None:
+def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False) -> str | None:
     """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
-    the live CLI can be steered to make are playable (``ctxsim serve`` steers it)."""
+    the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
+    settings give (``ctxsim serve`` hands the client both)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
     if scenario.faults:
         return "faults edit the rendered stream; the live CLI writes its own"
     session = scenario.session
-    if session.window != 200_000 or "[1m]" in session.model:
+    if windows:
+        if (why := window_reason(session)) is not None:
+            return why
+    elif session.window != 200_000 or "[1m]" in session.model:
         return f"the live CLI gives {session.model} a 200,000 window, the scenario {session.window:,}"
     if compactions and (why := compaction_reason(session)) is not None:
         return why

@@ -38,7 +38,7 @@ from ..world import Compaction, Session, Text, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, live_skip_reason
-from ._serve_shapes import autocompact_window
+from ._serve_shapes import autocompact_window, client_model
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -65,7 +65,7 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     from ._serve_task import task_skip_reason
 
     if isinstance(scenario, SessionScenario):
-        return live_skip_reason(scenario, compactions=True)
+        return live_skip_reason(scenario, compactions=True, windows=True)
     return task_skip_reason(scenario)
 
 
@@ -170,11 +170,12 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario, compactions=True)
+        reason = live_skip_reason(scenario, compactions=True, windows=True)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
         self.scenario = scenario
-        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port)
+        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
+                         window=scenario.session.window)
         self.points = _observations(scenario.session, scenario.partial)
         self._config: Path | None = None
         self._posts: list[int] | None = None
@@ -216,8 +217,10 @@ class ScenarioServer(Server):
         window = autocompact_window(session)
         if window is not None:  # where the CLI compacts on its own, as the scenario does
             env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
+        model, window_env = client_model(session)  # the model id and settings that give the scenario's window
+        env.update(window_env)
         return {"scenario": self.scenario.name, "env": env,
-                "model": session.model,
+                "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment()}

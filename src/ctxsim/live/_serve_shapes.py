@@ -18,7 +18,14 @@ from __future__ import annotations
 
 from ..world import Call, Compaction, Session
 
-__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "autocompact_window", "compaction_reason"]
+ONE_MILLION = 1_000_000
+"""The larger of the two windows the live CLI gives a model."""
+
+ONE_M = "[1m]"
+"""The model id's suffix that gives the CLI a 1,000,000 window (``CLAUDE_CODE_DISABLE_1M_CONTEXT`` takes it back)."""
+
+__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "autocompact_window", "client_model", "compaction_reason",
+           "window_reason"]
 
 AUTOCOMPACT_RESERVE = 33_000
 """The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
@@ -103,4 +110,24 @@ def compaction_reason(session: Session) -> str | None:
                 f"({max(calm):,}) and the smallest that must ({min(compacting):,})")
     if compacting and min(compacting) > session.window:
         return f"it compacts after a prompt of {min(compacting):,}, over the window {session.window:,}"
+    return None
+
+
+def client_model(session: Session) -> tuple[str, dict[str, str]]:
+    """The model id and the variables that make the live CLI give ``session``'s model its window (measured on the
+    live CLI: an id with :data:`ONE_M` gets 1,000,000, with ``CLAUDE_CODE_DISABLE_1M_CONTEXT=1`` 200,000; any other
+    id 200,000). See :func:`window_reason` for windows it never gives."""
+    base = session.model.removesuffix(ONE_M)
+    if session.window == ONE_MILLION:
+        return base + ONE_M, {}
+    if session.model.endswith(ONE_M):
+        return session.model, {"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}
+    return session.model, {}
+
+
+def window_reason(session: Session) -> str | None:
+    """Why the live CLI cannot be given ``session``'s window, or None when it can."""
+    if session.window not in (200_000, ONE_MILLION):
+        return (f"the live CLI gives a model 200,000 tokens, or 1,000,000 with the {ONE_M} suffix; the scenario's "
+                f"window is {session.window:,}")
     return None
