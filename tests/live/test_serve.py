@@ -180,7 +180,7 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
 
     async def play() -> list[Any]:
         messages = []
-        async with LiveClaude(server.api, model=settings["model"], env=env,
+        async with LiveClaude(server.api, model=settings["model"], env=env, cli=settings.get("cli_path"),
                               autocompact_window=int(window) if window else None,
                               include_partial_messages=settings["include_partial_messages"]) as live:
             for prompt in settings["prompts"]:
@@ -214,7 +214,9 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
 
 @pytest.mark.live
 @pytest.mark.parametrize("name", ["b14-resume-invalidates-cache", "statusline-stuck-after-compact",
-                                  "repl-compact-keeps-last-reply", "window-1m-suffix", "window-1m-disabled"])
+                                  "repl-compact-keeps-last-reply", "window-1m-suffix", "window-1m-disabled",
+                                  "b25-error-result-zeroed-usage", "repeated-message-delta", "reused-message-ids",
+                                  "b19-subagent-line-as-latest"])
 def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it(name: str) -> None:
     played = scenario(name)
     messages: list[Any] = []

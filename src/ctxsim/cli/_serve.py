@@ -136,6 +136,9 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     if settings["include_partial_messages"]:
         flags += " --include-partial-messages"
     print(f"# the CLI's settings: {flags}")
+    if "cli_path" in settings:
+        print(f"# the CLI to run (it runs the real one and applies the scenario's faults to what it writes; "
+              f"`claude` on the PATH above): {settings['cli_path']}")
     for number, prompt in enumerate(settings["prompts"], 1):
         print(f"# prompt {number} (send it once the previous one's result came): {json.dumps(prompt)}")
     for kind, patterns in settings.get("loop_prompts", {}).items():
@@ -171,11 +174,11 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
             print(f"\n== {args.judge}: {'tracks it' if run.ok else 'fails on it'}")
             print(run.report.summary())
             print(run.table(explain=True))
-    off_script = _off_script(truth["refused"], truth["unplayed"])
+    off_script = _off_script(truth["refused"], truth["unplayed"], truth["unfaulted"])
     return 1 if off_script or (run is not None and not run.ok) else 0
 
 
-def _off_script(refused: list[str], unplayed: int = 0) -> bool:
+def _off_script(refused: list[str], unplayed: int = 0, unfaulted: int = 0) -> bool:
     """Print each refusal and one ``ctxsim:`` line saying how the client left the script; whether it did."""
     for line in refused:
         print(line, file=sys.stderr)
@@ -184,6 +187,9 @@ def _off_script(refused: list[str], unplayed: int = 0) -> bool:
         said.append(f"{len(refused)} request{'s' if len(refused) != 1 else ''} refused")
     if unplayed:
         said.append(f"{unplayed} of the script's calls never asked for")
+    if unfaulted:
+        said.append(f"{unfaulted} quer{'ies' if unfaulted != 1 else 'y'} not through the CLI wrapper serve handed it "
+                    f"(cli_path), so without the scenario's faults")
     if said:
         print(f"ctxsim: serve: the client did not play the script ({', '.join(said)}): exit 1", file=sys.stderr)
     return bool(said)

@@ -14,13 +14,14 @@ other windows than the model's 200,000 and turns that end on a tool call cannot 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
 from claude_agent_sdk import AssistantMessage, ResultMessage
 
 from ..check import Point, Report, Tracker, tracker_name
-from ..wire import Observation, render
+from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
     from ..runner import ScenarioRun
     from ..scenario import SessionScenario
 
-__all__ = ["SessionModel", "arun_tracker_live", "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
+__all__ = ["PointKey", "SessionModel", "arun_tracker_live", "frame_keys", "keyed_points",
+           "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
 
 _INERT: dict[str, dict[str, Any]] = {
     "Bash": {"command": "true", "description": "ctxsim: an inert command"},
@@ -50,13 +52,15 @@ def _inert(block: Any) -> Any:
     return ToolUse(block.id, block.name, _INERT[block.name])
 
 
-def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False) -> str | None:
+def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False,
+                     faults: bool = False) -> str | None:
     """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
     the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
-    settings give (``ctxsim serve`` hands the client both)."""
+    settings give; ``faults``: so are stream faults, applied to what the CLI writes (``ctxsim serve`` does all
+    three)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
-    if scenario.faults:
+    if scenario.faults and not faults:
         return "faults edit the rendered stream; the live CLI writes its own"
     session = scenario.session
     if windows:
@@ -141,30 +145,40 @@ class SessionModel:
         return None
 
 
-def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] | str, Observation]]:
-    """Per query: the observation points of the in-process rendering, keyed by what closes them live:
-    ``(message_id, n)`` for the n-th message of a call, ``("compact_boundary", n)`` for the query's n-th compaction
-    boundary, ``"result"`` for the result."""
-    out: list[dict[tuple[str, int] | str, Observation]] = []
-    for script in render(session, include_partial_messages=partial):
-        keyed: dict[tuple[str, int] | str, Observation] = {}
-        counts: dict[str, int] = {}
-        for frame in script.frames:
-            data = frame.data
-            if data.get("type") == "assistant":
-                mid = str(data["message"]["id"])
-                counts[mid] = counts.get(mid, 0) + 1
-            if frame.observation is None:
-                continue
-            if data.get("type") == "result":
-                keyed["result"] = frame.observation
-            elif data.get("type") == "system" and data.get("subtype") == "compact_boundary":
-                keyed[("compact_boundary", sum(1 for k in keyed if k[0] == "compact_boundary") + 1)] = \
-                    frame.observation
-            elif data.get("type") == "assistant":
-                keyed[(mid, counts[mid])] = frame.observation
-        out.append(keyed)
-    return out
+PointKey = tuple[str, int] | str
+"""What closes an observation point live: ``(message_id, n)`` for the n-th message of a call,
+``("compact_boundary", n)`` for the query's n-th compaction boundary, ``"result"`` for the result."""
+
+
+def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
+    """For each frame of one query, the key of the point it would close (None for a frame that closes none)."""
+    counts: dict[str, int] = {}
+    boundaries = 0
+    for data in frames:
+        kind = data.get("type")
+        message = data.get("message")
+        if kind == "assistant" and isinstance(message, dict) and isinstance(message.get("id"), str):
+            counts[message["id"]] = counts.get(message["id"], 0) + 1
+            yield message["id"], counts[message["id"]]
+        elif kind == "result":
+            yield "result"
+        elif kind == "system" and data.get("subtype") == "compact_boundary":
+            boundaries += 1
+            yield "compact_boundary", boundaries
+        else:
+            yield None
+
+
+def keyed_points(script: Script) -> dict[PointKey, Observation]:
+    """The observation points of one query's script, keyed by what closes them live."""
+    return {key: frame.observation for frame, key in zip(script.frames, frame_keys(script.dicts()), strict=True)
+            if frame.observation is not None and key is not None}
+
+
+def _observations(session: Session, partial: bool) -> list[dict[PointKey, Observation]]:
+    """Per query: the observation points of the in-process rendering, keyed by what closes them live
+    (:data:`PointKey`)."""
+    return [keyed_points(script) for script in render(session, include_partial_messages=partial)]
 
 
 async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: int = 0,

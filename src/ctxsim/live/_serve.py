@@ -17,11 +17,14 @@ at those points (:func:`read_estimates`) with it, as ``ctxsim run`` does.
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shlex
 import shutil
+import sys
 import tempfile
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,8 +39,9 @@ from ..trackers import TrackerWorld
 from ..wire import Observation
 from ..world import Compaction, Session, Text, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
-from ._claude import cli_env, read_transcripts
-from ._scenarios import SessionModel, _observations, live_skip_reason
+from ._claude import bundled_cli_path, cli_env, read_transcripts
+from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
+from ._serve_faults import LiveFaults
 from ._serve_shapes import autocompact_window, client_model
 
 if TYPE_CHECKING:
@@ -47,6 +51,9 @@ __all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "serve_skip_rea
 
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
+
+FRAMES_PATH = "/ctxsim/frames"
+"""Where the CLI wrapper sends a query's frames and gets them back faulted (``POST``, the server's credential)."""
 
 
 def client_environment(base_url: str, key: str) -> dict[str, str]:
@@ -65,7 +72,7 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     from ._serve_task import task_skip_reason
 
     if isinstance(scenario, SessionScenario):
-        return live_skip_reason(scenario, compactions=True, windows=True)
+        return live_skip_reason(scenario, compactions=True, windows=True, faults=True)
     return task_skip_reason(scenario)
 
 
@@ -138,12 +145,13 @@ class Server:
     """What both servers are: the fake Messages API on 127.0.0.1:``port`` (0: a free one) behind a credential of
     its own, answering with ``responder``, its truth at :data:`TRUTH_PATH`; a context manager."""
 
-    def __init__(self, responder: Refuser, *, port: int = 0, window: int = 200_000) -> None:
+    def __init__(self, responder: Refuser, *, port: int = 0, window: int = 200_000,
+                 routes: Sequence[Route] = ()) -> None:
         self.key = f"sk-ant-ctxsim-{secrets.token_hex(16)}"
         """The credential this server accepts, and no other."""
         self.responder = responder
         self.api = FakeMessagesAPI(responder, key=self.key, port=port, window=window,
-                                   routes=[Route(TRUTH_PATH, self._truth, methods=["GET"])])
+                                   routes=[Route(TRUTH_PATH, self._truth, methods=["GET"]), *routes])
 
     def __enter__(self: _S) -> _S:
         self.api.start()
@@ -170,29 +178,72 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario, compactions=True, windows=True)
+        reason = live_skip_reason(scenario, compactions=True, windows=True, faults=True)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
         self.scenario = scenario
         super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
-                         window=scenario.session.window)
-        self.points = _observations(scenario.session, scenario.partial)
-        self._config: Path | None = None
+                         window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"])])
+        self.faults = LiveFaults(scenario) if scenario.faults else None
+        """The scenario's stream faults, applied to what the CLI writes through the wrapper (None: no faults)."""
+        self.points = ([keyed_points(script) for script in scenario.scripts()] if self.faults is not None
+                       else _observations(scenario.session, scenario.partial))
+        self._dir: Path | None = None
         self._posts: list[int] | None = None
+
+    @property
+    def _config(self) -> Path | None:
+        return None if self._dir is None else self._dir / "config"
 
     def __enter__(self) -> ScenarioServer:
         super().__enter__()
-        self._config = Path(tempfile.mkdtemp(prefix="ctxsim-serve-"))
+        self._dir = Path(tempfile.mkdtemp(prefix="ctxsim-serve-"))
+        if self.faults is not None:
+            wrapper = self._dir / "bin" / "claude"
+            wrapper.parent.mkdir()
+            wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m ctxsim.live._wrap "
+                               f"{shlex.quote(self.api.base_url + FRAMES_PATH)} {shlex.quote(self.key)} "
+                               f"{shlex.quote(str(bundled_cli_path()))} \"$@\"\n")
+            wrapper.chmod(0o700)
         return self
 
     def __exit__(self, *exc: object) -> None:
         try:
             self._posts = self.post_tokens()
         finally:
-            if self._config is not None:
-                shutil.rmtree(self._config, ignore_errors=True)
-                self._config = None
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir = None
             super().__exit__(*exc)
+
+    @property
+    def cli_path(self) -> Path | None:
+        """The CLI wrapper the client runs in place of ``claude`` (None: no faults, any CLI does)."""
+        return None if self._dir is None or self.faults is None else self._dir / "bin" / "claude"
+
+    async def _frames(self, request: Request) -> Response:
+        given = request.headers.get("x-api-key", "")
+        if not secrets.compare_digest(given.encode(), self.key.encode()):
+            return JSONResponse({"type": "error", "error": {"type": "authentication_error",
+                                                            "message": "ctxsim: not this server's key"}}, 401)
+        try:
+            frames = (await request.json())["frames"]
+            if self.faults is None or not isinstance(frames, list) or not all(isinstance(f, dict) for f in frames):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
+                "ctxsim: expected {\"frames\": [stream-json objects]} for a scenario with faults")}}, 400)
+        faulted = self.faults.fault(frames)
+        for number, keyed in self.faults.points.items():
+            self.points[number] = keyed
+        return JSONResponse({"frames": faulted})
+
+    @property
+    def unfaulted(self) -> int:
+        """With faults: the queries the CLI played whose frames never came through the wrapper (0 without)."""
+        if self.faults is None or not self.api.served:
+            return 0
+        return max(0, len(self.scenario.session.queries) - len(self.faults.played))
 
     def post_tokens(self) -> list[int]:
         """The ``postTokens`` of every compaction boundary the CLI wrote in its main transcripts (under the
@@ -214,6 +265,8 @@ class ScenarioServer(Server):
         env = client_environment(self.api.base_url, self.key)
         if self._config is not None:  # where serve reads the compaction boundaries the CLI writes
             env["CLAUDE_CONFIG_DIR"] = str(self._config)
+        if self.cli_path is not None:  # faults: the client runs the wrapper, which runs the CLI
+            env["PATH"] = os.pathsep.join([str(self.cli_path.parent), os.environ.get("PATH", os.defpath)])
         window = autocompact_window(session)
         if window is not None:  # where the CLI compacts on its own, as the scenario does
             env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
@@ -223,7 +276,8 @@ class ScenarioServer(Server):
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
-                "world": TrackerWorld.of(session).environment()}
+                "world": TrackerWorld.of(session).environment(),
+                **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
 
     def observations(self) -> list[Observation]:
         """Every observation point, in order. At a compaction, the estimates that track it are the CLI's: between
@@ -263,7 +317,7 @@ class ScenarioServer(Server):
         points.sort(key=lambda p: p["index"])
         return {"scenario": self.scenario.name, "tolerance": self.scenario.tolerance,
                 "window": self.scenario.session.window, "requests": len(self.api.served),
-                "refused": self.refused, "unplayed": self.unplayed, "points": points}
+                "refused": self.refused, "unplayed": self.unplayed, "unfaulted": self.unfaulted, "points": points}
 
     @property
     def unplayed(self) -> int:
