@@ -409,3 +409,32 @@ def test_the_live_cli_compacts_on_its_own_where_the_scenario_does_and_a_stale_ma
         assert run.ok is ok, run.table()
         if not ok:
             assert run.report.failures[0].observation.label == "q2 compaction"
+
+
+def servable_session_scenarios() -> list[str]:
+    from ctxsim.corpus import bundled_scenarios
+    from ctxsim.live import serve_skip_reason
+
+    loaded = [load_scenario(path) for path in bundled_scenarios()]
+    return [s.name for s in loaded if isinstance(s, SessionScenario) and serve_skip_reason(s) is None]
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", servable_session_scenarios())
+def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_tracker(name: str) -> None:
+    from ctxsim.runner import run_scenario
+    from ctxsim.trackers.mutants import MUTANTS
+
+    played = scenario(name)
+    tokens = dataclasses.replace(played, session=dataclasses.replace(played.session, quantity="tokens"))
+    makers = {"reference": lambda: reference_for(tokens.session),
+              "sums-calls": lambda: MUTANTS["sums-calls"].edit(tokens.session.usage)}
+    for tracker, make in makers.items():
+        with ScenarioServer(played) as server:
+            estimates = play_served(server, make())
+            assert (server.refused, server.unplayed, server.unfaulted) == ([], 0, 0)
+            served = server.judge(estimates, tracker=tracker)
+        in_process = run_scenario(tokens, make(), name=tracker)
+        assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())
+        assert [p.observation.label for p in served.report.failures] == [
+            p.observation.label for p in in_process.report.failures]
