@@ -34,14 +34,10 @@ if TYPE_CHECKING:
 __all__ = ["PointKey", "SessionModel", "arun_tracker_live", "frame_keys", "keyed_points",
            "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
 
-_INERT: dict[str, dict[str, Any]] = {
-    "Bash": {"command": "true", "description": "ctxsim: an inert command"},
-    "Read": {"file_path": "/nonexistent/ctxsim"},
-    "Grep": {"pattern": "ctxsim-nothing", "path": "/nonexistent"},
-    "Glob": {"pattern": "ctxsim-nothing-*"},
-    "Edit": {"file_path": "/nonexistent/ctxsim", "old_string": "a", "new_string": "b"},
-    "Write": {"file_path": "/nonexistent/ctxsim/file", "content": ""},
-}
+_INERT = frozenset({"Bash", "Read", "Grep", "Glob", "Edit", "Write"})
+"""The tools a scenario's calls may use live: each is played as an inert ``Bash`` command (``true``), which every CLI
+release has and which succeeds (so the hooks after a tool run: a release without ``Grep`` answers that one with an
+error instead of running it, and an inert edit of a file that does not exist fails)."""
 
 
 def _inert(block: Any) -> Any:
@@ -49,15 +45,15 @@ def _inert(block: Any) -> Any:
         return block
     if block.name in ("Agent", "Task"):
         return ToolUse(block.id, "Agent", {**block.input, "run_in_background": False})
-    return ToolUse(block.id, block.name, _INERT[block.name])
+    return ToolUse(block.id, "Bash", {"command": "true", "description": f"ctxsim: an inert {block.name}"})
 
 
 def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False,
-                     faults: bool = False) -> str | None:
+                     faults: bool = False, turns: bool = False) -> str | None:
     """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
     the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
-    settings give; ``faults``: so are stream faults, applied to what the CLI writes (``ctxsim serve`` does all
-    three)."""
+    settings give; ``faults``: so are stream faults, applied to what the CLI writes; ``turns``: so are queries
+    that end on a tool call, where a hook ends the CLI's turn (``ctxsim serve`` does all four)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
     if scenario.faults and not faults:
@@ -84,10 +80,13 @@ def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, wi
             if names:
                 return f"query {number} calls tools the live backend has no inert input for: {sorted(names)}"
         main = query.main_calls
-        if not main or main[-1].stop_reason == "tool_use":
+        if not main:
+            return f"query {number} makes no main-chain call"
+        if main[-1].stop_reason == "tool_use" and not turns:
             return f"query {number} does not end on a main-chain answer, where the live CLI would call again"
         if any(c.stop_reason != "tool_use" for c in main[:-1]):
-            return f"query {number} has a main-chain call that ends the turn before its last; the live CLI stops there"
+            return (f"query {number} has a main-chain call that ends the turn before its last; the live CLI stops "
+                    f"there (a Stop hook would make it go on, but adds its feedback to the conversation)")
         chains: dict[str, list[Call]] = {}
         for call in (s for s in steps if isinstance(s, Call) and not s.is_main):
             chains.setdefault(str(call.parent_tool_use_id), []).append(call)

@@ -42,7 +42,7 @@ from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
-from ._serve_shapes import autocompact_window, client_model
+from ._serve_shapes import TurnEnds, autocompact_window, client_model
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -54,6 +54,9 @@ TRUTH_PATH = "/ctxsim/truth"
 
 FRAMES_PATH = "/ctxsim/frames"
 """Where the CLI wrapper sends a query's frames and gets them back faulted (``POST``, the server's credential)."""
+
+TURN_PATH = "/ctxsim/turn"
+"""Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
 
 
 def client_environment(base_url: str, key: str) -> dict[str, str]:
@@ -72,7 +75,7 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     from ._serve_task import task_skip_reason
 
     if isinstance(scenario, SessionScenario):
-        return live_skip_reason(scenario, compactions=True, windows=True, faults=True)
+        return live_skip_reason(scenario, compactions=True, windows=True, faults=True, turns=True)
     return task_skip_reason(scenario)
 
 
@@ -107,6 +110,7 @@ class _Refusing(Refuser):
     def __init__(self, model: SessionModel, scenario: str, session: Session) -> None:
         super().__init__(f"scenario {scenario!r}")
         self.model = model
+        self._main_calls = len(model.main)
         self.summaries = deque(_summary(step) for query in session.queries for step in query.steps
                                if isinstance(step, Compaction))
         """The answers to the CLI's compaction summary requests, in order."""
@@ -125,6 +129,12 @@ class _Refusing(Refuser):
                                          if request.kind == "side" else f"a {request.kind} request")
                                + " does not belong to the scenario's script")
         return self.refuse(request, f"the script's {request.kind} calls are used up")
+
+
+    @property
+    def main_served(self) -> int:
+        """How many of the script's main-chain calls were served."""
+        return self._main_calls - len(self.model.main)
 
 
 def _summary(compaction: Compaction) -> Reply:
@@ -178,14 +188,17 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario, compactions=True, windows=True, faults=True)
+        reason = live_skip_reason(scenario, compactions=True, windows=True, faults=True, turns=True)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
         self.scenario = scenario
         super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
-                         window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"])])
+                         window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"]),
+                                                                 Route(TURN_PATH, self._turn, methods=["POST"])])
         self.faults = LiveFaults(scenario) if scenario.faults else None
         """The scenario's stream faults, applied to what the CLI writes through the wrapper (None: no faults)."""
+        self.turns = TurnEnds(scenario.session) if TurnEnds.needed(scenario.session) else None
+        """Where the scenario's queries end their turns, told to the CLI by hooks (None: where the CLI ends them)."""
         self.points = ([keyed_points(script) for script in scenario.scripts()] if self.faults is not None
                        else _observations(scenario.session, scenario.partial))
         self._dir: Path | None = None
@@ -198,14 +211,25 @@ class ScenarioServer(Server):
     def __enter__(self) -> ScenarioServer:
         super().__enter__()
         self._dir = Path(tempfile.mkdtemp(prefix="ctxsim-serve-"))
-        if self.faults is not None:
-            wrapper = self._dir / "bin" / "claude"
-            wrapper.parent.mkdir()
-            wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m ctxsim.live._wrap "
-                               f"{shlex.quote(self.api.base_url + FRAMES_PATH)} {shlex.quote(self.key)} "
-                               f"{shlex.quote(str(bundled_cli_path()))} \"$@\"\n")
-            wrapper.chmod(0o700)
+        if self.faults is not None or self.turns is not None:
+            self._write_wrapper(self._dir)
         return self
+
+    def _write_wrapper(self, root: Path) -> None:
+        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI."""
+        python, key = shlex.quote(sys.executable), shlex.quote(self.key)
+        frames = shlex.quote(self.api.base_url + FRAMES_PATH) if self.faults is not None else "-"
+        extra = ""
+        if self.turns is not None:
+            settings = root / "settings.json"
+            hook = f"{python} -m ctxsim.live._hook {shlex.quote(self.api.base_url + TURN_PATH)} {key}"
+            settings.write_text(json.dumps(TurnEnds.settings(hook)))
+            extra = f" --settings {shlex.quote(str(settings))}"
+        wrapper = root / "bin" / "claude"
+        wrapper.parent.mkdir()
+        wrapper.write_text(f"#!/bin/sh\nexec {python} -m ctxsim.live._wrap {frames} {key} "
+                           f"{shlex.quote(str(bundled_cli_path()))}{extra} \"$@\"\n")
+        wrapper.chmod(0o700)
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -218,14 +242,34 @@ class ScenarioServer(Server):
 
     @property
     def cli_path(self) -> Path | None:
-        """The CLI wrapper the client runs in place of ``claude`` (None: no faults, any CLI does)."""
-        return None if self._dir is None or self.faults is None else self._dir / "bin" / "claude"
+        """The CLI wrapper the client runs in place of ``claude`` (None: neither faults nor turns to steer, any CLI
+        does)."""
+        wrapper = None if self._dir is None else self._dir / "bin" / "claude"
+        return wrapper if wrapper is not None and wrapper.exists() else None
+
+    def _unauthorised(self, request: Request) -> Response | None:
+        given = request.headers.get("x-api-key", "")
+        if secrets.compare_digest(given.encode(), self.key.encode()):
+            return None
+        return JSONResponse({"type": "error", "error": {"type": "authentication_error",
+                                                        "message": "ctxsim: not this server's key"}}, 401)
+
+    async def _turn(self, request: Request) -> Response:
+        if (refused := self._unauthorised(request)) is not None:
+            return refused
+        try:
+            event = (await request.json())["event"]
+        except (ValueError, KeyError, TypeError):
+            event = None
+        if self.turns is None or not isinstance(event, str):
+            return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
+                "ctxsim: expected {\"event\": HOOK EVENT} for a scenario whose turns serve ends")}}, 400)
+        assert isinstance(self.responder, _Refusing)
+        return JSONResponse(self.turns.answer(event, self.responder.main_served))
 
     async def _frames(self, request: Request) -> Response:
-        given = request.headers.get("x-api-key", "")
-        if not secrets.compare_digest(given.encode(), self.key.encode()):
-            return JSONResponse({"type": "error", "error": {"type": "authentication_error",
-                                                            "message": "ctxsim: not this server's key"}}, 401)
+        if (refused := self._unauthorised(request)) is not None:
+            return refused
         try:
             frames = (await request.json())["frames"]
             if self.faults is None or not isinstance(frames, list) or not all(isinstance(f, dict) for f in frames):

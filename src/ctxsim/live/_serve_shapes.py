@@ -24,8 +24,8 @@ ONE_MILLION = 1_000_000
 ONE_M = "[1m]"
 """The model id's suffix that gives the CLI a 1,000,000 window (``CLAUDE_CODE_DISABLE_1M_CONTEXT`` takes it back)."""
 
-__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "autocompact_window", "client_model", "compaction_reason",
-           "window_reason"]
+__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "STOP_REASON", "TurnEnds", "autocompact_window", "client_model",
+           "compaction_reason", "window_reason"]
 
 AUTOCOMPACT_RESERVE = 33_000
 """The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
@@ -131,3 +131,44 @@ def window_reason(session: Session) -> str | None:
         return (f"the live CLI gives a model 200,000 tokens, or 1,000,000 with the {ONE_M} suffix; the scenario's "
                 f"window is {session.window:,}")
     return None
+
+
+STOP_REASON = "ctxsim: the scenario's turn ends here"
+"""What the ``PostToolUse`` hook says when it ends a turn on a tool call."""
+
+
+class TurnEnds:
+    """Where ``session``'s queries end their turns on a tool call (the CLI would call again), for the hook serve
+    gives the CLI: after the tools of such a query's last call ran, a ``PostToolUse`` (or ``PostToolUseFailure``)
+    hook answers ``continue: false`` and the CLI ends the turn there, writing nothing the in-process stream does not
+    have. :meth:`answer` is the hook's answer, given how many main-chain calls were served. (A query that goes on
+    after a main-chain answer is not played: a ``Stop`` hook that blocks would keep the CLI going, but it adds its
+    feedback to the conversation, a user message the scenario does not have.)"""
+
+    def __init__(self, session: Session) -> None:
+        self.last: list[bool] = []
+        """For each main-chain call, in order: whether it is its query's last."""
+        for query in session.queries:
+            main = query.main_calls
+            self.last += [at == len(main) - 1 for at in range(len(main))]
+
+    @staticmethod
+    def needed(session: Session) -> bool:
+        """Whether ``session`` has a query that ends on a main-chain tool call."""
+        return any(q.main_calls and q.main_calls[-1].stop_reason == "tool_use" for q in session.queries)
+
+    def answer(self, event: str, served: int) -> dict[str, object]:
+        """The hook output for ``event`` after ``served`` main-chain calls."""
+        if event in HOOK_EVENTS and 0 < served <= len(self.last) and self.last[served - 1]:
+            return {"continue": False, "stopReason": STOP_REASON}
+        return {}
+
+    @staticmethod
+    def settings(command: str) -> dict[str, object]:
+        """The CLI settings that run ``command`` as the hook of :data:`HOOK_EVENTS`."""
+        return {"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]
+                          for event in HOOK_EVENTS}}
+
+
+HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure")
+"""The hook events after a tool ran (it succeeded, it failed), where serve ends a turn."""

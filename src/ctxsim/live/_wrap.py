@@ -2,9 +2,10 @@
 ctxsim.live._wrap URL KEY CLI ARGS...`` runs the real CLI ``CLI ARGS...`` (its standard input and error the
 wrapper's own), passes on each frame of the control protocol at once, and sends the frames of each query, once its
 ``result`` came, to serve at ``URL`` (with its credential ``KEY``), writing what serve answers: the frames with the
-scenario's faults applied. Standard library only, so it starts fast. A serve that cannot be reached or answers
-otherwise than with frames: the query's frames go out as the CLI wrote them and one ``ctxsim:`` line says why on
-standard error (serve then counts the query unfaulted and exits 1). The exit status is the CLI's; SIGTERM and SIGINT
+scenario's faults applied (``URL`` ``-``: no faults, the frames go out as they are). Standard library only, so it
+starts fast. A serve that cannot be reached or answers otherwise than with frames: the query's frames go out as the
+CLI wrote them and one ``ctxsim:`` line says why on standard error (serve then counts the query unfaulted and exits
+1). The exit status is the CLI's; SIGTERM and SIGINT
 are passed on to it.
 """
 
@@ -67,7 +68,7 @@ def main(argv: list[str]) -> int:
             continue
         query.append(frame)
         if frame.get("type") == "result":
-            for faulted in _faulted(url, key, query):
+            for faulted in _faulted(url, key, query) if url != "-" else query:
                 out.write(json.dumps(faulted).encode() + b"\n")
             out.flush()
             query = []
