@@ -204,6 +204,12 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
         elif name == "SystemMessage" and message.subtype == "compact_boundary":
             seen[("compact", query)] = seen.get(("compact", query), 0) + 1
             key = ("compact_boundary", None, seen[("compact", query)], query)
+        elif name == "SystemMessage" and message.subtype == "init":
+            seen[("init", query)] = seen.get(("init", query), 0) + 1
+            key = ("system", None, seen[("init", query)], query)
+        elif name == "StreamEvent" and message.event.get("type") == "message_stop":
+            seen[("stop", query)] = seen.get(("stop", query), 0) + 1
+            key = ("stream_event", None, seen[("stop", query)], query)
         elif name == "ResultMessage":
             key = ("result", None, None, query)
             query += 1

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from claude_agent_sdk import AssistantMessage, ResultMessage
+from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 
 from ..check import Point, Report, Tracker, tracker_name
 from ..wire import Observation, Script, render
@@ -49,11 +49,12 @@ def _inert(block: Any) -> Any:
 
 
 def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False,
-                     faults: bool = False, turns: bool = False) -> str | None:
+                     faults: bool = False, turns: bool = False, resets: bool = False) -> str | None:
     """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
     the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
     settings give; ``faults``: so are stream faults, applied to what the CLI writes; ``turns``: so are queries
-    that end on a tool call, where a hook ends the CLI's turn (``ctxsim serve`` does all four)."""
+    that end on a tool call, where a hook ends the CLI's turn; ``resets``: so is a ``/clear`` query that only
+    resets (``ctxsim serve`` does all five)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
     if scenario.faults and not faults:
@@ -74,7 +75,9 @@ def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, wi
             if not query.main_calls:
                 continue  # a /compact query of its own
         if any(isinstance(s, ConversationReset) for s in steps):
-            return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
+            if len(steps) > 1 or not resets:
+                return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
+            continue  # a /clear query of its own
         for call in (s for s in steps if isinstance(s, Call)):
             names = {b.name for b in call.blocks if isinstance(b, ToolUse)} - {"Agent", "Task"} - set(_INERT)
             if names:
@@ -110,13 +113,14 @@ def tracker_skip_reason(tracker: object) -> str | None:
 
 
 class SessionModel:
-    """A responder that answers each request with the next call of its chain in ``session``, usage exact. A request
+    """A responder that answers each request with the next call of its chain in ``session``, usage exact (in the
+    session's usage convention: an inclusive gateway's ``input_tokens`` holds the whole prompt). A request
     the session does not have is answered with an API error and recorded in :attr:`unexpected` (the run is then
     void: :func:`arun_tracker_live` fails it), never with another chain's call."""
 
     def __init__(self, session: Session) -> None:
         def reply(call: Call) -> Reply:
-            usage = (call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens)
+            usage = (session.reported_input(call), call.cache_creation_input_tokens, call.cache_read_input_tokens)
             return Reply(tuple(_inert(b) for b in call.blocks), call.output_tokens, usage,
                          message_id=call.message_id)
 
@@ -146,16 +150,19 @@ class SessionModel:
 
 PointKey = tuple[str, int] | str
 """What closes an observation point live: ``(message_id, n)`` for the n-th message of a call,
-``("compact_boundary", n)`` for the query's n-th compaction boundary, ``"result"`` for the result."""
+``("compact_boundary", n)`` for the query's n-th compaction boundary, ``("message_stop", n)`` for its n-th
+``message_stop`` stream event (partial messages on), ``("init", n)`` for its n-th ``init`` (after ``/clear``: the
+reset), ``"result"`` for the result."""
 
 
 def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
     """For each frame of one query, the key of the point it would close (None for a frame that closes none)."""
     counts: dict[str, int] = {}
-    boundaries = 0
+    boundaries = stops = inits = 0
     for data in frames:
         kind = data.get("type")
         message = data.get("message")
+        event = data.get("event")
         if kind == "assistant" and isinstance(message, dict) and isinstance(message.get("id"), str):
             counts[message["id"]] = counts.get(message["id"], 0) + 1
             yield message["id"], counts[message["id"]]
@@ -164,6 +171,14 @@ def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
         elif kind == "system" and data.get("subtype") == "compact_boundary":
             boundaries += 1
             yield "compact_boundary", boundaries
+        elif kind == "stream_event" and isinstance(event, dict) and event.get("type") == "message_stop":
+            stops += 1
+            yield "message_stop", stops
+        elif kind == "system" and data.get("subtype") == "init":
+            inits += 1
+            yield "init", inits
+        elif kind == "conversation_reset":  # the rendering's mark of a /clear, before the init the CLI writes
+            yield "init", inits + 1
         else:
             yield None
 
@@ -203,6 +218,9 @@ async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: in
                         key = (message.message_id, seen[message.message_id])
                     elif isinstance(message, ResultMessage):
                         key = "result"
+                    elif isinstance(message, StreamEvent) and message.event.get("type") == "message_stop":
+                        seen["\0stop"] = seen.get("\0stop", 0) + 1
+                        key = ("message_stop", seen["\0stop"])
                     observation = points[number].get(key) if key is not None else None
                     if observation is not None and (judged_at is None or observation.kind in judged_at):
                         report.points.append(Point(observation, tracker.context_tokens(), tolerance))

@@ -42,7 +42,7 @@ from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
-from ._serve_shapes import TurnEnds, autocompact_window, client_model
+from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, live_twin
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -75,7 +75,8 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     from ._serve_task import task_skip_reason
 
     if isinstance(scenario, SessionScenario):
-        return live_skip_reason(scenario, compactions=True, windows=True, faults=True, turns=True)
+        return live_skip_reason(live_twin(scenario) or scenario, compactions=True, windows=True, faults=True,
+                                turns=True, resets=True)
     return task_skip_reason(scenario)
 
 
@@ -188,9 +189,14 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario, compactions=True, windows=True, faults=True, turns=True)
+        reason = serve_skip_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
+        twin = live_twin(scenario)
+        self.split = twin is not None
+        """Whether what is played is the scenario's live twin (:func:`live_twin`: queries split where a call ends
+        the turn), whose points and prompts the settings and the truth give."""
+        scenario = twin or scenario
         self.scenario = scenario
         super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
                          window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"]),
@@ -319,6 +325,9 @@ class ScenarioServer(Server):
         return {"scenario": self.scenario.name, "env": env,
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
+                **({"twin": f"queries split where a main-chain call ends the turn (the live CLI ends the query "
+                            f"there): each part after the first is a query of its own, prompt {GO_ON!r}"}
+                   if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment(),
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
@@ -354,6 +363,9 @@ class ScenarioServer(Server):
                 after: dict[str, Any] = (
                     {"type": "result", "query": number} if key == "result" else
                     {"type": "compact_boundary", "query": number, "n": key[1]} if key[0] == "compact_boundary" else
+                    {"type": "stream_event", "event": "message_stop", "query": number, "n": key[1]}
+                    if key[0] == "message_stop" else
+                    {"type": "system", "subtype": "init", "query": number, "n": key[1]} if key[0] == "init" else
                     {"type": "assistant", "message_id": key[0], "n": key[1]})
                 points.append({"index": o.index, "point": o.label, "kind": o.kind, "after": after,
                                "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable,

@@ -16,7 +16,13 @@ implies is the scenario's. Only the boundary's ``pre_tokens`` and ``post_tokens`
 
 from __future__ import annotations
 
-from ..world import Call, Compaction, Session
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult
+
+if TYPE_CHECKING:
+    from ..scenario import SessionScenario
 
 ONE_MILLION = 1_000_000
 """The larger of the two windows the live CLI gives a model."""
@@ -24,8 +30,8 @@ ONE_MILLION = 1_000_000
 ONE_M = "[1m]"
 """The model id's suffix that gives the CLI a 1,000,000 window (``CLAUDE_CODE_DISABLE_1M_CONTEXT`` takes it back)."""
 
-__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "STOP_REASON", "TurnEnds", "autocompact_window", "client_model",
-           "compaction_reason", "window_reason"]
+__all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "GO_ON", "STOP_REASON", "TurnEnds", "autocompact_window",
+           "client_model", "compaction_reason", "live_twin", "window_reason"]
 
 AUTOCOMPACT_RESERVE = 33_000
 """The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
@@ -172,3 +178,88 @@ class TurnEnds:
 
 HOOK_EVENTS = ("PostToolUse", "PostToolUseFailure")
 """The hook events after a tool ran (it succeeded, it failed), where serve ends a turn."""
+
+
+GO_ON = "Go on."
+"""The prompt of each query :func:`live_twin` adds."""
+
+
+def live_twin(scenario: SessionScenario) -> SessionScenario | None:
+    """``scenario`` in the shape the live CLI plays, where it is not: a query with a main-chain call that ends the
+    turn before the query's last (the CLI ends the query there) is split after every such call, the next part a
+    query of its own whose prompt is :data:`GO_ON`; a subagent whose last call calls a tool (its CLI would call
+    again) gets a closing answer (:func:`_close_subagents`); a reset inside a query is a ``/clear`` query of its
+    own (:data:`CLEAR_PROMPT`), the query's prompt sent again after it. The main chain's calls, their usage and so
+    the truth at every main-chain point are the scenario's; the twin has a result where each added query ends, a
+    point of its own. None: the scenario is in the CLI's shape already."""
+    queries: list[Query] = []
+    closed = [part for q in scenario.session.queries for part in _clear_queries(_close_subagents(q))]
+    for query in closed:
+        ends = {id(c) for c in query.main_calls[:-1] if c.stop_reason != "tool_use"}
+        prompt, part = query.prompt, []
+        for step in query.steps:
+            part.append(step)
+            if id(step) in ends:
+                queries.append(replace(query, prompt=prompt, steps=tuple(part)))
+                prompt, part = GO_ON, []
+        queries.append(replace(query, prompt=prompt, steps=tuple(part)))
+    if queries == list(scenario.session.queries):
+        return None
+    return replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
+
+
+SUBAGENT_CLOSE_OUTPUT = 20
+"""The output tokens of the closing answer :func:`_close_subagents` gives a subagent."""
+
+
+def _close_subagents(query: Query) -> Query:
+    """``query`` with a closing answer after each subagent chain whose last call calls a tool: a text call of the
+    same subagent and model, after its tool results, whose prompt is the last call's plus its output and results."""
+    steps = list(query.steps)
+    chains: dict[str, list[int]] = {}
+    for at, step in enumerate(steps):
+        if isinstance(step, Call) and not step.is_main:
+            chains.setdefault(str(step.parent_tool_use_id), []).append(at)
+    inserts: list[tuple[int, Call]] = []
+    for parent, ats in chains.items():
+        last = steps[ats[-1]]
+        assert isinstance(last, Call)
+        if last.stop_reason != "tool_use":
+            continue
+        after = ats[-1] + 1
+        results = 0
+        while after < len(steps) and isinstance(steps[after], ToolResult) and \
+                steps[after].parent_tool_use_id == parent:  # type: ignore[union-attr]
+            results += steps[after].tokens  # type: ignore[union-attr]
+            after += 1
+        grown = last.output_tokens + results  # cached up to the last call, its output and results written now
+        inserts.append((after, Call(min(3, grown), max(0, grown - 3), last.prompt, SUBAGENT_CLOSE_OUTPUT,
+                                    (Text("Done."),), f"{last.message_id}_end", model=last.model,
+                                    parent_tool_use_id=last.parent_tool_use_id)))
+    for at, call in sorted(inserts, key=lambda item: item[0], reverse=True):
+        steps.insert(at, call)
+    return replace(query, steps=tuple(steps)) if inserts else query
+
+
+CLEAR_PROMPT = "/clear"
+"""The prompt that makes the CLI reset the conversation."""
+
+
+def _clear_queries(query: Query) -> list[Query]:
+    """``query`` as the live CLI plays its resets: each a ``/clear`` query of its own, the steps before it the
+    query's first part, those after it a query with the same prompt."""
+    if query.prompt.strip() == CLEAR_PROMPT or not any(isinstance(s, ConversationReset) for s in query.steps):
+        return [query]
+    out: list[Query] = []
+    part: list[Step] = []
+    for step in query.steps:
+        if isinstance(step, ConversationReset):
+            if part:
+                out.append(replace(query, steps=tuple(part)))
+            out.append(replace(query, prompt=CLEAR_PROMPT, steps=(step,)))
+            part = []
+        else:
+            part.append(step)
+    if part:
+        out.append(replace(query, steps=tuple(part)))
+    return out
