@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -287,7 +288,10 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
         assert process.stdout is not None
         settings = json.loads(process.stdout.readline())
         assert settings["prompts"][0].startswith("Work through task 'multi-restart-40-steps': 40 steps")
-        assert settings["loop_prompts"]["checkpoint_request"].startswith("'CONTEXT LIMIT APPROACHING")
+        from ctxsim.reference import CHECKPOINT_REQUEST_PROMPT, CONTINUE_PROMPT, WIND_DOWN_PROMPT
+
+        assert settings["loop_prompts"]["checkpoint_request"] == [CHECKPOINT_REQUEST_PROMPT]  # in full
+        assert settings["loop_prompts"]["continue_prompt"] == [CONTINUE_PROMPT, WIND_DOWN_PROMPT]
         status, record = call(settings["truth_url"])
         assert status == 200 and record["sessions"] == [] and record["skipped"][:2] == ["s01", "s02"]
         process.send_signal(signal.SIGTERM)
@@ -444,3 +448,38 @@ def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_track
         assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())
         assert [p.observation.label for p in served.report.failures] == [
             p.observation.label for p in in_process.report.failures]
+
+
+def task_request(prompt: str, session: str = "11111111-2222-3333-4444-555555555555") -> dict[str, Any]:
+    return {**MAIN, "metadata": {"user_id": json.dumps({"session_id": session})},
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}
+
+
+def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what_is_wrong_in_a_file(
+        tmp_path: Path) -> None:
+    from ctxsim.live import TaskServer
+    from ctxsim.live._serve_task import read_prompts
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("multi-restart-40-steps"))
+    assert isinstance(played, TaskScenario)
+    declared = tmp_path / "prompts.json"
+    declared.write_text(json.dumps({"continue_prompt": ["Keep at it."], "done_marker": "ALL DONE"}))
+    statuses = {}
+    for name, prompts in [("declared", read_prompts(declared)), ("default", None)]:
+        with TaskServer(played, prompts=prompts) as server:
+            url = server.api.base_url + "/v1/messages"
+            first = call(url, task_request(server.settings()["prompts"][0]), key=server.key)[0]
+            statuses[name] = (first, call(url, task_request("Keep at it."), key=server.key)[0])
+            if prompts is not None:
+                assert server.settings()["loop_prompts"]["continue_prompt"] == ["Keep at it."]
+                assert server.settings()["done_marker"] == "ALL DONE"
+    assert statuses == {"declared": (200, 200), "default": (200, 400)}
+    for text, says in [("[1]", "expected a JSON object"), ("{", "not JSON"),
+                       ('{"checkpoint": "x"}', "key 'checkpoint' is not a loop prompt"),
+                       ('{"inspect": [{"regex": "("}]}', "key 'inspect': regex '('"),
+                       ('{"continuation": [3]}', "key 'continuation': 3 is neither a template text"),
+                       ('{"done_marker": " "}', "key 'done_marker': expected a text that is not empty")]:
+        declared.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(says)):
+            read_prompts(declared)

@@ -45,12 +45,18 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge", type=Path, metavar="FILE",
                         help="on exit, judge the estimates in FILE: JSON lines {\"point\": LABEL or NUMBER, "
                              "\"estimate\": TOKENS or null}")
+    parser.add_argument("--prompts", type=Path, metavar="FILE",
+                        help="a task scenario: the loop's prompts the fake agent reads, declared in FILE (JSON: "
+                             "checkpoint_request, continuation, continue_prompt, inspect, each a template text or "
+                             "{\"regex\": PATTERN} or a list of them, and done_marker; default: the reference "
+                             "loop's, printed in full with the settings)")
     parser.add_argument("--timeout", type=float, default=3600.0, metavar="S",
                         help="stop serving after S seconds (default 3600)")
 
 
 def _serve(args: argparse.Namespace) -> int:
     from ..live import ScenarioServer, TaskServer
+    from ..live._serve_task import read_prompts
     from ..scenario import SessionScenario
 
     if args.list:
@@ -65,10 +71,14 @@ def _serve(args: argparse.Namespace) -> int:
         raise CommandError(f"ctxsim: serve: --port {args.port} is not a port (0..65535)")
     if not args.timeout > 0:
         raise CommandError(f"ctxsim: serve: --timeout must be positive seconds, not {args.timeout:g}")
+    if isinstance(scenario, SessionScenario) and args.prompts is not None:
+        raise CommandError(f"ctxsim: serve: --prompts: {args.scenario} is a session scenario: its prompts are the "
+                           f"scenario's (--prompts declares a restart loop's, for a task scenario)")
     try:
+        prompts = read_prompts(args.prompts) if args.prompts is not None else None
         server: ScenarioServer | TaskServer = (ScenarioServer(scenario, port=args.port)
                                                if isinstance(scenario, SessionScenario)
-                                               else TaskServer(scenario, port=args.port))
+                                               else TaskServer(scenario, port=args.port, prompts=prompts))
         server.__enter__()
     except (ValueError, RuntimeError) as exc:
         raise CommandError(str(exc)) from None
@@ -142,7 +152,14 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     for number, prompt in enumerate(settings["prompts"], 1):
         print(f"# prompt {number} (send it once the previous one's result came): {json.dumps(prompt)}")
     for kind, patterns in settings.get("loop_prompts", {}).items():
-        print(f"# the fake agent reads as your loop's {kind}: {patterns}")
+        print(f"# the fake agent reads as your loop's {kind} (a template, {{checkpoint}} standing for any text; or a "
+              f"regex found in the prompt) any of:")
+        for number, pattern in enumerate(patterns, 1):
+            shown = pattern if isinstance(pattern, str) else json.dumps(pattern)
+            print(f"#   ({number})")
+            print("\n".join(f"#   | {line}" for line in shown.splitlines() or [""]))
+    if "done_marker" in settings:
+        print(f"# the fake agent's reply starts with {json.dumps(settings['done_marker'])} once the task is done")
     print(f"# the truth: curl {settings['truth_url']}", flush=True)
 
 
