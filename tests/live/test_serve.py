@@ -80,7 +80,8 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
     assert [p["point"] for p in truth["points"]] == ["q1 call 1", "q1 result", "q2 call 1", "q2 result",
                                                      "q3 call 1", "q3 result"]
     first = truth["points"][0]
-    assert first["after"] == {"type": "assistant", "message_id": played.session.calls[0].message_id, "n": 1}
+    assert first["after"] == {"type": "assistant", "query": 1, "message_id": played.session.calls[0].message_id,
+                              "n": 1}
     assert (first["low"], first["high"]) == (173_648, 173_848)
     assert truth["points"][1]["after"] == {"type": "result", "query": 1}
 
@@ -200,8 +201,8 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
         name = type(message).__name__
         key: tuple[Any, ...] | None = None
         if name == "AssistantMessage" and message.message_id is not None:
-            seen[message.message_id] = seen.get(message.message_id, 0) + 1
-            key = ("assistant", message.message_id, seen[message.message_id], None)
+            count = seen[(message.message_id, query)] = seen.get((message.message_id, query), 0) + 1
+            key = ("assistant", message.message_id, count, query)
         elif name == "SystemMessage" and message.subtype == "compact_boundary":
             seen[("compact", query)] = seen.get(("compact", query), 0) + 1
             key = ("compact_boundary", None, seen[("compact", query)], query)

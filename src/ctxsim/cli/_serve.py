@@ -165,6 +165,7 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
 
 def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
     from ..live import EstimatesError, read_estimates
+    from ..runner import likely_bugs
 
     truth = server.truth()
     run = None
@@ -178,8 +179,11 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
     if args.json:
         out: dict[str, Any] = {"truth": truth}
         if run is not None:
+            likely = likely_bugs(run.report, run.scenario.scripts) if run.report.failures else {}
             out["verdict"] = {"ok": run.ok, "summary": run.report.summary(),
-                              "failures": [p.observation.label for p in run.report.failures]}
+                              "failures": [p.observation.label for p in run.report.failures],
+                              "causes": {p.observation.label: likely[p.observation.index]
+                                         for p in run.report.failures if p.observation.index in likely}}
         print(json.dumps(out), flush=True)
     else:
         print(f"\n# truth of scenario {truth['scenario']} (tolerance ±{truth['tolerance']:,}); "

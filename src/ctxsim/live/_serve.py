@@ -37,7 +37,7 @@ from ..check import Point, Report
 from ..runner import ScenarioRun, threshold_results
 from ..trackers import TrackerWorld
 from ..wire import Observation
-from ..world import Compaction, Session, Text, system_prefix
+from ..world import Compaction, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
@@ -233,8 +233,9 @@ class ScenarioServer(Server):
             extra = f" --settings {shlex.quote(str(settings))}"
         wrapper = root / "bin" / "claude"
         wrapper.parent.mkdir()
+        cli = shlex.quote(str(bundled_cli_path()))  # the client's own CLI where it names it in CTXSIM_CLI
         wrapper.write_text(f"#!/bin/sh\nexec {python} -m ctxsim.live._wrap {frames} {key} "
-                           f"{shlex.quote(str(bundled_cli_path()))}{extra} \"$@\"\n")
+                           f"\"${{CTXSIM_CLI:-{cli}}}\"{extra} \"$@\"\n")
         wrapper.chmod(0o700)
 
     def __exit__(self, *exc: object) -> None:
@@ -339,6 +340,7 @@ class ScenarioServer(Server):
         points = sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
         posts = iter(self.post_tokens())
         out = []
+        anchor: Truth | None = None  # the compaction's truth as served, which the points after it carry
         for o in points:
             if o.kind == "compaction" and o.truth.knowable:
                 post = next(posts, None)
@@ -346,15 +348,21 @@ class ScenarioServer(Server):
                 if post is not None and o.truth.first_call is not None:
                     shown = post + system_prefix(o.truth.first_call)
                     estimated = (min(o.truth.prompt, shown), max(o.truth.prompt, shown))
-                o = replace(o, truth=replace(o.truth, estimated=estimated))
+                anchor = replace(o.truth, estimated=estimated)
+                o = replace(o, truth=anchor)
+            elif o.kind in ("call", "compaction", "reset"):
+                anchor = None
+            elif anchor is not None and o.truth == anchor:  # a result or subagent point: the anchor's truth
+                o = replace(o, truth=anchor)
             out.append(o)
         return out
 
     def truth(self) -> dict[str, Any]:
         """The truth at every observation point: its number and label, what closes it in the stream the client
-        reads (``after``: the ``n``-th message of API call ``message_id``, or query ``query``'s result), and the
-        band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side), or ``knowable``
-        false."""
+        reads (``after``, in query ``query`` (1-based), counting from that query's start: the ``n``-th message of
+        API call ``message_id``, the result, the ``n``-th compaction boundary, ``message_stop`` stream event or
+        ``init``), and the band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side;
+        ``estimated``: the band of estimates a stream allows after a compaction), or ``knowable`` false."""
         points: list[dict[str, Any]] = []
         served = {o.index: o for o in self.observations()}
         for number, query in enumerate(self.points, 1):
@@ -366,7 +374,7 @@ class ScenarioServer(Server):
                     {"type": "stream_event", "event": "message_stop", "query": number, "n": key[1]}
                     if key[0] == "message_stop" else
                     {"type": "system", "subtype": "init", "query": number, "n": key[1]} if key[0] == "init" else
-                    {"type": "assistant", "message_id": key[0], "n": key[1]})
+                    {"type": "assistant", "query": number, "message_id": key[0], "n": key[1]})
                 points.append({"index": o.index, "point": o.label, "kind": o.kind, "after": after,
                                "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable,
                                **({"estimated": list(o.truth.estimated)} if o.truth.estimated else {})})
