@@ -484,3 +484,31 @@ def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what
         declared.write_text(text)
         with pytest.raises(ValueError, match=re.escape(says)):
             read_prompts(declared)
+
+
+def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end_cleanly() -> None:
+    import socket
+
+    process, settings = serve_in_background("b25-error-result-zeroed-usage")  # faults: a wrapper, a directory
+    workdir = Path(settings["env"]["CLAUDE_CONFIG_DIR"]).parent
+    assert Path(settings["cli_path"]).is_file() and workdir.is_dir()
+    port = int(settings["env"]["ANTHROPIC_BASE_URL"].rsplit(":", 1)[1])
+    body = json.dumps({**MAIN, "stream": True}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:  # reads the first bytes, then hangs up
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     + f"x-api-key: {settings['env']['ANTHROPIC_API_KEY']}\r\ncontent-length: {len(body)}\r\n\r\n"
+                       .encode() + body)
+        assert sock.recv(64).startswith(b"HTTP/1.1 200")
+    status, truth = call(settings["truth_url"])  # still serving
+    assert status == 200 and truth["requests"] == 1
+    _, err = stopped(process)
+    assert process.returncode == 1 and "(2 of the script's calls never asked for, 3 queries not through the CLI" in err
+    assert "Traceback" not in err and not workdir.exists()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+    never = subprocess.run([sys.executable, "-m", "ctxsim.cli", "serve", B01, "--timeout", "1"], capture_output=True,
+                           text=True, timeout=60, check=False)
+    assert never.returncode == 1
+    assert never.stderr.splitlines()[-1] == ("ctxsim: serve: the client did not play the script (2 of the script's "
+                                             "calls never asked for): exit 1")
