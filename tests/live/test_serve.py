@@ -458,8 +458,7 @@ def task_request(prompt: str, session: str = "11111111-2222-3333-4444-5555555555
 
 def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what_is_wrong_in_a_file(
         tmp_path: Path) -> None:
-    from ctxsim.live import TaskServer
-    from ctxsim.live._serve_task import read_prompts
+    from ctxsim.live import TaskServer, read_loop_prompts
     from ctxsim.scenario import TaskScenario
 
     played = load_scenario(find_scenario("multi-restart-40-steps"))
@@ -467,7 +466,7 @@ def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what
     declared = tmp_path / "prompts.json"
     declared.write_text(json.dumps({"continue_prompt": ["Keep at it."], "done_marker": "ALL DONE"}))
     statuses = {}
-    for name, prompts in [("declared", read_prompts(declared)), ("default", None)]:
+    for name, prompts in [("declared", read_loop_prompts(declared)), ("default", None)]:
         with TaskServer(played, prompts=prompts) as server:
             url = server.api.base_url + "/v1/messages"
             first = call(url, task_request(server.settings()["prompts"][0]), key=server.key)[0]
@@ -483,7 +482,7 @@ def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what
                        ('{"done_marker": " "}', "key 'done_marker': expected a text that is not empty")]:
         declared.write_text(text)
         with pytest.raises(ValueError, match=re.escape(says)):
-            read_prompts(declared)
+            read_loop_prompts(declared)
 
 
 def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end_cleanly() -> None:

@@ -55,8 +55,7 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..live import ScenarioServer, TaskServer
-    from ..live._serve_task import read_prompts
+    from ..live import ScenarioServer, TaskServer, read_loop_prompts
     from ..scenario import SessionScenario
 
     if args.list:
@@ -75,7 +74,7 @@ def _serve(args: argparse.Namespace) -> int:
         raise CommandError(f"ctxsim: serve: --prompts: {args.scenario} is a session scenario: its prompts are the "
                            f"scenario's (--prompts declares a restart loop's, for a task scenario)")
     try:
-        prompts = read_prompts(args.prompts) if args.prompts is not None else None
+        prompts = read_loop_prompts(args.prompts) if args.prompts is not None else None
         server: ScenarioServer | TaskServer = (ScenarioServer(scenario, port=args.port)
                                                if isinstance(scenario, SessionScenario)
                                                else TaskServer(scenario, port=args.port, prompts=prompts))

@@ -41,9 +41,12 @@ if TYPE_CHECKING:
         EstimatesError as EstimatesError,
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
+    )
+    from ._serve_task import (
+        TaskServer as TaskServer,
+        read_loop_prompts as read_loop_prompts,
         serve_skip_reason as serve_skip_reason,
     )
-    from ._serve_task import TaskServer as TaskServer
     from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 
 __getattr__, __dir__ = lazy_face(globals())

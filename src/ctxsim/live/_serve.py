@@ -45,9 +45,9 @@ from ._serve_faults import LiveFaults
 from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, live_twin
 
 if TYPE_CHECKING:
-    from ..scenario import SessionScenario, TaskScenario
+    from ..scenario import SessionScenario
 
-__all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "serve_skip_reason"]
+__all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
 
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
@@ -68,16 +68,11 @@ def client_environment(base_url: str, key: str) -> dict[str, str]:
     return {"ANTHROPIC_API_KEY": key, **{k: env[k] for k in keep}}
 
 
-def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
-    """Why ``ctxsim serve`` cannot play ``scenario`` to a live CLI (a session scenario's script, a task scenario's
-    fake agent), or None when it can: what ``ctxsim serve --list`` prints."""
-    from ..scenario import SessionScenario
-    from ._serve_task import task_skip_reason
-
-    if isinstance(scenario, SessionScenario):
-        return live_skip_reason(live_twin(scenario) or scenario, compactions=True, windows=True, faults=True,
-                                turns=True, resets=True)
-    return task_skip_reason(scenario)
+def session_serve_reason(scenario: SessionScenario) -> str | None:
+    """Why ``ctxsim serve`` cannot play the session scenario ``scenario`` (or its live twin) to a live CLI, or None
+    when it can."""
+    return live_skip_reason(live_twin(scenario) or scenario, compactions=True, windows=True, faults=True, turns=True,
+                            resets=True)
 
 
 class EstimatesError(ValueError):
@@ -189,7 +184,7 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = serve_skip_reason(scenario)
+        reason = session_serve_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
         twin = live_twin(scenario)

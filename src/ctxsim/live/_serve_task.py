@@ -32,13 +32,13 @@ from ..sdk import FakeTransport
 from ..world import Text, Thinking, ToolUse
 from ._api import ApiRequest, Reply, prompt_too_long
 from ._scenarios import _inert
-from ._serve import TRUTH_PATH, Refuser, Server, client_environment
+from ._serve import TRUTH_PATH, Refuser, Server, client_environment, session_serve_reason
 
 if TYPE_CHECKING:
-    from ..scenario import TaskScenario
+    from ..scenario import SessionScenario, TaskScenario
     from ..wire import Script
 
-__all__ = ["PROMPT_KINDS", "TaskServer", "prompts_json", "read_prompts"]
+__all__ = ["PROMPT_KINDS", "TaskServer", "prompts_json", "read_loop_prompts", "serve_skip_reason"]
 
 
 PROMPT_KINDS = ("checkpoint_request", "continuation", "continue_prompt", "inspect")
@@ -59,7 +59,7 @@ def prompts_json(prompts: LoopPrompts) -> dict[str, Any]:
     return out
 
 
-def read_prompts(path: Path) -> LoopPrompts:
+def read_loop_prompts(path: Path) -> LoopPrompts:
     """The loop prompts declared in ``path``: a JSON object with any of :data:`PROMPT_KINDS` (each a template text,
     ``{"regex": PATTERN}``, or a list of them) and ``done_marker``; a kind not given keeps its default. Raises
     ``ValueError`` with one ``ctxsim:`` line naming the file and the key of what is wrong."""
@@ -151,6 +151,16 @@ def _session_id(body: dict[str, Any]) -> str | None:
     except (ValueError, AttributeError):
         return None
     return session if isinstance(session, str) and session else None
+
+
+def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
+    """Why ``ctxsim serve`` cannot play ``scenario`` to a live CLI (a session scenario's script, or its live twin;
+    a task scenario's fake agent), or None when it can: what ``ctxsim serve --list`` prints."""
+    from ..scenario import SessionScenario
+
+    if isinstance(scenario, SessionScenario):
+        return session_serve_reason(scenario)
+    return task_skip_reason(scenario)
 
 
 class _AgentModel(Refuser):
