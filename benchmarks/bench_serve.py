@@ -26,13 +26,12 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any
 
 import anyio
 from _bench import mark, print_table
 
 from ctxsim.corpus import find_scenario
-from ctxsim.live import ScenarioServer
+from ctxsim.live import ScenarioServer, ServedPoints, play_served
 from ctxsim.live._claude import LiveClaude
 from ctxsim.live._serve_shapes import live_twin
 from ctxsim.runner import run_scenario
@@ -76,49 +75,16 @@ def served(played: SessionScenario) -> tuple[float, bool]:
     """Seconds to play ``played`` through serve to the real CLI, and whether the reference was judged right."""
     started = time.perf_counter()
     with ScenarioServer(played) as server:
-        settings = server.settings()
-        env = {k: v for k, v in settings["env"].items()
-               if k not in ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")}
-        window = settings["env"].get("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-
-        async def play() -> list[Any]:
-            out: list[Any] = []
-            async with LiveClaude(server.api, model=settings["model"], env=env, cli=settings.get("cli_path"),
-                                  autocompact_window=int(window) if window else None,
-                                  include_partial_messages=settings["include_partial_messages"]) as live:
-                for prompt in settings["prompts"]:
-                    out += await live.ask(prompt)
-            return out
-
-        messages = anyio.run(play)
+        messages = anyio.run(play_served, server)
         seconds = time.perf_counter() - started
-        estimates = estimates_at_points(server, messages)
+        tracker, points = reference_for(server.scenario.session), ServedPoints(server.truth())
+        estimates = {}
+        for message in messages:
+            tracker.observe(message)
+            if (index := points.observe(message)) is not None:
+                estimates[index] = tracker.context_tokens()
         ok = server.judge(estimates).ok and not server.refused and not server.unplayed and not server.unfaulted
     return seconds, ok
-
-
-def estimates_at_points(server: ScenarioServer, messages: list[Any]) -> dict[int, int | None]:
-    """The reference's estimate where each point of the truth closes (as a client of serve computes it)."""
-    tracker = reference_for(server.scenario.session)
-    closes = {(p["after"]["type"], p["after"].get("message_id"), p["after"].get("n"), p["after"]["query"]): p["index"]
-              for p in server.truth()["points"]}
-    seen: dict[Any, int] = {}
-    query, out = 1, {}
-    for message in messages:
-        tracker.observe(message)
-        name, key = type(message).__name__, None
-        if name == "AssistantMessage" and message.message_id is not None:
-            seen[(message.message_id, query)] = n = seen.get((message.message_id, query), 0) + 1
-            key = ("assistant", message.message_id, n, query)
-        elif name == "SystemMessage" and message.subtype in ("compact_boundary", "init"):
-            seen[(message.subtype, query)] = n = seen.get((message.subtype, query), 0) + 1
-            key = ("system" if message.subtype == "init" else message.subtype, None, n, query)
-        elif name == "ResultMessage":
-            key = ("result", None, None, query)
-            query += 1
-        if key in closes:
-            out[closes[key]] = tracker.context_tokens()
-    return out
 
 
 def in_process(played: SessionScenario) -> tuple[float, bool]:

@@ -172,51 +172,20 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
 
 
 def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, int | None]:
-    """A client of the real CLI as a user of serve writes one: the settings' model, environment and prompts, the
-    tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
-    messages = [] if messages is None else messages
-    settings = server.settings()
-    env = {k: v for k, v in settings["env"].items()
-           if k not in ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_AUTO_COMPACT_WINDOW")}
-    window = settings["env"].get("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
+    """A client of the real CLI as a user of serve writes one (the settings' model, environment, CLI and prompts):
+    the tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
+    from ctxsim.live import ServedPoints, play_served as play
 
-    async def play() -> list[Any]:
-        messages = []
-        async with LiveClaude(server.api, model=settings["model"], env=env, cli=settings.get("cli_path"),
-                              autocompact_window=int(window) if window else None,
-                              include_partial_messages=settings["include_partial_messages"]) as live:
-            for prompt in settings["prompts"]:
-                messages += await live.ask(prompt)
-        return messages
-
+    played = anyio.run(play, server)
+    if messages is not None:
+        messages.extend(played)
+    points = ServedPoints(server.truth())
     estimates: dict[int, int | None] = {}
-    seen: dict[Any, int] = {}
-    query = 1
-    closes = {(p["after"]["type"], p["after"].get("message_id"), p["after"].get("n"), p["after"].get("query")):
-              p["index"] for p in server.truth()["points"]}
-    played = anyio.run(play)
-    messages.extend(played)
     for message in played:
         tracker.observe(message)
-        name = type(message).__name__
-        key: tuple[Any, ...] | None = None
-        if name == "AssistantMessage" and message.message_id is not None:
-            count = seen[(message.message_id, query)] = seen.get((message.message_id, query), 0) + 1
-            key = ("assistant", message.message_id, count, query)
-        elif name == "SystemMessage" and message.subtype == "compact_boundary":
-            seen[("compact", query)] = seen.get(("compact", query), 0) + 1
-            key = ("compact_boundary", None, seen[("compact", query)], query)
-        elif name == "SystemMessage" and message.subtype == "init":
-            seen[("init", query)] = seen.get(("init", query), 0) + 1
-            key = ("system", None, seen[("init", query)], query)
-        elif name == "StreamEvent" and message.event.get("type") == "message_stop":
-            seen[("stop", query)] = seen.get(("stop", query), 0) + 1
-            key = ("stream_event", None, seen[("stop", query)], query)
-        elif name == "ResultMessage":
-            key = ("result", None, None, query)
-            query += 1
-        if key in closes:
-            estimates[closes[key]] = tracker.context_tokens()
+        index = points.observe(message)
+        if index is not None:
+            estimates[index] = tracker.context_tokens()
     return estimates
 
 
@@ -433,11 +402,13 @@ def servable_session_scenarios() -> list[str]:
 @pytest.mark.live
 @pytest.mark.parametrize("name", servable_session_scenarios())
 def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_tracker(name: str) -> None:
+    from ctxsim.live._serve_shapes import live_twin
     from ctxsim.runner import run_scenario
     from ctxsim.trackers.mutants import MUTANTS
 
     played = scenario(name)
     tokens = dataclasses.replace(played, session=dataclasses.replace(played.session, quantity="tokens"))
+    twin = live_twin(tokens) or tokens  # what serve plays (the scenario, or its live twin), in-process
     makers = {"reference": lambda: reference_for(tokens.session),
               "sums-calls": lambda: MUTANTS["sums-calls"].edit(tokens.session.usage)}
     for tracker, make in makers.items():
@@ -445,7 +416,8 @@ def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_track
             estimates = play_served(server, make())
             assert (server.refused, server.unplayed, server.unfaulted) == ([], 0, 0)
             served = server.judge(estimates, tracker=tracker)
-        in_process = run_scenario(tokens, make(), name=tracker)
+            assert [o.label for o in server.observations()] == [o.label for o in twin.observations()]
+        in_process = run_scenario(twin, make(), name=tracker)
         assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())
         assert [p.observation.label for p in served.report.failures] == [
             p.observation.label for p in in_process.report.failures]
@@ -511,3 +483,33 @@ def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end
     assert never.returncode == 1
     assert never.stderr.splitlines()[-1] == ("ctxsim: serve: the client did not play the script (2 of the script's "
                                              "calls never asked for): exit 1")
+
+
+def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_clis_shape() -> None:
+    from ctxsim.corpus import bundled_scenarios
+    from ctxsim.live._serve_shapes import GO_ON, live_twin
+    from ctxsim.world import Call, ConversationReset
+
+    twins = 0
+    for path in bundled_scenarios():
+        original = load_scenario(path)
+        if not isinstance(original, SessionScenario) or (twin := live_twin(original)) is None:
+            continue
+        twins += 1
+        assert twin.session.main_calls == original.session.main_calls, original.name
+        def at_calls(played: SessionScenario) -> list[tuple[int, int]]:
+            return [(o.truth.prompt, o.truth.output) for o in played.observations() if o.kind == "call"]
+
+        assert at_calls(twin) == at_calls(original), original.name  # the truth at every main-chain call
+        for query in twin.session.queries:
+            main = query.main_calls
+            assert all(c.stop_reason == "tool_use" for c in main[:-1]), (original.name, query.prompt)
+            if any(isinstance(s, ConversationReset) for s in query.steps):
+                assert query.prompt == "/clear" and len(query.steps) == 1
+            chains: dict[str, list[Call]] = {}
+            for call in (s for s in query.steps if isinstance(s, Call) and not s.is_main):
+                chains.setdefault(str(call.parent_tool_use_id), []).append(call)
+            assert all(calls[-1].stop_reason == "end_turn" for calls in chains.values()), original.name
+        added = len(twin.session.queries) - len(original.session.queries)
+        assert [q.prompt for q in twin.session.queries].count(GO_ON) <= added
+    assert twins >= 5

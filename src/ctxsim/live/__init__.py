@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
     )
+    from ._serve_client import ServedPoints as ServedPoints, play_served as play_served
     from ._serve_task import (
         TaskServer as TaskServer,
         read_loop_prompts as read_loop_prompts,
