@@ -166,6 +166,12 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
     assert main(["serve", "compaction", *bounded]) == 2
     assert "query 2 compacts on its own after a single call" in capsys.readouterr().err
+    assert main(["serve", B01, "--prompts", str(tmp_path / "p.json"), *bounded]) == 2
+    assert "--prompts: b01-no-dedupe-without-request-id is a session scenario" in capsys.readouterr().err
+    assert main(["serve", "multi-restart-40-steps", "--prompts", str(tmp_path / "none.json"), *bounded]) == 2
+    assert f"ctxsim: serve --prompts: {tmp_path / 'none.json'}: cannot read it" in capsys.readouterr().err
+    assert main(["serve", *bounded]) == 2
+    assert "name the scenario to serve (or --list" in capsys.readouterr().err
     with ScenarioServer(scenario(B01)) as server:
         assert main(["serve", B01, "--port", str(server.api.port), *bounded]) == 2
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
