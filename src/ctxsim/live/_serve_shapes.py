@@ -2,8 +2,9 @@
 
 The live CLI decides its compactions itself; serve steers it. A compaction the client asks for (``trigger: manual``,
 a query whose prompt is ``/compact`` and which does nothing else) needs nothing: the CLI sends its summary request,
-serve answers it. A compaction the CLI makes on its own (``trigger: auto``, as a query's first step) happens when the
-last request's prompt passes the CLI's autocompact point, which ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` moves: the point
+serve answers it. A compaction the CLI makes on its own (``trigger: auto``, as a query's first step, or mid-turn
+after a tool call's results) happens before a request when the last request's prompt passes the CLI's autocompact
+point, which ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` moves: the point
 is that window less :data:`AUTOCOMPACT_RESERVE` (the captures of every recorded release: 100,000 gives 67,000).
 :func:`autocompact_window` picks the window whose point lies just under the smallest prompt that must compact (a
 third of the reserve under it, so that prompt stays inside the window), above the largest one that must not; a
@@ -78,13 +79,18 @@ def autocompact_window(session: Session) -> int | None:
     return point + AUTOCOMPACT_RESERVE
 
 
-def _calls_before(session: Session, number: int) -> int:
-    """The main-chain calls since the conversation began or was last compacted, before query ``number``."""
-    calls = 0
-    for query in session.queries[:number - 1]:
+def _calls_before(session: Session, target: Compaction) -> tuple[int, Call | None]:
+    """The main-chain calls since the conversation began or was last compacted, before ``target``, and the last."""
+    calls, last = 0, None
+    for query in session.queries:
         for step in query.steps:
-            calls = 0 if isinstance(step, Compaction) else calls + (isinstance(step, Call) and step.is_main)
-    return calls
+            if step is target:
+                return calls, last
+            if isinstance(step, Compaction):
+                calls, last = 0, None
+            elif isinstance(step, Call) and step.is_main:
+                calls, last = calls + 1, step
+    return calls, last
 
 
 def compaction_reason(session: Session) -> str | None:
@@ -98,10 +104,12 @@ def compaction_reason(session: Session) -> str | None:
                 if query.prompt.strip() != COMPACT_PROMPT or len(steps) != 1:
                     return (f"query {number} compacts by hand: live, that is a query of its own whose prompt is "
                             f"{COMPACT_PROMPT}")
-            elif at != 0:
-                return (f"query {number} compacts on its own mid-turn: the live CLI does so only where the prompt "
-                        f"passes its autocompact point, which serve places between queries")
-            elif _calls_before(session, number) < 2:
+                continue
+            calls, last = _calls_before(session, step)
+            if at != 0 and (last is None or last.stop_reason != "tool_use" or steps.index(last) > at):
+                return (f"query {number} compacts on its own mid-turn, but not after a tool call: the live CLI "
+                        f"compacts before a request, at a query's start or after a tool's result")
+            if calls < 2:
                 return (f"query {number} compacts on its own after a single call: the live CLI (measured) compacts "
                         f"on its own only once two or more calls came before")
     calm, compacting = _prompts(session)
