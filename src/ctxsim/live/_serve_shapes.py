@@ -1,18 +1,20 @@
-"""Which compactions ``ctxsim serve`` can have the live CLI make, and the settings that make it make them.
+"""What ``ctxsim serve`` steers the live CLI into, so that it plays a scenario's shape: its compactions, its window,
+the turns that end on a tool call, and, where the CLI never makes the scenario's shape, its live twin.
 
 The live CLI decides its compactions itself; serve steers it. A compaction the client asks for (``trigger: manual``,
 a query whose prompt is ``/compact`` and which does nothing else) needs nothing: the CLI sends its summary request,
 serve answers it. A compaction the CLI makes on its own (``trigger: auto``, as a query's first step, or mid-turn
 after a tool call's results) happens before a request when the last request's prompt passes the CLI's autocompact
-point, which ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` moves: the point
-is that window less :data:`AUTOCOMPACT_RESERVE` (the captures of every recorded release: 100,000 gives 67,000).
-:func:`autocompact_window` picks the window whose point lies just under the smallest prompt that must compact (a
-third of the reserve under it, so that prompt stays inside the window), above the largest one that must not; a
-scenario where no such point exists is refused, saying why. Measured on the live CLI: it compacts on its own only
-once two or more calls came before, and not on a prompt over its window.
+point, which ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` moves: the point is that window less :data:`AUTOCOMPACT_RESERVE`
+(the captures of every recorded release: 100,000 gives 67,000). :func:`autocompact_window` picks the window whose
+point lies just under the smallest prompt that must compact (a third of the reserve under it, so that prompt stays
+inside the window), above the largest one that must not; a scenario where no such point exists is refused, saying
+why. Measured on the live CLI: it compacts on its own only once two or more calls came before, and not on a prompt
+over its window. The truth does not move: every call after the compaction is served with the scenario's usage, so
+the context it implies is the scenario's; only the boundary's ``pre_tokens`` and ``post_tokens`` are the CLI's own.
 
-The truth does not move: every call after the compaction is served with the scenario's usage, so the context it
-implies is the scenario's. Only the boundary's ``pre_tokens`` and ``post_tokens`` are the CLI's own numbers.
+:func:`client_model` is the model id and settings that give the scenario's window; :class:`TurnEnds` the hook that
+ends a turn on a tool call; :func:`live_twin` the scenario in the CLI's shapes.
 """
 
 from __future__ import annotations
