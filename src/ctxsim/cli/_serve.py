@@ -148,6 +148,8 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     if "cli_path" in settings:
         print(f"# the CLI to run (it runs the real one and applies the scenario's faults to what it writes; "
               f"`claude` on the PATH above): {settings['cli_path']}")
+    if "twin" in settings:
+        print(f"# played as the scenario's live twin: {settings['twin']}")
     for number, prompt in enumerate(settings["prompts"], 1):
         print(f"# prompt {number} (send it once the previous one's result came): {json.dumps(prompt)}")
     for kind, patterns in settings.get("loop_prompts", {}).items():

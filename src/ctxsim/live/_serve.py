@@ -321,9 +321,10 @@ class ScenarioServer(Server):
         return {"scenario": self.scenario.name, "env": env,
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
-                **({"twin": f"queries split where a main-chain call ends the turn (the live CLI ends the query "
-                            f"there): each part after the first is a query of its own, prompt {GO_ON!r}"}
-                   if self.split else {}),
+                **({"twin": f"the scenario in the live CLI's shapes, as needed: a query split where a main-chain "
+                            f"call ends the turn, each part after the first a query of its own prompted {GO_ON!r}; "
+                            f"a closing answer for a subagent whose last call calls a tool; a reset a /clear query "
+                            f"of its own. The truth lists the twin's points"} if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment(),
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
