@@ -1,7 +1,7 @@
 """The hook command ``ctxsim serve`` gives the CLI (through the wrapper's ``--settings``) for a scenario whose queries
-end their turns where the CLI would not: ``python -m ctxsim.live._hook URL KEY`` reads the hook's input on standard
-input and prints what serve at ``URL`` answers for its event (a ``Stop`` that blocks, a ``PostToolUse`` that ends
-the turn, or nothing). Standard library only. A serve that cannot be reached: nothing printed, one ``ctxsim:`` line
+end their turns where the CLI would not: run as ``python -m`` this module with ``URL KEY``, it reads the hook's input
+on standard input and prints what serve at ``URL`` answers for its event (a ``PostToolUse`` that ends the turn, or
+nothing). Standard library only. A serve that cannot be reached: nothing printed, one ``ctxsim:`` line
 on standard error, exit 0 (the CLI goes its own way, and serve counts the calls never asked for).
 """
 

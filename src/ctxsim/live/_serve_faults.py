@@ -1,6 +1,6 @@
 """A scenario's stream faults applied to what the live CLI writes, a query at a time: what ``ctxsim serve`` does.
 
-The CLI writes its own stream; serve hands the client a wrapper in its place (:mod:`ctxsim.live._wrap`: the
+The CLI writes its own stream; serve hands the client a wrapper in its place (the
 ``claude`` on the ``PATH`` it prints, the SDKs' ``cli_path`` / ``pathToClaudeCodeExecutable``), which runs the real
 CLI and sends each query's frames, once its ``result`` came, to serve, which answers them with the scenario's faults
 applied, as in-process: :class:`LiveFaults` plays the scenario's :class:`~ctxsim.faults.FaultPlan` over the queries the

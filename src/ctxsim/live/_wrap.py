@@ -1,5 +1,5 @@
-"""The CLI wrapper ``ctxsim serve`` hands a client for a scenario with stream faults: ``python -m
-ctxsim.live._wrap URL KEY CLI ARGS...`` runs the real CLI ``CLI ARGS...`` (its standard input and error the
+"""The CLI wrapper ``ctxsim serve`` hands a client for a scenario with stream faults: run as ``python -m`` this
+module with ``URL KEY CLI ARGS...``, it runs the real CLI ``CLI ARGS...`` (its standard input and error the
 wrapper's own), passes on each frame of the control protocol at once, and sends the frames of each query, once its
 ``result`` came, to serve at ``URL`` (with its credential ``KEY``), writing what serve answers: the frames with the
 scenario's faults applied (``URL`` ``-``: no faults, the frames go out as they are). Standard library only, so it
@@ -44,7 +44,7 @@ def _faulted(url: str, key: str, frames: list[dict[str, Any]]) -> list[dict[str,
 def main(argv: list[str]) -> int:
     """Run the CLI, faulting its queries through serve; the CLI's exit status."""
     if len(argv) < 3:
-        print("ctxsim: serve's CLI wrapper: usage: python -m ctxsim.live._wrap URL KEY CLI [ARGS...]", file=sys.stderr)
+        print("ctxsim: serve's CLI wrapper: usage: URL KEY CLI [ARGS...]", file=sys.stderr)
         return 2
     url, key, cli, *args = argv
     try:
