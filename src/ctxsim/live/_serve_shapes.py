@@ -238,9 +238,11 @@ def _close_subagents(query: Query) -> Query:
             continue
         after = ats[-1] + 1
         results = 0
-        while after < len(steps) and isinstance(steps[after], ToolResult) and \
-                steps[after].parent_tool_use_id == parent:  # type: ignore[union-attr]
-            results += steps[after].tokens  # type: ignore[union-attr]
+        while after < len(steps):
+            result = steps[after]
+            if not isinstance(result, ToolResult) or result.parent_tool_use_id != parent:
+                break
+            results += result.tokens
             after += 1
         grown = last.output_tokens + results  # cached up to the last call, its output and results written now
         inserts.append((after, Call(min(3, grown), max(0, grown - 3), last.prompt, SUBAGENT_CLOSE_OUTPUT,
