@@ -181,12 +181,14 @@ class ScenarioItem(_CheckItem):
         planned = self.planned
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             from ..live import live_skip_reason, run_scenario_live, tracker_skip_reason
+            from ..trackers import Tracker
 
             tracker = planned.make()
             reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
             if reason is not None:
                 pytest.skip(f"ctxsim: --ctx-backend=live: {reason}")
-            judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))  # type: ignore[arg-type]
+            assert isinstance(tracker, Tracker), tracker  # tracker_skip_reason skips every other kind
+            judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))
         else:
             judged = planned.run()
         self.verdict = judged
