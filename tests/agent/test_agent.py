@@ -510,8 +510,9 @@ def test_a_compact_from_the_loop_is_a_manual_compaction_and_the_agent_goes_on() 
     with fake_agent(task, prompts=prompts) as agent:
         compacted, after, third = run(main)
     boundaries = [m for m in seen if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
-    assert [b.data["compact_metadata"] for b in boundaries] == [
-        {"trigger": "manual", "pre_tokens": 7_400, "post_tokens": 3_000}]
+    assert [{k: b.data["compact_metadata"][k] for k in ("trigger", "pre_tokens", "post_tokens",
+                                                        "cumulative_dropped_tokens")} for b in boundaries] == [
+        {"trigger": "manual", "pre_tokens": 7_400, "post_tokens": 3_000, "cumulative_dropped_tokens": 4_400}]
     assert compacted.compacted and not compacted.is_error and compacted.tool_calls == 0
     assert compacted.result.num_turns == 0 and compacted.result.usage["output_tokens"] == 0
     assert after == 8_000

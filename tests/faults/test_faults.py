@@ -19,7 +19,7 @@ from ctxsim.check import run_tracker, run_tracker_parsed
 from ctxsim.reference import ContextTracker
 from ctxsim.sdk import parse_message
 from ctxsim.wire import Observation, Script, render
-from ctxsim.world import Call, Session, SessionBuilder, Truth
+from ctxsim.world import Call, Compaction, Session, SessionBuilder, Truth
 
 # --- the session every test faults ------------------------------------------------------------------------------
 
@@ -277,6 +277,8 @@ def test_cache_read_drop_moves_reads_into_writes_and_keeps_results_consistent(ke
                     assert data["usage"][key] == sum(u[key] for u in unique.values())
     first_two = [s for q in SESSION.queries[:2] for s in q.steps if isinstance(s, Call)]
     moved = sum(c.cache_read_input_tokens - keep for c in first_two if c in dropped)
+    # the compaction summary requests, which no frame shows and no fault reaches, count too
+    first_two += [s.summary for q in SESSION.queries[:2] for s in q.steps if isinstance(s, Compaction) and s.summary]
     cumulative = results(out)[1]["modelUsage"][SESSION.model]  # q2's result: q1 and q2, subagents included
     assert cumulative["cacheReadInputTokens"] == sum(c.cache_read_input_tokens for c in first_two) - moved
     assert cumulative["cacheCreationInputTokens"] == sum(c.cache_creation_input_tokens for c in first_two) + moved

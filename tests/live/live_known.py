@@ -17,6 +17,7 @@ from ctxsim.lab._projection import Difference
 KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "several-queries": {},
     "partial-messages": {},
+    "parallel-tools": {},
     "subagent": {},
     "compact": {},
     "autocompact": {},

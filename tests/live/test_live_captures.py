@@ -15,6 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from builder_twin import builder_twin, twin_ready
 from live_known import KNOWN, unexplained
 
 from ctxsim.lab._fidelity import SESSIONS, play_inprocess
@@ -27,6 +28,7 @@ from ctxsim.lab._record import (
     session_from_json,
     session_to_json,
 )
+from ctxsim.world import Compaction, ConversationReset
 
 ALL = load_captures()
 
@@ -54,6 +56,35 @@ def test_inprocess_fake_matches_capture(capture: Capture, backend: str) -> None:
                                                                            for s in capture.steps)
     assert compared > 50  # the comparison really looked at fields
     assert all(step.hooks or step.prompt == "/clear" for step in capture.steps)  # hook calls recorded and compared
+
+
+TWINS = [c for c in ALL if twin_ready(c.session)]
+
+
+@pytest.mark.parametrize("capture", TWINS, ids=[f"{c.cli_version}-{c.name}" for c in TWINS])
+def test_a_session_built_as_users_build_it_matches_the_capture(capture: Capture) -> None:
+    """The capture's world rebuilt through the public builder (:func:`builder_twin`: each compaction's
+    ``preTokens``, the context after it and after ``/clear``, whether it kept a segment, derived, not taken
+    from the CLI) plays in-process to what the CLI wrote, field by field: the derivations are the CLI's."""
+    twin = builder_twin(capture.session)
+    pairs = [(a, b) for q, t in zip(capture.session.queries, twin.queries) for a, b in zip(q.steps, t.steps)
+             if isinstance(a, (Compaction, ConversationReset))]
+    for recorded, derived in pairs:  # what the CLI said, derived by the builder
+        assert recorded is not derived
+        if isinstance(recorded, Compaction):
+            assert isinstance(derived, Compaction) and derived.pre_tokens == recorded.pre_tokens
+        if recorded.context_tokens is not None:  # /context right after (no call in between)
+            assert derived.context_tokens == recorded.context_tokens
+    played = anyio.run(lambda: play_inprocess(twin, include_partial_messages=capture.include_partial_messages,
+                                              hooks=capture.hooks))
+    differences = compare(capture.steps, played.steps, initial=(capture.initial, played.initial))
+    differences += [d for d in compare_keys(capture.frame_keys, played.frame_keys) if d.tracked]
+    problem = unexplained(capture.name, differences)
+    assert not problem, problem
+
+
+def test_the_builder_twin_covers_compaction_and_clear() -> None:
+    assert {"compact", "autocompact", "autocompact-midturn", "clear", "parallel-tools"} <= {c.name for c in TWINS}
 
 
 @pytest.mark.parametrize("capture", ALL, ids=[c.name for c in ALL])

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from builder_twin import builder_twin
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
 from ctxsim.lab import tmux_skip_reason
@@ -112,9 +113,18 @@ def test_a_planted_divergence_is_named() -> None:
     assert {"context_window", "prompt_cache.requests"} <= named
     rows = next(rows for path, rows in planted.transcripts.items() if "/" not in path)
     boundary = next(r for r in rows if r.get("subtype") == "compact_boundary")
+    boundary["compactMetadata"]["preservedMessages"]["uuids"].pop()  # one row short
+    assert any(d.field == "kept rows and logical parent" for d in compare_repl_boundaries(planted))
     del boundary["compactMetadata"]["preservedSegment"]
     assert any(d.field == "compactMetadata keys" for d in compare_repl_boundaries(planted))
     turn_end = next(r for r in rows if r.get("subtype") == "turn_duration")
+    turn_end["messageCount"] += 1
+    snapshot = next(r for r in rows if r.get("type") == "file-history-snapshot")
+    snapshot["messageId"] = "planted"
+    prompt = next(r for r in rows if r.get("promptId"))
+    del prompt["promptId"]
+    fields = {d.field for d in compare_repl_transcripts(planted)}
+    assert {"turn_duration messageCounts", "snapshot messageIds", "prompt_id joins"} <= fields
     turn_end["subtype"] = "informational"
     assert any("(row)" in d.field or "type" in d.field for d in compare_repl_transcripts(planted))
 
@@ -128,6 +138,21 @@ def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(compare, "world_of_recording", lambda r: world)
     fields = {d.field for d in compare.compare_repl_transcripts(recording)}
     assert "(line kind)" in fields  # queue-operation lines, which the REPL never writes
+
+
+@pytest.mark.parametrize("recording", FOREGROUND, ids=lambda r: f"{r.cli_version}-{r.name}")
+def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: ReplRecording,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recording's world rebuilt through the public builder (:func:`builder_twin`: each compaction's
+    ``preTokens``, the context after it, whether it kept a segment, derived) renders to what the REPL wrote:
+    every payload, every boundary, every row."""
+    import ctxsim.lab._repl_compare as compare
+
+    twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
+    monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
+    differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)
+                   + compare.compare_repl_transcripts(recording))
+    assert not differences, "\n".join(map(str, differences))
 
 
 def _leftovers() -> set[str]:

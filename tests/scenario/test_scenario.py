@@ -98,10 +98,16 @@ def test_valid_file_builds_the_session_it_describes(tmp_path: Path) -> None:
     # 30,012 + 20 out + 10 prompt tokens, after an expiry that keeps 1,000 readable
     assert usage(derived) == (3, 29_039, 1000, 120)
     # the boundary reports the 8,000-token summary; the context then holds the 10,000-token baseline too
-    assert compaction == Compaction(31_000, 8000, "manual", 10_000 + 8000)
-    # the call that starts the subagent: the compacted 18,000 context, reading the system prefix from cache and
+    # and, after /compact, the command's own 227 tokens
+    assert isinstance(compaction, Compaction) and compaction.summary is not None
+    assert (compaction.pre_tokens, compaction.post_tokens, compaction.trigger, compaction.context_tokens) == (
+        31_000, 8000, "manual", 10_000 + 8000 + 227)
+    # the summary request: the 31,000 before and 2,154 of instructions, reading the 30,039 the last call read or
+    # wrote, answering the 8,000-token summary
+    assert usage(compaction.summary) == (3, 33_154 - 3 - 30_039, 30_039, 8000)
+    # the call that starts the subagent: the compacted 18,227 context, reading the system prefix from cache and
     # writing the summary (a real session after compaction: (3, 12497, 21460))
-    assert usage(start) == (3, 7997, 10_000, 70) and start.is_main
+    assert usage(start) == (3, 8224, 10_000, 70) and start.is_main
     assert [b.name for b in start.blocks if isinstance(b, ToolUse)] == ["Agent"]
     assert isinstance(sub_start, SubagentStart) and sub_start.description == "explore"
     assert sub_start.tool_use_id == start.blocks[-1].id
@@ -232,6 +238,10 @@ MALFORMED = [
      "shows after)"),
     (Q + "      - compact: {post: 10, trigger: sometimes}\n",
      "3: queries[0].steps[0].compact.trigger: expected one of auto, manual, got 'sometimes'"),
+    (Q + "      - compact:\n          post: 10\n          summary: {input: 3, cache_read: 5, output: 9}\n",
+     "5: queries[0].steps[0].compact.summary.cache_creation: required key is missing"),
+    (Q + "      - compact:\n          post: 10\n          summary: {input: 3, cache_creation: 1, cache_read: 5, "
+         "output: -9}\n", "5: queries[0].steps[0].compact.summary.output: expected a non-negative integer"),
     (Q + "      - subagent: {calls: []}\n",
      "3: queries[0].steps[0].subagent.calls: expected a non-empty list"),
     (Q + "      - subagent:\n          calls:\n            - {cr: 5}\n",
@@ -313,3 +323,24 @@ def test_seed000_scenario_is_719_percent_in_the_result_and_3_percent_in_truth() 
     spent = sum(c.input_tokens + c.output_tokens + c.cache_read_input_tokens for c in calls)
     assert spent / s.window == pytest.approx(7.19)
     assert calls[-1].prompt / s.window == pytest.approx(0.03, abs=0.001)
+
+
+def test_a_compaction_s_summary_request_is_stated_or_derived() -> None:
+    """``compact: {summary: ...}`` states the summary request (its usage counts in the cost); without it the
+    builder derives one: the 20,000 before plus 2,154 of instructions, reading the 18,000 the last call cached."""
+    text = (Q + "      - call: {in: 3, cc: 2000, cr: 16000, out: 97}\n"
+            "      - compact: {post: 3000, trigger: manual,\n"
+            "                  summary: {input: 5, cache_creation: 40, cache_read: 17000, output: 600}}\n"
+            "      - call: {}\n      - compact: {post: 2000}\n")
+    scenario = parse_scenario(text, file="summary.yaml")
+    assert isinstance(scenario, SessionScenario)
+    session = scenario.session
+    stated, derived = [s for s in session.queries[0].steps if isinstance(s, Compaction)]
+    assert stated.summary is not None and derived.summary is not None
+    assert usage(stated.summary) == (5, 40, 17_000, 600)
+    assert (stated.pre_tokens, stated.context_tokens) == (18_100, 12_000 + 3000 + 227)  # /compact: +227
+    call = session.queries[0].steps[2]
+    assert isinstance(call, Call)
+    # an autocompaction: the context (the call's prompt and 120 out) and 22 more
+    assert derived.pre_tokens == call.prompt + 120 + 22 and derived.context_tokens == 12_000 + 2000
+    assert usage(derived.summary) == (3, derived.pre_tokens + 2154 - 3 - call.prompt + 3, call.prompt - 3, 2000)

@@ -19,7 +19,7 @@ from claude_agent_sdk._errors import MessageParseError  # the parser's own error
 
 from ctxsim.lab._fidelity import play_inprocess
 from ctxsim.lab._frame_keys import RAW_FIELDS, TRACKED, frame_kind
-from ctxsim.lab._projection import FIELDS, Difference, compare, compare_keys, compare_raw, field_pattern
+from ctxsim.lab._projection import CATEGORIES, FIELDS, Difference, compare, compare_keys, compare_raw, field_pattern
 from ctxsim.lab._record import Capture, captured_versions, load_captures
 
 Frame = dict[str, Any]
@@ -161,6 +161,23 @@ def _flip_trigger(frame: Frame) -> None:
     meta["trigger"] = "auto" if meta["trigger"] == "manual" else "manual"
 
 
+def _category(ident: str) -> Callable[[dict[str, Any]], None]:
+    def change(body: dict[str, Any]) -> None:
+        for category in body["categories"]:
+            if category["id"] == ident:
+                category["tokens"] += 1000
+
+    return change
+
+
+def _api_usage(key: str) -> Callable[[dict[str, Any]], None]:
+    def change(body: dict[str, Any]) -> None:
+        if body.get("apiUsage"):
+            body["apiUsage"][key] += 1000
+
+    return change
+
+
 def _hook_input(key: str, value: Any) -> Planter:
     return _control("hook_callback", lambda request: request["input"].__setitem__(key, value))
 
@@ -192,12 +209,21 @@ PLANTED: dict[tuple[str, str], tuple[str, Planter]] = {
     **{("result", f"model_usage[*].{k}"): ("several-queries", _on("result", _model_usage(k)))
        for k in ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens", "contextWindow",
                  "maxOutputTokens")},
+    ("result", "num_turns"): ("parallel-tools", _on("result", _add("num_turns", 1))),
+    ("result", "stop_reason"): ("several-queries", _on("result", _set("stop_reason", "max_tokens"))),
+    ("result", "terminal_reason"): ("compact", _on("result", _set("terminal_reason", "completed"))),
     ("system/init", "session_id"): ("several-queries", _on("system/init", _fresh_session)),
     ("system/compact_boundary", "trigger"): ("compact", _on("system/compact_boundary", _flip_trigger)),
     ("system/compact_boundary", "pre_tokens"): ("compact", _on("system/compact_boundary",
                                                                _add("compact_metadata.pre_tokens", 1000))),
     ("system/compact_boundary", "post_tokens"): ("compact", _on("system/compact_boundary",
                                                                 _add("compact_metadata.post_tokens", 1000))),
+    ("system/compact_boundary", "cumulative_dropped_tokens"): ("compact", _on(
+        "system/compact_boundary", _add("compact_metadata.cumulative_dropped_tokens", 1000))),
+    ("system/compact_boundary", "preserved_messages"): ("compact", _on(
+        "system/compact_boundary", _delete("compact_metadata.preserved_messages"))),
+    ("system/compact_boundary", "logical_parent"): ("compact", _on(
+        "system/compact_boundary", _set("logical_parent_uuid", "planted-uuid"))),
     ("stream_event/message_start", "message_id"): ("partial-messages", _on(
         "stream_event/message_start", _set("event.message.id", "msg_planted"))),
     ("stream_event/message_start", "parent_tool_use_id"): ("partial-messages", _on(
@@ -215,6 +241,11 @@ PLANTED: dict[tuple[str, str], tuple[str, Planter]] = {
        for k in ("totalTokens", "maxTokens", "rawMaxTokens", "percentage", "autoCompactThreshold")},
     ("context_usage", "isAutoCompactEnabled"): ("several-queries", _context_usage(
         _set("isAutoCompactEnabled", False))),
+    ("context_usage", "autocompactSource"): ("several-queries", _context_usage(_set("autocompactSource", "env"))),
+    ("context_usage", "categories"): ("several-queries", _context_usage(
+        lambda body: body["categories"].__setitem__(0, {**body["categories"][0], "kind": "planted"}))),
+    **{("context_usage", f"category.{c}"): ("autocompact", _context_usage(_category(c))) for c in CATEGORIES},
+    **{("context_usage", f"apiUsage.{k}"): ("several-queries", _context_usage(_api_usage(k))) for k in USAGE},
     ("hook", "event"): ("hook-deny", _hook_input("hook_event_name", "Planted")),
     ("hook", "keys"): ("hook-deny", _hook_input("planted_key", 1)),
     ("hook", "prompt"): ("hook-deny", _hook_input("prompt", "planted prompt")),

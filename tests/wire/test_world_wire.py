@@ -73,7 +73,10 @@ def test_rendering_reproduces_the_per_block_facts() -> None:
     assert usage["cache_read_input_tokens"] == sum(c.cache_read_input_tokens for c in session.main_calls)
     assert usage["output_tokens"] == sum(c.output_tokens for c in session.main_calls)
     model_usage = results[0]["modelUsage"][session.model]
-    assert model_usage["inputTokens"] == sum(c.input_tokens for c in session.calls)  # subagents included
+    summaries = [s.summary for q in session.queries for s in q.steps if isinstance(s, Compaction) and s.summary]
+    assert len(summaries) == 1  # the builder derives the compaction's summary request
+    # subagents and the summary request included
+    assert model_usage["inputTokens"] == sum(c.input_tokens for c in (*session.calls, *summaries))
     assert model_usage["contextWindow"] == 200_000
     subagent = [f for f in assistants if f["parent_tool_use_id"] is not None]
     assert subagent and all(f["message"]["content"][0]["type"] == "tool_use" for f in subagent)

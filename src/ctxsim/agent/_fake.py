@@ -460,9 +460,10 @@ class FakeAgent:
             script = self._render(conversation, [], partial_messages)
             nothing_to_compact(script, conversation.session, len(conversation.queries))
             return script
-        conversation.builder.compact(task.summary_tokens, pre_tokens=conversation.context + conversation.pending,
-                                     trigger="manual")
+        pre = conversation.context + conversation.pending
         conversation.context, conversation.pending = task.baseline + task.summary_tokens, 0
+        conversation.builder.compact(task.summary_tokens, pre_tokens=pre, trigger="manual",
+                                     context=conversation.context)  # the agent's context: the command takes none
         turn.compacted, turn.peak_prompt, turn.peak_next = True, conversation.context, conversation.context
         script = self._render(conversation, [], partial_messages)
         conversation.truth = conversation.session.final_truth

@@ -13,9 +13,9 @@ in the order the CLI reported them). :func:`play_inprocess` plays that session t
 ``compare`` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
-partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
-and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``, permission prompts allowed and
-refused.
+partial messages, parallel tool uses, a foreground subagent, ``/compact``, an autocompaction the CLI performs
+itself (between queries and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``,
+permission prompts allowed and refused.
 """
 
 from __future__ import annotations
@@ -271,6 +271,12 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
         Ask("hello"),
         Ask("run a command", main=_TOOL_TURN),
     ), "partial messages on: stream events around every main-chain call", include_partial_messages=True),
+    ScriptedSession("parallel-tools", (
+        Ask("run two commands", main=(Reply((Text("Running both."), _bash("touch one.txt"), _bash("touch two.txt")),
+                                            output_tokens=40), Reply((Text("Both made."),)))),
+        Ask("thanks"),
+    ), "one call with two tool uses, then a call: each tool result is a turn (commands that write, which the CLI "
+       "runs one after the other, so their results and hooks come in a fixed order)"),
     ScriptedSession("subagent", (
         Ask("delegate this", main=(Reply((Text("Delegating."), _agent("count to three"))),
                                    Reply((Text("The subagent is done."),))),

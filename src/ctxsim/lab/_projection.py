@@ -35,16 +35,24 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-__all__ = ["CONTEXT_USAGE_FIELDS", "FIELDS", "HOOK_FIELDS", "Difference", "Projection", "StepProjection", "compare",
-           "compare_keys", "compare_raw", "field_at", "field_pattern", "id_shapes", "message_kind",
-           "project_context_usage", "project_hook", "project_message", "project_permission"]
+__all__ = ["CATEGORIES", "CONTEXT_USAGE_FIELDS", "CONTEXT_USAGE_PROJECTED", "FIELDS", "HOOK_FIELDS", "Difference",
+           "Projection", "StepProjection", "compare", "compare_keys", "compare_raw", "field_at", "field_pattern",
+           "id_shapes", "message_kind", "project_context_usage", "project_hook", "project_message",
+           "project_permission"]
 
 USAGE_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
                       "contextWindow", "maxOutputTokens")
 CONTEXT_USAGE_FIELDS = ("totalTokens", "maxTokens", "rawMaxTokens", "percentage", "autoCompactThreshold",
-                        "isAutoCompactEnabled")
-"""The fields of ``get_context_usage()`` a tracker can use (``categories`` and the rest describe, not measure)."""
+                        "isAutoCompactEnabled", "autocompactSource")
+CATEGORIES = ("system_tools", "skills", "messages", "autocompact_buffer", "free_space")
+"""The categories of ``get_context_usage()`` whose tokens are projected (``category.<id>``; the deferred tools,
+counted in no total, are listed in ``categories`` alone)."""
+CONTEXT_USAGE_PROJECTED = (*CONTEXT_USAGE_FIELDS, "categories", *(f"category.{c}" for c in CATEGORIES),
+                           *(f"apiUsage.{k}" for k in USAGE_FIELDS))
+"""Every field of a projected ``get_context_usage()``: the sizes, the categories (``id:kind``, in order) and the
+tokens of each, and the last call's usage (``apiUsage``; null before the first call and after a compaction or
+``/clear``) a gauge breaks the total down by (the grid and the skill list describe, not measure)."""
 
 Projection = dict[str, Any]
 """One message's (or one ``get_context_usage()``'s) tracker-relevant fields, flat."""
@@ -81,7 +89,9 @@ def project_message(message: Any) -> Projection | None:
     if isinstance(message, ResultMessage):
         out: Projection = {"type": "result", "subtype": message.subtype, "is_error": message.is_error,
                            "session_id": message.session_id, **_usage("usage", message.usage),
-                           "total_cost_usd": round(message.total_cost_usd or 0.0, 9)}
+                           "total_cost_usd": round(message.total_cost_usd or 0.0, 9),
+                           "num_turns": message.num_turns, "stop_reason": message.stop_reason,
+                           "terminal_reason": message.terminal_reason}
         for model, usage in sorted((message.model_usage or {}).items()):
             out.update(_usage(f"model_usage[{model}]", usage, MODEL_USAGE_FIELDS))
         return out
@@ -102,14 +112,27 @@ def project_message(message: Any) -> Projection | None:
             return {"type": "system", "subtype": "init", "session_id": message.data.get("session_id")}
         if message.subtype != "compact_boundary":
             return None
-        meta = message.data.get("compact_metadata") or {}
-        return {"type": "system", "subtype": "compact_boundary", "trigger": meta.get("trigger"),
-                "pre_tokens": meta.get("pre_tokens"), "post_tokens": meta.get("post_tokens")}
+        return _boundary(message.data)
     if type(message).__name__ == "ConversationResetMessage":
         return {"type": "conversation_reset"}
     if dataclasses.is_dataclass(message):
         return {"type": type(message).__name__}  # a message type this projection does not know: shown, not hidden
     return None
+
+
+def _boundary(data: Mapping[str, Any]) -> Projection:
+    """A ``compact_boundary``: its sizes, the tokens dropped so far, whether it kept a segment (its messages, whose
+    number depends on the hooks registered), and what its ``logical_parent_uuid`` joins (``tail``: the kept
+    segment's last message; ``present``: another)."""
+    meta = data.get("compact_metadata") or {}
+    kept = meta.get("preserved_messages")
+    tail = (meta.get("preserved_segment") or {}).get("tail_uuid")
+    parent = data.get("logical_parent_uuid")
+    return {"type": "system", "subtype": "compact_boundary", "trigger": meta.get("trigger"),
+            "pre_tokens": meta.get("pre_tokens"), "post_tokens": meta.get("post_tokens"),
+            "cumulative_dropped_tokens": meta.get("cumulative_dropped_tokens"),
+            "preserved_messages": bool(isinstance(kept, Mapping) and kept.get("all_uuids")),
+            "logical_parent": None if parent is None else "tail" if parent == tail else "present"}
 
 
 def message_kind(projection: Mapping[str, Any]) -> str:
@@ -167,7 +190,14 @@ def project_permission(tool_name: str, tool_input: Mapping[str, Any], tool_use_i
 
 def project_context_usage(usage: Mapping[str, Any]) -> Projection:
     """The tracker-relevant fields of a ``get_context_usage()`` answer."""
-    return {"type": "context_usage", **{k: usage.get(k) for k in CONTEXT_USAGE_FIELDS}}
+    out: Projection = {"type": "context_usage", **{k: usage.get(k) for k in CONTEXT_USAGE_FIELDS}}
+    categories = [c for c in usage.get("categories") or () if isinstance(c, Mapping)]
+    out["categories"] = [f"{c.get('id')}:{c.get('kind')}" for c in categories]
+    tokens = {c.get("id"): c.get("tokens") for c in categories}
+    out.update({f"category.{c}": tokens.get(c) for c in CATEGORIES})
+    api = usage.get("apiUsage")
+    out.update({f"apiUsage.{k}": api.get(k) if isinstance(api, Mapping) else None for k in USAGE_FIELDS})
+    return out
 
 
 FIELDS: Mapping[str, tuple[str, ...]] = {
@@ -175,13 +205,14 @@ FIELDS: Mapping[str, tuple[str, ...]] = {
                   *(f"usage.{k}" for k in USAGE_FIELDS), "blocks"),
     "user": ("parent_tool_use_id", "tool_results", "is_error", "error_texts"),
     "result": ("subtype", "is_error", "session_id", *(f"usage.{k}" for k in USAGE_FIELDS), "total_cost_usd",
-               *(f"model_usage[*].{k}" for k in MODEL_USAGE_FIELDS)),
+               *(f"model_usage[*].{k}" for k in MODEL_USAGE_FIELDS), "num_turns", "stop_reason", "terminal_reason"),
     "system/init": ("session_id",),
-    "system/compact_boundary": ("trigger", "pre_tokens", "post_tokens"),
+    "system/compact_boundary": ("trigger", "pre_tokens", "post_tokens", "cumulative_dropped_tokens",
+                                "preserved_messages", "logical_parent"),
     "conversation_reset": (),
     "stream_event/message_start": ("message_id", "parent_tool_use_id", *(f"usage.{k}" for k in USAGE_FIELDS)),
     "stream_event/message_delta": ("parent_tool_use_id", "stop_reason", *(f"usage.{k}" for k in USAGE_FIELDS)),
-    "context_usage": CONTEXT_USAGE_FIELDS,
+    "context_usage": CONTEXT_USAGE_PROJECTED,
     "hook": ("event", "keys", *HOOK_FIELDS, "tool_use_id"),
     "can_use_tool": ("tool_name", "tool_input", "tool_use_id"),
 }

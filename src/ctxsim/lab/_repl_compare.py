@@ -212,9 +212,73 @@ def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     ours = {path: list(f.rows) for path, f in rendered.files.items()}
     theirs = {path: list(rows) for path, rows in recording.transcripts.items()}
     out = compare_files("transcript", theirs, ours, cli_version=recording.cli_version)
+    path = str(recording.payloads[0][1].get("transcript_path", "")) if recording.payloads else ""
+    mine = statusline_payloads(session, transcript_path=path, cli_version=recording.cli_version, cwd=cwd)
+    recorded, rendered_joins = _joins([p for _, p in recording.payloads], theirs), _joins(mine, ours)
+    if recorded != rendered_joins:
+        out.append(Difference("the whole transcript", "prompt_id joins", recorded, rendered_joins))
+    for name, left, right in (("snapshot messageIds", _snapshot_targets(theirs), _snapshot_targets(ours)),
+                              ("turn_duration messageCounts", _counts_the_chain(theirs), _counts_the_chain(ours))):
+        if left != right:
+            out.append(Difference("the whole transcript", name, left, right))
     written = {str(r.get("type")) for rows in theirs.values() for r in rows}
     for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
         out.append(Difference("the whole transcript", "(line kind)", None, kind))
+    return out
+
+
+def _joins(payloads: Sequence[Mapping[str, Any]], files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[int]:
+    """For each ``prompt_id`` the payloads carried (in order), how many rows of the main transcripts carry it as
+    ``promptId``: the join a tool makes from a payload to its prompt's rows."""
+    ids = list(dict.fromkeys(p["prompt_id"] for p in payloads if p.get("prompt_id") is not None))
+    rows = _main_rows(files)
+    return [sum(1 for r in rows if r.get("promptId") == i) for i in ids]
+
+
+def _kept_kinds(boundary: Mapping[str, Any], files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """The kinds of the rows a boundary's ``preservedMessages`` keeps, then of its ``logicalParentUuid``."""
+    by_uuid = {r.get("uuid"): r for r in _main_rows(files) if r.get("uuid")}
+
+    def kind(uid: Any) -> str:
+        row = by_uuid.get(uid)
+        return "nothing" if row is None else f"{row.get('type')}/{row.get('subtype') or ''}"
+
+    kept = (boundary.get("compactMetadata") or {}).get("preservedMessages") or {}
+    return [*(kind(u) for u in kept.get("uuids") or ()), f"parent {kind(boundary.get('logicalParentUuid'))}"]
+
+
+def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping[str, Any]]:
+    return [r for path, file in files.items() if "/" not in path for r in file]
+
+
+def _snapshot_targets(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """What each ``file-history-snapshot``'s ``messageId`` points at: the row's kind (a prompt, or a command's
+    name), or ``nothing``."""
+    rows = _main_rows(files)
+    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
+
+    def kind(row: Mapping[str, Any] | None) -> str:
+        if row is None:
+            return "nothing"
+        content = str((row.get("message") or {}).get("content"))
+        return f"{row.get('type')}:{'command' if content.startswith('<command-name>') else 'prompt'}"
+
+    return sorted(kind(by_uuid.get(r.get("messageId"))) for r in rows if r.get("type") == "file-history-snapshot")
+
+
+def _counts_the_chain(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[bool]:
+    """For each ``turn_duration`` row, whether its ``messageCount`` is the number of rows of the chain it closes
+    (from its parent back, across a compaction through the boundary's ``logicalParentUuid``), as the REPL counts
+    it in every recording; the rows themselves differ (the attachments ctxsim does not write)."""
+    rows = _main_rows(files)
+    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
+    out = []
+    for row in (r for r in rows if r.get("subtype") == "turn_duration"):
+        count, at = 0, row.get("parentUuid")
+        while at in by_uuid:
+            count += 1
+            at = by_uuid[at].get("parentUuid") or by_uuid[at].get("logicalParentUuid")
+        out.append(row.get("messageCount") == count)
     return out
 
 
@@ -222,8 +286,8 @@ def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:
     """Each recorded ``compact_boundary`` against the rendered transcript's, in order: its ``compactMetadata`` keys,
     and those of ``preservedSegment`` and ``preservedMessages`` where there."""
     session = world_of_recording(recording)
-    rendered = [r for f in render_transcript(session, cli_version=recording.cli_version).files.values()
-                for r in f.rows if r.get("subtype") == "compact_boundary"]
+    ours = {path: f.rows for path, f in render_transcript(session, cli_version=recording.cli_version).files.items()}
+    rendered = [r for rows in ours.values() for r in rows if r.get("subtype") == "compact_boundary"]
     out: list[Difference] = []
     recorded = recording.boundaries()
     if len(rendered) != len(recorded):
@@ -239,6 +303,9 @@ def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:
         for key in ("trigger", "preTokens", "postTokens", "cumulativeDroppedTokens"):
             if a.get(key) != b.get(key):
                 out.append(Difference(where, f"compactMetadata.{key}", a.get(key), b.get(key)))
+        kinds = (_kept_kinds(theirs, recording.transcripts), _kept_kinds(mine, ours))
+        if kinds[0] != kinds[1]:
+            out.append(Difference(where, "kept rows and logical parent", *kinds))
         if sorted(k for k in theirs if k != "slug") != sorted(k for k in mine if k != "slug"):
             out.append(Difference(where, "row keys", sorted(theirs), sorted(mine)))
     return out

@@ -169,13 +169,18 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
                             "reported 2,672 where ``/context`` then showed 14,756).",
             "``context`` less the baseline"),
         Key("context", _COUNT, "What the context holds after: system prompt, tools and skills plus the summary "
-                               "(what ``/context`` shows; at most the window).", "the baseline plus ``post``"),
-        Key("pre", _COUNT, "Tokens before.", "the current context"),
+                               "(what ``/context`` shows; at most the window).",
+            "the baseline plus ``post`` (plus the command's 227 tokens for ``manual``)"),
+        Key("pre", _COUNT, "Tokens before.", "the current context (plus 22 tokens the CLI counts more for ``auto``)"),
         Key("trigger", "``auto`` or ``manual``", "What triggered it.", "``auto``"),
         Key("preserved", "bool",
             "Whether it kept the last reply verbatim after the summary (``compactMetadata.preservedSegment``); "
             "right after it, Claude Code's statusline says all zeros when it did and null when not.",
             "as Claude Code decides: when two or more calls came before it"),
+        Key("summary", "mapping ``{input, cache_creation, cache_read, output}``",
+            "The summary request Claude Code made (counted in the cost and ``modelUsage``, shown in no frame).",
+            "derived: the conversation and the summary instructions, read from the main chain's cache, answering "
+            "``post``"),
     )),
     Section("subagent", "Claude Code forwards only the tool uses of a subagent's calls, so a subagent call without "
                         "a ``tool_use`` block reaches no tracker (and has no observation point).", (

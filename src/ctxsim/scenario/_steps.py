@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..world import Session, SessionBuilder
+from ..world import Session, SessionBuilder, compacted_context
 from ._schema import keys
 from ._yaml import Reader, describe, join_path
 
@@ -218,8 +218,10 @@ class StepBuilder:
         post = r.get(m, "post", path, r.count)
         context = r.get(m, "context", path, r.count)
         baseline = self.b.baseline
+        pre = r.get(m, "pre", path, r.count)
+        trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
         if context is None:
-            context = baseline + post
+            context = compacted_context(baseline, post, trigger)
         elif post is None:
             if context < baseline:
                 raise r.error(m.value_lines["context"], join_path(path, "context"),
@@ -231,11 +233,21 @@ class StepBuilder:
             raise r.error(m.value_lines[key], join_path(path, key),
                           f"the context after compaction, {context:,} tokens (the system prefix and the summary), "
                           f"exceeds the window ({self.window:,})")
-        pre = r.get(m, "pre", path, r.count)
-        trigger = r.get(m, "trigger", path, r.choice(("auto", "manual")), "auto")
         preserved = r.get(m, "preserved", path, r.boolean, None)
-        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger, preserved=preserved)
+        summary = self.summary(m, path)
+        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger, preserved=preserved, summary=summary)
         self.labels.mark("compaction", at)
+
+    def summary(self, m: Any, path: str) -> tuple[int, int, int, int] | None:
+        """A compaction's stated ``summary`` request: ``{input, cache_creation, cache_read, output}``."""
+        r = self.r
+        if "summary" not in m:
+            return None
+        where = join_path(path, "summary")
+        fields = ("input", "cache_creation", "cache_read", "output")
+        s = r.mapping(m["summary"], m.value_lines["summary"], where, fields, required=fields)
+        return (r.get(s, "input", where, r.count), r.get(s, "cache_creation", where, r.count),
+                r.get(s, "cache_read", where, r.count), r.get(s, "output", where, r.count))
 
     def step_subagent(self, value: Any, line: int, path: str, *, at: int) -> None:
         r = self.r

@@ -17,7 +17,9 @@ PreToolUse          after the assistant message with a ``tool_use``, before its 
                     ``tool_input``, ``tool_use_id``); a ``permissionDecision: deny`` (or ``decision: block``)
                     denies the tool: its result becomes ``PreToolUse:<tool> hook error: <reason>`` (reason
                     ``Blocked by hook`` when none is given), ``is_error: true``, and PostToolUse is skipped;
-                    ``allow`` skips the permission prompt
+                    ``allow`` skips the permission prompt; of one message's tool uses, those that only read
+                    run together, and one that writes after the result of those before it (its PreToolUse
+                    then comes after their PostToolUse)
 can_use_tool        after PreToolUse, when the client has a ``can_use_tool`` callback, the permission mode is
                     not ``bypassPermissions`` and the tool is not one Claude Code runs unasked (``Agent``,
                     ``Read``, ``Glob``, ``Grep``, a read-only ``Bash`` command such as ``echo`` or ``ls``);
@@ -140,6 +142,11 @@ class HookPlayer:
     _ids: int = 0
     _summaries: deque[str] = field(default_factory=deque)
     _agent_texts: dict[str, str] = field(default_factory=dict)
+    _running: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Tool uses started and without a result yet: their id -> the message that asked for them, and whether they
+    only read."""
+    _waiting: deque[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=deque)
+    """Tool uses whose ``PreToolUse`` waits for the tool uses before them: session id, frame, block."""
 
     def know(self, summaries: list[str], agent_texts: Mapping[str, str]) -> None:
         """What the frames do not show: the compaction summaries in order, and each subagent's last text (by the
@@ -224,6 +231,11 @@ class HookPlayer:
                                   "tool_response": block.get("content"), "tool_use_id": tool_use_id,
                                   "duration_ms": 0}
                     yield from self._hooks("PostToolUse", tool["tool_name"], hook_input, tool_use_id)
+                done = self._running.pop(tool_use_id, None)
+                if done is not None and self._waiting and not self._started_by(done[0]):
+                    waiting_session, frame, waiting = self._waiting.popleft()  # the uses before it are done
+                    self._running[str(waiting.get("id"))] = (done[0], False)
+                    yield from self._pre_tool(waiting_session, frame, waiting)
         elif kind == "result" and self._answered and not data.get("is_error") and not self.interrupt:
             hook_input = {**self._base(session_id, "Stop"), "stop_hook_active": False}
             if self._last_text is not None:
@@ -246,29 +258,45 @@ class HookPlayer:
         for block in _blocks(data, "text"):
             if main:
                 self._last_text = str(block.get("text", ""))
+        message_id = str((data.get("message") or {}).get("id"))
         for block in _blocks(data, "tool_use"):
-            tool_use_id, name = str(block.get("id")), str(block.get("name"))
-            tool = {"tool_name": name, "tool_input": block.get("input") or {}}
-            if data.get("parent_tool_use_id") is not None:
-                tool["agent_id"], tool["agent_type"] = self._agents.get(str(data["parent_tool_use_id"]), ("", ""))
-            self._tools[tool_use_id] = tool
-            hook_input = {**self._base(str(data.get("session_id") or ""), "PreToolUse"), **tool,
-                          "tool_use_id": tool_use_id}
-            decision: str | None = None
-            for request in self._hooks("PreToolUse", name, hook_input, tool_use_id):
-                answer = yield request
-                decision = _pre_tool_decision(answer) or decision
-                if decision and decision.startswith("deny:"):
-                    self.denied[tool_use_id] = f"PreToolUse:{name} hook error: {decision[5:] or 'Blocked by hook'}"
-                    break
-            if decision is None and self.permission_prompts and not _unasked(name, block.get("input") or {}):
-                answer = yield HookRequest({"subtype": "can_use_tool", "tool_name": name,
-                                            "input": tool["tool_input"], "permission_suggestions": [],
-                                            "tool_use_id": tool_use_id, "blocked_path": None}, DEFAULT_TIMEOUT)
-                if answer is None or answer.get("behavior") != "allow":
-                    message = (answer or {}).get("message") or f"Permission to use {name} has been denied."
-                    self.denied[tool_use_id] = str(message)
-                    self.interrupt = bool((answer or {}).get("interrupt"))
+            reads = _unasked(str(block.get("name")), block.get("input") or {})
+            if any(str((f.get("message") or {}).get("id")) == message_id for _, f, _ in self._waiting) or any(
+                    m == message_id and not (r and reads) for m, r in self._running.values()):
+                # Claude Code runs a tool use that writes alone, after the uses of the message before it (and
+                # those after it wait for it); tool uses that only read run together.
+                self._waiting.append((str(data.get("session_id") or ""), data, block))
+            else:
+                self._running[str(block.get("id"))] = (message_id, reads)
+                yield from self._pre_tool(str(data.get("session_id") or ""), data, block)
+
+    def _started_by(self, message_id: str) -> bool:
+        """Whether a tool use of message ``message_id`` still runs."""
+        return any(m == message_id for m, _ in self._running.values())
+
+    def _pre_tool(self, session_id: str, data: Mapping[str, Any], block: Mapping[str, Any]) -> Conversation:
+        """A tool use's ``PreToolUse`` and permission prompt (``data``: the assistant frame that holds it)."""
+        tool_use_id, name = str(block.get("id")), str(block.get("name"))
+        tool = {"tool_name": name, "tool_input": block.get("input") or {}}
+        if data.get("parent_tool_use_id") is not None:
+            tool["agent_id"], tool["agent_type"] = self._agents.get(str(data["parent_tool_use_id"]), ("", ""))
+        self._tools[tool_use_id] = tool
+        hook_input = {**self._base(session_id, "PreToolUse"), **tool, "tool_use_id": tool_use_id}
+        decision: str | None = None
+        for request in self._hooks("PreToolUse", name, hook_input, tool_use_id):
+            answer = yield request
+            decision = _pre_tool_decision(answer) or decision
+            if decision and decision.startswith("deny:"):
+                self.denied[tool_use_id] = f"PreToolUse:{name} hook error: {decision[5:] or 'Blocked by hook'}"
+                break
+        if decision is None and self.permission_prompts and not _unasked(name, block.get("input") or {}):
+            answer = yield HookRequest({"subtype": "can_use_tool", "tool_name": name,
+                                        "input": tool["tool_input"], "permission_suggestions": [],
+                                        "tool_use_id": tool_use_id, "blocked_path": None}, DEFAULT_TIMEOUT)
+            if answer is None or answer.get("behavior") != "allow":
+                message = (answer or {}).get("message") or f"Permission to use {name} has been denied."
+                self.denied[tool_use_id] = str(message)
+                self.interrupt = bool((answer or {}).get("interrupt"))
 
     # what is changed ---------------------------------------------------------------------------------------------
 

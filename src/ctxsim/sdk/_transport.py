@@ -117,7 +117,10 @@ class FakeTransport(Transport):
         self._next_script = 0
         self._calls = {c.message_id: c for c in session.main_calls}
         self._last_call: Call | None = None
-        """The main-chain call the last point closed (a compaction or reset clears it): /context's thinking tail."""
+        """The main-chain call the last point closed (a compaction or reset clears it): /context's thinking tail and
+        ``apiUsage``."""
+        self._answering = ""
+        """The message id of the last assistant frame handed over (the call a stream event belongs to)."""
 
     # Transport ---------------------------------------------------------------------------------------------------
 
@@ -207,10 +210,12 @@ class FakeTransport(Transport):
                 async for request in self._converse(hooks.before(data, upcoming)):
                     yield request
                 data = hooks.rewrite(data)
+            if data.get("type") == "assistant":
+                self._answering = str((data.get("message") or {}).get("id"))
             if frame.observation is not None:
                 self.truth = frame.observation.truth
-                if frame.observation.kind == "call":
-                    self._last_call = self._calls.get(str((data.get("message") or {}).get("id")))
+                if frame.observation.kind == "call":  # its last frame: an assistant message, or a stream event
+                    self._last_call = self._calls.get(str((data.get("message") or {}).get("id") or self._answering))
                 elif frame.observation.kind in ("compaction", "reset"):
                     self._last_call = None
             if data.get("subtype") == "session_state_changed" and kept_by_client(data):

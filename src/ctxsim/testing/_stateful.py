@@ -19,7 +19,7 @@ from ..check import Point
 from ..sdk import client_message
 from ..trackers import TrackerFactory
 from ..wire import Frame, Observation, Renderer
-from ..world import Call, Session, SessionBuilder, SubagentStart, Truth
+from ..world import Call, Query, Session, SessionBuilder, SubagentStart, Truth
 
 __all__ = ["tracker_state_machine"]
 
@@ -154,7 +154,7 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
         def end_query(self) -> None:
             """The query ends: its result, then the next query's ``system/init``."""
             calls = self.main_calls[self.query_calls:]
-            self.feed(self.renderer.result(calls, len(calls), "result"))
+            self.feed(self.renderer.result(Query("Continue with the task.", tuple(calls)), calls, "result"))
             self.last_kind = "result"
             self.query_calls = len(self.main_calls)
             self.feed(self.renderer.init(self.builder.model))

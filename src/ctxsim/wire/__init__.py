@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from ._content import prompt_text as prompt_text, text_blocks as text_blocks
     from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
     from ._frames import Frame as Frame, Observation as Observation, Script as Script
+    from ._labels import (
+        number_subagents as number_subagents,
+        query_subagents as query_subagents,
+        subagent_label as subagent_label,
+    )
     from ._render_transcript import render_transcript as render_transcript
     from ._statusline import (
         after_compaction as after_compaction,
@@ -33,11 +38,8 @@ if TYPE_CHECKING:
         PLACEHOLDER_OUTPUT_TOKENS as PLACEHOLDER_OUTPUT_TOKENS,
         Renderer as Renderer,
         cli_version_rendered as cli_version_rendered,
-        number_subagents as number_subagents,
-        query_subagents as query_subagents,
         render as render,
         render_stream as render_stream,
-        subagent_label as subagent_label,
     )
     from ._transcript import (
         TranscriptFile as TranscriptFile,

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..world import Compaction
 
-__all__ = ["COMPACTION_MS", "compact_metadata"]
+__all__ = ["COMPACTION_MS", "compact_metadata", "stream_compact_metadata"]
 
 COMPACTION_MS = 400
 """How long a rendered compaction takes (``compactMetadata.durationMs``)."""
@@ -26,4 +26,18 @@ def compact_metadata(step: Compaction, kept: list[str] | None, anchor: str, drop
         meta["preservedSegment"] = {"headUuid": kept[0], "anchorUuid": anchor, "tailUuid": kept[-1]}
         meta["preservedMessages"] = {"anchorUuid": anchor, "uuids": list(kept), "allUuids": list(kept)}
     meta["preCompactOrganizationsCoverStart"] = False
+    return meta
+
+
+def stream_compact_metadata(step: Compaction, kept: list[str] | None, anchor: str, dropped: int) -> dict[str, Any]:
+    """The stream-json ``compact_boundary``'s ``compact_metadata``: the keys of :func:`compact_metadata` in
+    snake case, as the CLI writes them on stdout (recorded from 2.1.330 to 2.1.332: ``trigger``, ``pre_tokens``,
+    ``post_tokens``, ``cumulative_dropped_tokens``, ``duration_ms``, and where a segment is kept
+    ``preserved_segment {head_uuid, anchor_uuid, tail_uuid}`` and ``preserved_messages {anchor_uuid, uuids,
+    all_uuids}``; no ``preCompactOrganizationsCoverStart``)."""
+    meta: dict[str, Any] = {"trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens,
+                            "cumulative_dropped_tokens": dropped, "duration_ms": COMPACTION_MS}
+    if kept:
+        meta["preserved_segment"] = {"head_uuid": kept[0], "anchor_uuid": anchor, "tail_uuid": kept[-1]}
+        meta["preserved_messages"] = {"anchor_uuid": anchor, "uuids": list(kept), "all_uuids": list(kept)}
     return meta

@@ -32,15 +32,14 @@ tool's transcript fallback reads.
 
 from __future__ import annotations
 
-import random
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from ..world import Call, Compaction, ConversationReset, Session, keeps_segment
 from ._prompt_cache import PromptCacheStats
+from ._prompt_ids import gets_prompt_id, prompt_id
 from ._stream_json import Renderer, cli_version_rendered
 from ._transcript import DEFAULT_CWD, project_slug, session_start
 
@@ -116,8 +115,7 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     says, :func:`after_compaction`).
     """
     version = cli_version_rendered(cli_version)
-    prompt_ids = random.Random(f"ctxsim.wire._statusline:{session.seed}:{session.session_id}")
-    prompt_id: str | None = None
+    current_prompt: str | None = None
     path_of = _path_of(session, transcript_path, cwd)
     renderer = Renderer(session, False, False, cwd, version)
     usage: dict[str, int] | None = None
@@ -128,8 +126,8 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     cache = PromptCacheStats()
     calls = 0  # main-chain calls since the conversation began or was compacted
     for index, query in enumerate(session.queries):
-        if not query.prompt.startswith("/") or query.prompt.split()[0] == "/compact":
-            prompt_id = str(uuid.UUID(int=prompt_ids.getrandbits(128), version=4))
+        if gets_prompt_id(query.prompt):
+            current_prompt = prompt_id(session, index)
         for step, frames in renderer.walk(index, query):
             now = start + elapsed_ms / 1000
             if isinstance(step, Call):
@@ -146,13 +144,13 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                 cache.compacted()
                 calls = 0
             elif isinstance(step, ConversationReset):  # a new session: no call, no prompt yet
-                usage, prompt_id, cache, calls = None, None, PromptCacheStats(), 0
+                usage, current_prompt, cache, calls = None, None, PromptCacheStats(), 0
             elapsed_ms += 200 if step is not None else 0
             for frame in frames:
                 if frame.observation is None:
                     continue
                 sid = renderer.session_id
-                payload = _head(session, sid, path_of(sid), cwd, project_dir or cwd, version, prompt_id,
+                payload = _head(session, sid, path_of(sid), cwd, project_dir or cwd, version, current_prompt,
                                 {"total_cost_usd": renderer.total_cost, "total_duration_ms": elapsed_ms,
                                  "total_api_duration_ms": api_ms, "total_lines_added": 0, "total_lines_removed": 0})
                 if with_context_window:

@@ -20,7 +20,6 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import math
@@ -42,13 +41,16 @@ from ..world import (
     ToolResult,
     ToolUse,
     Truth,
+    keeps_segment,
 )
+from ._boundary import stream_compact_metadata
 from ._frames import Frame, Observation, Script
+from ._labels import query_subagents, subagent_label
 from ._prices import cost as call_cost
+from ._result import SUBAGENT_STATS_ZERO, model_usage_entry, num_turns, result_data
 from ._versions import captured_versions, installed_cli_version
 
-__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "number_subagents", "query_subagents",
-           "render", "render_stream", "subagent_label"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
 
 
 def cli_version_rendered(asked: str | None = None) -> str:
@@ -111,7 +113,22 @@ class Renderer:
         self.rng = random.Random(f"ctxsim.wire:{session.seed}:{session.session_id}")
         self.session_id = session.session_id
         self.model_usage: dict[str, dict[str, Any]] = {}
+        self.since_last: dict[str, dict[str, Any]] = {}
+        """``model_usage_since_last_result``: what was spent since the last result."""
+        self.results = 0
         self.total_cost = 0.0
+        self.calls_since = 0
+        """Main-chain calls since the conversation began or was last compacted."""
+        self.kept: list[str] = []
+        """The uuids of the main chain's frames from its last call on: what a compaction keeps."""
+        self.tail: str | None = None
+        """The uuid of the main chain's last frame."""
+        self.dropped = 0
+        """Tokens the compactions so far dropped (``cumulative_dropped_tokens``)."""
+        self.tasks: dict[str, tuple[str, str]] = {}
+        """Per running subagent (by the tool use that started it): its task id and run id."""
+        self.task_tokens: dict[str, int] = {}
+        """Per running subagent: its last call's prompt and output (``task_notification.usage.total_tokens``)."""
         self.truth: Truth | None = None
         self.observations = 0
         self.subagents: dict[str, int] = {}
@@ -213,12 +230,16 @@ class Renderer:
                                              "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
                                              "usage": self.delta_usage(usage, call)}, None))
             frames.append(self.stream_event({"type": "message_stop"}, None))
+        if main:
+            self.kept = [f.data["uuid"] for f in frames if f.data["type"] == "assistant"]
+            self.tail = self.kept[-1] if self.kept else self.tail
+            self.calls_since += 1
         if frames:
             self.observe(frames[-1], label, kind)
         return frames
 
     def tool_result(self, result: ToolResult) -> Frame:
-        return Frame({
+        frame = Frame({
             "type": "user",
             "message": {"role": "user", "content": [{
                 "tool_use_id": result.tool_use_id, "type": "tool_result", "content": result.content,
@@ -229,6 +250,11 @@ class Renderer:
             "tool_use_result": {"stdout": result.content, "stderr": "", "interrupted": False,
                                 "isImage": False},
         })
+        if result.parent_tool_use_id is None:
+            self.tail = frame.data["uuid"]
+            if self.kept:
+                self.kept.append(self.tail)
+        return frame
 
     def delta_usage(self, usage: dict[str, int], call: Call) -> dict[str, int]:
         """``message_delta``'s usage, as the session's provider sends it (:data:`~ctxsim.world.DeltaUsage`)."""
@@ -236,7 +262,32 @@ class Renderer:
             return {"output_tokens": call.output_tokens}
         return {**usage, "output_tokens": call.output_tokens}
 
-    def compaction_messages(self, step: Compaction) -> list[Frame]:
+    def compaction(self, step: Compaction, q: str, before_any_call: bool) -> list[Frame]:
+        """A compaction's frames: the two ``system/status`` frames (compacting, then done), the boundary with every
+        key of its ``compact_metadata`` (the transcript's ``compactMetadata`` in snake case) and its
+        ``logical_parent_uuid`` (the last row before it), then the summary. An autocompaction keeps, after the
+        last reply, the rows the stream never shows: before a query its prompt, and the attachment the CLI adds
+        (their uuids point at transcript rows)."""
+        if step.summary is not None:
+            self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
+        compacting: dict[str, Any] = {"status": "compacting"}
+        if step.trigger == "auto":
+            compacting["compact_output_chars"] = 0
+        frames = [self.system("status", **compacting), self.system("status", status=None, compact_result="success")]
+        unseen = ([self.uuid()] if before_any_call else []) + [self.uuid()] if step.trigger == "auto" else []
+        segment = [*self.kept, *unseen] if self.kept else []
+        kept = segment if keeps_segment(step, self.calls_since) and segment else None
+        parent = unseen[-1] if unseen else self.tail
+        anchor = self.uuid()
+        self.dropped += max(0, step.pre_tokens - step.post_tokens)
+        boundary = self.system("compact_boundary",
+                               compact_metadata=stream_compact_metadata(step, kept, anchor, self.dropped),
+                               logical_parent_uuid=parent)
+        self.observe(boundary, f"{q} compaction", "compaction")
+        self.calls_since, self.kept, self.tail = 0, [], anchor
+        return [*frames, boundary, *self.compaction_messages(step, anchor)]
+
+    def compaction_messages(self, step: Compaction, anchor: str | None = None) -> list[Frame]:
         """The user frames the CLI writes after a boundary: the summary that now opens the conversation
         (``isSynthetic``; a text block after an autocompaction, a string after ``/compact``), and for ``/compact``
         the command's output, replayed (``isReplay``)."""
@@ -246,6 +297,8 @@ class Renderer:
             {"type": "text", "text": summary}]
         frames = [self.user(content, isReplay=False, isSynthetic=True) if step.trigger == "manual"
                   else self.user(content, isSynthetic=True)]
+        if anchor is not None:
+            frames[0].data["uuid"] = anchor
         if step.trigger == "manual":
             frames.append(self.user("<local-command-stdout>Compacted </local-command-stdout>", isReplay=True))
         return frames
@@ -256,39 +309,48 @@ class Renderer:
                       "session_id": self.session_id, "uuid": self.uuid(), **flags})
 
     def add_model_usage(self, call: Call) -> None:
-        entry = self.model_usage.setdefault(call.model, {
-            "inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
-            "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window,
-            "maxOutputTokens": self.session.max_output_tokens,
-        })
         cost = call_cost(call.model, call)
-        entry["inputTokens"] += self.session.reported_input(call)
-        entry["outputTokens"] += call.output_tokens
-        entry["cacheReadInputTokens"] += call.cache_read_input_tokens
-        entry["cacheCreationInputTokens"] += call.cache_creation_input_tokens
-        entry["costUSD"] += cost
+        for table in (self.model_usage, self.since_last):
+            entry = table.get(call.model)
+            if entry is None:
+                entry = table[call.model] = model_usage_entry(call.model, self.session.window,
+                                                              self.session.max_output_tokens)
+            entry["inputTokens"] += self.session.reported_input(call)
+            entry["outputTokens"] += call.output_tokens
+            entry["cacheReadInputTokens"] += call.cache_read_input_tokens
+            entry["cacheCreationInputTokens"] += call.cache_creation_input_tokens
+            entry["costUSD"] += cost
         self.total_cost += cost
 
-    def result(self, calls: list[Call], turns: int, label: str) -> Frame:
+    def result(self, query: Query, calls: list[Call], label: str) -> Frame:
+        """The query's ``result``, with every key the CLI writes; ``calls``: its main-chain calls
+        since the last reset."""
         usage = {
             "input_tokens": sum(self.session.reported_input(c) for c in calls),
             "cache_creation_input_tokens": sum(c.cache_creation_input_tokens for c in calls),
             "cache_read_input_tokens": sum(c.cache_read_input_tokens for c in calls),
             "output_tokens": sum(c.output_tokens for c in calls),
-            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-            "service_tier": "standard",
-            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
         }
         last = calls[-1] if calls else None
         text = next((b.text for b in reversed(last.blocks) if isinstance(b, Text)), "") if last else ""
-        frame = Frame({
-            "type": "result", "subtype": "success", "is_error": False,
-            "duration_ms": 120 * max(turns, 1), "duration_api_ms": 100 * max(turns, 1),
-            "num_turns": turns, "result": text, "stop_reason": last.stop_reason if last else None,
-            "session_id": self.session_id, "total_cost_usd": self.total_cost, "usage": usage,
-            "modelUsage": {m: dict(u) for m, u in self.model_usage.items()},
-            "permission_denials": [], "uuid": self.uuid(), "terminal_reason": "completed",
-        })
+        steps = query.steps
+        main = sum(1 for s in steps if isinstance(s, Call) and s.is_main)
+        turns = num_turns(main, sum(1 for s in steps if isinstance(s, ToolResult) and s.parent_tool_use_id is None),
+                          sum(1 for s in steps if isinstance(s, Compaction) and s.trigger == "auto"))
+        command = query.prompt.strip()[1:].split(" ")[0] if query.prompt.startswith("/") and not main else None
+        started = sum(1 for s in steps if isinstance(s, SubagentStart))
+        subagents = dict(SUBAGENT_STATS_ZERO)
+        if started:
+            subagents.update({"spawned": started, "requested": {"background": 0, "foreground": started, "unset": 0},
+                              "max_depth": 1, "completed": started, "by_type": {"general-purpose": started}})
+        frame = Frame(result_data(
+            session_id=self.session_id, uuid=self.uuid(), usage=usage,
+            model_usage={m: dict(u) for m, u in self.model_usage.items()},
+            since_last={m: dict(u) for m, u in self.since_last.items()}, total_cost=self.total_cost, turns=turns,
+            text=text, stop_reason=last.stop_reason if last and command is None else None, local_command=command,
+            index=self.results, subagents=subagents))
+        self.results += 1
+        self.since_last.clear()
         self.observe(frame, label, "result")
         return frame
 
@@ -310,7 +372,6 @@ class Renderer:
         statusline payload) walk a session this way to close the same observation points in the same order."""
         q = f"q{query_index + 1}"
         main_calls: list[Call] = []
-        turns = 0
         # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
         clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
         if not clears:
@@ -323,16 +384,27 @@ class Renderer:
                 frames.append(self.init(self.session.model))
                 clears = False
             yield step, frames
-            if isinstance(step, Call):
-                turns += 1
-            elif isinstance(step, ConversationReset):
+            if isinstance(step, ConversationReset):
                 main_calls.clear()
-        yield None, [self.result(main_calls, turns, f"{q} result")]
+        yield None, [self.result(query, main_calls, f"{q} result")]
+
+    def task_end(self, tool_use_id: str, calls: int) -> list[Frame]:
+        """What the CLI writes when the subagent started by ``tool_use_id`` ends, before the ``Agent`` tool's
+        result: ``system/task_updated`` (completed) and ``system/task_notification`` (its summary and usage)."""
+        task_id, run_id = self.tasks.pop(tool_use_id)
+        return [self.system("task_updated", task_id=task_id, run_id=run_id,
+                            patch={"status": "completed", "end_time": 0}),
+                self.system("task_notification", task_id=task_id, run_id=run_id, tool_use_id=tool_use_id,
+                            status="completed", output_file=f"tasks/{task_id}.output", summary="",
+                            usage={"total_tokens": self.task_tokens.pop(tool_use_id, 0), "tool_uses": calls,
+                                   "duration_ms": 100 * calls})]
 
     def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
         """The frames of ``step``, in order."""
         if isinstance(step, ToolResult):  # the truth moves with calls, compactions and resets only
-            return [self.tool_result(step)]
+            ended = (self.task_end(step.tool_use_id, sub_counts.get(step.tool_use_id, 0))
+                     if step.parent_tool_use_id is None and step.tool_use_id in self.tasks else [])
+            return [*ended, self.tool_result(step)]
         self.truth = self.session.truth_after(step, self.truth)
         if isinstance(step, Call):
             self.add_model_usage(step)
@@ -344,64 +416,37 @@ class Renderer:
                 label, kind = subagent_label(q, self.subagents.get(step.parent_tool_use_id or ""), n), "subagent"
             frames = self.call_frames(step, label, kind)
             if not step.is_main:
+                self.task_tokens[step.parent_tool_use_id or ""] = step.prompt + step.output_tokens
                 frames.append(self.system("task_progress", task_id=step.parent_tool_use_id,
                                           tool_use_id=step.parent_tool_use_id, description="Running subagent",
                                           usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
                                                  "duration_ms": 100 * n}))
             return frames
         elif isinstance(step, SubagentStart):
-            return [self.system("task_started", task_id=step.task_id, tool_use_id=step.tool_use_id,
-                                description=step.description, task_type="local_agent", prompt=step.prompt,
-                                subagent_type="general-purpose", is_backgrounded=False)]
+            run_id = f"run-{step.task_id}"
+            self.tasks[step.tool_use_id] = (step.task_id, run_id)
+            prompt = Frame({"type": "user", "message": {"role": "user", "content": [
+                {"type": "text", "text": step.prompt}]}, "parent_tool_use_id": step.tool_use_id,
+                "session_id": self.session_id, "uuid": self.uuid()})
+            return [self.system("task_started", task_id=step.task_id, run_id=run_id, tool_use_id=step.tool_use_id,
+                                description=step.description, subagent_type="general-purpose",
+                                is_backgrounded=False, spawn_depth=1, task_type="local_agent", prompt=step.prompt),
+                    prompt]
         elif isinstance(step, Compaction):
-            if step.summary is not None:
-                self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
-            frame = self.system("compact_boundary", compact_metadata={
-                "trigger": step.trigger, "pre_tokens": step.pre_tokens, "post_tokens": step.post_tokens})
-            self.observe(frame, f"{q} compaction", "compaction")
-            return [frame, *self.compaction_messages(step)]
+            return self.compaction(step, q, not main_calls)
         elif isinstance(step, ConversationReset):
-            frame = Frame({"type": "conversation_reset", "new_conversation_id": self.uuid(),
-                           "uuid": self.uuid(), "session_id": self.session_id})
+            conversation = self.uuid()
+            frame = Frame({"type": "conversation_reset", "new_conversation_id": conversation, "uuid": conversation,
+                           "trigger": "clear", "user_message_uuid": self.uuid(), "session_id": self.session_id})
+            tasks = self.system("background_tasks_changed", tasks=[])
             self.session_id = step.new_session_id
             self.model_usage.clear()
+            self.since_last.clear()
             self.total_cost = 0.0
+            self.calls_since, self.kept, self.tail = 0, [], None
             self.observe(frame, f"{q} reset", "reset")
-            return [frame]
+            return [frame, tasks]
         return []
-
-
-def query_subagents(query: Query) -> dict[str, int]:
-    """The place (1, 2, ...) of each subagent whose calls ``query`` holds, by ``parent_tool_use_id`` in the order of
-    their first call, when there are two or more; empty when there is one or none (its labels need no number)."""
-    order: dict[str, int] = {}
-    for step in query.steps:
-        if isinstance(step, Call) and not step.is_main:
-            order.setdefault(step.parent_tool_use_id or "", len(order) + 1)
-    return order if len(order) > 1 else {}
-
-
-def subagent_label(q: str, subagent: int | None, call: int) -> str:
-    """The label of a subagent's ``call``-th call in query ``q`` (``q1``): ``q1 subagent call 2`` where the query
-    has one subagent, ``q1 subagent 2 call 1`` (``subagent``: its place) where it has several, so that no two points
-    of a session share a label."""
-    return f"{q} subagent call {call}" if subagent is None else f"{q} subagent {subagent} call {call}"
-
-
-def number_subagents(q: str, frames: list[Frame], parents: list[str]) -> dict[str, str]:
-    """Relabel the subagent points among ``frames`` (query ``q`` read back from a stream, whose subagents are
-    ``parents`` in order) with each one's place, as :func:`subagent_label` labels them; the old label to the new."""
-    calls: dict[str, int] = {}
-    out: dict[str, str] = {}
-    for frame in frames:
-        o = frame.observation
-        if o is not None and o.kind == "subagent":
-            parent = str(frame.data.get("parent_tool_use_id"))
-            calls[parent] = calls.get(parent, 0) + 1
-            place = parents.index(parent) + 1 if parent in parents else None
-            out[o.label] = subagent_label(q, place, calls[parent])
-            frame.observation = dataclasses.replace(o, label=out[o.label])
-    return out
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,

@@ -226,6 +226,8 @@ class _Writer:
         """The main chain's rows from the first row of its last call on (what a compaction would keep)."""
         self.dropped = 0
         """Tokens the compactions so far dropped (``cumulativeDroppedTokens``)."""
+        self.query_index = 0
+        """The query being written (0-based)."""
 
     # rows ------------------------------------------------------------------------------------------------------
 
@@ -266,7 +268,7 @@ class _Writer:
         self.append(path, self.common(row))
         if agent is None:
             self.tail = uid
-            if self.kept and kind != "attachment":
+            if self.kept:
                 self.kept.append(uid)
         else:
             self.agents[agent] = (self.agents[agent][0], uid)
@@ -441,6 +443,7 @@ class _Writer:
     def query(self, index: int) -> None:
         query = self.session.queries[index]
         command = query.prompt.startswith("/")
+        self.query_index = index
         self.prompt(query.prompt, command)
         walk = list(self.renderer.walk(index, query))
         for n, (step, frames) in enumerate(walk):

@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..world import Call, ConversationReset, Session
+from ._prompt_ids import prompt_id
 from ._transcript import _Writer, iso
 
 __all__ = ["ReplWriter"]
@@ -50,6 +51,12 @@ class ReplWriter(_Writer):
         super().__init__(session, cwd, cli_version, started_at)
         self.prompts = 0
         self.prompt_id = ""
+        self.pending_snapshot: dict[str, Any] | None = None
+        """The last ``file-history-snapshot`` line, until the row it names is written."""
+        self.command_prompt: str | None = None
+        """The prompt id the main chain's user rows carry now (``promptId``): the prompt's, through its tool
+        results and an autocompaction's summary; ``/compact``'s on its summary and its command's rows; none after
+        ``/clear`` until the next prompt."""
         self.turn_started = self.now
         self.turn_rows = 0
         self.attachments: tuple[str, ...] = _FIRST_TURN
@@ -62,10 +69,13 @@ class ReplWriter(_Writer):
             self.line({**row, "sessionId": self.session_id})
 
     def snapshot(self) -> None:
-        message = self.uuid()
-        self.line({"type": "file-history-snapshot", "messageId": message,
-                   "snapshot": {"messageId": message, "trackedFileBackups": {}, "timestamp": iso(self.now)},
-                   "isSnapshotUpdate": False})
+        """A ``file-history-snapshot`` line; its ``messageId`` is the next user row a person typed (a prompt, or a
+        command's name), filled in when that row is written."""
+        row: dict[str, Any] = {"type": "file-history-snapshot", "messageId": None,
+                               "snapshot": {"messageId": None, "trackedFileBackups": {}, "timestamp": iso(self.now)},
+                               "isSnapshotUpdate": False}
+        self.line(row)
+        self.pending_snapshot = row
 
     def attachment(self, kind: str) -> None:
         body: dict[str, Any] = {"type": kind}
@@ -80,10 +90,12 @@ class ReplWriter(_Writer):
             self.state()
         self.now += timedelta(milliseconds=300)
         if command:
+            self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
+                                   else None)
             return
         self.snapshot()
         self.prompts += 1
-        self.prompt_id = self.uuid()
+        self.prompt_id = self.command_prompt = prompt_id(self.session, self.query_index)
         self.turn_started, self.turn_rows = self.now, 0
         self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
@@ -109,13 +121,40 @@ class ReplWriter(_Writer):
             return
         elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
         self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
-                                "messageCount": len(self.files[self.main_path].rows), "isMeta": False})
+                                "messageCount": self.chain_length(), "isMeta": False})
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
         self.state()
 
     def compaction(self, step: Any, manual: bool) -> None:
-        self.snapshot()
+        if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
+            self.snapshot()
         super().compaction(step, manual)
+
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
+        if self.command_prompt is not None and kind == "user" and agent is None:
+            fields = {"promptId": self.command_prompt, **fields}
+        uid = super().chained(kind, fields, agent=agent, ms=ms)
+        if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):
+            self.pending_snapshot["messageId"] = self.pending_snapshot["snapshot"]["messageId"] = uid
+            self.pending_snapshot = None
+        return uid
+
+    def chain_length(self) -> int:
+        """The rows of the main chain up to its last, following each ``parentUuid`` (across a compaction, the
+        boundary's ``logicalParentUuid``): a ``turn_duration``'s ``messageCount``."""
+        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
+        count, at = 0, self.tail
+        while at in rows:
+            count += 1
+            row = rows[at]
+            at = row.get("parentUuid") or row.get("logicalParentUuid")
+        return count
+
+    def summary(self, uid: str) -> None:
+        super().summary(uid)
+        if self.command_prompt is not None:
+            row = self.files[self.main_path].rows[-1]
+            row["promptId"] = self.command_prompt
 
     def after_compaction(self) -> None:
         for kind in _AFTER_COMPACTION:
@@ -123,6 +162,7 @@ class ReplWriter(_Writer):
         self.attachments = _TURN_AFTER_COMPACTION
 
     def reset(self, step: ConversationReset) -> None:
+        self.command_prompt = None
         self.session_id = step.new_session_id
         self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)

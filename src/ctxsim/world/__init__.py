@@ -12,6 +12,14 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
+    from ._compaction import (
+        AUTO_COMPACT_REMINDER_TOKENS as AUTO_COMPACT_REMINDER_TOKENS,
+        CLEAR_COMMAND_TOKENS as CLEAR_COMMAND_TOKENS,
+        COMPACT_COMMAND_TOKENS as COMPACT_COMMAND_TOKENS,
+        COMPACT_INSTRUCTION_TOKENS as COMPACT_INSTRUCTION_TOKENS,
+        compacted_context as compacted_context,
+        summary_call as summary_call,
+    )
     from ._content import dress as dress, prompts as prompts
     from ._quantity import (
         QUANTITY_NAMES as QUANTITY_NAMES,

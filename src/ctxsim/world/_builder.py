@@ -11,6 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._compaction import (
+    AUTO_COMPACT_REMINDER_TOKENS,
+    CLEAR_COMMAND_TOKENS,
+    compacted_context,
+    summary_call,
+)
 from ._session import (
     CHARS_PER_TOKEN,
     DEFAULT_MODEL,
@@ -137,11 +143,16 @@ class SessionBuilder:
     # structure -------------------------------------------------------------------------------------------------
 
     def query(self, prompt: str = "Continue with the task.", *, prompt_tokens: int | None = None) -> SessionBuilder:
-        """Start a new user query; its text grows the next main-chain prompt by ``prompt_tokens``."""
+        """Start a new user query; its text grows the next main-chain prompt by ``prompt_tokens`` (by default
+        about a token per four characters; nothing for a local command such as ``/compact``, which the model never
+        sees)."""
         self._close_query()
         self._steps = []
         self._prompt = prompt
-        tokens = prompt_tokens if prompt_tokens is not None else max(1, len(prompt) // CHARS_PER_TOKEN)
+        if prompt_tokens is not None:
+            tokens = prompt_tokens
+        else:
+            tokens = 0 if prompt.startswith("/") else max(1, len(prompt) // CHARS_PER_TOKEN)
         self._chain(None).pending_growth += tokens
         return self
 
@@ -286,19 +297,25 @@ class SessionBuilder:
         return self
 
     def compact(self, post_tokens: int | None = None, *, context: int | None = None, pre_tokens: int | None = None,
-                trigger: Literal["auto", "manual"] = "auto", preserved: bool | None = None) -> SessionBuilder:
+                trigger: Literal["auto", "manual"] = "auto", preserved: bool | None = None,
+                summary: Call | tuple[int, int, int, int] | None = None) -> SessionBuilder:
         """Compact the main chain: its boundary reports ``post_tokens`` (the summary), after which the context
         holds ``context`` (the system prompt, tools and skills too: what ``/context`` shows).
 
-        Give either: ``context`` defaults to the baseline plus ``post_tokens``, ``post_tokens`` to ``context``
-        less the baseline. ``pre_tokens`` defaults to the current context. ``preserved`` says whether the last
-        reply is kept after the summary (None: as Claude Code decides, :func:`~ctxsim.world.keeps_segment`).
+        Give either: ``context`` defaults to the baseline plus ``post_tokens`` (plus, for ``/compact``, the
+        command's own messages, :data:`~ctxsim.world.COMPACT_COMMAND_TOKENS`), ``post_tokens`` to ``context``
+        less the baseline. ``pre_tokens`` defaults to the current context (:meth:`main_context`), plus the
+        reminder an autocompaction counts (:data:`~ctxsim.world.AUTO_COMPACT_REMINDER_TOKENS`). ``preserved`` says
+        whether the last reply is kept after the summary (None: as Claude Code decides,
+        :func:`~ctxsim.world.keeps_segment`). ``summary`` is the summary request Claude Code made, counted in the
+        cost and ``modelUsage``: a :class:`~ctxsim.world.Call`, or its ``(input, cache_creation, cache_read,
+        output)``; None derives it (:func:`~ctxsim.world.summary_call`).
         """
         if post_tokens is None and context is None:
             raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
                              "/context shows after)")
         if context is None:
-            context = self.baseline + int(post_tokens or 0)
+            context = compacted_context(self.baseline, int(post_tokens or 0), trigger)
         if post_tokens is None:
             if context < self.baseline:
                 raise ValueError(f"ctxsim: compact(context={context:,}) is below the baseline ({self.baseline:,}): "
@@ -306,11 +323,28 @@ class SessionBuilder:
             post_tokens = context - self.baseline
         chain = self._chain(None)
         if pre_tokens is None:
-            pre_tokens = self.main_context()
-        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, preserved=preserved))
+            pre_tokens = self.main_context() + (AUTO_COMPACT_REMINDER_TOKENS if trigger == "auto" else 0)
+        made = self._summary(summary, pre_tokens, post_tokens, chain)
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, made, preserved))
         chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
         chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self
+
+    def _summary(self, summary: Call | tuple[int, int, int, int] | None, pre_tokens: int, post_tokens: int,
+                 chain: _Chain) -> Call:
+        """The compaction's summary request: as given, or derived from the main chain's cache."""
+        if isinstance(summary, Call):
+            return summary
+        message_id, request_id = self._new_id("msg"), self._new_id("req")
+        if summary is None:
+            cached = 0 if chain.expired else chain.cached_prefix
+            return summary_call(pre_tokens, post_tokens, cached, message_id=message_id, request_id=request_id,
+                                model=self.model, text=filler_text(self._rng, 12))
+        if len(summary) != 4 or any(not isinstance(n, int) or n < 0 for n in summary):
+            raise ValueError(f"ctxsim: compact(summary={summary!r}) needs (input, cache_creation, cache_read, "
+                             f"output), counts of 0 or more")
+        return Call(summary[0], summary[1], summary[2], summary[3], (Text(filler_text(self._rng, 12)),),
+                    message_id, self.model, request_id)
 
     def main_context(self) -> int:
         """What the main chain's next request would carry now (the last prompt, its output and what was added since):
@@ -319,9 +353,10 @@ class SessionBuilder:
         return (chain.last_prompt or self.baseline) + chain.last_output + chain.pending_growth
 
     def reset(self) -> SessionBuilder:
-        """``/clear``: a new session id; the main context starts again from the baseline."""
+        """``/clear``: a new session id; the main context starts again from the baseline, and ``/context`` shows
+        the baseline plus the command's own messages (:data:`~ctxsim.world.CLEAR_COMMAND_TOKENS`)."""
         new_id = self.new_uuid()
-        self._current_steps().append(ConversationReset(new_id))
+        self._current_steps().append(ConversationReset(new_id, self.baseline + CLEAR_COMMAND_TOKENS))
         self._chains[None] = _Chain()
         return self
 
