@@ -11,7 +11,8 @@ test("the tracker does what every scenario of the bundled corpus expects of it",
   assert.equal(run.status, 0, `ctxsim judge said:\n${run.stdout}\n${run.stderr.slice(-2000)}`);
   const judged = rows(run.stdout);
   assert.ok(judged.length >= 40, `only ${judged.length} scenarios judged:\n${run.stdout}`);
-  assert.deepEqual(judged.filter((row) => !row.includes("✓")), []);
+  // a scenario skipped for this kind of tracker is listed with its reason, neither met nor failed
+  assert.deepEqual(judged.filter((row) => !row.includes("✓") && !row.includes("| skipped: ")), []);
 });
 
 test("a tracker summing every assistant message fails the same corpus (the judge can fail a tracker)", () => {
