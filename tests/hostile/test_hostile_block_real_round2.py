@@ -17,7 +17,9 @@ import pytest
 from _netns import TRAP_SCRIPT, namespaces
 from _tally import Tally
 
-CLI = Path(__import__("claude_agent_sdk").__file__).parent / "_bundled" / "claude"
+from ctxsim.wire import sdk_bundled_file
+
+CLI = sdk_bundled_file("claude") or Path("claude-not-bundled")
 """The real bundled CLI: refused before it starts; without the guard, it reaches the trap."""
 
 REMOTE = {"env": {"ANTHROPIC_BASE_URL": "http://192.0.2.1:80", "NO_PROXY": "*"}}

@@ -38,105 +38,38 @@ happened, and fails the test even when the code under test caught it.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
-import re
 import selectors
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import urlsplit
 
 from ._claude_settings import effective_env
+from ._claude_start import (
+    LOCAL_HOSTS,
+    ROUTES,
+    SWITCHES,
+    argv_of,
+    claude_started,
+    local,
+    local_url,
+    points_locally,
+    reaching,
+)
 from ._inherit import inherited, parse_setting
 
 __all__ = ["LOCAL_HOSTS", "Guard", "RealCallBlocked", "install_in_child", "points_locally", "refuse_until_exit"]
 
-LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "ip6-localhost"})
-"""Names a test may look up under the guard; it may connect to these and to every loopback address."""
 
-_CLAUDE_NAMES = frozenset({"claude", "claude.exe", "claude-code"})
-_CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
-_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "env", "nohup", "setsid",
-                        "timeout", "xargs", "sudo", "doas", "npx", "bunx", "pnpx", "pnpm", "yarn", "npm", "node",
-                        "bun", "deno", "script", "stdbuf", "nice", "ionice", "time", "exec", "command", "unbuffer"})
-"""Programs that start the program named in their arguments or shell line."""
-_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-"""Variables that send Claude Code to a cloud provider, whatever ``ANTHROPIC_BASE_URL`` says."""
-_ROUTES = ("ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL", "HTTP_PROXY",
-           "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-"""Variables that route a child's requests (the providers' base URLs, the proxies): pointed at the refuser."""
 _NO_PROXY = "127.0.0.1,localhost,::1"
 _PRESENT = {"opened": "open", "looked": "look", "sent": "send", "started": "start"}
 """A refusal's verb as a child's refusal says it (``had a child process ... open a connection``)."""
-_SHELL_PUNCTUATION = re.compile(r"[\s;|&()`'\"$<>{}=]+")
-"""What separates the words of a shell line, crudely (an assignment's value is a word of its own)."""
-
-
 class RealCallBlocked(ConnectionRefusedError):
     """``--ctx-block-real`` refused a real call; the message names the test and what tried."""
-
-
-def _local(host: Any) -> bool:
-    """Whether ``host`` (a name or an address) is this machine."""
-    if host is None:
-        return True
-    name = host.decode(errors="replace") if isinstance(host, bytes) else str(host)
-    if name in LOCAL_HOSTS or name == "":
-        return True
-    try:
-        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
-
-
-_SPECIAL_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp", "file"})
-"""Schemes whose URLs the WHATWG URL standard (what Node, Bun and so Claude Code parse URLs by) reads a backslash
-in as a slash."""
-
-
-def _url_host(url: str) -> str | None:
-    """The host of ``url`` as the WHATWG URL standard reads it (Claude Code's parser), not as ``urlsplit`` alone
-    does: leading and trailing spaces and controls dropped, tabs and newlines removed, and in a special scheme a
-    backslash is a slash (``http://remote\\@127.0.0.1/`` is ``remote``). None when there is none."""
-    text = url.strip("".join(map(chr, range(0x21)))).translate({0x09: None, 0x0A: None, 0x0D: None})
-    if "://" not in text and not text.lower().startswith(tuple(f"{s}:" for s in _SPECIAL_SCHEMES)):
-        text = f"http://{text}"
-    scheme, _, rest = text.partition(":")
-    if scheme.lower() in _SPECIAL_SCHEMES:
-        rest = rest.replace("\\", "/")
-        text = f"{scheme}://{rest.lstrip('/')}"
-    try:
-        return urlsplit(text).hostname
-    except ValueError:
-        return None
-
-
-def _local_url(url: str, *, empty: bool = True) -> bool:
-    if not url:
-        return empty
-    host = _url_host(url)
-    return host is not None and _local(host)
-
-
-def _switched_on(value: str | None) -> bool:
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def _reaching(env: Mapping[str, str]) -> list[str]:
-    """The variables of ``env`` that would send a request beyond this machine (a switch on, a route elsewhere)."""
-    return [k for k in _SWITCHES if _switched_on(env.get(k))] + [
-        k for k in _ROUTES if not _local_url(env.get(k, ""))]
-
-
-def points_locally(env: Mapping[str, str]) -> bool:
-    """Whether ``env`` keeps Claude Code on this machine: ``ANTHROPIC_BASE_URL`` at a loopback address, no
-    Bedrock, Vertex or Foundry switch on, and no base URL or proxy beyond this machine."""
-    return _local_url(env.get("ANTHROPIC_BASE_URL", ""), empty=False) and not _reaching(env)
 
 
 # --- the local refuser -----------------------------------------------------------------------------------------
@@ -280,18 +213,18 @@ class Guard:
         """``env`` made unable to reach a model (see the module's docstring), and carrying the guard to the
         child's own Python and Node children (:func:`child_hooks`)."""
         url = self.refuser_url
-        out = {k: v for k, v in env.items() if k not in _SWITCHES}
-        out.update(dict.fromkeys(_ROUTES, url))
+        out = {k: v for k, v in env.items() if k not in SWITCHES}
+        out.update(dict.fromkeys(ROUTES, url))
         out["NO_PROXY"] = out["no_proxy"] = _NO_PROXY
         base = out.get("ANTHROPIC_BASE_URL", "")
-        if not _local_url(base, empty=False) or base in _REFUSERS:
+        if not local_url(base, empty=False) or base in _REFUSERS:
             out["ANTHROPIC_BASE_URL"] = url
         if self._report_to is not None:
             out.update(inherited(out, self.test, self._report_to))
         return out
 
     def _set_environment(self) -> None:
-        keys = (*_SWITCHES, *_ROUTES, "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL")
+        keys = (*SWITCHES, *ROUTES, "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL")
         saved = {k: os.environ.get(k) for k in keys}
         self._base_url = saved["ANTHROPIC_BASE_URL"]
         if self._base_url in _REFUSERS and _active is not None:  # the session's guard stands in for the user's
@@ -345,7 +278,7 @@ class Guard:
                 return
             env = kwargs.get("env")
             env = env if env is not None else os.environ
-            guard.check_start(_argv(args, shell=bool(kwargs.get("shell"))), env, kwargs.get("cwd"))
+            guard.check_start(argv_of(args, shell=bool(kwargs.get("shell"))), env, kwargs.get("cwd"))
             kwargs["env"] = guard.corrected(env)  # inherited too: the test may have changed os.environ
             original(popen, args, *rest, **kwargs)
 
@@ -354,7 +287,7 @@ class Guard:
     def check_start(self, argv: list[str], env: Mapping[str, str], cwd: Any = None) -> None:
         """Refuse starting ``argv`` with ``env`` (in ``cwd``) when it is Claude Code not kept on this machine, its
         settings included, or Claude Code started through a shell line, a script or another program."""
-        found = _claude(argv)
+        found = claude_started(argv)
         if found is None:
             return
         program, direct = found
@@ -363,17 +296,17 @@ class Guard:
                                f"cannot see the environment it gets; start {program} directly, pointed at ctxsim's "
                                f"fake API on 127.0.0.1 (ctxsim.live), or use the fake_claude fixture")
         refusers = {self.refuser_url, *_REFUSERS}
-        given = {k: v for k, v in env.items() if k not in _ROUTES or v not in refusers}
+        given = {k: v for k, v in env.items() if k not in ROUTES or v not in refusers}
         if given.get("ANTHROPIC_BASE_URL") in refusers:
             given["ANTHROPIC_BASE_URL"] = self._base_url or ""  # the refuser stands in for what the user had
         effective, origin = effective_env(argv, given, os.fsdecode(cwd) if cwd is not None else None)
         url = effective.get("ANTHROPIC_BASE_URL", "")
-        reaching = _reaching(effective)
-        if _local_url(url, empty=False) and not reaching:
+        beyond = reaching(effective)
+        if local_url(url, empty=False) and not beyond:
             return
-        named = reaching if reaching and _local_url(url, empty=False) else ["ANTHROPIC_BASE_URL"]
+        named = beyond if beyond and local_url(url, empty=False) else ["ANTHROPIC_BASE_URL"]
         layers = sorted({origin[k] for k in named if k in origin})
-        shown = (f"{', '.join(reaching)} set" if reaching and _local_url(url, empty=False) else
+        shown = (f"{', '.join(beyond)} set" if beyond and local_url(url, empty=False) else
                  f"ANTHROPIC_BASE_URL={url[:200]}" if url else "ANTHROPIC_BASE_URL unset")
         if layers:
             shown += f" by its settings ({', '.join(layers)})"
@@ -383,9 +316,9 @@ class Guard:
     def check_environment(self, env: Mapping[Any, Any], how: str) -> None:
         """Refuse a start through ``how`` whose environment ``env`` routes requests beyond this machine."""
         decoded = {os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}
-        reaching = _reaching(decoded)
-        if reaching:
-            raise self._refuse(f"started a process ({how}) with {', '.join(reaching)} set beyond this machine: it "
+        beyond = reaching(decoded)
+        if beyond:
+            raise self._refuse(f"started a process ({how}) with {', '.join(beyond)} set beyond this machine: it "
                                f"could reach a model; keep the environment local")
 
 
@@ -396,7 +329,7 @@ def _beyond(args: tuple[Any, ...]) -> str | None:
     """Where a socket event's ``(socket, address)`` goes when that is an internet address beyond this machine."""
     sock, address = args[0], args[1]
     inet = getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple)
-    return _where(address[0], address[1]) if inet and not _local(address[0]) else None
+    return _where(address[0], address[1]) if inet and not local(address[0]) else None
 
 
 def _on_connect(guard: Guard, args: tuple[Any, ...]) -> None:
@@ -415,7 +348,7 @@ def _on_lookup(guard: Guard, args: tuple[Any, ...]) -> None:
     host, port = args[0], args[1] if len(args) > 1 else None
     if isinstance(host, tuple):  # getnameinfo's address
         host, port = (host[0], host[1]) if len(host) > 1 else (None, None)
-    if not _local(host):
+    if not local(host):
         shown = _where(host, port) if port is not None else str(host)
         raise guard._refuse(f"looked up {shown} (a connection beyond 127.0.0.1): only 127.0.0.1 is allowed")
 
@@ -462,66 +395,6 @@ _HANDLERS: dict[str, Callable[[Guard, tuple[Any, ...]], None]] = {
 def _where(host: Any, port: Any) -> str:
     name = host.decode(errors="replace") if isinstance(host, bytes) else str(host)
     return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
-
-
-def _argv(args: Any, *, shell: bool) -> list[str]:
-    """A ``Popen`` argument as words (with ``shell=True``: the shell's line)."""
-    if isinstance(args, (str, bytes, os.PathLike)):
-        text = os.fsdecode(args)
-        return ["/bin/sh", "-c", text] if shell else [text]
-    if isinstance(args, Sequence):
-        words = [os.fsdecode(a) for a in args if isinstance(a, (str, bytes, os.PathLike))]
-        return ["/bin/sh", "-c", " ".join(words)] if shell else words
-    return []
-
-
-def _claude(argv: list[str]) -> tuple[str, bool] | None:
-    """``(program, direct)`` when ``argv`` starts Claude Code, directly (its first word) or through a shell line or
-    another program; else None."""
-    if not argv:
-        return None
-    first = PurePath(argv[0]).name
-    if first in _CLAUDE_NAMES:
-        return argv[0], True
-    if first in ("node", "node.exe") and len(argv) > 1 and PurePath(argv[1]).name == "cli.js":
-        return f"{argv[0]} {argv[1]}", True
-    script = _script_naming_claude(argv[0])
-    if script is not None:
-        return script, False
-    if first not in _LAUNCHERS and not first.endswith("sh"):
-        return None
-    for word in argv[1:]:
-        for part in _SHELL_PUNCTUATION.split(word):
-            name = PurePath(part).name if part else ""
-            if name in _CLAUDE_NAMES or name == "cli.js" or _CLAUDE_PACKAGE in part:
-                return part, False
-        script = _script_naming_claude(word)
-        if script is not None:
-            return script, False
-    return None
-
-
-_SCRIPT_HEAD = 64 * 1024
-"""Bytes of a script read for the word ``claude``."""
-
-
-def _script_naming_claude(path: str) -> str | None:
-    """``claude`` (as the script names it) when ``path`` is a script (``#!``) whose first
-    :data:`_SCRIPT_HEAD` bytes start Claude Code (read as crudely as a shell line), else None."""
-    try:
-        if not os.path.isfile(path):
-            return None
-        with open(path, "rb") as f:
-            head = f.read(_SCRIPT_HEAD)
-    except (OSError, ValueError):
-        return None
-    if not head.startswith(b"#!"):
-        return None
-    for part in _SHELL_PUNCTUATION.split(head.decode(errors="replace")):
-        name = PurePath(part).name if part else ""
-        if name in _CLAUDE_NAMES or name == "cli.js" or _CLAUDE_PACKAGE in part:
-            return f"{part} (in the script {path})"
-    return None
 
 
 # --- children and the time after a test -------------------------------------------------------------------------
