@@ -73,7 +73,7 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
         assert settings["env"]["ANTHROPIC_API_KEY"] == server.key and server.key.startswith("sk-ant-ctxsim-")
         assert settings["prompts"] == [q.prompt for q in played.session.queries]
         assert settings["world"]["CTXSIM_WINDOW"] == "200000"
-        status, truth = call(settings["truth_url"])
+        status, truth = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
     assert status == 200
     assert [p["point"] for p in truth["points"]] == ["q1 call 1", "q1 result", "q2 call 1", "q2 result",
                                                      "q3 call 1", "q3 result"]
@@ -116,7 +116,7 @@ def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verd
     try:
         assert process.stdout is not None
         settings = json.loads(process.stdout.readline())
-        status, truth = call(settings["truth_url"])
+        status, truth = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
         assert status == 200
         estimates.write_text("".join(json.dumps({"point": p["point"], "estimate": p["low"]}) + "\n"
                                      for p in truth["points"]))
@@ -231,7 +231,7 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
         settings = json.loads(process.stdout.readline())
         assert settings["prompts"][0].startswith("Work through task 'multi-restart-40-steps': 40 steps")
         assert settings["loop_prompts"]["checkpoint_request"].startswith("'CONTEXT LIMIT APPROACHING")
-        status, record = call(settings["truth_url"])
+        status, record = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
         assert status == 200 and record["sessions"] == [] and record["skipped"][:2] == ["s01", "s02"]
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=20)

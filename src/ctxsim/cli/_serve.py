@@ -43,6 +43,10 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
                         help="stop serving after S seconds (default 3600)")
 
 
+MAX_TIMEOUT = 7 * 24 * 3600.0
+"""The longest ``--timeout``: a week."""
+
+
 def _serve(args: argparse.Namespace) -> int:
     from ..live import ScenarioServer, TaskServer
     from ..scenario import SessionScenario
@@ -53,8 +57,11 @@ def _serve(args: argparse.Namespace) -> int:
                            f"what is printed (a tracker's estimates are judged on session scenarios)")
     if not 0 <= args.port <= 65535:
         raise CommandError(f"ctxsim: serve: --port {args.port} is not a port (0..65535)")
-    if not args.timeout > 0:
-        raise CommandError(f"ctxsim: serve: --timeout must be positive seconds, not {args.timeout:g}")
+    if not 0 < args.timeout <= MAX_TIMEOUT:
+        raise CommandError(f"ctxsim: serve: --timeout must be seconds in (0, {MAX_TIMEOUT:g}], not {args.timeout:g}")
+    if args.judge is not None and args.judge.exists() and not args.judge.is_file():
+        raise CommandError(f"ctxsim: serve: --judge {args.judge} is not a regular file (a FIFO, a device or a "
+                           f"directory): the estimates are read from a file")
     try:
         server: ScenarioServer | TaskServer = (ScenarioServer(scenario, port=args.port)
                                                if isinstance(scenario, SessionScenario)
