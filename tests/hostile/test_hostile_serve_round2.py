@@ -10,7 +10,10 @@ import os
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _tally import Tally
@@ -134,3 +137,87 @@ def test_bounded_options(hostile: Tally, tmp_path: Path, argv: list[str], expect
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done.stderr
     hostile.line(" ".join(argv), done.stderr, expected)
+
+
+FLOOD = '''
+import resource, socket, sys
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+port, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for i in range(n):
+    try:
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        socks.append(s)
+    except OSError:
+        break
+print(len(socks), flush=True)
+sys.stdin.readline()
+for s in socks:
+    s.close()
+print("closed", flush=True)
+'''
+
+
+def _limit(descriptors: int | None) -> Any:
+    def limit() -> None:
+        if descriptors is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
+    return limit
+
+
+@pytest.mark.parametrize("connections,descriptors", [
+    pytest.param(1_400, 1024, id="1400 idle connections under ulimit -n 1024"),
+    pytest.param(20_000, None, id="20000 idle connections", marks=pytest.mark.slow),
+])
+def test_a_flood_of_idle_connections_released_at_once_then_a_good_client_is_served_within_1_s(
+        hostile: Tally, tmp_path: Path, connections: int, descriptors: int | None) -> None:
+    case = f"{connections} idle connections released at once"
+    (tmp_path / "flood.py").write_text(FLOOD)
+    errors = (tmp_path / "stderr").open("w")  # a file, not a pipe: a full pipe would stop a chatty server
+    serve = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "serve", "b01-no-dedupe-without-request-id", "--json",
+                              "--timeout", "600"], stdout=subprocess.PIPE, stderr=errors, text=True,
+                             preexec_fn=_limit(descriptors))
+    floods: list[subprocess.Popen[str]] = []
+    try:
+        assert serve.stdout is not None
+        settings = json.loads(serve.stdout.readline())
+        url, key = settings["truth_url"], settings["env"]["ANTHROPIC_API_KEY"]
+        port = int(url.split(":")[2].split("/")[0])
+        each = min(connections, 10_000)
+        floods = [subprocess.Popen([sys.executable, str(tmp_path / "flood.py"), str(port), str(each)],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                  for _ in range(connections // each)]
+        opened = sum(int(f.stdout.readline()) for f in floods if f.stdout is not None)
+        assert opened >= connections * 0.95, opened
+        for flood in floods:
+            assert flood.stdin is not None and flood.stdout is not None
+            flood.stdin.write("\n")
+            flood.stdin.flush()
+            assert flood.stdout.readline().strip() == "closed"
+        started = time.monotonic()
+        status = None
+        while status is None and time.monotonic() - started < 5:  # a client retrying a reset, as the CLI does
+            try:
+                request = urllib.request.Request(url, headers={"x-api-key": key})
+                with urllib.request.urlopen(request, timeout=5) as answer:
+                    status = answer.status
+            except ConnectionResetError:
+                time.sleep(0.02)
+        assert status == 200
+        hostile.hang(case, time.monotonic() - started, 1)
+    finally:
+        for flood in floods:
+            flood.kill()
+            flood.wait()
+        serve.terminate()
+        serve.communicate(timeout=60)
+        errors.close()
+    err = (tmp_path / "stderr").read_text()
+    hostile.case(case)
+    assert "Traceback" not in err, err[-3000:]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import secrets
 import socket
 import threading
@@ -37,6 +38,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..world import Text, Thinking, ToolUse
 from ._requests import PromptCache, RequestKind, classify, estimate_tokens, last_user_text
@@ -53,7 +55,7 @@ STOP_TIMEOUT = 5.0
 """Seconds :meth:`FakeMessagesAPI.stop` waits for the server thread, before and after forcing it."""
 MAX_BODY = 32 * 1024 * 1024
 """Bytes a request's body may hold (a prompt over the largest window is far smaller); past it: 413."""
-MAX_CONNECTIONS = 256
+MAX_CONNECTIONS = 64
 """Connections served at once; past it a connection is answered 503 and closed."""
 IDLE_TIMEOUT = 5.0
 """Seconds a kept-alive connection may wait for its next request."""
@@ -113,6 +115,53 @@ def _malformed_is_400(route: _Route) -> _Route:
                                                         f"({type(exc).__name__}: {str(exc)[:120]})")
 
     return answered
+
+
+def _not_out_of_descriptors(record: logging.LogRecord) -> bool:
+    """A filter of asyncio's log: a listening socket out of descriptors is not logged (asyncio pauses accepting for
+    a second and resumes by itself; a flood would otherwise print a traceback per connection, and a full stderr
+    pipe would stop the server)."""
+    return not record.getMessage().startswith("socket.accept() out of system resource")
+
+
+ACCEPT_BATCH = 64
+"""Connections accepted in one go (asyncio accepts as many as the backlog it is given): few, so a flood never runs
+the server out of descriptors while it accepts."""
+QUEUE = 4096
+"""Connections the kernel holds for the server to accept (a flood waits there, costing no descriptor)."""
+
+
+class _Listener(socket.socket):
+    """The listening socket: its queue is :data:`QUEUE` whatever backlog asyncio asks for (the backlog it is given
+    is also how many connections it accepts in one go: :data:`ACCEPT_BATCH`)."""
+
+    def listen(self, backlog: int = QUEUE) -> None:
+        super().listen(QUEUE)
+
+
+class _BoundedConnection(H11Protocol):
+    """uvicorn's HTTP/1.1 connection, bounded: past :data:`MAX_CONNECTIONS` open at once a new one is closed as
+    soon as it is accepted (its descriptor freed at once, so a flood of idle connections cannot exhaust the
+    server's), and a connection that sends nothing for :data:`IDLE_TIMEOUT` seconds is closed, as an idle
+    kept-alive one is."""
+
+    refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if len(self.connections) >= MAX_CONNECTIONS:
+            self.refused = True
+            transport.abort()  # type: ignore[attr-defined]
+            return
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self.timeout_keep_alive_task = self.loop.call_later(IDLE_TIMEOUT, self.timeout_keep_alive_handler)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.refused:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self.refused:
+            super().data_received(data)
 
 
 class _Gate:
@@ -355,7 +404,7 @@ class FakeMessagesAPI:
         """Bind a free port of 127.0.0.1 and serve from a thread; waits (bounded) until it listens."""
         if self._thread is not None:
             raise RuntimeError("ctxsim: FakeMessagesAPI.start() called twice")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = _Listener(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT is reused at once
         try:
             sock.bind(("127.0.0.1", self.port))
@@ -364,8 +413,12 @@ class FakeMessagesAPI:
             raise RuntimeError(f"ctxsim: the fake Messages API cannot listen on 127.0.0.1:{self.port}: "
                                f"{exc.strerror or exc}") from None
         self._socket, self.port = sock, sock.getsockname()[1]
+        asyncio_log = logging.getLogger("asyncio")
+        if _not_out_of_descriptors not in asyncio_log.filters:
+            asyncio_log.addFilter(_not_out_of_descriptors)
         config = uvicorn.Config(_Gate(self.app, self), log_level="warning", lifespan="off", access_log=False,
-                                timeout_graceful_shutdown=1, limit_concurrency=MAX_CONNECTIONS,
+                                timeout_graceful_shutdown=1, limit_concurrency=MAX_CONNECTIONS + 1,
+                                http=_BoundedConnection, backlog=ACCEPT_BATCH,
                                 timeout_keep_alive=int(IDLE_TIMEOUT), h11_max_incomplete_event_size=64 * 1024)
         server = self._server = uvicorn.Server(config)
         setattr(server, "install_signal_handlers", lambda: None)  # noqa: B010  # Ctrl-C belongs to the host, not uvicorn
