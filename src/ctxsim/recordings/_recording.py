@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,19 @@ class Recording:
 # --- reading ----------------------------------------------------------------------------------------------------
 
 
+def _lines(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(number, line, end)`` for each line of ``text`` (``end``: the offset just past it), split on ``\\n``
+    alone (as JSON lines are: U+2028, U+2029, U+0085 or a form feed inside a string are text, not line ends), one
+    at a time (a large recording is not copied into a list of lines)."""
+    start, number, size = 0, 0, len(text)
+    while start < size:
+        end = text.find("\n", start)
+        end = size if end < 0 else end
+        number += 1
+        yield number, text[start:end], end
+        start = end + 1
+
+
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of the JSON-lines file at ``path``; raises
     :class:`RecordingError` naming the first line that is not a JSON object (line 0: the file is not UTF-8), that
@@ -107,10 +121,9 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise RecordingError(0, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data_bytes
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first: not part of the first line
     lines: list[tuple[int, dict[str, Any]]] = []
-    raws = text.splitlines()
-    last = max((n for n, raw in enumerate(raws, 1) if raw.strip()), default=0)
-    for number, raw in enumerate(raws, 1):
+    for number, raw, end in _lines(text):
         if not raw.strip():
             continue
         if len(lines) >= MAX_LINES:
@@ -118,7 +131,8 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise RecordingError(number, f"not a JSON line ({cut(str(exc))})", last_line=number == last) from None
+            last = not text[end + 1:].strip()  # the file's last line: maybe cut short by a writer still writing
+            raise RecordingError(number, f"not a JSON line ({cut(str(exc))})", last_line=last) from None
         except RecursionError:
             raise RecordingError(number, f"nested deeper than {MAX_DEPTH} levels") from None
         if deeper_than(data, MAX_DEPTH):

@@ -14,6 +14,7 @@ converted: Python refuses 4,300 digits and more), and a token count above :data:
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -107,17 +108,24 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+"""An integer written with leading zeros (``0100``): YAML 1.1 reads octal (64); a scenario means decimal (100)."""
+
+
 def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
-    """An integer, unless written too long to convert (:class:`HugeNumber`)."""
+    """An integer, unless written too long to convert (:class:`HugeNumber`); leading zeros are decimal."""
     text = str(node.value)
     if len(text) > MAX_DIGITS:
         return HugeNumber(sum(c.isdigit() for c in text))
+    if _LEADING_ZERO.fullmatch(text):
+        return int(text.replace("_", ""), 10)
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+LineLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0[0-9_]+$"), list("-+0"))
 
 def _libyaml_loader() -> Any:
     """libyaml's parser with the same constructors (several times faster on valid files), or None without it."""
@@ -130,6 +138,7 @@ def _libyaml_loader() -> Any:
     CLineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     CLineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
     CLineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    CLineLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0[0-9_]+$"), list("-+0"))
     return CLineLoader
 
 

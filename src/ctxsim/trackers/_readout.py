@@ -69,11 +69,20 @@ def _figure(text: str, what: str) -> re.Match[str]:
     return match
 
 
+def _as_shown(line: str) -> str:
+    """One line as a terminal shows it: each carriage return moves back to its start, and what follows overwrites
+    (``999\\r150003`` shows ``150003``, ``150003\\r999`` shows ``999003``)."""
+    shown = ""
+    for part in line.split("\r"):
+        shown = part + shown[len(part):]
+    return shown
+
+
 def clean_output(text: str) -> str:
-    """``text`` as a reader sees it on a terminal: escape sequences removed, non-breaking spaces made spaces,
-    trailing blanks of each line dropped."""
-    text = _ESCAPES.sub("", text).replace("\xa0", " ").replace("\r", "")
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+    """``text`` as a reader sees it on a terminal: escape sequences removed, carriage returns overwriting,
+    non-breaking spaces made spaces, trailing blanks of each line dropped."""
+    text = _ESCAPES.sub("", text).replace("\xa0", " ")
+    return "\n".join(_as_shown(line).rstrip() for line in text.split("\n")).strip("\n")
 
 
 @dataclass(frozen=True)
