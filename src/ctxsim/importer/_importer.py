@@ -25,10 +25,12 @@ model, the CLI version and the kinds of things.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import json
+import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -311,13 +313,34 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     return verdicts, numbers
 
 
+@contextlib.contextmanager
+def _in_memory(text: str) -> Iterator[Path]:
+    """A path to a file holding ``text`` that never reaches a disk: an anonymous memory file (Linux ``memfd``),
+    gone with this process however it ends (SIGKILL included), so an unscrubbed stream is never left on disk.
+    Elsewhere, a private temporary directory removed on exit (not on SIGKILL)."""
+    create = getattr(os, "memfd_create", None)
+    if create is not None and os.path.isdir("/proc/self/fd"):
+        fd = create("ctxsim-import", getattr(os, "MFD_CLOEXEC", 0))
+        try:
+            data = text.encode("utf-8")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            yield Path(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="ctxsim-import-") as tmp:
+        path = Path(tmp) / "stream.jsonl"
+        path.write_text(text, encoding="utf-8")
+        yield path
+
+
 def _recorded(text: str, name: str, window: int, paths: Sequence[Path],
               usage: str = "additive") -> tuple[Recording, Any]:
     from ..world import Query, Session
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "stream.jsonl"
-        path.write_text(text, encoding="utf-8")
+    with _in_memory(text) as path:
         try:
             recording = read_recording(path, "stream-json")
         except RecordingError as exc:
