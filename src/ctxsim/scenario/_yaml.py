@@ -219,8 +219,25 @@ def describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return repr(value)
+        return quoted(value)
     return repr(value) if isinstance(value, (int, float)) else type(value).__name__
+
+
+QUOTE_LIMIT = 40
+"""Characters of a string an error quotes, at most."""
+_MAY_HOLD_A_SECRET = re.compile(r"[=@]|://|(?i:sk-|hf_|gh[oprsu]_|github_pat_|xox[abprs]-|AKIA|AIza|eyJ|glpat-|npm_|"
+                                r"pypi-|password|passwd|secret|token|login)|[A-Za-z]*\d[A-Za-z\d]{6,}|[A-Za-z]{3,}\d")
+"""What an error does not quote: a ``KEY=VALUE`` line (``.env``), a URL or e-mail (``.git-credentials``), a
+``.netrc`` line, anything shaped like a key (a run mixing letters and digits)."""
+
+
+def quoted(text: str) -> str:
+    """``text`` as an error quotes it: at most :data:`QUOTE_LIMIT` characters, control and bidirectional characters
+    escaped (``repr``), and nothing at all when it may hold a secret (a file linked in by mistake)."""
+    shown = text[:QUOTE_LIMIT]
+    if _MAY_HOLD_A_SECRET.search(shown):
+        return f"a string of {len(text):,} characters (not shown: it may hold a secret)"
+    return repr(text) if len(text) <= QUOTE_LIMIT else f"{shown!r}... ({len(text):,} characters)"
 
 
 class Reader:
