@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..processes import printable
 from ._common import CommandError, _find, _load
 
 if TYPE_CHECKING:
@@ -84,9 +85,11 @@ def _serve(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[threading.Event]:
-    """While inside, SIGINT and SIGTERM set the event yielded (the server's normal stop) instead of interrupting."""
+    """While inside, SIGINT, SIGTERM and SIGHUP set the event yielded (the server's normal stop) instead of
+    interrupting."""
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM,
+                                                                             signal.SIGHUP)}
     try:
         yield stop
     finally:
@@ -99,8 +102,8 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     if as_json:
         print(json.dumps(settings), flush=True)
         return
-    print(f"# ctxsim serve: scenario {settings['scenario']} at {server.api.base_url} (Ctrl-C stops it and prints the "
-          f"truth)")
+    print(f"# ctxsim serve: scenario {printable(settings['scenario'])} at {server.api.base_url} (Ctrl-C stops it and "
+          f"prints the truth)")
     for key, value in settings["env"].items():
         print(f"export {key}={shlex.quote(value)}")
     flags = f"--model {shlex.quote(settings['model'])} --permission-mode {settings['permission_mode']}"

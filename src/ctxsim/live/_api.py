@@ -38,9 +38,20 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..world import Text, Thinking, ToolUse
+from ._http import (
+    ACCEPT_BATCH,
+    IDLE_TIMEOUT,
+    MAX_CONNECTIONS,
+    BoundedConnection,
+    Gate,
+    Listener,
+    Refused,
+    json_object,
+    malformed_is_400,
+    not_out_of_descriptors,
+)
 from ._requests import PromptCache, RequestKind, classify, estimate_tokens, last_user_text
 
 __all__ = ["ApiRequest", "Block", "FakeMessagesAPI", "Hold", "Reply", "Responder", "ScriptedModel", "Served",
@@ -53,153 +64,6 @@ START_TIMEOUT = 10.0
 """Seconds :meth:`FakeMessagesAPI.start` waits for the server to listen."""
 STOP_TIMEOUT = 5.0
 """Seconds :meth:`FakeMessagesAPI.stop` waits for the server thread, before and after forcing it."""
-MAX_BODY = 32 * 1024 * 1024
-"""Bytes a request's body may hold (a prompt over the largest window is far smaller); past it: 413."""
-MAX_CONNECTIONS = 64
-"""Connections served at once; past it a connection is answered 503 and closed."""
-IDLE_TIMEOUT = 5.0
-"""Seconds a kept-alive connection may wait for its next request."""
-
-
-def _error(status: int, kind: str, message: str) -> Response:
-    """The API's error answer: ``status``, one ``ctxsim:`` line as its message."""
-    return JSONResponse({"type": "error", "error": {"type": kind, "message": f"ctxsim: {message}"}},
-                        status_code=status)
-
-
-class _Refused(Exception):
-    """A request refused before its route ran (its body too large, or not a JSON object): the answer to send."""
-
-    def __init__(self, response: Response) -> None:
-        super().__init__(response)
-        self.response = response
-
-
-def _json_object(raw: bytes) -> dict[str, Any]:
-    """``raw`` as the JSON object a request's body must be; raises :class:`_Refused` (a 400 naming why)."""
-    try:
-        body = json.loads(raw.decode("utf-8")) if raw else {}
-    except UnicodeDecodeError as exc:
-        raise _Refused(_error(400, "invalid_request_error", f"the body is not UTF-8 (byte {exc.start})")) from None
-    except RecursionError:
-        raise _Refused(_error(400, "invalid_request_error", "the body's JSON is nested too deeply")) from None
-    except ValueError as exc:
-        raise _Refused(_error(400, "invalid_request_error", f"the body is not JSON ({str(exc)[:120]})")) from None
-    if not isinstance(body, dict):
-        raise _Refused(_error(400, "invalid_request_error", f"the body is JSON {type(body).__name__}, not an "
-                                                            f"object"))
-    for key, kinds in _FIELDS.items():
-        if key in body and not isinstance(body[key], kinds):
-            raise _Refused(_error(400, "invalid_request_error", f"key {key!r}: a {type(body[key]).__name__}, not "
-                                                                f"{' or '.join(k.__name__ for k in kinds)}"))
-    return body
-
-
-_FIELDS: dict[str, tuple[type, ...]] = {"messages": (list,), "system": (str, list), "tools": (list,),
-                                        "model": (str,), "stream": (bool,)}
-"""The top-level fields a request's body is read for, and the JSON types each may be."""
-
-
-_Route = Callable[[Any, Request], Awaitable[Response]]
-
-
-def _malformed_is_400(route: _Route) -> _Route:
-    """``route``, answering a body whose fields are not what the API takes (a list where an object goes) with a
-    400 naming the error, never a 500."""
-
-    async def answered(self: Any, request: Request) -> Response:
-        try:
-            return await route(self, request)
-        except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
-            return _error(400, "invalid_request_error", f"the request's fields cannot be read "
-                                                        f"({type(exc).__name__}: {str(exc)[:120]})")
-
-    return answered
-
-
-def _not_out_of_descriptors(record: logging.LogRecord) -> bool:
-    """A filter of asyncio's log: a listening socket out of descriptors is not logged (asyncio pauses accepting for
-    a second and resumes by itself; a flood would otherwise print a traceback per connection, and a full stderr
-    pipe would stop the server)."""
-    return not record.getMessage().startswith("socket.accept() out of system resource")
-
-
-ACCEPT_BATCH = 64
-"""Connections accepted in one go (asyncio accepts as many as the backlog it is given): few, so a flood never runs
-the server out of descriptors while it accepts."""
-QUEUE = 4096
-"""Connections the kernel holds for the server to accept (a flood waits there, costing no descriptor)."""
-
-
-class _Listener(socket.socket):
-    """The listening socket: its queue is :data:`QUEUE` whatever backlog asyncio asks for (the backlog it is given
-    is also how many connections it accepts in one go: :data:`ACCEPT_BATCH`)."""
-
-    def listen(self, backlog: int = QUEUE) -> None:
-        super().listen(QUEUE)
-
-
-class _BoundedConnection(H11Protocol):
-    """uvicorn's HTTP/1.1 connection, bounded: past :data:`MAX_CONNECTIONS` open at once a new one is closed as
-    soon as it is accepted (its descriptor freed at once, so a flood of idle connections cannot exhaust the
-    server's), and a connection that sends nothing for :data:`IDLE_TIMEOUT` seconds is closed, as an idle
-    kept-alive one is."""
-
-    refused = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if len(self.connections) >= MAX_CONNECTIONS:
-            self.refused = True
-            transport.abort()  # type: ignore[attr-defined]
-            return
-        super().connection_made(transport)  # type: ignore[arg-type]
-        self.timeout_keep_alive_task = self.loop.call_later(IDLE_TIMEOUT, self.timeout_keep_alive_handler)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.refused:
-            super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        if not self.refused:
-            super().data_received(data)
-
-
-class _Gate:
-    """The ASGI layer in front of every route, the caller's included: the credential checked first (before a byte
-    of the body is read), the body's size bounded, and a refusal answered as the API answers one."""
-
-    def __init__(self, app: Any, api: FakeMessagesAPI) -> None:
-        self.app = app
-        self.api = api
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        if not self.api.authorized(headers):
-            with self.api._lock:
-                self.api.rejected.append(f"{scope.get('method')} {scope.get('path')}")
-            await _error(401, "authentication_error", "invalid x-api-key: this fake API answers the client it was "
-                                                      "started for, with the key it was given")(scope, receive, send)
-            return
-        length = headers.get(b"content-length", b"0")
-        if not length.isdigit() or int(length) > MAX_BODY:
-            await _error(413, "request_too_large", f"the body is over {MAX_BODY} bytes")(scope, receive, send)
-            return
-        read = [0]
-
-        async def bounded() -> Any:
-            message = await receive()
-            read[0] += len(message.get("body", b""))
-            if read[0] > MAX_BODY:
-                raise _Refused(_error(413, "request_too_large", f"the body is over {MAX_BODY} bytes"))
-            return message
-
-        try:
-            await self.app(scope, bounded, send)
-        except _Refused as refused:
-            await refused.response(scope, receive, send)
 
 
 @dataclass(frozen=True)
@@ -381,7 +245,7 @@ class FakeMessagesAPI:
         self._thread: threading.Thread | None = None
         self.port = port
         """The port on 127.0.0.1 (0 until :meth:`start`: a free one)."""
-        self.app = Starlette(exception_handlers={_Refused: self._refused_answer}, routes=[
+        self.app = Starlette(exception_handlers={Refused: self._refused_answer}, routes=[
             *routes,  # the caller's own (``ctxsim serve``'s truth), before the catch-all
             Route("/v1/messages", self._messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
@@ -404,7 +268,7 @@ class FakeMessagesAPI:
         """Bind a free port of 127.0.0.1 and serve from a thread; waits (bounded) until it listens."""
         if self._thread is not None:
             raise RuntimeError("ctxsim: FakeMessagesAPI.start() called twice")
-        sock = _Listener(socket.AF_INET, socket.SOCK_STREAM)
+        sock = Listener(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT is reused at once
         try:
             sock.bind(("127.0.0.1", self.port))
@@ -414,11 +278,12 @@ class FakeMessagesAPI:
                                f"{exc.strerror or exc}") from None
         self._socket, self.port = sock, sock.getsockname()[1]
         asyncio_log = logging.getLogger("asyncio")
-        if _not_out_of_descriptors not in asyncio_log.filters:
-            asyncio_log.addFilter(_not_out_of_descriptors)
-        config = uvicorn.Config(_Gate(self.app, self), log_level="warning", lifespan="off", access_log=False,
+        if not_out_of_descriptors not in asyncio_log.filters:
+            asyncio_log.addFilter(not_out_of_descriptors)
+        gate = Gate(self.app, self.authorized, self._reject)
+        config = uvicorn.Config(gate, log_level="warning", lifespan="off", access_log=False,
                                 timeout_graceful_shutdown=1, limit_concurrency=MAX_CONNECTIONS + 1,
-                                http=_BoundedConnection, backlog=ACCEPT_BATCH,
+                                http=BoundedConnection, backlog=ACCEPT_BATCH,
                                 timeout_keep_alive=int(IDLE_TIMEOUT), h11_max_incomplete_event_size=64 * 1024)
         server = self._server = uvicorn.Server(config)
         setattr(server, "install_signal_handlers", lambda: None)  # noqa: B010  # Ctrl-C belongs to the host, not uvicorn
@@ -460,6 +325,10 @@ class FakeMessagesAPI:
 
     # routes ----------------------------------------------------------------------------------------------------
 
+    def _reject(self, what: str) -> None:
+        with self._lock:
+            self.rejected.append(what)
+
     def authorized(self, headers: dict[bytes, bytes]) -> bool:
         """Whether raw request ``headers`` carry exactly this server's credential (``x-api-key``, or a bearer
         token), compared in constant time."""
@@ -471,7 +340,7 @@ class FakeMessagesAPI:
 
     @staticmethod
     async def _refused_answer(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, _Refused)
+        assert isinstance(exc, Refused)
         return exc.response
 
     async def _other(self, request: Request) -> Response:
@@ -482,18 +351,18 @@ class FakeMessagesAPI:
         return JSONResponse({"type": "error", "error": {"type": "not_found_error", "message": "ctxsim: not served"}},
                             status_code=404)
 
-    @_malformed_is_400
+    @malformed_is_400
     async def _count_tokens(self, request: Request) -> Response:
-        body = _json_object(await request.body())
+        body = json_object(await request.body())
         with self._lock:
             self.requests += 1
             self.count_tokens_calls += 1
         counted = {k: body[k] for k in ("system", "tools", "messages") if k in body}
         return JSONResponse({"input_tokens": estimate_tokens(counted)})
 
-    @_malformed_is_400
+    @malformed_is_400
     async def _messages(self, request: Request) -> Response:
-        body = _json_object(await request.body())
+        body = json_object(await request.body())
         with self._lock:
             self.requests += 1
             kind = classify(body)

@@ -31,14 +31,13 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..wire import Frame, Observation, Script
 from ..world import MAX_SYSTEM_PREFIX, Truth
-from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
+from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, lines_of, read_bounded
 from ._truth import SYNTHETIC, read_usage
 
 __all__ = ["Recording", "RecordingError", "read_jsonl", "read_recording", "transcript_frame", "transcript_frames"]
@@ -97,19 +96,6 @@ class Recording:
 # --- reading ----------------------------------------------------------------------------------------------------
 
 
-def _lines(text: str) -> Iterator[tuple[int, str, int]]:
-    """``(number, line, end)`` for each line of ``text`` (``end``: the offset just past it), split on ``\\n``
-    alone (as JSON lines are: U+2028, U+2029, U+0085 or a form feed inside a string are text, not line ends), one
-    at a time (a large recording is not copied into a list of lines)."""
-    start, number, size = 0, 0, len(text)
-    while start < size:
-        end = text.find("\n", start)
-        end = size if end < 0 else end
-        number += 1
-        yield number, text[start:end], end
-        start = end + 1
-
-
 def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of the JSON-lines file at ``path``; raises
     :class:`RecordingError` naming the first line that is not a JSON object (line 0: the file is not UTF-8), that
@@ -123,7 +109,7 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     del data_bytes
     text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first: not part of the first line
     lines: list[tuple[int, dict[str, Any]]] = []
-    for number, raw, end in _lines(text):
+    for number, raw, end in lines_of(text):
         if not raw.strip():
             continue
         if len(lines) >= MAX_LINES:

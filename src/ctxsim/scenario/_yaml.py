@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from ..processes import printable, unprintable
+
 __all__ = ["MAX_DIGITS", "MAX_TOKENS", "MAX_VALUES", "HugeNumber", "LineLoader", "Map", "Positioned", "Reader", "Seq",
            "describe", "join_path", "load"]
 
@@ -247,6 +249,12 @@ class Reader:
         self.file = file
         self.make_error = error
         """Makes the exception: ``error(message, file=, line=, key=)``."""
+
+    def printable_name(self, name: str, line: int) -> None:
+        """Refuse a scenario's ``name`` holding a control or bidirectional character (it is printed everywhere)."""
+        if any(unprintable(c) for c in name):
+            raise self.error(line, "name", f"a scenario's name is one line of printable text (no control or "
+                                           f"bidirectional characters), got {printable(name)[:80]!r}")
 
     def error(self, line: int, path: str, message: str) -> Exception:
         where = f"{self.file}:{line}: " + (f"{path}: " if path else "")
