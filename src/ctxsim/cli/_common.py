@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hypothesis.database import ExampleDatabase
 
+    from ..loops import LoopSpec
+    from ..runner import Verdict
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -70,15 +74,34 @@ def _scenario_files(refs: list[Path], command: str) -> list[Path]:
     return files
 
 
-def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
-    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
-    from ..loops import resolve_loop
-    from ..trackers import SpecError, resolve
+def add_env_option(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--env NAME`` on a command that runs trackers."""
+    parser.add_argument("--env", action="append", default=[], metavar="NAME",
+                        help="pass this environment variable through to cmd: and stream: commands, which get only "
+                             "PATH, HOME, LANG, TERM and the world's CTXSIM_* otherwise (a glob such as TRACKER_* "
+                             "passes every match); repeatable")
+
+
+def _resolve_tracker(spec: str, env: Sequence[str] = ()) -> TrackerSpec:
+    """What ``--tracker=spec`` names, module:name from the working directory; ``env``: the names of the variables
+    passed through to a command (``--env``)."""
+    from ..trackers import SpecError, passed_environment, resolve
 
     try:
-        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+        return resolve(spec, search=[str(Path.cwd())], env=passed_environment(env))
     except SpecError as exc:
-        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
+        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+
+
+def _resolve_loop(spec: str) -> LoopSpec:
+    """What ``--loop=spec`` names, module:name from the working directory."""
+    from ..loops import resolve_loop
+    from ..trackers import SpecError
+
+    try:
+        return resolve_loop(spec, search=[str(Path.cwd())])
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: --loop={spec}: {exc}") from None
 
 
 def _count(n: int, what: str) -> str:
@@ -108,3 +131,26 @@ def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
         return example_database(args.db) if args.db else None
     except (ImportError, DatabaseUnreachable) as exc:
         raise CommandError(f"{exc} (--db)") from None
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """``--json FILE`` and ``--junitxml FILE``: the verdicts as JSON lines and as JUnit XML, beside the text."""
+    parser.add_argument("--json", type=Path, metavar="FILE", dest="json_out",
+                        help="also write the verdicts as JSON lines (one a tracker and scenario, then the tally); "
+                             "- for stdout")
+    parser.add_argument("--junitxml", type=Path, metavar="FILE",
+                        help="also write the verdicts as JUnit XML (as pytest --junitxml), for CI test reports")
+
+
+def write_reports(args: argparse.Namespace, verdicts: Sequence[Verdict], suite: str) -> None:
+    """Write the ``--json`` and ``--junitxml`` reports of ``verdicts``, when asked for."""
+    from ..runner import verdicts_json, verdicts_junit
+
+    if args.json_out is not None:
+        text = verdicts_json(verdicts)
+        if str(args.json_out) == "-":
+            print(text)
+        else:
+            _write_page(text + "\n", args.json_out, f"{suite}: JSON")
+    if args.junitxml is not None:
+        _write_page(verdicts_junit(verdicts, suite=suite), args.junitxml, f"{suite}: JUnit XML")

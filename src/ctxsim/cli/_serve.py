@@ -119,6 +119,7 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
 
 def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
     from ..live import EstimatesError, read_estimates
+    from ..runner import served
 
     truth = server.truth()
     run = None
@@ -129,11 +130,11 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             return 2
         run = server.judge(estimates, tracker=args.judge.name)
+    verdict = None if run is None else served(server.scenario, args.judge.name).judge(run)
     if args.json:
         out: dict[str, Any] = {"truth": truth}
-        if run is not None:
-            out["verdict"] = {"ok": run.ok, "summary": run.report.summary(),
-                              "failures": [p.observation.label for p in run.report.failures]}
+        if verdict is not None and run is not None:  # the plan's verdict, the likely cause included
+            out["verdict"] = {"ok": run.ok, **verdict.as_dict()}
         print(json.dumps(out), flush=True)
     else:
         print(f"\n# truth of scenario {truth['scenario']} (tolerance ±{truth['tolerance']:,}); "
