@@ -36,7 +36,7 @@ import anyio
 
 T = TypeVar("T")
 
-__all__ = ["LAST_GRACE", "Proc", "in_event_loop", "interrupts", "processes", "run_blocking", "signal_name",
+__all__ = ["LAST_GRACE", "Proc", "end_now", "in_event_loop", "interrupts", "processes", "run_blocking", "signal_name",
            "step_once", "terminate_as_interrupt", "terminated"]
 
 
@@ -173,10 +173,11 @@ def _descendants() -> list[int]:
     return out
 
 
-def _end_now(say: bool) -> None:
+def end_now(say: bool = False) -> None:
     """End this process at once, leaving nothing: every descendant stopped then killed, every temporary directory
     it made removed, one line said (``say``: the run has not said its own); the exit status is the first signal's
-    (128 + its number)."""
+    (128 + its number). What a run interrupted twice does once its main thread has unwound (work on other threads,
+    still stopping what it started, is not waited for)."""
     import shutil
 
     for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -200,7 +201,7 @@ def _watch(grace: float, *, say: bool = True) -> None:
 
     def watch() -> None:
         time.sleep(grace)
-        _end_now(say)
+        end_now(say)
 
     threading.Thread(target=watch, name="ctxsim-second-signal", daemon=True).start()
 

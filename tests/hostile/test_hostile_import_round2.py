@@ -68,9 +68,7 @@ def test_an_interrupted_import_leaves_no_unscrubbed_copy(hostile: Tally, tmp_pat
         process.send_signal(getattr(signal, how))
         _, err = process.communicate(timeout=30)
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        Tally.stopped(process)
     case = f"{how} during ctxsim import"
     shm = [f"/dev/shm/{n}" for n in set(os.listdir("/dev/shm")) - shm_before] if shm_before else []
     hostile.survived(case, _holding(private) + [p for p in shm if _holding(Path(p)) or KEY in p])
@@ -100,9 +98,7 @@ def test_no_unscrubbed_copy_ever_reaches_the_temporary_directory(hostile: Tally,
             time.sleep(0.005)
         _, err = process.communicate(timeout=30)
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        Tally.stopped(process)
     assert process.returncode == 0, err
     hostile.case("an import watched throughout")
     hostile.survived("an import watched throughout", sorted(seen))

@@ -40,7 +40,6 @@ stopped on the way, also one line, once what it started is gone.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 
@@ -116,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
     args = _parser().parse_args(argv)
     command = next(c for c in COMMANDS if c.name == args.command)
-    from .._sync import interrupts, signal_name, terminate_as_interrupt, terminated
+    from .._sync import end_now, interrupts, signal_name, terminate_as_interrupt, terminated
 
     try:
         with terminate_as_interrupt():  # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
@@ -133,8 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ctxsim: {args.command}: interrupted ({name}); stopped, with every process and temporary directory "
               f"it started", file=sys.stderr)
         status = {"SIGTERM": 143, "SIGHUP": 129}.get(name, 130) if terminated() else 130
-        if interrupts() > 1:  # interrupted again and unwound: nothing is left to wait for (threads being joined)
+        if interrupts() > 1:  # interrupted again: what other threads still stop is ended now, not waited for
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(status)
+            end_now()
         return status
