@@ -261,6 +261,8 @@ class Guard:
             try:
                 with socket.create_connection(self._report_to or ("", 0), timeout=2) as s:
                     s.sendall(_Refuser.REPORT + message.encode())
+                    s.shutdown(socket.SHUT_WR)
+                    s.recv(1)  # the refuser closes once it noted the refusal: noted before this process ends
             except OSError:  # no refuser to tell: say it where the child's output goes
                 with contextlib.suppress(OSError):
                     os.write(2, (message + "\n").encode())
