@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
@@ -35,8 +36,8 @@ import anyio
 
 T = TypeVar("T")
 
-__all__ = ["Proc", "in_event_loop", "interrupts", "processes", "run_blocking", "step_once", "terminate_as_interrupt",
-           "terminated"]
+__all__ = ["LAST_GRACE", "Proc", "end_now", "in_event_loop", "interrupts", "processes", "run_blocking", "signal_name",
+           "step_once", "terminate_as_interrupt", "terminated"]
 
 
 def in_event_loop() -> bool:
@@ -119,23 +120,106 @@ def step_once(awaitable: Any) -> tuple[bool, Any]:
 
 _terminated = threading.Event()
 _interrupts = [0]
+_signals: list[int] = []
+"""Every signal that arrived under :func:`terminate_as_interrupt`, in order."""
+_made: set[str] = set()
+"""The temporary directories this process made (``tempfile.mkdtemp``): what :func:`_end_now` removes."""
+_watching = [False]
+LAST_GRACE = 5.0
+"""Seconds a run may still take to clean up after a second signal, before it is ended: its processes killed, its
+temporary directories removed, the interpreter ended (within 10 s of the second signal in all)."""
 
 
 def terminated() -> bool:
-    """Whether a SIGTERM arrived under :func:`terminate_as_interrupt` (the ``KeyboardInterrupt`` it became)."""
+    """Whether a SIGTERM or SIGHUP arrived under :func:`terminate_as_interrupt` (the ``KeyboardInterrupt`` it
+    became)."""
     return _terminated.is_set()
 
 
+def signal_name() -> str:
+    """The name of the first signal that arrived under :func:`terminate_as_interrupt` (``SIGINT`` when none)."""
+    return signal.Signals(_signals[0]).name if _signals else "SIGINT"
+
+
 def interrupts() -> int:
-    """How many SIGINT or SIGTERM arrived under :func:`terminate_as_interrupt` so far: work on another thread
-    (a command tracker's points) compares it with the count it started at, and stops when it grew."""
+    """How many SIGINT, SIGTERM or SIGHUP arrived under :func:`terminate_as_interrupt` so far: work on another
+    thread (a command tracker's points) compares it with the count it started at, and stops when it grew."""
     return _interrupts[0]
+
+
+def _note_made(event: str, args: tuple[Any, ...]) -> None:
+    if event == "tempfile.mkdtemp" and args:
+        _made.add(os.fsdecode(args[0]))
+
+
+def _descendants() -> list[int]:
+    """This process's descendants (its children's children included), read from ``/proc``."""
+    out: list[int] = []
+    stack = [os.getpid()]
+    while stack:
+        pid = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                    children = [int(c) for c in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            out.extend(children)
+            stack.extend(children)
+    return out
+
+
+def end_now(say: bool = False) -> None:
+    """End this process at once, leaving nothing: every descendant stopped then killed, every temporary directory
+    it made removed, one line said (``say``: the run has not said its own); the exit status is the first signal's
+    (128 + its number). What a run interrupted twice does once its main thread has unwound (work on other threads,
+    still stopping what it started, is not waited for)."""
+    import shutil
+
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in _descendants():
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+    for directory in sorted(_made, key=len, reverse=True):
+        shutil.rmtree(directory, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        if say:
+            os.write(2, f"ctxsim: interrupted again ({signal_name()} twice): ended at once, with every process and "
+                        f"temporary directory it started\n".encode())
+    os._exit(128 + (_signals[0] if _signals else signal.SIGINT))
+
+
+def _watch(grace: float, *, say: bool = True) -> None:
+    """From a second signal on: the run has ``grace`` seconds to finish unwinding, then it is ended."""
+    if _watching[0]:
+        return
+    _watching[0] = True
+
+    def watch() -> None:
+        time.sleep(grace)
+        end_now(say)
+
+    threading.Thread(target=watch, name="ctxsim-second-signal", daemon=True).start()
+
+
+def _on_late_signal(signum: int, frame: FrameType | None) -> None:
+    """A signal after the run ended unwinding (the interpreter shutting down, threads being joined)."""
+    _signals.append(signum)
+    _watch(0.0, say=False)  # the run unwound and said so
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     _interrupts[0] += 1
-    if signum == signal.SIGTERM:
+    _signals.append(signum)
+    if signum in (signal.SIGTERM, signal.SIGHUP):
         _terminated.set()
+    if _interrupts[0] > 1:  # already unwinding: let it finish (an interrupt now would cut its cleanup short)
+        _watch(LAST_GRACE)
+        return
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -149,24 +233,34 @@ def _interrupt() -> None:
     raise KeyboardInterrupt
 
 
+_hooked = [False]
+
+
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:
-    """While inside, on the main thread, SIGTERM is handled as Ctrl-C (``KeyboardInterrupt``), and both are counted
-    (:func:`interrupts`), so the run unwinds and removes what it started, work on other threads included. A signal
-    with a handler of its own (the host's) keeps it; off the main thread, nothing changes. Nested uses keep the
-    outermost handlers."""
+    """While inside, on the main thread, SIGTERM and SIGHUP are handled as Ctrl-C (``KeyboardInterrupt``), and all
+    three are counted (:func:`interrupts`), so the run unwinds and removes what it started, work on other threads
+    included. A second signal does not cut that unwinding short: it gives it :data:`LAST_GRACE` seconds, then ends
+    the process at once, killing its descendants and removing the temporary directories it made; after the run,
+    any further signal does that at once. A signal with a handler of its own (the host's) keeps it; off the main
+    thread, nothing changes. Nested uses keep the outermost handlers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    if not _hooked[0]:
+        sys.addaudithook(_note_made)  # cannot be removed: it only notes directories, cheaply
+        _hooked[0] = True
     previous: dict[signal.Signals, Any] = {}
-    for signum, free in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+    for signum, free in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler),
+                         (signal.SIGHUP, signal.SIG_DFL)):
         if signal.getsignal(signum) in (free, None):
             previous[signum] = signal.signal(signum, _on_signal)
     try:
         yield
     finally:
         for number, handler in previous.items():
-            signal.signal(number, handler)
+            # once interrupted, a later signal (threads being joined at exit) ends the process at once
+            signal.signal(number, _on_late_signal if _interrupts[0] else handler)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import signal
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +61,13 @@ class Tally:
         self.secrets += len(secrets)
         assert not secrets, f"{case}: secrets kept: {secrets}"
 
+
+    @staticmethod
+    def stopped(process: subprocess.Popen[str]) -> None:
+        """End ``process`` (started in a session of its own) and its group if it still runs: a case's cleanup."""
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
     @staticmethod
     def running(marker: str) -> list[str]:

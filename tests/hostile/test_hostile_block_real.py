@@ -5,12 +5,12 @@ the outside world."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _netns import TRAP_SCRIPT, namespaces
 from _tally import Tally
 
 TRAP = "192.0.2.1"
@@ -196,25 +196,6 @@ def test_every_bypass_is_refused_with_one_line(pytester: pytest.Pytester, hostil
     _check(done.stdout, pytester, hostile, "this machine's network")
 
 
-TRAP_SCRIPT = '''
-import selectors, socket, sys
-out = open(sys.argv[1], "a", buffering=1)
-sel = selectors.DefaultSelector()
-for port in (53, 80, 443, 8080, 8443):
-    tcp = socket.socket(); tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    tcp.bind(("0.0.0.0", port)); tcp.listen(); sel.register(tcp, selectors.EVENT_READ, "tcp")
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp.bind(("0.0.0.0", port))
-    sel.register(udp, selectors.EVENT_READ, "udp")
-print("ready", flush=True)
-while True:
-    for key, _ in sel.select():
-        if key.data == "tcp":
-            conn, peer = key.fileobj.accept(); out.write(f"tcp {key.fileobj.getsockname()[1]} from {peer}\\n")
-            conn.close()
-        else:
-            data, peer = key.fileobj.recvfrom(4096); out.write(f"udp {key.fileobj.getsockname()[1]} from {peer}\\n")
-'''
-
 NAMESPACE = '''
 set -e
 ip link set lo up
@@ -237,22 +218,11 @@ exit 0
 '''
 
 
-def _namespaces() -> str | None:
-    """Why a loopback-only network namespace cannot be made here (None: it can)."""
-    if not sys.platform.startswith("linux") or shutil.which("unshare") is None or shutil.which("ip") is None:
-        return "needs Linux with unshare(1) and ip(8)"
-    probe = subprocess.run(["unshare", "-rnm", "sh", "-c", "ip link set lo up && ip addr add 192.0.2.1/32 dev lo"],
-                           capture_output=True, text=True, timeout=30)
-    if probe.returncode != 0:
-        return f"unshare -rnm cannot make a network namespace here ({probe.stderr.strip()[:200]})"
-    return None
-
-
 @pytest.mark.netns
 def test_in_a_network_namespace_no_bypass_reaches_the_outside(pytester: pytest.Pytester, hostile: Tally) -> None:
     """In a loopback-only network namespace whose loopback also answers as 192.0.2.1 (a trap listening on its
     ports, and the resolver), each bypass is refused and nothing reaches the trap; without the guard it does."""
-    why = _namespaces()
+    why = namespaces()
     if why is not None:
         pytest.skip(f"ctxsim: {why}")
     bin_dir = _project(pytester)

@@ -75,7 +75,7 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
         assert settings["env"]["ANTHROPIC_API_KEY"] == server.key and server.key.startswith("sk-ant-ctxsim-")
         assert settings["prompts"] == [q.prompt for q in played.session.queries]
         assert settings["world"]["CTXSIM_WINDOW"] == "200000"
-        status, truth = call(settings["truth_url"])
+        status, truth = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
     assert status == 200
     assert [p["point"] for p in truth["points"]] == ["q1 call 1", "q1 result", "q2 call 1", "q2 result",
                                                      "q3 call 1", "q3 result"]
@@ -142,7 +142,7 @@ def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verd
         for _ in range(2):  # the client plays b01's two calls
             assert call(settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", MAIN,
                         key=settings["env"]["ANTHROPIC_API_KEY"])[0] == 200
-        status, truth = call(settings["truth_url"])
+        status, truth = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
         assert status == 200
         estimates.write_text("".join(json.dumps({"point": p["point"], "estimate": p["low"]}) + "\n"
                                      for p in truth["points"]))
@@ -268,7 +268,7 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
 
         assert settings["loop_prompts"]["checkpoint_request"] == [CHECKPOINT_REQUEST_PROMPT]  # in full
         assert settings["loop_prompts"]["continue_prompt"] == [CONTINUE_PROMPT, WIND_DOWN_PROMPT]
-        status, record = call(settings["truth_url"])
+        status, record = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])
         assert status == 200 and record["sessions"] == [] and record["skipped"][:2] == ["s01", "s02"]
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=20)
@@ -476,7 +476,7 @@ def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end
                      + f"x-api-key: {settings['env']['ANTHROPIC_API_KEY']}\r\ncontent-length: {len(body)}\r\n\r\n"
                        .encode() + body)
         assert sock.recv(64).startswith(b"HTTP/1.1 200")
-    status, truth = call(settings["truth_url"])  # still serving
+    status, truth = call(settings["truth_url"], key=settings["env"]["ANTHROPIC_API_KEY"])  # still serving
     assert status == 200 and truth["requests"] == 1
     _, err = stopped(process)
     assert process.returncode == 1 and "(2 of the script's calls never asked for, 3 queries not through the CLI" in err

@@ -31,7 +31,7 @@ for (const scenario of ["b01-no-dedupe-without-request-id", "b14-resume-invalida
       const init = run.messages.find((m) => m.type === "system" && m.subtype === "init");
       assert.equal(init.claude_code_version, SDK_CLI, "the SDK's own CLI played it");
       assert.ok(run.turns.every((turn) => !turn.isError), JSON.stringify(run.turns));
-      const truth = await (await fetch(settings.truth_url)).json();
+      const truth = await (await fetch(settings.truth_url, { headers: { "x-api-key": settings.env.ANTHROPIC_API_KEY } })).json();
       const matcher = new PointMatcher(truth);
       run.messages.forEach((message, i) => matcher.observe(message, run.estimates[i]));
       assert.deepEqual(matcher.estimates.map((l) => l.point), truth.points.map((p) => p.point),

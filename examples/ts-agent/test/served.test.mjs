@@ -30,7 +30,7 @@ async function played(scenario, tracker) {
   try {
     const { settings } = server;
     for (const sub of ["home", "project"]) fs.mkdirSync(path.join(dir, sub));
-    const truth = await (await fetch(settings.truth_url)).json();
+    const truth = await (await fetch(settings.truth_url, { headers: { "x-api-key": settings.env.ANTHROPIC_API_KEY } })).json();
     const run = await runAgent({
       prompts: settings.prompts, model: settings.model, cwd: path.join(dir, "project"), tracker,
       includePartialMessages: settings.include_partial_messages, permissionMode: settings.permission_mode,

@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
     args = _parser().parse_args(argv)
     command = next(c for c in COMMANDS if c.name == args.command)
-    from .._sync import terminate_as_interrupt, terminated
+    from .._sync import end_now, interrupts, signal_name, terminate_as_interrupt, terminated
 
     try:
         with terminate_as_interrupt():  # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
@@ -128,7 +128,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as exc:  # an interrupt, maybe inside a task group's exception group
         if not _interrupt(exc):
             raise
-        name = "SIGTERM" if terminated() else "SIGINT"
+        name = signal_name()
         print(f"ctxsim: {args.command}: interrupted ({name}); stopped, with every process and temporary directory "
               f"it started", file=sys.stderr)
-        return 143 if terminated() else 130
+        status = {"SIGTERM": 143, "SIGHUP": 129}.get(name, 130) if terminated() else 130
+        if interrupts() > 1:  # interrupted again: what other threads still stop is ended now, not waited for
+            sys.stdout.flush()
+            sys.stderr.flush()
+            end_now()
+        return status

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..processes import printable
 from ._common import CommandError, _find, _load, _scenario_files
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
                         help="stop serving after S seconds (default 3600)")
 
 
+MAX_TIMEOUT = 7 * 24 * 3600.0
+"""The longest ``--timeout``: a week."""
+
+
 def _serve(args: argparse.Namespace) -> int:
     from ..live import ScenarioServer, TaskServer, read_loop_prompts
     from ..scenario import SessionScenario
@@ -68,8 +73,11 @@ def _serve(args: argparse.Namespace) -> int:
                            f"what is printed (a tracker's estimates are judged on session scenarios)")
     if not 0 <= args.port <= 65535:
         raise CommandError(f"ctxsim: serve: --port {args.port} is not a port (0..65535)")
-    if not args.timeout > 0:
-        raise CommandError(f"ctxsim: serve: --timeout must be positive seconds, not {args.timeout:g}")
+    if not 0 < args.timeout <= MAX_TIMEOUT:
+        raise CommandError(f"ctxsim: serve: --timeout must be seconds in (0, {MAX_TIMEOUT:g}], not {args.timeout:g}")
+    if args.judge is not None and args.judge.exists() and not args.judge.is_file():
+        raise CommandError(f"ctxsim: serve: --judge {args.judge} is not a regular file (a FIFO, a device or a "
+                           f"directory): the estimates are read from a file")
     if isinstance(scenario, SessionScenario) and args.prompts is not None:
         raise CommandError(f"ctxsim: serve: --prompts: {args.scenario} is a session scenario: its prompts are the "
                            f"scenario's (--prompts declares a restart loop's, for a task scenario)")
@@ -122,9 +130,11 @@ def _list(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[threading.Event]:
-    """While inside, SIGINT and SIGTERM set the event yielded (the server's normal stop) instead of interrupting."""
+    """While inside, SIGINT, SIGTERM and SIGHUP set the event yielded (the server's normal stop) instead of
+    interrupting."""
     stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM,
+                                                                             signal.SIGHUP)}
     try:
         yield stop
     finally:
@@ -137,8 +147,8 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
     if as_json:
         print(json.dumps(settings), flush=True)
         return
-    print(f"# ctxsim serve: scenario {settings['scenario']} at {server.api.base_url} (Ctrl-C stops it and prints the "
-          f"truth)")
+    print(f"# ctxsim serve: scenario {printable(settings['scenario'])} at {server.api.base_url} (Ctrl-C stops it and "
+          f"prints the truth)")
     for key, value in settings["env"].items():
         print(f"export {key}={shlex.quote(value)}")
     flags = f"--model {shlex.quote(settings['model'])} --permission-mode {settings['permission_mode']}"
@@ -161,7 +171,7 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
             print("\n".join(f"#   | {line}" for line in shown.splitlines() or [""]))
     if "done_marker" in settings:
         print(f"# the fake agent's reply starts with {json.dumps(settings['done_marker'])} once the task is done")
-    print(f"# the truth: curl {settings['truth_url']}", flush=True)
+    print(f"# the truth: curl -H \"x-api-key: $ANTHROPIC_API_KEY\" {settings['truth_url']}", flush=True)
 
 
 def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:

@@ -19,9 +19,9 @@
 
 It is an allow-list, not a deny-list: a field nobody thought of is scrubbed. On top of it, anything shaped like a
 secret is never kept, wherever it sits (a mapping key, an allow-listed field, a model name's suffix): an AWS key
-id, a GitHub, Slack, Google or ``sk-`` API token, a JSON web token, 24 or more hex digits, or 20 or more letters and
-digits mixed without a break (:func:`looks_secret`). The output is deterministic: the same frames in the same order
-give the same bytes.
+id, a GitHub, GitLab, Slack, Google, Hugging Face (``hf_``), npm, PyPI or ``sk-`` API token, a JSON web token, 24
+or more hex digits, or 20 or more letters and digits mixed without a break (:func:`looks_secret`). The output is
+deterministic: the same frames in the same order give the same bytes.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ BUILTIN_TOOLS = frozenset({
 
 _KINDS = frozenset({"type", "subtype", "role", "stop_reason", "trigger", "state", "status", "terminal_reason",
                     "service_tier", "operation", "level"})
-_KIND = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_KIND = re.compile(r"[a-z]{1,16}(?:_[a-z0-9]{1,16}){0,4}")
+"""A kind: one to five short lowercase words joined by ``_`` (``end_turn``, ``compact_boundary``); a long lowercase
+token is no kind."""
 _MODEL = re.compile(r"(?:claude-[a-z0-9][a-z0-9.-]{0,60}(?:\[1m\])?|<synthetic>)")
 _VERSION = re.compile(r"\d{1,4}\.\d{1,4}\.\d{1,6}")
 _TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)")
@@ -62,8 +64,11 @@ _SECRET_SHAPES = (
     r"|AIza[0-9A-Za-z_-]{20,}"  # Google API keys
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JSON web tokens
     r"|(?i:[0-9a-f]{24,})"  # hex keys and digests
+    r"|hf_[A-Za-z0-9]{16,}|glpat-[A-Za-z0-9_-]{16,}|npm_[A-Za-z0-9]{16,}|pypi-[A-Za-z0-9_-]{16,}"  # HF, GitLab...
 )
 _SECRET = re.compile(_SECRET_SHAPES)
+_TOKEN_PART = re.compile(r"(?:^|_)(?:[A-Za-z0-9]{21,}|[A-Za-z]*[0-9]{6,})(?:_|$)")
+"""A part of a key (between ``_``) no field name has: over 20 characters, or six digits or more."""
 _RUN = re.compile(r"[A-Za-z0-9+/]{20,}")
 """A long unbroken run of key characters: a key when it mixes letters and digits (a word or a number does not)."""
 
@@ -119,7 +124,8 @@ class Scrubber:
         """A mapping's key: kept when structural, re-keyed (same length) inside opaque values or when odd."""
         usage = parent in ("modelUsage", "model_usage")
         structural = _MODEL.fullmatch(key) if usage else not opaque and _KEY.fullmatch(key)
-        if structural and not looks_secret(key):  # a key shaped like a secret is re-keyed, whatever field it is
+        if structural and not looks_secret(key) and not _TOKEN_PART.search(key):  # a key shaped like a secret is
+            # re-keyed, whatever field it is
             return key
         if key not in self._keys:
             self._keys[key] = "k" + _digits(len(self._keys) + 1, max(len(key) - 1, 1))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import secrets
 import socket
 import threading
@@ -39,6 +40,18 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..world import Text, Thinking, ToolUse
+from ._http import (
+    ACCEPT_BATCH,
+    IDLE_TIMEOUT,
+    MAX_CONNECTIONS,
+    BoundedConnection,
+    Gate,
+    Listener,
+    Refused,
+    json_object,
+    malformed_is_400,
+    not_out_of_descriptors,
+)
 from ._requests import PromptCache, RequestKind, classify, estimate_tokens, last_user_text
 
 __all__ = ["ApiRequest", "Block", "FakeMessagesAPI", "Hold", "Reply", "Responder", "ScriptedModel", "Served",
@@ -232,7 +245,7 @@ class FakeMessagesAPI:
         self._thread: threading.Thread | None = None
         self.port = port
         """The port on 127.0.0.1 (0 until :meth:`start`: a free one)."""
-        self.app = Starlette(routes=[
+        self.app = Starlette(exception_handlers={Refused: self._refused_answer}, routes=[
             *routes,  # the caller's own (``ctxsim serve``'s truth), before the catch-all
             Route("/v1/messages", self._messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self._count_tokens, methods=["POST"]),
@@ -255,7 +268,8 @@ class FakeMessagesAPI:
         """Bind a free port of 127.0.0.1 and serve from a thread; waits (bounded) until it listens."""
         if self._thread is not None:
             raise RuntimeError("ctxsim: FakeMessagesAPI.start() called twice")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = Listener(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port left in TIME_WAIT is reused at once
         try:
             sock.bind(("127.0.0.1", self.port))
         except OSError as exc:
@@ -263,8 +277,14 @@ class FakeMessagesAPI:
             raise RuntimeError(f"ctxsim: the fake Messages API cannot listen on 127.0.0.1:{self.port}: "
                                f"{exc.strerror or exc}") from None
         self._socket, self.port = sock, sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", access_log=False,
-                                timeout_graceful_shutdown=1)
+        asyncio_log = logging.getLogger("asyncio")
+        if not_out_of_descriptors not in asyncio_log.filters:
+            asyncio_log.addFilter(not_out_of_descriptors)
+        gate = Gate(self.app, self.authorized, self._reject)
+        config = uvicorn.Config(gate, log_level="warning", lifespan="off", access_log=False,
+                                timeout_graceful_shutdown=1, limit_concurrency=MAX_CONNECTIONS + 1,
+                                http=BoundedConnection, backlog=ACCEPT_BATCH,
+                                timeout_keep_alive=int(IDLE_TIMEOUT), h11_max_incomplete_event_size=64 * 1024)
         server = self._server = uvicorn.Server(config)
         setattr(server, "install_signal_handlers", lambda: None)  # noqa: B010  # Ctrl-C belongs to the host, not uvicorn
         self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
@@ -305,44 +325,44 @@ class FakeMessagesAPI:
 
     # routes ----------------------------------------------------------------------------------------------------
 
-    def _refused(self, request: Request) -> Response | None:
-        """The 401 answer to a request without this server's credential (recorded), else None."""
-        given = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
-        if secrets.compare_digest(given.encode(), self.key.encode()):
-            return None
+    def _reject(self, what: str) -> None:
         with self._lock:
-            self.rejected.append(f"{request.method} {request.url.path}")
-        return JSONResponse({"type": "error", "error": {
-            "type": "authentication_error", "message": "ctxsim: invalid x-api-key: this fake API answers the client "
-                                                       "it was started for, with the key it was given"}},
-                            status_code=401)
+            self.rejected.append(what)
+
+    def authorized(self, headers: dict[bytes, bytes]) -> bool:
+        """Whether raw request ``headers`` carry exactly this server's credential (``x-api-key``, or a bearer
+        token), compared in constant time."""
+        given = headers.get(b"x-api-key")
+        if given is None:
+            authorization = headers.get(b"authorization", b"")
+            given = authorization[7:] if authorization[:7].lower() == b"bearer " else b""
+        return secrets.compare_digest(given, self.key.encode())
+
+    @staticmethod
+    async def _refused_answer(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, Refused)
+        return exc.response
 
     async def _other(self, request: Request) -> Response:
         await request.body()
-        if (refused := self._refused(request)) is not None:
-            return refused
         with self._lock:
             self.requests += 1
             self.unhandled.append(f"{request.method} {request.url.path}")
         return JSONResponse({"type": "error", "error": {"type": "not_found_error", "message": "ctxsim: not served"}},
                             status_code=404)
 
+    @malformed_is_400
     async def _count_tokens(self, request: Request) -> Response:
-        raw = await request.body()
-        if (refused := self._refused(request)) is not None:
-            return refused
-        body = json.loads(raw or b"{}")
+        body = json_object(await request.body())
         with self._lock:
             self.requests += 1
             self.count_tokens_calls += 1
         counted = {k: body[k] for k in ("system", "tools", "messages") if k in body}
         return JSONResponse({"input_tokens": estimate_tokens(counted)})
 
+    @malformed_is_400
     async def _messages(self, request: Request) -> Response:
-        raw = await request.body()
-        if (refused := self._refused(request)) is not None:
-            return refused
-        body = json.loads(raw)
+        body = json_object(await request.body())
         with self._lock:
             self.requests += 1
             kind = classify(body)

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 __all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
 
+ESTIMATES_LIMIT = 64 * 1024 * 1024
+"""Bytes an estimates file may hold."""
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
 
@@ -402,6 +404,10 @@ def read_estimates(path: Path, observations: list[Observation]) -> dict[int, int
     numbers = set(by_label.values())
     out: dict[int, int | None] = {}
     try:
+        if not path.is_file():  # a FIFO would block, a device never end
+            raise EstimatesError(f"ctxsim: serve --judge: {path} is not a regular file")
+        if path.stat().st_size > ESTIMATES_LIMIT:
+            raise EstimatesError(f"ctxsim: serve --judge: {path} is over {ESTIMATES_LIMIT} bytes: not estimates")
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise EstimatesError(f"ctxsim: serve --judge: cannot read {path}: {exc.strerror or exc}") from None

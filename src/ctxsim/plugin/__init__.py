@@ -70,6 +70,7 @@ the SDK, the objects the imports left are frozen out of the cyclic collector's w
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Generator
 from functools import partial
 from pathlib import Path
@@ -78,7 +79,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pytest
 
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
-from ._guard import Guard
+from ._guard import Guard, refuse_until_exit
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
 from ._paths import (
     FROM_INI,
@@ -116,6 +117,8 @@ _BACKENDS = {"inprocess": "", "live": ""}
 _SCENARIOS = pytest.StashKey[ScenarioPath]()
 _BLOCK_REAL = pytest.StashKey[bool]()
 _GUARD = pytest.StashKey[Guard]()
+_BETWEEN = pytest.StashKey[Guard]()
+"""The session's guard, active between tests (``--ctx-block-real``)."""
 
 
 # --- hooks -----------------------------------------------------------------------------------------------------
@@ -315,12 +318,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
     if not item.config.stash.get(_BLOCK_REAL, False):
         return (yield)
+    if _BETWEEN not in item.config.stash:  # from the first test on, what outlives a test is refused too
+        between = item.config.stash[_BETWEEN] = Guard("(after its test ended: a thread, timer or handler that "
+                                                      "outlived the test)")
+        between.install()
     guard = item.stash[_GUARD] = Guard(item.nodeid)  # --ctx-block-real: for setup, call and teardown (._guard)
     guard.install()
     try:
         return (yield)
     finally:
         guard.remove()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    between = session.config.stash.get(_BETWEEN, None)
+    if between is None:
+        return
+    del session.config.stash[_BETWEEN]
+    between.remove()
+    refuse_until_exit("(after the session ended: a thread or atexit handler)")
+    if between.refused:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        for message in dict.fromkeys(between.refused):
+            if reporter is not None:
+                reporter.write_line(message)
+            else:
+                print(message, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _fail_for_real_calls(report: pytest.TestReport, guard: Guard) -> None:

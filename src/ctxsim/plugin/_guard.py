@@ -21,9 +21,15 @@ true`` in the ini). While a test runs (setup, call and teardown), what covers wh
   *refuser* (a socket of this process that answers every request 403 and fails the test naming what came), the
   Bedrock, Vertex and Foundry switches are removed, and ``NO_PROXY`` keeps 127.0.0.1 direct.
 
-Not covered: a child process's own direct connections to an address (its sockets are not this interpreter's; it
-only gets the environment above), and sockets a C extension opens without Python's socket module. For those, run
-the tests in a network namespace without a route out as well (``unshare -rn pytest ...`` on Linux).
+Claude Code's settings layers (``--settings``, the user's, the project's, the managed ones) are applied to its
+environment before it is judged, URLs are read as its WHATWG parser reads
+them, and every child inherits the guard: a Python start-up hook and a Node preload refuse its
+own connections and report to the test. From the first guarded test on, what outlives its test is refused by the
+session's guard, and after the session by :func:`refuse_until_exit`.
+
+Not covered: a child that does not inherit the guard (an emptied environment, an isolated Python, a program
+neither Python nor Node), and sockets a C extension opens without Python's socket module. For those, run the tests
+in a network namespace without a route out as well (``unshare -rn pytest ...`` on Linux).
 
 Each refusal raises :class:`RealCallBlocked` (a ``ctxsim:`` line naming the test and what tried) where it
 happened, and fails the test even when the code under test caught it.
@@ -32,84 +38,45 @@ happened, and fails the test even when the code under test caught it.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
-import re
 import selectors
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import urlsplit
 
-__all__ = ["LOCAL_HOSTS", "Guard", "RealCallBlocked", "points_locally"]
+from ._claude_settings import effective_env
+from ._claude_start import (
+    LOCAL_HOSTS,
+    ROUTES,
+    SWITCHES,
+    argv_of,
+    claude_started,
+    local,
+    local_url,
+    points_locally,
+    reaching,
+)
+from ._inherit import inherited, parse_setting
 
-LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "ip6-localhost"})
-"""Names a test may look up under the guard; it may connect to these and to every loopback address."""
+__all__ = ["LOCAL_HOSTS", "Guard", "RealCallBlocked", "install_in_child", "points_locally", "refuse_until_exit"]
 
-_CLAUDE_NAMES = frozenset({"claude", "claude.exe", "claude-code"})
-_CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
-_LAUNCHERS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "env", "nohup", "setsid",
-                        "timeout", "xargs", "sudo", "doas", "npx", "bunx", "pnpx", "pnpm", "yarn", "npm", "node",
-                        "bun", "deno", "script", "stdbuf", "nice", "ionice", "time", "exec", "command", "unbuffer"})
-"""Programs that start the program named in their arguments or shell line."""
-_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
-"""Variables that send Claude Code to a cloud provider, whatever ``ANTHROPIC_BASE_URL`` says."""
-_ROUTES = ("ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL", "HTTP_PROXY",
-           "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
-"""Variables that route a child's requests (the providers' base URLs, the proxies): pointed at the refuser."""
+
 _NO_PROXY = "127.0.0.1,localhost,::1"
-_SHELL_PUNCTUATION = re.compile(r"[\s;|&()`'\"$<>{}=]+")
-"""What separates the words of a shell line, crudely (an assignment's value is a word of its own)."""
-
-
+_PRESENT = {"opened": "open", "looked": "look", "sent": "send", "started": "start"}
+"""A refusal's verb as a child's refusal says it (``had a child process ... open a connection``)."""
 class RealCallBlocked(ConnectionRefusedError):
     """``--ctx-block-real`` refused a real call; the message names the test and what tried."""
 
 
-def _local(host: Any) -> bool:
-    """Whether ``host`` (a name or an address) is this machine."""
-    if host is None:
-        return True
-    name = host.decode(errors="replace") if isinstance(host, bytes) else str(host)
-    if name in LOCAL_HOSTS or name == "":
-        return True
-    try:
-        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
-
-
-def _local_url(url: str, *, empty: bool = True) -> bool:
-    if not url:
-        return empty
-    try:
-        host = urlsplit(url if "://" in url else f"http://{url}").hostname
-    except ValueError:
-        return False
-    return host is not None and _local(host)
-
-
-def _switched_on(value: str | None) -> bool:
-    return value is not None and value.strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def _reaching(env: Mapping[str, str]) -> list[str]:
-    """The variables of ``env`` that would send a request beyond this machine (a switch on, a route elsewhere)."""
-    return [k for k in _SWITCHES if _switched_on(env.get(k))] + [
-        k for k in _ROUTES if not _local_url(env.get(k, ""))]
-
-
-def points_locally(env: Mapping[str, str]) -> bool:
-    """Whether ``env`` keeps Claude Code on this machine: ``ANTHROPIC_BASE_URL`` at a loopback address, no
-    Bedrock, Vertex or Foundry switch on, and no base URL or proxy beyond this machine."""
-    return _local_url(env.get("ANTHROPIC_BASE_URL", ""), empty=False) and not _reaching(env)
-
-
 # --- the local refuser -----------------------------------------------------------------------------------------
+
+
+_REFUSERS: set[str] = set()
+"""The URLs of this process's refusers (a session's and a test's): none is the user's own base URL."""
 
 
 class _Refuser:
@@ -127,6 +94,7 @@ class _Refuser:
         self._server.setblocking(False)
         self.address = self._server.getsockname()
         self.url = f"http://127.0.0.1:{self.address[1]}"
+        _REFUSERS.add(self.url)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="ctxsim-block-real-refuser", daemon=True)
         self._thread.start()
@@ -163,6 +131,7 @@ class _Refuser:
                              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
 
     def close(self) -> None:
+        _REFUSERS.discard(self.url)
         self._stop.set()
         self._thread.join(2.0)
         self._server.close()
@@ -186,16 +155,22 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 class Guard:
     """The guard of one test: :meth:`install` before it runs, :meth:`remove` after; :attr:`refused` lists every
-    refusal's message, so the report can fail the test even when its code swallowed the exception."""
+    refusal's message, so the report can fail the test even when its code swallowed the exception.
 
-    def __init__(self, test: str) -> None:
+    In a guarded test's child process (its Python start-up hook, :func:`install_in_child`), the guard has no
+    refuser of its own: ``refuser`` is the test process's, where its refusals are reported."""
+
+    def __init__(self, test: str, *, refuser: tuple[str, int] | None = None) -> None:
         self.test = test
         self.refused: list[str] = []
         self._undo: list[Callable[[], None]] = []
         self._pid = os.getpid()
         self._refuser: _Refuser | None = None
+        self._report_to = refuser
+        """The refuser refusals are reported to (a child's guard: its test's)."""
         self._base_url: str | None = None
         """``ANTHROPIC_BASE_URL`` as it was before the guard (for messages)."""
+        self._previous: Guard | None = None
 
     # installing --------------------------------------------------------------------------------------------
 
@@ -205,15 +180,18 @@ class Guard:
             if not _hooked:
                 sys.addaudithook(_audit)  # cannot be removed: inert without a guard
                 _hooked = True
-        self._refuser = _Refuser(self._note)
-        self._set_environment()
+        if self._report_to is None:
+            self._refuser = _Refuser(self._note)
+            self._report_to = self._refuser.address
+            self._set_environment()
         self._patch(subprocess.Popen, "__init__", self._popen)
-        _active = self
+        self._previous, _active = _active, self
 
     def remove(self) -> None:
+        """Undo :meth:`install`; the guard that was active before (the session's, between tests) is again."""
         global _active
         if _active is self:
-            _active = None
+            _active = self._previous
         while self._undo:
             self._undo.pop()()
         if self._refuser is not None:
@@ -225,21 +203,32 @@ class Guard:
         setattr(owner, name, wrapper(original))
         self._undo.append(lambda: setattr(owner, name, original))
 
+    @property
+    def refuser_url(self) -> str:
+        """Where a child's base URLs and proxies point."""
+        host, port = self._report_to or ("127.0.0.1", 9)
+        return f"http://{host}:{port}"
+
     def corrected(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` made unable to reach a model: see the module's docstring."""
-        assert self._refuser is not None
-        url = self._refuser.url
-        out = {k: v for k, v in env.items() if k not in _SWITCHES}
-        out.update(dict.fromkeys(_ROUTES, url))
+        """``env`` made unable to reach a model (see the module's docstring), and carrying the guard to the
+        child's own Python and Node children (:func:`child_hooks`)."""
+        url = self.refuser_url
+        out = {k: v for k, v in env.items() if k not in SWITCHES}
+        out.update(dict.fromkeys(ROUTES, url))
         out["NO_PROXY"] = out["no_proxy"] = _NO_PROXY
-        if not _local_url(out.get("ANTHROPIC_BASE_URL", ""), empty=False):
+        base = out.get("ANTHROPIC_BASE_URL", "")
+        if not local_url(base, empty=False) or base in _REFUSERS:
             out["ANTHROPIC_BASE_URL"] = url
+        if self._report_to is not None:
+            out.update(inherited(out, self.test, self._report_to))
         return out
 
     def _set_environment(self) -> None:
-        keys = (*_SWITCHES, *_ROUTES, "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL")
+        keys = (*SWITCHES, *ROUTES, "NO_PROXY", "no_proxy", "ANTHROPIC_BASE_URL")
         saved = {k: os.environ.get(k) for k in keys}
         self._base_url = saved["ANTHROPIC_BASE_URL"]
+        if self._base_url in _REFUSERS and _active is not None:  # the session's guard stands in for the user's
+            self._base_url = _active._base_url
         fixed = self.corrected(os.environ)
 
         def restore() -> None:
@@ -262,14 +251,22 @@ class Guard:
         self.refused.append(what if raw else f"ctxsim: --ctx-block-real: {self.test} {what}")
 
     def _refuse(self, what: str) -> RealCallBlocked:
+        forked = os.getpid() != self._pid
+        if self._refuser is None and self._report_to is not None:  # a child's guard
+            verb, _, rest = what.partition(" ")
+            what = (f"had a child process ({PurePath(sys.executable).name}, pid {os.getpid()}) "
+                    f"{_PRESENT.get(verb, verb)} {rest}")
         message = f"ctxsim: --ctx-block-real: {self.test} {what}"
-        if os.getpid() != self._pid:  # a forked child about to exec: report through the refuser, and end here
+        if forked or self._refuser is None:  # report through the test's refuser
             try:
-                with socket.create_connection(self._refuser.address if self._refuser else ("", 0), timeout=2) as s:
+                with socket.create_connection(self._report_to or ("", 0), timeout=2) as s:
                     s.sendall(_Refuser.REPORT + message.encode())
+                    s.shutdown(socket.SHUT_WR)
+                    s.recv(1)  # the refuser closes once it noted the refusal: noted before this process ends
             except OSError:  # no refuser to tell: say it where the child's output goes
                 with contextlib.suppress(OSError):
                     os.write(2, (message + "\n").encode())
+        if forked:  # a forked child about to exec: end here
             os._exit(126)
         self.refused.append(message)
         return RealCallBlocked(message)
@@ -278,18 +275,21 @@ class Guard:
         guard = self
 
         def __init__(popen: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+            if _active is not guard:  # another guard's wrapper (the test's, inside the session's) decides
+                original(popen, args, *rest, **kwargs)
+                return
             env = kwargs.get("env")
             env = env if env is not None else os.environ
-            guard.check_start(_argv(args, shell=bool(kwargs.get("shell"))), env)
+            guard.check_start(argv_of(args, shell=bool(kwargs.get("shell"))), env, kwargs.get("cwd"))
             kwargs["env"] = guard.corrected(env)  # inherited too: the test may have changed os.environ
             original(popen, args, *rest, **kwargs)
 
         return __init__
 
-    def check_start(self, argv: list[str], env: Mapping[str, str]) -> None:
-        """Refuse starting ``argv`` with ``env`` when it is Claude Code not kept on this machine, or Claude Code
-        started through a shell line or another program."""
-        found = _claude(argv)
+    def check_start(self, argv: list[str], env: Mapping[str, str], cwd: Any = None) -> None:
+        """Refuse starting ``argv`` with ``env`` (in ``cwd``) when it is Claude Code not kept on this machine, its
+        settings included, or Claude Code started through a shell line, a script or another program."""
+        found = claude_started(argv)
         if found is None:
             return
         program, direct = found
@@ -297,24 +297,30 @@ class Guard:
             raise self._refuse(f"started Claude Code through another program ({' '.join(argv)[:200]!r}): ctxsim "
                                f"cannot see the environment it gets; start {program} directly, pointed at ctxsim's "
                                f"fake API on 127.0.0.1 (ctxsim.live), or use the fake_claude fixture")
-        url = env.get("ANTHROPIC_BASE_URL", "")
-        if self._refuser is not None and url == self._refuser.url:
-            url = self._base_url or ""  # the refuser stands in for what the user had
-        reaching = _reaching({k: v for k, v in env.items() if k not in _ROUTES or v != getattr(
-            self._refuser, "url", None)})
-        if _local_url(url, empty=False) and not reaching:
+        refusers = {self.refuser_url, *_REFUSERS}
+        given = {k: v for k, v in env.items() if k not in ROUTES or v not in refusers}
+        if given.get("ANTHROPIC_BASE_URL") in refusers:
+            given["ANTHROPIC_BASE_URL"] = self._base_url or ""  # the refuser stands in for what the user had
+        effective, origin = effective_env(argv, given, os.fsdecode(cwd) if cwd is not None else None)
+        url = effective.get("ANTHROPIC_BASE_URL", "")
+        beyond = reaching(effective)
+        if local_url(url, empty=False) and not beyond:
             return
-        shown = (f"{', '.join(reaching)} set" if reaching and _local_url(url, empty=False) else
-                 f"ANTHROPIC_BASE_URL={url}" if url else "ANTHROPIC_BASE_URL unset")
+        named = beyond if beyond and local_url(url, empty=False) else ["ANTHROPIC_BASE_URL"]
+        layers = sorted({origin[k] for k in named if k in origin})
+        shown = (f"{', '.join(beyond)} set" if beyond and local_url(url, empty=False) else
+                 f"ANTHROPIC_BASE_URL={url[:200]}" if url else "ANTHROPIC_BASE_URL unset")
+        if layers:
+            shown += f" by its settings ({', '.join(layers)})"
         raise self._refuse(f"started Claude Code ({program}) with {shown}: it would call a real model; point it at "
                            f"ctxsim's fake API on 127.0.0.1 (ctxsim.live) or use the fake_claude fixture")
 
     def check_environment(self, env: Mapping[Any, Any], how: str) -> None:
         """Refuse a start through ``how`` whose environment ``env`` routes requests beyond this machine."""
         decoded = {os.fsdecode(k): os.fsdecode(v) for k, v in env.items()}
-        reaching = _reaching(decoded)
-        if reaching:
-            raise self._refuse(f"started a process ({how}) with {', '.join(reaching)} set beyond this machine: it "
+        beyond = reaching(decoded)
+        if beyond:
+            raise self._refuse(f"started a process ({how}) with {', '.join(beyond)} set beyond this machine: it "
                                f"could reach a model; keep the environment local")
 
 
@@ -325,7 +331,7 @@ def _beyond(args: tuple[Any, ...]) -> str | None:
     """Where a socket event's ``(socket, address)`` goes when that is an internet address beyond this machine."""
     sock, address = args[0], args[1]
     inet = getattr(sock, "family", None) in (socket.AF_INET, socket.AF_INET6) and isinstance(address, tuple)
-    return _where(address[0], address[1]) if inet and not _local(address[0]) else None
+    return _where(address[0], address[1]) if inet and not local(address[0]) else None
 
 
 def _on_connect(guard: Guard, args: tuple[Any, ...]) -> None:
@@ -344,7 +350,7 @@ def _on_lookup(guard: Guard, args: tuple[Any, ...]) -> None:
     host, port = args[0], args[1] if len(args) > 1 else None
     if isinstance(host, tuple):  # getnameinfo's address
         host, port = (host[0], host[1]) if len(host) > 1 else (None, None)
-    if not _local(host):
+    if not local(host):
         shown = _where(host, port) if port is not None else str(host)
         raise guard._refuse(f"looked up {shown} (a connection beyond 127.0.0.1): only 127.0.0.1 is allowed")
 
@@ -393,32 +399,27 @@ def _where(host: Any, port: Any) -> str:
     return f"[{name}]:{port}" if ":" in name else f"{name}:{port}"
 
 
-def _argv(args: Any, *, shell: bool) -> list[str]:
-    """A ``Popen`` argument as words (with ``shell=True``: the shell's line)."""
-    if isinstance(args, (str, bytes, os.PathLike)):
-        text = os.fsdecode(args)
-        return ["/bin/sh", "-c", text] if shell else [text]
-    if isinstance(args, Sequence):
-        words = [os.fsdecode(a) for a in args if isinstance(a, (str, bytes, os.PathLike))]
-        return ["/bin/sh", "-c", " ".join(words)] if shell else words
-    return []
+# --- children and the time after a test -------------------------------------------------------------------------
 
 
-def _claude(argv: list[str]) -> tuple[str, bool] | None:
-    """``(program, direct)`` when ``argv`` starts Claude Code, directly (its first word) or through a shell line or
-    another program; else None."""
-    if not argv:
-        return None
-    first = PurePath(argv[0]).name
-    if first in _CLAUDE_NAMES:
-        return argv[0], True
-    if first in ("node", "node.exe") and len(argv) > 1 and PurePath(argv[1]).name == "cli.js":
-        return f"{argv[0]} {argv[1]}", True
-    if first not in _LAUNCHERS and not first.endswith("sh"):
-        return None
-    for word in argv[1:]:
-        for part in _SHELL_PUNCTUATION.split(word):
-            name = PurePath(part).name if part else ""
-            if name in _CLAUDE_NAMES or name == "cli.js" or _CLAUDE_PACKAGE in part:
-                return part, False
-    return None
+def install_in_child(setting: str) -> None:
+    """Guard this child process of a guarded test, as its Python start-up hook asks with ``setting`` (the
+    ``CTXSIM_BLOCK_REAL`` variable: the test and its refuser): its connections, lookups and process starts are
+    judged as the test's own are, each refusal raised here and reported to the test."""
+    parsed = parse_setting(setting)
+    if parsed is not None and _active is None:
+        test, refuser = parsed
+        Guard(test, refuser=refuser).install()
+
+
+def refuse_until_exit(test: str) -> None:
+    """From now until this interpreter ends, refuse what a guard refuses, naming ``test`` (what outlived the
+    session: an ``atexit`` handler, a daemon thread)."""
+    global _active, _hooked
+    with _hook_lock:
+        if not _hooked:
+            sys.addaudithook(_audit)
+            _hooked = True
+    guard = Guard(test, refuser=("127.0.0.1", 9))
+    guard._report_to = None
+    _active = guard

@@ -3,7 +3,8 @@
 :func:`run_command` runs one shell command to completion (a statusline command at one point); :class:`LineProcess`
 keeps one child for a whole session and exchanges one line at a time with it (a ``stream:`` tracker). Both kill
 whatever the child left behind, a ``setsid`` escape included where the platform allows it (:func:`subreaper`).
-Internal: the layer ``cmd:`` and ``stream:`` trackers are built on.
+:func:`printable` escapes what a child (or any input) wrote that a terminal would act on. Internal: the layer
+``cmd:`` and ``stream:`` trackers are built on.
 """
 
 from __future__ import annotations
@@ -23,5 +24,6 @@ if TYPE_CHECKING:
         run_command as run_command,
         subreaper as subreaper,
     )
+    from ._shown import printable as printable, unprintable as unprintable
 
 __getattr__, __dir__ = lazy_face(globals())

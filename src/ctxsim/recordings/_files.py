@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "MAX_LINES", "MAX_RECORDING_BYTES", "MAX_SCENARIO_BYTES", "FileRefused", "cut", "deeper_than",
-           "read_bounded"]
+           "lines_of", "read_bounded"]
 
 MAX_SCENARIO_BYTES = 8 * 1024 * 1024
 """The largest scenario file read (the bundled ones are a few KiB; 20,000 calls written out are about 2 MiB)."""
@@ -83,3 +84,16 @@ def deeper_than(value: Any, depth: int) -> bool:
 def cut(text: str, limit: int = 200) -> str:
     """``text`` as an error quotes it: at most ``limit`` characters."""
     return text if len(text) <= limit else f"{text[:limit]}..."
+
+
+def lines_of(text: str) -> Iterator[tuple[int, str, int]]:
+    """``(number, line, end)`` for each line of ``text`` (``end``: the offset just past it), split on ``\\n``
+    alone (as JSON lines are: U+2028, U+2029, U+0085 or a form feed inside a string are text, not line ends), one
+    at a time (a large recording is not copied into a list of lines)."""
+    start, number, size = 0, 0, len(text)
+    while start < size:
+        end = text.find("\n", start)
+        end = size if end < 0 else end
+        number += 1
+        yield number, text[start:end], end
+        start = end + 1

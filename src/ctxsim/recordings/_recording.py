@@ -37,7 +37,7 @@ from typing import Any
 
 from ..wire import Frame, Observation, Script, number_subagents
 from ..world import MAX_SYSTEM_PREFIX, Truth
-from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
+from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, lines_of, read_bounded
 from ._truth import SYNTHETIC, read_usage
 
 __all__ = ["Recording", "RecordingError", "read_jsonl", "read_recording", "transcript_frame", "transcript_frames"]
@@ -107,10 +107,9 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except UnicodeDecodeError as exc:
         raise RecordingError(0, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data_bytes
+    text = text.removeprefix("\ufeff")  # a byte-order mark some editors write first: not part of the first line
     lines: list[tuple[int, dict[str, Any]]] = []
-    raws = text.splitlines()
-    last = max((n for n, raw in enumerate(raws, 1) if raw.strip()), default=0)
-    for number, raw in enumerate(raws, 1):
+    for number, raw, end in lines_of(text):
         if not raw.strip():
             continue
         if len(lines) >= MAX_LINES:
@@ -118,7 +117,8 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            raise RecordingError(number, f"not a JSON line ({cut(str(exc))})", last_line=number == last) from None
+            last = not text[end + 1:].strip()  # the file's last line: maybe cut short by a writer still writing
+            raise RecordingError(number, f"not a JSON line ({cut(str(exc))})", last_line=last) from None
         except RecursionError:
             raise RecordingError(number, f"nested deeper than {MAX_DEPTH} levels") from None
         if deeper_than(data, MAX_DEPTH):

@@ -322,6 +322,7 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
 
     default = name or (path.stem if path is not None else "scenario")
     name = r.get(top, "name", "", r.string, default)
+    r.printable_name(name, top.value_lines.get("name", 1))
     head = _Head(
         r, top, name=name, source=r.get(top, "source", "", r.string, ""),
         description=r.get(top, "description", "", r.string, ""), path=path if path is not None else Path(file),

@@ -14,10 +14,13 @@ converted: Python refuses 4,300 digits and more), and a token count above :data:
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Collection
 from typing import Any
 
 import yaml
+
+from ..processes import printable, unprintable
 
 __all__ = ["MAX_DIGITS", "MAX_TOKENS", "MAX_VALUES", "HugeNumber", "LineLoader", "Map", "Positioned", "Reader", "Seq",
            "describe", "join_path", "load"]
@@ -107,17 +110,24 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
+"""An integer written with leading zeros (``0100``): YAML 1.1 reads octal (64); a scenario means decimal (100)."""
+
+
 def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
-    """An integer, unless written too long to convert (:class:`HugeNumber`)."""
+    """An integer, unless written too long to convert (:class:`HugeNumber`); leading zeros are decimal."""
     text = str(node.value)
     if len(text) > MAX_DIGITS:
         return HugeNumber(sum(c.isdigit() for c in text))
+    if _LEADING_ZERO.fullmatch(text):
+        return int(text.replace("_", ""), 10)
     return yaml.SafeLoader.construct_yaml_int(loader, node)
 
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
 LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+LineLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0[0-9_]+$"), list("-+0"))
 
 def _libyaml_loader() -> Any:
     """libyaml's parser with the same constructors (several times faster on valid files), or None without it."""
@@ -130,6 +140,7 @@ def _libyaml_loader() -> Any:
     CLineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     CLineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
     CLineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+    CLineLoader.add_implicit_resolver("tag:yaml.org,2002:int", re.compile(r"^[-+]?0[0-9_]+$"), list("-+0"))
     return CLineLoader
 
 
@@ -210,8 +221,25 @@ def describe(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     if isinstance(value, str):
-        return repr(value)
+        return quoted(value)
     return repr(value) if isinstance(value, (int, float)) else type(value).__name__
+
+
+QUOTE_LIMIT = 40
+"""Characters of a string an error quotes, at most."""
+_MAY_HOLD_A_SECRET = re.compile(r"[=@]|://|(?i:sk-|hf_|gh[oprsu]_|github_pat_|xox[abprs]-|AKIA|AIza|eyJ|glpat-|npm_|"
+                                r"pypi-|password|passwd|secret|token|login)|[A-Za-z]*\d[A-Za-z\d]{6,}|[A-Za-z]{3,}\d")
+"""What an error does not quote: a ``KEY=VALUE`` line (``.env``), a URL or e-mail (``.git-credentials``), a
+``.netrc`` line, anything shaped like a key (a run mixing letters and digits)."""
+
+
+def quoted(text: str) -> str:
+    """``text`` as an error quotes it: at most :data:`QUOTE_LIMIT` characters, control and bidirectional characters
+    escaped (``repr``), and nothing at all when it may hold a secret (a file linked in by mistake)."""
+    shown = text[:QUOTE_LIMIT]
+    if _MAY_HOLD_A_SECRET.search(shown):
+        return f"a string of {len(text):,} characters (not shown: it may hold a secret)"
+    return repr(text) if len(text) <= QUOTE_LIMIT else f"{shown!r}... ({len(text):,} characters)"
 
 
 class Reader:
@@ -221,6 +249,12 @@ class Reader:
         self.file = file
         self.make_error = error
         """Makes the exception: ``error(message, file=, line=, key=)``."""
+
+    def printable_name(self, name: str, line: int) -> None:
+        """Refuse a scenario's ``name`` holding a control or bidirectional character (it is printed everywhere)."""
+        if any(unprintable(c) for c in name):
+            raise self.error(line, "name", f"a scenario's name is one line of printable text (no control or "
+                                           f"bidirectional characters), got {printable(name)[:80]!r}")
 
     def error(self, line: int, path: str, message: str) -> Exception:
         where = f"{self.file}:{line}: " + (f"{path}: " if path else "")

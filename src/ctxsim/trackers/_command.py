@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
-from ..processes import OUTPUT_LIMIT, Outcome, exited, run_command, subreaper
+from ..processes import OUTPUT_LIMIT, Outcome, exited, printable, run_command, subreaper
 from ._base import Estimate, PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
@@ -261,7 +261,7 @@ class CommandTracker:
 
     def _error(self, session: Session, run: _PointRun, what: str, stderr: str) -> PointTrackerError:
         name = session.name or session.session_id
-        tail = " | ".join(line for line in _tail(stderr).splitlines() if line.strip())  # one line, whatever it printed
+        tail = printable(" | ".join(line for line in _tail(stderr).splitlines() if line.strip()))  # one line
         return PointTrackerError(
             f"ctxsim: command tracker {self.name} ({self.command!r}) on session {name!r} at point "
             f"#{run.observation.index} ({run.observation.label}) {what}"

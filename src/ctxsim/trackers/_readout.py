@@ -69,11 +69,20 @@ def _figure(text: str, what: str) -> re.Match[str]:
     return match
 
 
+def _as_shown(line: str) -> str:
+    """One line as a terminal shows it: each carriage return moves back to its start, and what follows overwrites
+    (``999\\r150003`` shows ``150003``, ``150003\\r999`` shows ``999003``)."""
+    shown = ""
+    for part in line.split("\r"):
+        shown = part + shown[len(part):]
+    return shown
+
+
 def clean_output(text: str) -> str:
-    """``text`` as a reader sees it on a terminal: escape sequences removed, non-breaking spaces made spaces,
-    trailing blanks of each line dropped."""
-    text = _ESCAPES.sub("", text).replace("\xa0", " ").replace("\r", "")
-    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+    """``text`` as a reader sees it on a terminal: escape sequences removed, carriage returns overwriting,
+    non-breaking spaces made spaces, trailing blanks of each line dropped."""
+    text = _ESCAPES.sub("", text).replace("\xa0", " ")
+    return "\n".join(_as_shown(line).rstrip() for line in text.split("\n")).strip("\n")
 
 
 @dataclass(frozen=True)
@@ -163,7 +172,7 @@ def read_output(stdout: str, readout: Readout | None, window: int, unknown: str 
     percentage into tokens; ``unknown`` is what output saying "no estimate" looks like (:func:`says_unknown`).
     Raises :class:`UnreadableOutput` when the output holds no estimate in that form."""
     text = clean_output(stdout)
-    if not text.strip() or _NO_ESTIMATE.search(text):
+    if not text.strip() or ("TBD" in text and _NO_ESTIMATE.search(text)):
         return None
     if readout is None:
         last = text.strip().splitlines()[-1].strip()
@@ -200,6 +209,8 @@ _CCSTATUSLINE_SETTINGS = (
 _CCSTATUSLINE_PY_SETTINGS = ('color_level = "none"\nminimalist_mode = false\n'
                              'lines = [\n    { widgets = [{ type = "context_pct" }, { type = "tokens_used" }] },\n]\n')
 
+# Each pattern that starts with a run of digits may start only where the run does (a lookbehind): a search never
+# retries from inside a long run, so it is linear in the output, not quadratic (65,000 digits: a millisecond).
 PRESETS: dict[str, Readout] = {r.name: r for r in (
     # ccstatusline 2.x: its context-length widget, raw, to three decimals of k (exact), after a custom "len=".
     Readout(r"len=(?P<tokens>[\d.,]+[kM]?)", name="ccstatusline",
@@ -208,15 +219,15 @@ PRESETS: dict[str, Readout] = {r.name: r for r in (
     # 1,000,000 the tokens are right and the percentage is not, so the percentage (Math.round) is read.
     # "🧠 N/A" where it has no figure: no context_window and no assistant line with usage in the transcript
     # (17.2.1 dist/index.js:6189-6202; 20.0.24 prints the same).
-    Readout(r"(?P<tokens>[\d,]+) \((?P<percent>\d+)%\)", group="percent", percent_spread=(-0.5, 0.5),
+    Readout(r"(?<![\d,])(?P<tokens>[\d,]+) \((?P<percent>\d+)%\)", group="percent", percent_spread=(-0.5, 0.5),
             unknown=r"🧠 N/A", name="ccusage"),
     # ccline 1.x: "⚡️ 70.4% · 140.8k tokens" (its tokens include the output); "- · - tokens" where the transcript
     # has no assistant line with usage (1.1.2 right after /clear; upstream context_window.rs: None => ("-", "-")).
-    Readout(r"(?P<tokens>[\d.,]+[kM]?) tokens", unknown=r"(?:^|\s)- · - tokens", name="ccline"),
+    Readout(r"(?<![\d.,])(?P<tokens>[\d.,]+[kM]?) tokens", unknown=r"(?:^|\s)- · - tokens", name="ccline"),
     # cc-statusline's generated script: "Context Remaining: 30%" = 100 - floor(tokens * 100 / window); TBD before.
     Readout(r"Context Remaining: (?P<remaining>\d+)%", percent_spread=(0.0, 1.0), name="cc-statusline"),
     # ccstatusline-py: "70.0%" = Claude Code's used_percentage (a whole percent), printed only when non-zero.
-    Readout(r"(?P<percent>\d+(?:\.\d+)?)%", percent_spread=(-0.5, 0.5), name="ccstatusline-py",
+    Readout(r"(?<![\d.])(?P<percent>\d+(?:\.\d+)?)%", percent_spread=(-0.5, 0.5), name="ccstatusline-py",
             blank="it prints nothing when Claude Code's used_percentage is 0 or absent",
             home_files={".config/ccstatusline-py/settings.toml": _CCSTATUSLINE_PY_SETTINGS}),
 )}

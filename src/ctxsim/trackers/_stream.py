@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..processes import LineError, LineProcess
+from ..processes import LineError, LineProcess, printable
 from ._base import PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 
@@ -162,7 +162,7 @@ class StreamTracker:
 
     def _error(self, what: str, raw: dict[str, Any] | None, stderr: str) -> PointTrackerError:
         where = "" if raw is None else f" on message #{self._messages} ({_describe(raw)})"
-        tail = " | ".join(line.strip() for line in _tail(stderr).splitlines() if line.strip())  # one line
+        tail = printable(" | ".join(line.strip() for line in _tail(stderr).splitlines() if line.strip()))  # one line
         return PointTrackerError(f"ctxsim: stream tracker {self.name} ({self.command!r}){where} {what}"
                                  + (f"; stderr ends: {tail}" if tail else "; stderr was empty"))
 

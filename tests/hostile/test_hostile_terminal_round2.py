@@ -1,0 +1,83 @@
+"""The terminal is not writable by input: no control or bidirectional character from a scenario's name or text, or
+from a command's stderr, reaches the output raw (a property test over names, texts and outputs, and the doors end
+to end: ``ctxsim run``'s lines, a command tracker's error, ``serve``'s export block)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from _tally import Tally
+from hypothesis import given, settings, strategies as st
+
+from ctxsim.processes import printable, unprintable
+from ctxsim.scenario import load_scenario
+
+HOSTILE = ["\x1b[31m", "\x1b]0;title\x07", "\r", "\n", "\x00", "\x7f", "\x85", "\u202e", "\u2066", "\u200f",
+           "\u2028", "\u2029", "\ufeff", "\x9b"]
+"""Characters and sequences a terminal acts on."""
+
+texts = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=8)), max_size=8).map("".join)
+
+
+def _raw(output: str) -> list[str]:
+    """The characters of ``output`` a terminal would act on (its own line ends aside)."""
+    return sorted({repr(c) for c in output.replace("\n", "") if unprintable(c)})
+
+
+@given(texts)
+@settings(max_examples=300, deadline=None)
+def test_printable_leaves_nothing_a_terminal_acts_on_and_keeps_the_rest(text: str) -> None:
+    shown = printable(text)
+    assert not any(unprintable(c) for c in shown)
+    assert (shown == text) == (not any(unprintable(c) for c in text))
+    assert all(c in shown for c in text if not unprintable(c) and unicodedata.category(c) != "Cs")
+
+
+@given(texts)
+@settings(max_examples=150, deadline=None)
+def test_a_scenario_name_is_printable_or_refused_in_a_printable_line(tmp_path_factory: pytest.TempPathFactory,
+                                                                     name: str) -> None:
+    path = tmp_path_factory.mktemp("names") / "s.yaml"
+    path.write_text(f"name: {json.dumps(name)}\nqueries:\n  - prompt: {json.dumps(name)}\n    steps:\n"
+                    f"      - call: {{in: 3, cc: 100, cr: 1000, out: 10}}\n", encoding="utf-8")
+    try:
+        scenario = load_scenario(path)
+    except Exception as exc:  # a ctxsim error: one line, nothing a terminal acts on
+        message = str(exc)
+        assert message.startswith("ctxsim: ") and "\n" not in message and not _raw(message), message
+        return
+    assert not any(unprintable(c) for c in scenario.name)
+
+
+@pytest.mark.parametrize("name", ["evil\nctxsim: FAKE all good", "\x1b[2J\x1b[31mred", "gnp.\u202eexe",
+                                  "a\rctxsim: FAKE"])
+def test_a_hostile_scenario_name_is_refused_in_one_printable_line(hostile: Tally, tmp_path: Path, name: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: {json.dumps(name)}\nqueries:\n  - prompt: hi\n    steps:\n"
+                    f"      - call: {{in: 3, cc: 100, cr: 1000, out: 10}}\n")
+    for argv in (["run", str(path)], ["serve", str(path), "--timeout", "1"]):
+        done = subprocess.run([sys.executable, "-m", "ctxsim.cli", *argv], capture_output=True, text=True,
+                              timeout=120)
+        output = done.stdout + done.stderr
+        case = f"a scenario named {name!r} ({argv[0]})"
+        hostile.line(case, output, "ctxsim: *s.yaml:1: name: a scenario's name is one line of printable text*")
+        assert not _raw(output), _raw(output)
+        assert not any(line.startswith(("ctxsim: FAKE", "export EVIL")) for line in output.splitlines()), output
+
+
+def test_a_command_s_stderr_escapes_are_not_echoed_raw(hostile: Tally, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nqueries:\n  - prompt: hi\n    steps:\n"
+                    "      - call: {in: 3, cc: 100, cr: 1000, out: 10}\n")
+    command = "cmd:printf '\\033[2J\\033[31mred\\033]0;title\\007 \\342\\200\\256gnp.exe\\r\\n' >&2; echo nonsense"
+    done = subprocess.run([sys.executable, "-m", "ctxsim.cli", "run", str(path), "--tracker", command],
+                          capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    hostile.case("a command's stderr with escapes")
+    assert "stderr ends:" in output and "\\x1b" in output, output
+    assert not _raw(output), _raw(output)
