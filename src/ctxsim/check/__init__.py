@@ -39,13 +39,13 @@ from .._lazy import lazy_face
 if TYPE_CHECKING:
     from ._causes import (
         FEATURES as FEATURES,
-        catalogue_runs as catalogue_runs,
+        explain as explain,
         features as features,
         likely_causes as likely_causes,
-        name_cause as name_cause,
         not_knowable as not_knowable,
         payload_wrong as payload_wrong,
     )
+    from ._fit import Diagnosis as Diagnosis, Readings as Readings, agrees as agrees, diagnose as diagnose
     from ._report import Point as Point, Report as Report, TrackingError as TrackingError
     from ._run import (
         AsyncTracker as AsyncTracker,
