@@ -120,6 +120,9 @@ class Readings:
         several inference iterations, whose top level sums them), ``nested`` (cache writes only in the nested
         breakdown)."""
         sessions: set[Any] = set()
+        self.text: dict[int, int] = {}
+        """Characters / 4 of the tool results so far (each block's rounded down), by observation point."""
+        chars = 0
         self._memo: dict[tuple[Reading, int], int | None] = {}
         lanes = {lane: _Lane() for lane in (*_LANES, ("result", "main"))}
         window, model = 200_000, None
@@ -139,6 +142,8 @@ class Readings:
                         for (source, chain), lane in lanes.items():
                             if source != "result" and (chain == "all" or not side):
                                 lane.row(source, chain, data, message, values)
+                elif kind == "user":
+                    chars += _tool_result_chars(data.get("message"))
                 elif kind == "system" and data.get("subtype") == "compact_boundary":
                     self.compaction = True
                     meta = data.get("compact_metadata")
@@ -169,6 +174,7 @@ class Readings:
                 if observation is not None and observation.index not in self.points:
                     self.points[observation.index] = {k: lane.snapshot() for k, lane in lanes.items()}
                     self.reported[observation.index] = window
+                    self.text[observation.index] = chars
 
     def _quirks(self, usage: Mapping[str, Any]) -> None:
         iterations = usage.get("iterations")
@@ -184,8 +190,12 @@ class Readings:
         key = (reading, index)
         if key in self._memo:
             return self._memo[key]
-        last, total, peak, compacted, post, cleared = self.points[index][reading.source, reading.chain]
         value: int | None
+        if reading.source == "text":
+            value = int(self.text[index] * reading.overhead)
+            self._memo[key] = value
+            return value
+        last, total, peak, compacted, post, cleared = self.points[index][reading.source, reading.chain]
         if reading.aggregate == "last":
             if cleared and reading.at_reset == "forget":
                 value = None
@@ -201,6 +211,20 @@ class Readings:
             value = min(value, 200_000 if reading.cap == "200k" else self.reported[index])
         self._memo[key] = value
         return value
+
+
+def _tool_result_chars(message: Any) -> int:
+    """Characters / 4 of the tool results of a user message, each block's rounded down (a block's content as the
+    SDK hands it over: its text, or the string of what it holds)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    out = 0
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            out += len(inner if isinstance(inner, str) else str(inner or "")) // 4
+    return out
 
 
 def agrees(point: Point, value: int | None) -> bool:

@@ -199,12 +199,14 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
           "and cache, and counts subagents' tool results",
           "design 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')",
-          breaks=_all_but()),  # blind to the system prompt and tools: under everywhere
+          breaks=_all_but(),  # blind to the system prompt and tools: under everywhere
+          reading=Reading("text", "sum", (), chain="all", overhead=1.3)),
     Entry("nonadditive-prompt", NonAdditiveContextManager,
           "takes input_tokens as the whole context (Ollama's prompt_tokens semantics): on the Anthropic "
           "shape that is the uncached tail, ~0%",
           "design 004 (ContextManager, 'non-additive prompt_tokens' pattern)",
-          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT), variant_of="input-only"),
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT), variant_of="input-only",
+          reading=Reading("row", keys=("in",), at_reset="keep")),
     # --- the survey ---
     Entry("claude-code-statusline", _latest("claude-code-statusline", after_compaction="unknown"),
           "current_usage is null from /compact until the next call although the boundary states the new size",

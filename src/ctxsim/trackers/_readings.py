@@ -21,12 +21,13 @@ KEYS = ("in", "cc", "cr", "out")
 
 _KEY_WORDS = {"in": "input", "cc": "cache writes", "cr": "cache reads", "out": "output"}
 
-Source = Literal["call", "row", "finished", "both-ids", "result"]
+Source = Literal["call", "row", "finished", "both-ids", "result", "text"]
 """Which messages a reading reads: ``call``, assistant messages once per message id (a replay of an earlier call
 skipped); ``row``, every assistant row (a call written as several rows, a streamed partial, a replay);
 ``finished``, the rows with a ``stop_reason`` (and the last partial of a call without one); ``both-ids``, rows
 deduplicated by message id and request id only where both are present; ``result``, the result message of each
-query (Claude Code's sum over the query's calls)."""
+query (Claude Code's sum over the query's calls); ``text``, no usage at all: characters / 4 of every tool result's
+text (times :attr:`Reading.overhead`), an estimate blind to the system prompt, the tools, output and cache."""
 
 AfterCompaction = Literal["keep", "unknown", "post-or-zero"]
 """What a ``last`` reading shows from a compaction to the next call: the value before it, nothing (None), or the
@@ -58,6 +59,8 @@ class Reading:
     at_reset: Literal["forget", "keep"] = "forget"
     """What a ``last`` reading does at a ``/clear``: forget its value (None until the next call), or keep it."""
     cap: Cap = "none"
+    overhead: float = 1.0
+    """A ``text`` reading's factor on its characters / 4 (1.3: an allowance for reasoning)."""
     per: Literal["window", "autocompact"] = "window"
     """``autocompact``: the value divided by the autocompact threshold rather than the window (times
     :data:`AUTOCOMPACT_SHARE`), as a gauge whose ratio is taken against the threshold reads."""
@@ -84,6 +87,10 @@ class Reading:
         formula = self.formula()
         chain = "main-chain " if self.chain == "main" else ""
         every = "" if self.chain == "main" else " (subagents' and error messages' included)"
+        if self.source == "text":
+            times = f", times {self.overhead:g}" if self.overhead != 1 else ""
+            return (f"an estimate from the text of every tool result (characters / 4{times}), not from usage: "
+                    f"blind to the system prompt, the tools, the output and the cache")
         if self.source == "result":
             what = ("the latest result message's usage" if self.aggregate == "last"
                     else "a running total of every result message's usage")
@@ -124,7 +131,7 @@ def every_reading() -> list[Reading]:
     of the latest call or row (main chain or every message; kept, unknown or post_tokens after a compaction), of
     the latest result, and of running totals over calls, rows, finished rows, rows by both ids and results;
     running totals with the largest cache read so far (the Arbiter formula); each unclamped, at 200,000 or at the
-    reported window; the latest call's prompt over the autocompact threshold."""
+    reported window; the latest call's prompt over the autocompact threshold; characters / 4 of the tool results."""
     out: list[Reading] = []
     for keys in _key_sets():
         for cap in ("none", "200k", "reported"):
@@ -140,6 +147,7 @@ def every_reading() -> list[Reading]:
     for source in ("call", "row"):
         for after in ("keep", "unknown", "post-or-zero"):
             out.append(Reading(source, after_compaction=after, per="autocompact"))
+    out += [Reading("text", "sum", (), chain="all", overhead=factor) for factor in (1.0, 1.3)]
     for n in range(0, 4):
         for keys in combinations(("in", "cc", "out"), n):
             for source in ("call", "row"):
