@@ -133,7 +133,7 @@ class Readings:
                 if kind == "assistant":
                     message = data.get("message")
                     usage = message.get("usage") if isinstance(message, dict) else None
-                    if isinstance(usage, dict) and usage:
+                    if isinstance(message, dict) and isinstance(usage, dict) and usage:
                         values = _fields(usage)
                         self._quirks(usage)
                         side = data.get("parent_tool_use_id") is not None or message.get("model") == "<synthetic>"

@@ -126,6 +126,13 @@ def _key_sets() -> list[tuple[str, ...]]:
     return [combo for n in range(1, 5) for combo in combinations(KEYS, n)]
 
 
+_SOURCES: tuple[Source, ...] = ("call", "row")
+_CHAINS: tuple[Literal["main", "all"], ...] = ("main", "all")
+_AFTER: tuple[AfterCompaction, ...] = ("keep", "unknown", "post-or-zero")
+_RESETS: tuple[Literal["forget", "keep"], ...] = ("forget", "keep")
+_CAPS: tuple[Cap, ...] = ("none", "200k", "reported")
+
+
 def every_reading() -> list[Reading]:
     """Every reading a likely cause is fitted against, simplest first (:attr:`Reading.complexity`): each key set
     of the latest call or row (main chain or every message; kept, unknown or post_tokens after a compaction), of
@@ -134,23 +141,24 @@ def every_reading() -> list[Reading]:
     reported window; the latest call's prompt over the autocompact threshold; characters / 4 of the tool results."""
     out: list[Reading] = []
     for keys in _key_sets():
-        for cap in ("none", "200k", "reported"):
-            for source in ("call", "row"):
-                for chain in ("main", "all"):
-                    for after in ("keep", "unknown", "post-or-zero"):
-                        for reset in ("forget", "keep"):
+        for cap in _CAPS:
+            for source in _SOURCES:
+                for chain in _CHAINS:
+                    for after in _AFTER:
+                        for reset in _RESETS:
                             out.append(Reading(source, "last", keys, chain=chain, after_compaction=after,
                                                at_reset=reset, cap=cap))
-                    for src in ((source, "finished", "both-ids") if source == "row" else (source,)):
+                    sums: tuple[Source, ...] = (source, "finished", "both-ids") if source == "row" else (source,)
+                    for src in sums:
                         out.append(Reading(src, "sum", keys, chain=chain, cap=cap))
             out += [Reading("result", "last", keys, cap=cap), Reading("result", "sum", keys, cap=cap)]
-    for source in ("call", "row"):
-        for after in ("keep", "unknown", "post-or-zero"):
+    for source in _SOURCES:
+        for after in _AFTER:
             out.append(Reading(source, after_compaction=after, per="autocompact"))
     out += [Reading("text", "sum", (), chain="all", overhead=factor) for factor in (1.0, 1.3)]
     for n in range(0, 4):
         for keys in combinations(("in", "cc", "out"), n):
-            for source in ("call", "row"):
-                for chain in ("main", "all"):
+            for source in _SOURCES:
+                for chain in _CHAINS:
                     out.append(Reading(source, "sum", keys, peak=("cr",), chain=chain))
     return sorted(out, key=lambda r: r.complexity)
