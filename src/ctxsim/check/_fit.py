@@ -228,12 +228,14 @@ def _tool_result_chars(message: Any) -> int:
 
 
 def agrees(point: Point, value: int | None) -> bool:
-    """The tracker's estimate at ``point`` is ``value``: both unknown, within a gauge's band, or at most 2 tokens
-    or 0.01% apart."""
+    """The tracker's estimate at ``point`` is ``value``: both unknown, within a gauge's band, both 0, or at most 2
+    tokens or 0.01% apart."""
     if value is None or point.estimate is None:
         return value is None and point.estimate is None
     if point.band is not None:
         return point.band[0] - 2 <= value <= point.band[1] + 2
+    if not point.estimate or not value:
+        return point.estimate == value  # rounding never makes a count 0, nor 0 a count
     return abs(point.estimate - value) <= max(2, abs(value) // 10_000)
 
 
@@ -311,21 +313,10 @@ def diagnose(report: Report, readings: Readings, *, exclude: Iterable[int] = (),
     points = [p for p in report.points if p.observation.index in readings.points]
     if not failing or any(p.observation.index not in readings.points for p in failing):
         return None
-    best: tuple[int, int] = (0, 0)
-    ties: list[tuple[Reading, frozenset[int]]] = []
-    for reading in _candidates():
-        explained = frozenset(p.observation.index for p in failing
-                              if agrees(p, readings.value(reading, p.observation.index)))
-        if not explained or len(explained) < best[0]:
-            continue
-        agreeing = [p for p in points if agrees(p, readings.value(reading, p.observation.index))]
-        if all(not p.estimate for p in agreeing):
-            continue  # agreeing only where both say nothing, or 0, says nothing about the formula
-        score = (len(explained), len(agreeing))
-        if score > best:
-            best, ties = score, [(reading, explained)]
-        elif score == best:
-            ties.append((reading, explained))
+    best, ties = _best(readings, failing, points, blank=False)
+    if not ties:  # only readings agreeing where both say nothing or 0: named only where one or two do
+        best, ties = _best(readings, failing, points, blank=True)
+        ties = ties if len(ties) <= _BLANK_TIES else []
     if not ties or not _enough(best[0], len(failing)):
         return None
     named = tuple(r for r, _ in ties)
@@ -337,6 +328,33 @@ def diagnose(report: Report, readings: Readings, *, exclude: Iterable[int] = (),
     quirks = frozenset(readings.quirks | ({"inclusive"} if report.session.usage == "inclusive" else set()))
     return Diagnosis(named, ties[0][1], frozenset(p.observation.index for p in failing), examples,
                      readings.compaction, readings.reset, quirks)
+
+
+_BLANK_TIES = 2
+"""A tracker whose numbers agree with readings only where both say nothing or 0 is named only when at most this
+many readings do: more, and nothing in the stream tells its formula."""
+
+
+def _best(readings: Readings, failing: list[Point], points: list[Point], *,
+          blank: bool) -> tuple[tuple[int, int], list[tuple[Reading, frozenset[int]]]]:
+    """The readings that give the most failing numbers, then agree at the most points, with that score;
+    ``blank``: those that agree only where both say nothing or 0 (else those are left out)."""
+    best: tuple[int, int] = (0, 0)
+    ties: list[tuple[Reading, frozenset[int]]] = []
+    for reading in _candidates():
+        explained = frozenset(p.observation.index for p in failing
+                              if agrees(p, readings.value(reading, p.observation.index)))
+        if not explained or len(explained) < best[0]:
+            continue
+        agreeing = [p for p in points if agrees(p, readings.value(reading, p.observation.index))]
+        if all(not p.estimate for p in agreeing) != blank:
+            continue
+        score = (len(explained), len(agreeing))
+        if score > best:
+            best, ties = score, [(reading, explained)]
+        elif score == best:
+            ties.append((reading, explained))
+    return best, ties
 
 
 def _enough(explained: int, failing: int) -> bool:
