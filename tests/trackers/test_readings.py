@@ -45,12 +45,19 @@ def test_every_declared_reading_is_one_a_cause_is_fitted_against() -> None:
     assert {reading for _, _, reading in DECLARED} <= every
 
 
-@pytest.mark.parametrize("name", sorted(PORTS))
-def test_a_port_s_headline_bug_is_named_right_on_the_scenario_of_its_report(name: str) -> None:
+def _on_its_scenario(name: str, fixed: bool) -> tuple[Any, Any]:
+    """The port ``name`` (its fix with ``fixed``) run over the scenario built from its report, and that scenario."""
     port = PORTS[name]
     scenario = load_scenario(bundled_dir() / f"{port.scenario}.yaml")
     assert isinstance(scenario, SessionScenario)
-    report = run_tracker_parsed(port.buggy(), scenario.session, scenario.scripts(), tolerance=scenario.tolerance)
+    tracker = port.fixed() if fixed else port.buggy()
+    return run_tracker_parsed(tracker, scenario.session, scenario.scripts(), tolerance=scenario.tolerance), scenario
+
+
+@pytest.mark.parametrize("name", sorted(PORTS))
+def test_a_port_s_headline_bug_is_named_right_on_the_scenario_of_its_report(name: str) -> None:
+    port = PORTS[name]
+    report, scenario = _on_its_scenario(name, fixed=False)
     assert not report.ok, f"{name} must fail the scenario built from its report"
     diagnosis = diagnose(report, Readings(scenario.scripts()))
     assert diagnosis is not None and not diagnosis.partial
@@ -60,8 +67,5 @@ def test_a_port_s_headline_bug_is_named_right_on_the_scenario_of_its_report(name
 
 @pytest.mark.parametrize("name", sorted(PORTS))
 def test_a_port_s_fix_passes_the_scenario_of_its_report(name: str) -> None:
-    port = PORTS[name]
-    scenario = load_scenario(bundled_dir() / f"{port.scenario}.yaml")
-    assert isinstance(scenario, SessionScenario)
-    report = run_tracker_parsed(port.fixed(), scenario.session, scenario.scripts(), tolerance=scenario.tolerance)
+    report, _ = _on_its_scenario(name, fixed=True)
     assert report.ok, str(report)
