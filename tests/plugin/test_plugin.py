@@ -114,7 +114,8 @@ def test_failing_reference_names_the_first_bad_point_and_its_line(project: pytes
     result.stdout.fnmatch_lines([
         "scenarios/wrong.yaml:7: mala-overwrite must track scenario 'wrong' (expect.pass), but does not",
         # a results-only tracker is judged at result points only
-        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*(mala-accumulate)",
+        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*your number is the latest result message's usage: input + "
+        "output*(as in mala-overwrite*",
         "first failing point: q1 result (scenarios/wrong.yaml:3)",
     ])
 

@@ -76,9 +76,9 @@ class Entry:
     breaks: Breaks = Breaks()
     """The conformance contracts it fails (it passes the others)."""
     about: frozenset[str] = frozenset()
-    """What a stream must show for this bug to be the likely cause of a failure on it (names of
-    :data:`ctxsim.check.FEATURES`: ``compaction``, ``subagent``, ``several-calls``...; any one of them will do);
-    empty: the formula misreads every call, so any stream shows it."""
+    """What a stream must show for this bug to show (names of :data:`ctxsim.check.FEATURES`: ``compaction``,
+    ``subagent``, ``several-calls``...; any one of them will do); empty: the formula misreads every call, so any
+    stream shows it. (A likely cause is named by :attr:`reading`, fitted against the numbers, not by this.)"""
     variant_of: str = ""
     """The entry whose formula this one is, with one more bug: where that bug does not show, the other entry's
     cause is this one's too."""
