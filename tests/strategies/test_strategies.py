@@ -302,7 +302,7 @@ def test_streams_apply_their_plan_with_the_session_seed(stream: MessageStream) -
         [f.data for s in replayed for f in s.frames])
 
 
-@settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=100, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(message_streams(faults=fault_plans(reads=frozenset({"sdk"}))))
 def test_a_compaction_never_reads_as_growing_the_context(stream: MessageStream) -> None:
     # what a compaction leaves is at most what the stream last showed: a shrunk counterexample of a stale gauge

@@ -157,7 +157,7 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
 
     def compact(post: int) -> None:
         conversation = builder.main_context() - baseline  # what there is beyond the system prefix
-        shown = (baseline if tally.prompt is None else tally.prompt) + tally.output - baseline
+        shown = builder.shown_context() - baseline
         if not tally.calls or min(conversation, shown) < 2:
             return  # Claude Code compacts a conversation, never an empty one
         # a summary, smaller than what it summarizes, and than the context the stream last showed: a compaction

@@ -308,12 +308,10 @@ def compaction_band(post_tokens: int, context: int, first_call: tuple[int, int])
     Two-sided, from what the stream shows of the prefix: where the first call read the prefix from the cache, the
     prefix is that read (:func:`system_prefix`), and the band runs from the truth to the summary plus it; where it
     found nothing cached, the stream shows only an upper bound (the whole first prompt, which also holds the first
-    user message), and the band runs from the summary alone to the summary plus that bound; so it does where the
-    first call read more than :data:`MAX_SYSTEM_PREFIX` (the stream began mid-conversation: that read is no lower
-    bound of the prefix)."""
+    user message), and the band runs from the summary alone to the summary plus that bound."""
     cached, _ = first_call
     high = post_tokens + system_prefix(first_call)
-    low = high if 0 < cached <= MAX_SYSTEM_PREFIX else post_tokens  # a larger read held conversation too
+    low = high if cached else post_tokens
     return (min(context, low), max(context, high))
 
 
