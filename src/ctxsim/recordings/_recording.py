@@ -476,10 +476,9 @@ def _after_compaction(post: int, said: int | None, first: tuple[int, int] | None
     main-chain call (``first``: its cache read, at least the cached prefix; its whole prompt, at most the prefix and
     the first user message): a tracker may answer anything from ``post`` plus the one to ``post`` plus the other.
     Where the recording carries the CLI's own ``get_context_usage()`` right after the compaction (``said``), that is
-    the truth, exactly, and an estimate between it and the summary plus the first call's cache read (its whole
-    prompt on a cold cache) still passes, and so does one down to the summary plus that read (the summary alone on
-    a cold cache: :func:`ctxsim.world.compaction_band`'s two sides); otherwise the point is not knowable, and the
-    band is what a tracker may answer there (or None).
+    the truth, and an estimate from the summary plus the first call's cache read (the summary alone on a cold cache)
+    to the summary plus that read (its whole prompt on a cold cache) passes; otherwise the point is not knowable,
+    and the band is what a tracker may answer there (or None).
 
     A first call that read more from the cache than a system prompt and tools take
     (:data:`~ctxsim.world.MAX_SYSTEM_PREFIX`: a resumed session, a transcript that begins mid-conversation) read
