@@ -57,7 +57,7 @@ def test_a_failure_carries_its_first_point_and_whole_likely_cause_into_every_rep
     assert failure is not None and failure.text is not None
     assert f"first failing point: #{row['first']['index']} {row['first']['point']}" in failure.text
     # never cut: the whole clause (longer than a table's column), in the page, the JSON and the JUnit text
-    assert len(row["cause"]) > 100 and row["cause"].endswith("(ccusage-fallback)")
+    assert len(row["cause"]) > 100 and "ccusage-fallback" in row["cause"]
     assert row["cause"] in page and f"likely cause: {row['cause']}" in failure.text
 
 

@@ -75,20 +75,23 @@ def test_interleaved_sidechains_fool_a_last_row_reader_only() -> None:
     assert last_row(clean.rows_at(sub)) == truth  # the newer layout: the main file has no sidechain row
 
 
-def test_replayed_rows_come_later_and_fool_a_latest_row_reader() -> None:
+def test_replayed_rows_go_into_a_new_file_and_fool_only_a_reader_of_every_file() -> None:
     clean, faulted = _faulted(F.ReplayedRows(rate=1.0))
+    own = clean.main.path
+    assert faulted.files[own].rows == clean.files[own].rows  # the session's own file is not written again
+    resumed = [path for path in faulted.files if path not in clean.files]
+    assert len(resumed) == 1 and "/" not in resumed[0]
+    copies = faulted.files[resumed[0]].rows
+    assert copies and {r["sessionId"] for r in copies} == {resumed[0].removesuffix(".jsonl")}
     fooled = []
     for index in _call_points(faulted):
-        rows = faulted.rows_at(index)
         truth = faulted.points[index].observation.truth.prompt
-        assert main_chain(rows) == truth
-        fooled.append(last_row(rows) != truth)
-        stamps = [r["timestamp"] for r in rows if r.get("timestamp")]
-        assert stamps == sorted(stamps)  # later timestamps: by time, too, the replay is the latest
+        assert faulted.points[index].transcript == own and last_row(faulted.rows_at(index)) == truth
+        every = sorted((r for path in faulted.files for r in faulted.rows_at(index, path)
+                        if r.get("type") == "assistant" and not r.get("isSidechain")), key=lambda r: r["timestamp"])
+        fooled.append(last_row(every) != truth)  # the latest row of the project by time: the replay
     assert any(fooled)
-    assert all(last_row(clean.rows_at(i)) == clean.points[i].observation.truth.prompt
-               for i in _call_points(clean))
-    ids = [r["uuid"] for r in faulted.rows if "uuid" in r]
+    ids = [r["uuid"] for path in faulted.files for r in faulted.files[path].rows if "uuid" in r]
     assert len(ids) == len(set(ids))
 
 

@@ -114,8 +114,8 @@ def test_failing_reference_names_the_first_bad_point_and_its_line(project: pytes
     result.stdout.fnmatch_lines([
         "scenarios/wrong.yaml:7: mala-overwrite must track scenario 'wrong' (expect.pass), but does not",
         # a results-only tracker is judged at result points only
-        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*sums input+output*",
-        "*(mala-accumulate)",  # the likely cause wrapped, never cut
+        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*your number is the latest result*",
+        "*(as in mala-overwrite*",  # the likely cause wrapped, never cut
         "first failing point: #2 q1 result (scenarios/wrong.yaml:3)",
     ])
 

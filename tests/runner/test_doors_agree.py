@@ -67,22 +67,8 @@ def shared_runs() -> Iterator[None]:
             runs[key] = run_scenario(scenario, tracker, name=name)
         return runs[key]
 
-    import ctxsim.check._causes as causes
-
-    catalogue: dict[tuple[Any, ...], Any] = {}
-    catalogue_runs = causes.catalogue_runs
-
-    def shared_catalogue(session: Any, scripts: Any, tolerance: int, faults: Any = None) -> Any:
-        # the catalogue over a scenario's stream, which likely causes compare a failing run with, is the same
-        # for every tracker failing on it
-        key = (session.name, session.session_id, tolerance, faults)
-        if key not in catalogue:
-            catalogue[key] = catalogue_runs(session, scripts, tolerance, faults)
-        return catalogue[key]
-
     mp = pytest.MonkeyPatch()
     mp.setattr(plan, "run_scenario", shared_run)
-    mp.setattr(causes, "catalogue_runs", shared_catalogue)
     yield
     mp.undo()
 

@@ -300,3 +300,20 @@ def test_streams_apply_their_plan_with_the_session_seed(stream: MessageStream) -
     # compared as JSON text: a garbage-values fault may write NaN, which is never equal to itself
     assert json.dumps([f.data for s in stream.scripts for f in s.frames]) == json.dumps(
         [f.data for s in replayed for f in s.frames])
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(message_streams(faults=fault_plans(reads=frozenset({"sdk"}))))
+def test_a_compaction_never_reads_as_growing_the_context(stream: MessageStream) -> None:
+    # what a compaction leaves is at most what the stream last showed: a shrunk counterexample of a stale gauge
+    # (over the truth after a compaction) cannot turn into one under it
+    shown = None
+    for script in stream.scripts:
+        for frame in script.frames:
+            point = frame.observation
+            if point is None or not point.truth.knowable:
+                continue
+            if point.kind == "compaction" and shown is not None:
+                assert point.truth.prompt <= shown, (point.label, point.truth.prompt, shown)
+            if point.kind in ("call", "compaction", "reset"):
+                shown = point.truth.next_request

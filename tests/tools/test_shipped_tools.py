@@ -69,7 +69,9 @@ call."""
 SYNTHETIC = {"statusline-synthetic-error-row": "q1 result", "synthetic-error-null-usage": "q1 result"}
 """Every scenario with synthetic error rows (``<synthetic>``, ``isApiErrorMessage``): the result after the first."""
 REPLAYED_LATER = {"b06-message-in-several-files": "q1 call 2", "statusline-replayed-row-later": "q2 call 1"}
-"""Every scenario with a call's rows replayed after a later call: that later call."""
+"""Every scenario with a call's rows replayed after a later call: that later call. Claude Code writes the replay
+into a new file (a resumed session's), and every tool here reads the session's own file (the payload's
+``transcript_path``): none is pinned on it."""
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
@@ -172,8 +174,6 @@ _SIDECHAIN = Bug("the last assistant line, no isSidechain filter: a subagent's r
                  "(research fixture d)", "under", INTERLEAVED)
 _SYNTHETIC_ROW = Bug("the last assistant line, no isApiErrorMessage/<synthetic> check: 0 (research fixture e)",
                      "under", SYNTHETIC)
-_REPLAY = Bug("the last assistant line: a replayed earlier call, written after a later one, taken as the context "
-              "(research fixture f)", "under", REPLAYED_LATER)
 _NARROW_WINDOW = Bug("the transcript fallback's window is 200,000 (data-loader-DZaU_svm.js:3960, offline) where the "
                      "session's is 1,000,000: its percentage is five times Claude Code's (research section 1)",
                      "over", WIDE)
@@ -193,15 +193,13 @@ PINS: dict[str, tuple[Bug, ...]] = {
         Bug("copies the compact_boundary's postTokens, the summary alone (2,680 vs 14,477 in fixture b1 T): "
             "dist/ccstatusline.js:58073", "under", COMPACTED),
         _CCSTATUSLINE_CLEAR,
-        Bug("the most recent usage by timestamp: a replayed row (dist/ccstatusline.js:58011-58030, research fixture "
-            "f T)", "under", REPLAYED_LATER),
         _ADDS_INCLUSIVE),
     "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
-    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE),
+    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE),
     "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
     "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
     "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
-        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _REPLAY, _ADDS_INCLUSIVE)),
+        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE)),
     "cc-statusline@1.4.0 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
         _PAYLOAD_INCLUSIVE),

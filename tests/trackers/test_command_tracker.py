@@ -246,3 +246,12 @@ def test_ctx_tracker_cmd_skips_a_recorded_stream_saying_why(pytester: pytest.Pyt
     result.assert_outcomes(passed=2, skipped=1)   # the reference and arbiter-msgid's pinned failure run; yours skips
     result.stdout.fnmatch_lines(["*ctxsim: cmd:echo is not judged here: the scenario plays a recorded stream; a "
                                  "statusline command reads the transcript and payload*"])
+
+
+@needs_node
+@pytest.mark.parametrize("name", ["b06-message-in-several-files", "statusline-replayed-row-later"])
+def test_a_reader_of_the_session_s_own_transcript_file_is_not_failed_for_a_resumed_session_s_copy(name: str) -> None:
+    # Claude Code writes a resume's copies of earlier rows into a new file, never into the session's own one
+    scenario = corpus(f"{name}.yaml")
+    run = run_scenario(scenario, node("last_row.js"))
+    assert run.ok, str(run.report)

@@ -115,16 +115,21 @@ def test_the_reference_agrees_when_told_the_prefix_and_is_within_the_knowable_ba
     assert untold.points[-1].estimate == capture["post"] + whole
 
 
-def test_a_tracker_that_copies_post_tokens_fails_at_the_compaction(capture: dict[str, Any]) -> None:
+def test_a_tracker_that_copies_post_tokens_is_off_the_truth_but_within_what_this_stream_allows(
+        capture: dict[str, Any]) -> None:
+    # the capture's first call found nothing cached: nothing in the stream bounds the system prefix from below, so
+    # the summary alone is as defensible as the summary plus the whole first prompt (the band's two sides)
     class CopiesPost(ContextTracker):
         def observe(self, message: object) -> None:
             super().observe(message)
             if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
                 self._prompt = message.data["compact_metadata"]["post_tokens"]
 
+    assert capture["calls"][0]["cache_read_input_tokens"] == 0
     report = run_tracker(CopiesPost(), _session(capture))
-    assert not report.ok
-    assert report.failures[0].observation.kind == "compaction"
+    point = next(p for p in report.points if p.observation.kind == "compaction")
+    assert point.estimate == capture["post"] and point.error == capture["post"] - point.observation.truth.prompt
+    assert point.ok and point.error < 0
 
 
 def test_the_fake_transport_reports_the_system_prefix_as_the_cli_does() -> None:

@@ -25,6 +25,10 @@ From async code, ``await`` :func:`arun_tracker` or :func:`assert_tracks_async`. 
 and :func:`assert_tracks` work from anywhere: called where an event loop already runs (an ``asyncio`` or ``anyio``
 test), they play the session on a worker thread with its own loop while the caller waits.
 
+A failing run's likely cause (:func:`likely_causes`, :func:`explain`) says what the tracker's numbers are: every
+reading of the stream's usage fields (:class:`Readings`, :func:`ctxsim.trackers.every_reading`) is fitted against
+its estimates (:func:`diagnose`), and the one that gives them is named in the user's words (a :class:`Diagnosis`).
+
 When a tracker raises, the report's ``crash`` names the message it raised on and its ``traceback`` shows the frames
 of the tracker's own code (ctxsim's and the SDK's left out); a failing run whose estimates are ratios (a float in
 [0, 1] where the truth is tokens) gets a hint to :class:`FromRatio`.
@@ -39,13 +43,13 @@ from .._lazy import lazy_face
 if TYPE_CHECKING:
     from ._causes import (
         FEATURES as FEATURES,
-        catalogue_runs as catalogue_runs,
+        explain as explain,
         features as features,
         likely_causes as likely_causes,
-        name_cause as name_cause,
         not_knowable as not_knowable,
         payload_wrong as payload_wrong,
     )
+    from ._fit import Diagnosis as Diagnosis, Readings as Readings, agrees as agrees, diagnose as diagnose
     from ._report import Point as Point, Report as Report, TrackingError as TrackingError
     from ._run import (
         AsyncTracker as AsyncTracker,

@@ -1,40 +1,35 @@
-"""Likely causes: which catalogued bug a failing run shows, named only when that is specific.
+"""Likely causes: what a failing tracker's numbers are, named by the fields they fit.
 
-A failure's ``likely cause`` column (``pytest --ctx-scenarios``, ``ctxsim run``, ``ctxsim fuzz``) names a catalogued
-bug (:data:`ctxsim.trackers.CATALOGUE`) only when both hold:
+A failure's ``likely cause`` column (``pytest --ctx-scenarios``, ``ctxsim run``, ``ctxsim fuzz``) says, at each
+failing point:
 
-1. **the formula matches**: the catalogued tracker, run over the same stream (one fed only results read at every
-   point), gives the tracker's estimate at *every* failing point (within the tolerance and 1%, off the same way),
-   and fails at exactly those of the tracker's points; of several such entries, the one that agrees with the
-   tracker at the most points, and none when two agree at as many (the stream cannot tell them apart);
-2. **the stream has what the bug is about**: the entry's :attr:`~ctxsim.trackers.Entry.about` names features
-   (:data:`FEATURES`: a compaction, a subagent, several calls...) and the stream shows at least one of them.
+- where the truth is not knowable: ``return None here`` and why (:func:`not_knowable`);
+- for a statusline command, where Claude Code's own payload is wrong and the command shows what it says: that
+  the payload is wrong there, its figure, the truth and what to read instead (:func:`payload_wrong`);
+- for a gauge showing another quantity or dividing by another window: which (:attr:`ctxsim.check.Report.confusion`);
+- else the formula the tracker's numbers are (:func:`ctxsim.check.diagnose`): every reading of the stream's usage
+  fields (:func:`ctxsim.trackers.every_reading`: which message, which keys, summed or last, main chain or every
+  message, what at a compaction, which window) is fitted against the tracker's estimates, and the one that gives
+  them, the simplest of those that agree at the most points, is named in the user's words, with the catalogue
+  entries that share it and what the stream cannot tell it from; a reading that gives only some of the failing
+  numbers says how many.
 
-Otherwise the column says nothing at that point: a wrong cause is worse than none. At a point whose truth is not
-knowable it says ``return None here`` and why; for a statusline command, at a point where Claude Code's own payload
-is wrong and the command shows what the payload says, it says so, with the payload's figure, the truth and what to
-read instead (:func:`payload_wrong`).
-
-``benchmarks/bench_causes.py`` measures the precision of the named causes over every catalogue entry and every
-tracker mutant (each knows its cause, :attr:`ctxsim.trackers.mutants.Mutant.cause`) across the corpus.
+``benchmarks/bench_causes.py`` measures how often a cause is named and how often it is right, over every catalogue
+entry, every tracker mutant and every port of a real tracker (:mod:`ctxsim.trackers.ports`), buggy and fixed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from ..trackers import CATALOGUE, ResultsOnly, make_tracker
-from ._run import run_tracker_parsed
+from ._fit import Diagnosis, Readings, diagnose
 
 if TYPE_CHECKING:
-    from ..faults import FaultPlan
     from ..wire import Script
-    from ..world import Session
-    from ._report import Point, Report
+    from ._report import Report
 
-__all__ = ["FEATURES", "catalogue_runs", "features", "likely_causes", "name_cause", "not_knowable", "payload_wrong"]
+__all__ = ["FEATURES", "explain", "features", "likely_causes", "not_knowable", "payload_wrong"]
 
 FEATURES: Mapping[str, str] = {
     "compaction": "a compact_boundary",
@@ -47,8 +42,6 @@ FEATURES: Mapping[str, str] = {
     "reset": "a new conversation (/clear, or a new session id)",
 }
 """What a stream can show that a catalogued bug is about, by name (:attr:`ctxsim.trackers.Entry.about`)."""
-
-_EVERY_KIND = frozenset({"call", "subagent", "compaction", "reset", "result"})
 
 _WHY = {
     "reset": "a new conversation began and no call has shown its size yet",
@@ -108,62 +101,6 @@ def features(scripts: Iterable[Script], window: int) -> frozenset[str]:
     return frozenset(out)
 
 
-def catalogue_runs(session: Session, scripts: Callable[[], Iterable[Script]], tolerance: int,
-                   faults: FaultPlan | None = None) -> dict[str, Report]:
-    """Every catalogued buggy tracker over fresh ``scripts()`` of ``session`` (:func:`ctxsim.check.run_tracker_parsed`,
-    the fast path), by name; one fed only results is read at every point, as a tracker fed everything would be."""
-    out: dict[str, Report] = {}
-    for name, entry in CATALOGUE.items():
-        if name == "reference":
-            continue
-        tracker = make_tracker(entry.factory, session)  # a gauge is told the session's world
-        if isinstance(tracker, ResultsOnly):
-            tracker = dataclasses.replace(tracker, judged_at=_EVERY_KIND)
-        out[name] = run_tracker_parsed(tracker, session, scripts(), tolerance=tolerance, faults=faults)
-    return out
-
-
-def _agree(mine: Point, theirs: Point, tolerance: int) -> bool:
-    """Both estimates unknown, or within the tolerance and 1% of each other."""
-    if mine.estimate is None or theirs.estimate is None:
-        return mine.estimate is None and theirs.estimate is None
-    return abs(theirs.estimate - mine.estimate) <= max(tolerance, abs(mine.estimate) // 100)
-
-
-def name_cause(report: Report, runs: Mapping[str, Report], shown: frozenset[str]) -> str | None:
-    """The catalogue entry whose bug ``report``'s failure is, by the two rules of this module (``runs``:
-    :func:`catalogue_runs` of the same stream; ``shown``: its :func:`features`), or None when none is specific."""
-    failing = [p for p in report.failures if p.observation.truth.knowable]
-    if not failing or report.crash is not None or report.stall is not None:
-        return None
-    mine = {p.observation.index for p in failing}
-    judged = {p.observation.index for p in report.points}
-    scored: list[tuple[int, str]] = []
-    for name, other in runs.items():
-        about = CATALOGUE[name].about
-        if (about and not about & shown) or other.crash is not None or name == report.tracker:
-            continue
-        theirs = {q.observation.index: q for q in other.points}
-        if not judged <= theirs.keys():
-            continue
-        if any(theirs[p.observation.index].ok or not _agree(p, theirs[p.observation.index], report.tolerance)
-               or (p.error or 0) * (theirs[p.observation.index].error or 0) < 0 for p in failing):
-            continue
-        if {i for i in judged if not theirs[i].ok and theirs[i].observation.truth.knowable} != mine:
-            continue
-        scored.append((sum(_agree(p, theirs[p.observation.index], report.tolerance) for p in report.points), name))
-    scored.sort(key=lambda s: -s[0])
-    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
-        return None
-    return scored[0][1]
-
-
-def _clause(name: str) -> str:
-    """``<the entry's bug, first clause> (<its name>)``."""
-    clause = CATALOGUE[name].bug.split(";")[0].strip()  # whole: a table wraps it, never cuts it
-    return f"{clause} ({name})"
-
-
 def not_knowable(report: Report) -> dict[int, str]:
     """At each failing point whose truth is not knowable, by observation index: ``return None here`` and why."""
     out: dict[int, str] = {}
@@ -212,16 +149,24 @@ def payload_wrong(report: Report) -> dict[int, str]:
 
 def likely_causes(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict[int, str]:
     """The ``likely cause`` column of ``report``'s failing points, by observation index (see the module): not
-    knowable, Claude Code's payload wrong, or the catalogued bug named when specific. ``scripts`` makes fresh
-    scripts of the stream the report was run over (faults applied). Costs one fast run per catalogue entry: call it
-    for a failure to explain, not in a loop."""
+    knowable, Claude Code's payload wrong, a gauge's confusion, or the formula the tracker's numbers fit
+    (:func:`explain`). ``scripts`` makes fresh scripts of the stream the report was run over (faults applied)."""
+    return explain(report, scripts)[0]
+
+
+def explain(report: Report, scripts: Callable[[], Iterable[Script]]) -> tuple[dict[int, str], Diagnosis | None]:
+    """:func:`likely_causes`, and the :class:`~ctxsim.check.Diagnosis` its formula comes from (None where none
+    fits, or the failure is explained otherwise)."""
     out = {**not_knowable(report), **payload_wrong(report)}
-    if not [p for p in report.failures if p.observation.index not in out]:
-        return out
-    shown = features(scripts(), report.session.window)
-    runs = catalogue_runs(report.session, scripts, report.tolerance)
-    name = name_cause(report, runs, shown)
-    if name is not None:
-        text = _clause(name)
-        out.update({p.observation.index: text for p in report.failures if p.observation.index not in out})
-    return out
+    rest = [p for p in report.failures if p.observation.index not in out]
+    if not rest:
+        return out, None
+    confused = report.confusion
+    if confused is not None:
+        out.update({p.observation.index: confused.removeprefix("ctxsim: ") for p in rest})
+        return out, None
+    diagnosis = diagnose(report, Readings(scripts()), exclude=out)
+    if diagnosis is not None:
+        text = diagnosis.text()
+        out.update({p.observation.index: text for p in rest if p.observation.index in diagnosis.explained})
+    return out, diagnosis

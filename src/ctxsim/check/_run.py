@@ -224,6 +224,9 @@ async def arun_tracker(
     and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
     ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
     transcript with its transcript form applied (:mod:`ctxsim.check`), not at those of ``scripts``.
+    A tracker with a ``bind_client(client)`` method is handed the connected ``ClaudeSDKClient`` before the first
+    query, so it can ask it (``await client.get_context_usage()`` in an async ``context_tokens``) as an app holding
+    its client does; what it answers is judged against the truth like any estimate.
     """
     if isinstance(tracker, PointTracker):
         report = Report(tracker_name(tracker), session, tolerance)
@@ -237,6 +240,9 @@ async def arun_tracker(
         with progress.scope:
             progress.wait("the SDK client to connect (its initialize request)")
             await client.connect()
+            bind = getattr(tracker, "bind_client", None)
+            if callable(bind):  # a tracker that asks the client (get_context_usage) is handed the one it tracks
+                bind(client)
             await _play(client, transport.scripts, probe, progress)
         if progress.scope.cancelled_caught:
             progress.stalled()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
 
 from ..wire import Frame, Observation, Script
-from ..world import Truth, system_prefix
+from ..world import Truth, compaction_band
 from ._units import (
     ANCHOR_KINDS,
     USAGE_KEYS,
@@ -217,7 +217,7 @@ class FaultStream:
 
     def _estimate_compactions(self) -> None:
         """Give each compaction the estimates its stream allows: the boundary's post size plus the system prefix
-        as the session's first readable main call shows it (:func:`ctxsim.world.system_prefix`), which a fault may
+        as the session's first readable main call shows it (:func:`ctxsim.world.compaction_band`), which a fault may
         have changed (a cache read moved to creation, usage made unreadable); not knowable where no readable call
         comes before it, and not knowable with those estimates as its band where that call's counts are typed
         otherwise than the SDK types them (``'9'``: a tracker may read them or not)."""
@@ -242,9 +242,7 @@ class FaultStream:
             meta = unit.frames[0].data.get("compact_metadata") or unit.frames[0].data.get("compactMetadata")
             post = meta.get("post_tokens", meta.get("postTokens")) if isinstance(meta, dict) else None
             if isinstance(post, int) and is_count(post):
-                shown = post + system_prefix(first)
-                context = obs.truth.prompt
-                estimated = (min(context, shown), max(context, shown))
+                estimated = compaction_band(post, obs.truth.prompt, first)
                 if retyped:
                     self.set_truth(unit, replace(obs.truth, knowable=False, unseen=estimated, estimated=None))
                 elif estimated != obs.truth.estimated:

@@ -90,7 +90,8 @@ FAULT_SURFACES: Mapping[str, Surfaces] = {
                             "claude-code#22686)"),
     "interleaved_sidechains": _on("transcript", source="older Claude Code wrote subagent rows into the main file "
                                   "(hapi#1256, ccstatusline#70)"),
-    "replayed_rows": _on("transcript", source="resumed sessions repeat rows (LifeOS#1894, aiusage#32)"),
+    "replayed_rows": _on("transcript", source="resumed sessions repeat rows in a new file (LifeOS#1894, "
+                         "aiusage#32)"),
     "synthetic_error_rows": _on("transcript", source="<synthetic> error rows (ccstatusline#98, framework#686)"),
     "compaction_without_post_tokens": _on("transcript", source="compactMetadata without postTokens "
                                           "(claude-code#72600, ccstatusline#524)"),

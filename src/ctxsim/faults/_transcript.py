@@ -15,7 +15,7 @@ so one scenario's ``faults:`` list breaks its stream and its transcript alike (e
 fault                           truth  what it does
 ==============================  =====  =================================================================
 interleaved_sidechains          keeps  subagent rows in the main file, in write order (the older layout)
-replayed_rows                   keeps  a call's rows written again, new uuids and later timestamps
+replayed_rows                   keeps  a call's rows written again into a new (resumed) file, later
 synthetic_error_rows            keeps  ``<synthetic>`` ``isApiErrorMessage`` zero-usage rows
 compaction_without_post_tokens  param  ``compactMetadata`` without ``postTokens`` (or no metadata)
 half_written_row                keeps  the next row half-written (no newline) when a point is read
@@ -102,14 +102,16 @@ class InterleavedSidechains(TranscriptFault):
 
 @dataclass(frozen=True)
 class ReplayedRows(TranscriptFault):
-    """A main call's ``assistant`` rows written again: new uuids, same ``message.id``, usage and ``requestId``,
-    and timestamps later than the rows around them.
+    """A main call's ``assistant`` rows written again into a new file, as resuming a session does: a file of a new
+    session id in the same project directory, whose rows carry new uuids, that session id, the same
+    ``message.id``, usage and ``requestId``, and timestamps later than the rows around them.
 
-    Resume and session copies re-append earlier rows (danielmiessler/LifeOS#1894, juliantanx/aiusage#32,
-    ccusage's note on replayed parent messages). ``where="later"`` writes the copy right after a later main call
-    of the same file, once the context has moved on: a tool that takes the last row, or the latest timestamp,
-    reads the old call (ccstatusline's transcript path, ccline, ccusage's fallback: Statusline tools as shipped);
-    ``"after"`` right after its own call. Keeps the truth.
+    Resume and session copies re-append earlier rows into a new file (danielmiessler/LifeOS#1894,
+    juliantanx/aiusage#32, ccusage's note on replayed parent messages); the session's own file is not written
+    again. ``where="later"`` writes the copy right after a later main call, once the context has moved on: a tool
+    that takes the latest row of every file in the project by timestamp reads the old call (ccusage's fallback:
+    Statusline tools as shipped), while a tool reading the session's own file (the payload's ``transcript_path``)
+    is not fooled; ``"after"`` right after its own call. Keeps the truth.
     """
 
     name = "replayed_rows"
@@ -126,18 +128,21 @@ class ReplayedRows(TranscriptFault):
             calls = _calls(file)
             spots = [(n, calls[n + 1][-1] if self.where == "later" else calls[n][-1])
                      for n in range(len(calls) - (self.where == "later"))]
-            for n, spot in sorted(FaultStream.pick(rng, spots, self.rate), key=lambda p: p[1], reverse=True):
+            picked = FaultStream.pick(rng, spots, self.rate)
+            if not picked:
+                continue
+            session = FaultStream.new_uuid(rng)
+            resumed = TranscriptFile(f"{session}.jsonl")
+            for n, spot in sorted(picked, key=lambda p: p[1]):
                 stamp = file.rows[spot]["timestamp"]
-                copies = []
+                moment = file.order[spot]
+                step = 1 / (len(calls[n]) + 1)
                 for k, index in enumerate(calls[n], 1):
                     row = copy.deepcopy(file.rows[index])
-                    row["uuid"] = FaultStream.new_uuid(rng)
-                    row["timestamp"] = _at(stamp, k)
-                    copies.append(row)
-                step = 1 / (len(copies) + 1)
-                moment = file.order[spot]
-                file.rows[spot + 1:spot + 1] = copies
-                file.order[spot + 1:spot + 1] = [moment + step * k for k in range(1, len(copies) + 1)]
+                    row.update(uuid=FaultStream.new_uuid(rng), timestamp=_at(stamp, k), sessionId=session)
+                    resumed.rows.append(row)
+                    resumed.order.append(moment + step * k)
+            transcript.files[resumed.path] = resumed
 
 
 def _calls(file: TranscriptFile) -> list[list[int]]:

@@ -43,15 +43,25 @@ class FuzzResult:
     """Seconds the whole run took, shrinking included."""
     stream: Any = None
     """The shrunk counterexample (a :class:`ctxsim.strategies.MessageStream`), or None."""
+    cause: Any = None
+    """What the first failing stream's numbers are (a :class:`ctxsim.trackers.Reading`, a gauge's confusion, or
+    None where none fits): shrinking kept it, so the counterexample shows the same bug."""
+    shrink_stopped: float | None = None
+    """Where shrinking was stopped at its time bound (:data:`SHRINK_SECONDS`), the seconds it had run; None when
+    it ended on its own."""
 
     def timing(self) -> str:
-        """``(first failing: #22, 0.29 s in; run 0.54 s)``: when the first failure came, and the whole run."""
-        return f"(first failing: #{self.found_at}, {self.found_after or 0:.2f} s in; run {self.seconds:.2f} s)"
+        """``(first failing: #22, 0.29 s in; run 0.54 s)``: when the first failure came, and the whole run (and
+        that shrinking was stopped at its bound, when it was)."""
+        stopped = (f"; shrinking stopped at its {self.shrink_stopped:.0f} s bound, the counterexample may not be "
+                   f"the smallest" if self.shrink_stopped is not None else "")
+        return (f"(first failing: #{self.found_at}, {self.found_after or 0:.2f} s in; run {self.seconds:.2f} s"
+                f"{stopped})")
 
 
 def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0, seed: int = 0,
          progress: TextIO | None = sys.stderr, database: ExampleDatabase | None = None,
-         key: str = "") -> FuzzResult:
+         key: str = "", shrink_seconds: float | None = None) -> FuzzResult:
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
     Streams are of shapes Claude Code produces (:func:`ctxsim.strategies.sessions`), with faults real on the surface
@@ -62,6 +72,12 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     cannot reduce a large error to an off-by-one; only when no stream breaks that does a second pass look for
     smaller errors. A tracker that raises counts as failing (its report says
     where). The report's table names the likely cause (:func:`ctxsim.check.likely_causes`).
+
+    Shrinking keeps the bug: a smaller stream counts as failing only where the formula its numbers fit
+    (:func:`ctxsim.check.diagnose`; for a gauge, its confusion) is the first failing stream's, so the counterexample
+    names the same cause (:attr:`FuzzResult.cause`). It is bounded in time: past ``shrink_seconds`` (default
+    :data:`SHRINK_SECONDS`) after the first failure no smaller stream is taken, the smallest so far is the
+    counterexample, and :attr:`FuzzResult.shrink_stopped` (and :meth:`FuzzResult.timing`) say so.
 
     Deterministic for a given ``seed`` and the same code: besides the seed, Hypothesis draws some values from the
     literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
@@ -77,9 +93,12 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     started = time.monotonic()
     froze = freeze_imports()  # the imports out of the cyclic collector's way for the loop
     try:
-        found, below = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, MARGIN)
+        bound = SHRINK_SECONDS if shrink_seconds is None else shrink_seconds
+        found, below = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, MARGIN,
+                             bound)
         if found is None and below:  # every failure was small: look for those
-            found, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, 0.0)
+            found, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, 0.0,
+                             bound)
     finally:
         if froze:
             thaw_imports()
@@ -95,12 +114,38 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
 MARGIN = 0.01
 """A fuzzed stream fails where the tracker is off by more than the tolerance plus this share of the window."""
 
+SHRINK_SECONDS = 60.0
+"""How long shrinking may run after the first failure before the smallest stream so far is taken."""
+
+
+def _cause(report: Report, stream: Any) -> Any:
+    """What ``report``'s failing numbers are, as shrinking compares it: the reading named
+    (:func:`ctxsim.check.diagnose`), a gauge's confusion, or None where none fits (a crash, a stall)."""
+    from ..check import Readings, diagnose, not_knowable
+
+    if report.crash is not None or report.stall is not None or report.error is not None:
+        return ("crash", report.how)
+    confused = report.confusion
+    if confused is not None:
+        return confused
+    diagnosis = diagnose(report, Readings(stream.scripts), exclude=not_knowable(report))
+    return None if diagnosis is None else frozenset(diagnosis.ties)
+
+
+def _same_cause(first: Any, other: Any) -> bool:
+    """Two streams' causes (:func:`_cause`) name the same bug: the same confusion or crash, or readings in common
+    (a smaller stream may tell fewer readings apart, never other ones)."""
+    if isinstance(first, frozenset) and isinstance(other, frozenset):
+        return bool(first & other)
+    return bool(first == other)
+
 
 def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, tolerance: int, seed: int,
           progress: TextIO | None, database: ExampleDatabase | None, key: str, started: float,
-          margin: float) -> tuple[tuple[Any, Report] | None, int]:
+          margin: float, bound: float) -> tuple[tuple[Any, Report] | None, int]:
     """One Hypothesis run: the shrunk failing ``(stream, report)`` (None: none failed by more than the tolerance
-    plus ``margin`` of the window), and how many streams failed by less."""
+    plus ``margin`` of the window), and how many streams failed by less; shrinking keeps the first failure's cause
+    and stops taking smaller streams ``bound`` seconds after it."""
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, target
 
     from ..check import run_tracker_parsed
@@ -112,6 +157,8 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     floor = [0]
     """Half the first failing stream's error, once there is one: what shrinking keeps the error above (a stream
     that passed before was below it, so every verdict stays the same)."""
+    first: dict[str, Any] = {}
+    """The first failure's cause and when it came."""
 
     def check(stream: Any) -> None:
         result.examples += 1
@@ -130,6 +177,18 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
         if not failing:
             result.found_at, result.found_after = result.examples, time.monotonic() - started
             floor[0] = worst // 2 if margin else 0
+            first.update(cause=_cause(report, stream), at=time.monotonic())
+            result.cause = first["cause"]
+        elif time.monotonic() - first["at"] > bound:
+            if result.shrink_stopped is None:
+                result.shrink_stopped = bound
+                if progress is not None:
+                    print(f"ctxsim fuzz: shrinking stopped at its {bound:.0f} s bound; the smallest stream so far is "
+                          f"the counterexample", file=progress)
+            if stream.scripts != failing[-1][0].scripts:
+                return  # past the bound only the smallest so far fails (Hypothesis replays it last)
+        elif not _same_cause(first["cause"], _cause(report, stream)):
+            return  # another bug: shrinking keeps the first one's
         failing.append((stream, report))
         raise AssertionError(report.summary())
 

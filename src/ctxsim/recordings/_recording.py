@@ -476,9 +476,9 @@ def _after_compaction(post: int, said: int | None, first: tuple[int, int] | None
     main-chain call (``first``: its cache read, at least the cached prefix; its whole prompt, at most the prefix and
     the first user message): a tracker may answer anything from ``post`` plus the one to ``post`` plus the other.
     Where the recording carries the CLI's own ``get_context_usage()`` right after the compaction (``said``), that is
-    the truth, exactly, and an estimate between it and the summary plus the first call's cache read (its whole
-    prompt on a cold cache) still passes; otherwise the point is not knowable, and the band is what a tracker may
-    answer there (or None).
+    the truth, and an estimate from the summary plus the first call's cache read (the summary alone on a cold cache)
+    to the summary plus that read (its whole prompt on a cold cache) passes; otherwise the point is not knowable,
+    and the band is what a tracker may answer there (or None).
 
     A first call that read more from the cache than a system prompt and tools take
     (:data:`~ctxsim.world.MAX_SYSTEM_PREFIX`: a resumed session, a transcript that begins mid-conversation) read
@@ -492,7 +492,7 @@ def _after_compaction(post: int, said: int | None, first: tuple[int, int] | None
     low, high = (post if resumed else post + cached), post + max(cached, prompt)
     if said is not None:  # estimates between the figure and the summary plus what the first call shows track it
         shown = post + (cached or prompt)
-        return Truth(said, 0, first_call=first, estimated=(min(said, shown), max(said, shown)))
+        return Truth(said, 0, first_call=first, estimated=(min(said, low), max(said, shown)))
     why = ("the boundary states the summary's size only (compact_metadata.post_tokens); the system prompt and tools "
            "also in the context show only through the first call, as a band" + (
                f" (it read {cached:,} tokens from the cache: the stream began mid-conversation, so the prefix is "

@@ -157,9 +157,12 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
 
     def compact(post: int) -> None:
         conversation = builder.main_context() - baseline  # what there is beyond the system prefix
-        if not tally.calls or conversation < 2:
+        shown = builder.shown_context() - baseline
+        if not tally.calls or min(conversation, shown) < 2:
             return  # Claude Code compacts a conversation, never an empty one
-        post = max(1, min(post, conversation - 1))  # a summary, smaller than what it summarizes
+        # a summary, smaller than what it summarizes, and than the context the stream last showed: a compaction
+        # never reads as growing the context, so a shrunk counterexample cannot turn a stale gauge's bug around
+        post = max(1, min(post, conversation - 1, shown - 1))
         builder.compact(post)
         compacts.append({"post": post})
         queries[-1]["steps"].append({"compact": compacts[-1]})

@@ -48,6 +48,12 @@ if TYPE_CHECKING:
         user_traceback as user_traceback,
     )
     from ._gauge import Gauge as Gauge
+    from ._readings import (
+        AUTOCOMPACT_SHARE as AUTOCOMPACT_SHARE,
+        KEYS as KEYS,
+        Reading as Reading,
+        every_reading as every_reading,
+    )
     from ._readout import PRESETS as PRESETS, Readout as Readout
     from ._resolve import (
         SpecError as SpecError,

@@ -17,6 +17,7 @@ from ..world import Quantity, Session, auto_compact_threshold, model_window
 from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory, TrackerWorld, make_tracker
 from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
 from ._gauge import Gauge
+from ._readings import Reading
 from ._survey import (
     DEFAULT_WINDOW,
     AutocompactGauge,
@@ -74,12 +75,16 @@ class Entry:
     breaks: Breaks = Breaks()
     """The conformance contracts it fails (it passes the others)."""
     about: frozenset[str] = frozenset()
-    """What a stream must show for this bug to be the likely cause of a failure on it (names of
-    :data:`ctxsim.check.FEATURES`: ``compaction``, ``subagent``, ``several-calls``...; any one of them will do);
-    empty: the formula misreads every call, so any stream shows it."""
+    """What a stream must show for this bug to show (names of :data:`ctxsim.check.FEATURES`: ``compaction``,
+    ``subagent``, ``several-calls``...; any one of them will do); empty: the formula misreads every call, so any
+    stream shows it. (A likely cause is named by :attr:`reading`, fitted against the numbers, not by this.)"""
     variant_of: str = ""
     """The entry whose formula this one is, with one more bug: where that bug does not show, the other entry's
     cause is this one's too."""
+    reading: Reading | None = None
+    """The fields its number is made of (:class:`ctxsim.trackers.Reading`), where one reading says it; None for the
+    reference (right), a gauge (its quantity is what is wrong) and a formula no reading expresses. Declared from the
+    formula and checked against a run of the entry (``tests/trackers/test_readings.py``)."""
 
     @property
     def family(self) -> str:
@@ -151,7 +156,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "design 003 (mala, 'Context Exhaustion Handling'), Task 2: context_usage.input_tokens = usage.input_tokens",
           breaks=_all_but(ways={
               # the query's summed input_tokens, where a gateway puts the whole prompt: each call's counted again
-              "uncached-gateway-usage": "over", **_RESULTS_ONLY})),
+              "uncached-gateway-usage": "over", **_RESULTS_ONLY}),
+          reading=Reading("result", "last", ("in", "out"))),
     Entry("mala-cache-read-pressure", mala(name="mala-cache-read-pressure", include_cache_read=True),
           "reads pressure from ResultMessage.usage with cache reads summed over the query's calls: "
           "719% reported when the context was ~3%",
@@ -162,12 +168,14 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               **dict.fromkeys(("single-call", "per-block-dedupe", "missing-request-id", "cache-expiry",
                                "conversation-reset", "cache-read-drop", "zeroed-error-result",
                                "wrong-context-window"), "under"), **_RESULTS_ONLY}),
-          about=frozenset({"several-calls"})),
+          about=frozenset({"several-calls"}),
+          reading=Reading("result", "last", ("in", "cr", "out"))),
     Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
           "sums input+output over results as if they were per-turn deltas and drops cache reads: "
           "counts spend, not occupancy, and misses the cached prefix",
           "design 000 (mala), add_turn() and pressure_ratio() after the fix",
-          breaks=_all_but(ways={"uncached-gateway-usage": "over", **_RESULTS_ONLY})),
+          breaks=_all_but(ways={"uncached-gateway-usage": "over", **_RESULTS_ONLY}),
+          reading=Reading("result", "sum", ("in", "out"))),
     Entry("arbiter-msgid", lambda: RawDicts(ArbiterTracker(name="arbiter-msgid")),
           "max(cache_read)+sum(input)+sum(output) over every assistant message: keeps the pre-compaction "
           "maximum, takes subagent cache reads as the main context, ignores cache creation",
@@ -175,7 +183,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_all_but(ways={
               # cache creation left out reads under; a gateway's whole-prompt input and iterations' top level add up
               "uncached-gateway-usage": "over", "usage-iterations": "over", "garbage-values": "crash",
-              **_RAISES_ON_GARBAGE_PROMPT})),
+              **_RAISES_ON_GARBAGE_PROMPT}),
+          reading=Reading("call", "sum", ("in", "out"), peak=("cr",), chain="all")),
     Entry("arbiter-uuid", lambda: RawDicts(ArbiterTracker(dedupe_by="uuid", name="arbiter-uuid")),
           "the Arbiter formula deduped by uuid: every content block of a call is counted again (2-3x)",
           "design 001, the 'WRONG - overcounts by 2-3x' variant of Key Gotcha 1",
@@ -183,24 +192,28 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # as arbiter-msgid, and every row of a streamed call adds its input and output again
               **dict.fromkeys(("streaming-partials", "stale-output-tokens", "uncached-gateway-usage",
                                "usage-iterations"), "over"), "garbage-values": "crash", **_RAISES_ON_GARBAGE_PROMPT}),
-          about=frozenset({"per-block-rows"}), variant_of="arbiter-msgid"),
+          about=frozenset({"per-block-rows"}), variant_of="arbiter-msgid",
+          reading=Reading("row", "sum", ("in", "out"), peak=("cr",), chain="all")),
     Entry("debussy-chars", ContextEstimator,
           "estimates chars/4 x 1.3 of tool results and prompts: blind to the system prompt, tools, output "
           "and cache, and counts subagents' tool results",
           "design 002 (debussy, 'Context Monitoring Phase 1: Context Estimation')",
-          breaks=_all_but()),  # blind to the system prompt and tools: under everywhere
+          breaks=_all_but(),  # blind to the system prompt and tools: under everywhere
+          reading=Reading("text", "sum", (), chain="all", overhead=1.3)),
     Entry("nonadditive-prompt", NonAdditiveContextManager,
           "takes input_tokens as the whole context (Ollama's prompt_tokens semantics): on the Anthropic "
           "shape that is the uncached tail, ~0%",
           "design 004 (ContextManager, 'non-additive prompt_tokens' pattern)",
-          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT), variant_of="input-only",
+          reading=Reading("row", keys=("in",), at_reset="keep")),
     # --- the survey ---
     Entry("claude-code-statusline", _latest("claude-code-statusline", after_compaction="unknown"),
           "current_usage is null from /compact until the next call although the boundary states the new size",
           "Claude Code statusline docs: used_percentage = latest call's in+cc+cr, current_usage null after "
           "/compact (Bugs in the wild B16 CC 2.1.218)",
           breaks=_breaks(ways={**_NAIVE_PROMPT, "compaction": "none", "inserted-compaction": "none"}),
-          about=frozenset({"compaction"})),
+          about=frozenset({"compaction"}),
+          reading=Reading("row", after_compaction="unknown")),
     Entry("ccusage-fallback", _latest("ccusage-fallback", main_only=False, skip_synthetic=False),
           "the latest assistant line with no sidechain or synthetic filter, and no compaction handling: a "
           "subagent's line or a zero-usage error line becomes the context",
@@ -209,45 +222,53 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               **_NAIVE_PROMPT, **dict.fromkeys(("subagent-ignored", "interleaved-subagents", "synthetic-errors"),
                                                "under"),
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over")}),
-          about=frozenset({"subagent", "synthetic", "compaction"})),
+          about=frozenset({"subagent", "synthetic", "compaction"}),
+          reading=Reading("row", chain="all")),
     Entry("ccstatusline", _latest("ccstatusline", after_compaction="post-or-zero"),
           "after a compact_boundary shows postTokens, the summary alone (the context also holds the system prompt "
           "and tools: 2,672 where /context said 14,756, captures fact 8), or 0 when the boundary has none",
           "sirmalloc/ccstatusline jsonl-metrics (#524)",
           # every boundary with a post size reads the baseline short, wherever a compaction is judged
           breaks=_breaks("compaction", "inserted-compaction", "compaction-without-post-size", ways=_NAIVE_PROMPT),
-          about=frozenset({"compaction"})),
+          about=frozenset({"compaction"}),
+          reading=Reading("row", after_compaction="post-or-zero")),
     Entry("cumulative-statusline-totals", _summed("cumulative-statusline-totals"),
           "the session's cumulative input totals read as the context: 191%, 359%, '1000%+'",
           "Claude Code statusline total_input_tokens before 2.1.132 (B11: claude-code#13783, ccusage#823)",
           breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways={
               # deduped by message id: a proxy's reused id drops the later calls
               "reused-message-ids": "under", **_RAISES_ON_GARBAGE_PROMPT}),
-          about=frozenset({"several-calls"})),
+          about=frozenset({"several-calls"}),
+          reading=Reading("call", "sum")),
     Entry("ccusage-both-ids-totals", _summed("ccusage-both-ids-totals", dedupe="both_ids", main_only=False),
           "a running total deduped by message.id:requestId only when both exist: without request ids every "
           "content block counts again (2.3x), and the total is spend, not occupancy",
           "ryoppippi/ccusage hash = msgId && reqId ? ... : null (B1: ccusage#976, TokenTracker#62)",
           breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
-          about=frozenset({"several-calls", "per-block-rows"})),
+          about=frozenset({"several-calls", "per-block-rows"}),
+          reading=Reading("both-ids", "sum", chain="all")),
     Entry("input-only", _latest("input-only", fields=("in",)),
           "input_tokens alone: only the uncached tail, ~0% (auto-compaction never fires)",
           "B12: openclaw#70592 (0% vs 44%), hermes-agent#1609, genkit#5412",
-          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_RAISES_ON_GARBAGE_PROMPT),
+          reading=Reading("row", keys=("in",))),
     Entry("cache-creation-ignored", _latest("cache-creation-ignored", fields=("in", "cr")),
           "in+cr without cache creation: drops to ~1% on a cache miss, compaction one step late",
           "B13: charmbracelet/crush#3841; graykode/abtop#56",
-          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_ITERATIONS_OVER)),
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways=_ITERATIONS_OVER),
+          reading=Reading("row", keys=("in", "cr"))),
     Entry("cache-read-only", _latest("cache-read-only", fields=("cr",)),
           "cache_read alone: collapses when a cache expires or a session resumes",
           "B14: claude-code#42338 (cr 172,301 then 0), #94177 (microcompaction)",
-          breaks=_all_but(ways=_ITERATIONS_OVER)),
+          breaks=_all_but(ways=_ITERATIONS_OVER),
+          reading=Reading("row", keys=("cr",))),
     Entry("output-included-no-cache-write", _latest("output-included-no-cache-write", fields=("in", "cr", "out")),
           "input + cache read + output, leaving out cache writes: the gauge swings with output and misses "
           "freshly cached context",
           "anomalyco/opencode compaction isOverflow (docs/explanation/bugs-in-the-wild.md; B15 can1357/oh-my-pi#306)",
           # it adds output_tokens, which the garbage-values contract spoils (it raises on a string there)
-          breaks=_all_but(*_PROMPT_IN_INPUT, ways={**_ITERATIONS_OVER, "garbage-values": "crash"})),
+          breaks=_all_but(*_PROMPT_IN_INPUT, ways={**_ITERATIONS_OVER, "garbage-values": "crash"}),
+          reading=Reading("row", keys=("in", "cr", "out"))),
     Entry("result-usage-as-context", lambda: ResultsOnly(ResultUsage(name="result-usage-as-context"),
                                                          feed=ResultUsage.on_result),
           "ResultMessage.usage (the sum over the query's calls) read as the context: '14.8M/200k'",
@@ -255,25 +276,29 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", way="over", ways={
               # the /clear query's result (and an error's) has all-zero usage
               "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY}),
-          about=frozenset({"several-calls"})),
+          about=frozenset({"several-calls"}),
+          reading=Reading("result")),
     Entry("accumulated-cache-read-capped", _summed("accumulated-cache-read-capped", fields=("cr",), cap=200_000),
           "cache reads accumulated over calls and clamped to the window: always '200k/200k'",
           "B27: openclaw#13815, openclaw#51721 ('757.3k / 200k' vs 46k)",
           breaks=_all_but(ways=_ITERATIONS_OVER),
-          about=frozenset({"several-calls"})),
+          about=frozenset({"several-calls"}),
+          reading=Reading("call", "sum", ("cr",), cap="200k")),
     Entry("every-row-totals", _summed("every-row-totals", dedupe="none"),
           "a running total over every assistant row, streaming partials and per-block copies included: each "
           "call counts once per row (2.5x), and the total is spend, not occupancy",
           "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
           "androidZzT/cc-statistics#3 (input +58%)",
           breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
-          about=frozenset({"several-calls", "per-block-rows"})),
+          about=frozenset({"several-calls", "per-block-rows"}),
+          reading=Reading("row", "sum")),
     Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
           "a running total over rows with a truthy stop_reason (plus the last partial of an unfinished call): "
           "per-block rows that each carry the final stop_reason all count (1.84-2.5x)",
           "B3: sirmalloc/ccstatusline#549, #462 (requestCount 114 -> 61), PR #595; the #278 policy",
           breaks=_all_but(*_ONE_CALL_SESSIONS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
-          about=frozenset({"several-calls", "per-block-rows"})),
+          about=frozenset({"several-calls", "per-block-rows"}),
+          reading=Reading("finished", "sum")),
     Entry("pegged-reported-window", _latest("pegged-reported-window", peg_at_reported_window=True),
           "the latest call's in+cc+cr pegged at 100% of the window the latest result reports: a 1M session "
           "reported as 200k reads 200k from there on",
@@ -284,7 +309,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
               **dict.fromkeys(("model-switch", "wrong-context-window"), "under")}),
-          about=frozenset({"window-mismatch", "compaction"})),
+          about=frozenset({"window-mismatch", "compaction"}),
+          reading=Reading("row", cap="reported")),
     # --- gauges that show another quantity, or over another window, than the one asked ---
     Entry("window-percent-gauge", _gauge("percent_of_window"),
           "shows the share of the window used where the share of the way to autocompact left is asked: 61 where "
@@ -313,7 +339,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "reads 1.2x the context, so two gauges of one session disagree",
           "B22: anthropics/claude-code#18944, #21651, #18241; Gitlawb/openclaude#746 (percentLeft against the "
           "autocompact threshold)",
-          breaks=_all_but(way="over", ways=_RAISES_ON_GARBAGE_PROMPT)),
+          breaks=_all_but(way="over", ways=_RAISES_ON_GARBAGE_PROMPT), reading=Reading("row", per="autocompact")),
 )}
 """Every catalogued tracker by name."""
 

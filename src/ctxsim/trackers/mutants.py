@@ -22,6 +22,7 @@ from claude_agent_sdk import AssistantMessage, ConversationResetMessage, ResultM
 
 from ..reference import MAX_OUTPUT_TOKENS, ContextTracker, prompt_tokens, token_count
 from ..world import UsageConvention
+from ._readings import Reading
 
 __all__ = ["MUTANTS", "Mutant"]
 
@@ -47,6 +48,9 @@ class Mutant(Generic[E]):
     cause: tuple[str, ...] = ()
     """The catalogue entries (:data:`ctxsim.trackers.CATALOGUE`) whose bug this one is: a likely cause naming any
     other entry for it is wrong (``benchmarks/bench_causes.py`` counts them). Empty: no entry carries this bug."""
+    reading: Reading | None = None
+    """What a tracker mutant's numbers are where it fails, when a reading says it and no :attr:`cause` does (a
+    likely cause must name it); None: no reading does."""
 
 
 
@@ -249,18 +253,18 @@ MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.nam
     Mutant("sums-calls", "each new call's prompt added to the last: a sum over calls, not a snapshot",
            _make(_SumsCalls), cause=("cumulative-statusline-totals",)),
     Mutant("no-replay-filter", "a replayed call (same id, same prompt, after others) counts again",
-           _make(_NoReplayFilter)),
+           _make(_NoReplayFilter), reading=Reading("row")),
     Mutant("id-only-dedupe", "a message id seen before is a replay even with another prompt (proxies reuse ids)",
            _make(_IdOnlyDedupe)),
     # the fields of usage
     Mutant("no-cache-creation", "cache_creation_input_tokens (and its breakdown) left out of the prompt",
-           _make(_fields(created=False)), cause=("cache-creation-ignored",)),
+           _make(_fields(created=False)), cause=("cache-creation-ignored",), reading=Reading(keys=("in", "cr"))),
     Mutant("no-nested-cache-creation", "the nested cache_creation breakdown ignored when the top-level count is 0",
-           _make(_fields(nested=False))),
+           _make(_fields(nested=False)), reading=Reading()),
     Mutant("no-iterations", "usage.iterations ignored: the summed top level read as the context",
-           _make(_fields(iterations=False))),
+           _make(_fields(iterations=False)), reading=Reading()),
     Mutant("no-inclusive", "the provider's usage convention ignored: an inclusive gateway's cache counted twice",
-           _make(_fields(inclusive=False))),
+           _make(_fields(inclusive=False)), reading=Reading()),
     Mutant("unreadable-as-zero", "a garbage count read as 0 instead of making the call unknown",
            _make(_UnreadableAsZero)),
     Mutant("unreadable-keeps-last", "a new call whose usage is unreadable leaves the previous call's size",
@@ -270,7 +274,7 @@ MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.nam
     # a placeholder never exceeds the final count, so prompt + placeholder lies in the truth band: the bug shows where
     # the per-block count is garbage (a gateway's), which a tracker trusting that field takes as output
     Mutant("placeholder-output", "the per-block output_tokens placeholder taken as the call's output",
-           _make(_PlaceholderOutput)),
+           _make(_PlaceholderOutput), reading=Reading("row", keys=("in", "cc", "cr", "out"))),
     Mutant("sums-row-outputs", "the per-block rows of a call whose output_tokens differ (stale, then final) each "
                                "add their output", _make(_SumsRowOutputs)),
     Mutant("sums-message-delta", "cumulative message_delta output counts added instead of assigned",
@@ -280,12 +284,14 @@ MUTANTS: dict[str, Mutant[Callable[[UsageConvention], ContextTracker]]] = {m.nam
     Mutant("no-output-cap", "a garbage (huge) message_delta output count accepted", _make(_NoOutputCap)),
     # events
     Mutant("ignores-compaction", "compact_boundary ignored: the pre-compaction size kept",
-           _make(_KeepsContextOverCompaction), cause=("ccusage-fallback", "pegged-reported-window")),
+           _make(_KeepsContextOverCompaction), cause=("ccusage-fallback", "pegged-reported-window"),
+           reading=Reading()),
     Mutant("compaction-summary-only", "after a compaction, post_tokens alone (the system prefix left out)",
            _make(_CompactionSummaryOnly), cause=("ccstatusline",)),
     Mutant("compaction-unknown", "after a compaction, unknown although the boundary states a size",
            _make(_CompactionUnknown), cause=("claude-code-statusline",)),
-    Mutant("ignores-reset", "ConversationResetMessage (/clear) ignored: the old context kept", _make(_IgnoresReset)),
+    Mutant("ignores-reset", "ConversationResetMessage (/clear) ignored: the old context kept", _make(_IgnoresReset),
+           reading=Reading(at_reset="keep")),
     Mutant("ignores-new-session", "a new session id in system/init ignored: the old context kept",
            _make(_IgnoresNewSession)),
     Mutant("ignores-stream-events", "stream events ignored: the final output (message_delta) never known",

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         Truth as Truth,
         UsageConvention as UsageConvention,
         auto_compact_threshold as auto_compact_threshold,
+        compaction_band as compaction_band,
         compaction_truth as compaction_truth,
         keeps_segment as keeps_segment,
         model_window as model_window,

@@ -352,6 +352,12 @@ class SessionBuilder:
         chain = self._chain(None)
         return (chain.last_prompt or self.baseline) + chain.last_output + chain.pending_growth
 
+    def shown_context(self) -> int:
+        """What the stream last showed of the main chain: the last prompt and its output (the baseline before any
+        call); :meth:`main_context` adds what was added since."""
+        chain = self._chain(None)
+        return (chain.last_prompt or self.baseline) + chain.last_output
+
     def reset(self) -> SessionBuilder:
         """``/clear``: a new session id; the main context starts again from the baseline, and ``/context`` shows
         the baseline plus the command's own messages (:data:`~ctxsim.world.CLEAR_COMMAND_TOKENS`)."""

@@ -39,6 +39,7 @@ __all__ = [
     "Truth",
     "UsageConvention",
     "auto_compact_threshold",
+    "compaction_band",
     "compaction_truth",
     "keeps_segment",
     "model_window",
@@ -299,15 +300,29 @@ final output (the Messages API); ``output``, the output count alone (older gatew
 first captures)."""
 
 
+def compaction_band(post_tokens: int, context: int, first_call: tuple[int, int]) -> tuple[int, int]:
+    """What a stream allows a tracker to say after a compaction whose boundary reports ``post_tokens`` and after
+    which the context holds ``context``, given the session's first main-chain call ``(cache read, prompt)``: the
+    summary plus the system prefix as far as the stream bounds it, and the truth itself.
+
+    Two-sided, from what the stream shows of the prefix: where the first call read the prefix from the cache, the
+    prefix is that read (:func:`system_prefix`), and the band runs from the truth to the summary plus it; where it
+    found nothing cached, the stream shows only an upper bound (the whole first prompt, which also holds the first
+    user message), and the band runs from the summary alone to the summary plus that bound."""
+    cached, _ = first_call
+    high = post_tokens + system_prefix(first_call)
+    low = high if cached else post_tokens
+    return (min(context, low), max(context, high))
+
+
 def compaction_truth(post_tokens: int, context: int, first_call: tuple[int, int] | None) -> Truth:
     """The truth after a compaction whose boundary reports ``post_tokens`` and after which the context holds
-    ``context``: exactly that, and, as estimates that track it, everything between it and ``post_tokens`` plus
-    the system prefix the stream shows (:func:`system_prefix`): what a tracker reading the stream can know. Before
-    any main-chain call (``first_call`` None) the stream shows nothing of that prefix: not knowable."""
+    ``context``: exactly that, and, as estimates that track it, :func:`compaction_band`: what a tracker reading the
+    stream can know. Before any main-chain call (``first_call`` None) the stream shows nothing of that prefix: not
+    knowable."""
     if first_call is None:  # no call yet: nothing in the stream shows the system prefix
         return Truth(context, 0, knowable=False)
-    shown = post_tokens + system_prefix(first_call)
-    return Truth(context, 0, first_call=first_call, estimated=(min(context, shown), max(context, shown)))
+    return Truth(context, 0, first_call=first_call, estimated=compaction_band(post_tokens, context, first_call))
 
 
 @dataclass(frozen=True)
