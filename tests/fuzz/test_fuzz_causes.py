@@ -11,8 +11,8 @@ import pytest
 
 from ctxsim.check import Readings, diagnose, not_knowable, run_tracker_parsed
 from ctxsim.fuzz import fuzz
+from ctxsim.tools.ports import PORTS
 from ctxsim.trackers import CATALOGUE, Reading, make_tracker
-from ctxsim.trackers.ports import PORTS
 
 SUBJECTS: list[tuple[str, Callable[..., Any], Reading]] = [
     *((f"entry {name}", e.factory, e.reading) for name, e in CATALOGUE.items() if e.reading is not None),

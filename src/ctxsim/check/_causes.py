@@ -15,7 +15,7 @@ failing point:
   numbers says how many.
 
 ``benchmarks/bench_causes.py`` measures how often a cause is named and how often it is right, over every catalogue
-entry, every tracker mutant and every port of a real tracker (:mod:`ctxsim.trackers.ports`), buggy and fixed.
+entry, every tracker mutant and every port of a real tracker (:mod:`ctxsim.tools.ports`), buggy and fixed.
 """
 
 from __future__ import annotations

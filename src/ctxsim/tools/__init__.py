@@ -1,4 +1,5 @@
-"""The statusline tools people use, at pinned versions, as ctxsim runs them.
+"""Real trackers from the wild: the statusline tools people use, at pinned versions, as ctxsim runs them; and
+(:mod:`ctxsim.tools.ports`) ports of real trackers' formulas written from their public bug reports.
 
 :data:`TOOLS` lists them; :func:`install` puts one into the tools directory (``$CTXSIM_TOOLS_DIR``, default
 ``~/.cache/ctxsim/tools``) from its registry, :func:`installed` finds an installed one and :func:`tracker` makes its

@@ -17,7 +17,7 @@ from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage
 
-from ._readings import Reading
+from ..trackers import Reading
 
 __all__ = ["PORTS", "Port"]
 
