@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         not_knowable as not_knowable,
         payload_wrong as payload_wrong,
     )
+    from ._quantity import judged_quantity as judged_quantity, loop_fitness as loop_fitness
     from ._report import Point as Point, Report as Report, TrackingError as TrackingError
     from ._run import (
         AsyncTracker as AsyncTracker,

@@ -24,11 +24,13 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
 
     ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI, plus the
     :func:`thinking_tail` of ``last_call`` (that call, while it is the last thing that happened); before the first
-    call it is the system baseline. The window is the one Claude Code compacts against
-    (:attr:`~ctxsim.world.Session.context_window`).
+    call it is the system baseline. The window is the one Claude Code compacts against: the autocompact window
+    where one is set, else the window of ``model`` (default: the session's), and the autocompact point the one
+    the session's settings give it (:meth:`~ctxsim.world.Session.threshold_of`).
     """
     total = (truth.prompt if truth is not None else session.baseline) + thinking_tail(last_call)
-    window = session.context_window
+    raw = session.window_of(model or session.model)
+    window = session.auto_compact_window or raw
     skills = session.baseline // 8
     return {
         "categories": [
@@ -42,8 +44,8 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
         "rawMaxTokens": window,
         "percentage": round(100 * total / window),
         "model": model or session.model,
-        "isAutoCompactEnabled": True,
-        "autoCompactThreshold": session.auto_compact_threshold,
+        "isAutoCompactEnabled": session.settings.auto_compact,
+        "autoCompactThreshold": session.threshold_of(raw),
         "memoryFiles": [],
         "mcpTools": [],
         "agents": [],

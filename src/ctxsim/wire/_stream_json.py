@@ -108,6 +108,8 @@ class Renderer:
         self.cwd = cwd
         self.rng = random.Random(f"ctxsim.wire:{session.seed}:{session.session_id}")
         self.session_id = session.session_id
+        self.model = session.model
+        """The model in force (``/model`` switches it between queries): the window follows it."""
         self.model_usage: dict[str, dict[str, Any]] = {}
         self.total_cost = 0.0
         self.truth: Truth | None = None
@@ -124,7 +126,8 @@ class Renderer:
         if self.truth is None:
             return
         self.observations += 1
-        frame.observation = Observation(self.observations, label, kind, self.truth, self.session.window)
+        frame.observation = Observation(self.observations, label, kind, self.truth,
+                                        self.session.window_of(self.model))
 
     # frames ----------------------------------------------------------------------------------------------------
 
@@ -253,7 +256,7 @@ class Renderer:
     def add_model_usage(self, call: Call) -> None:
         entry = self.model_usage.setdefault(call.model, {
             "inputTokens": 0, "outputTokens": 0, "cacheReadInputTokens": 0, "cacheCreationInputTokens": 0,
-            "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window,
+            "webSearchRequests": 0, "costUSD": 0.0, "contextWindow": self.session.window_of(call.model),
             "maxOutputTokens": self.session.max_output_tokens,
         })
         cost = call_cost(call.model, call)
@@ -308,13 +311,14 @@ class Renderer:
         turns = 0
         # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
         clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        self.model = self.session.model_at(query_index)
         if not clears:
-            yield None, [self.init(self.session.model)]
+            yield None, [self.init(self.model)]
         sub_counts: dict[str, int] = {}
         for step in query.steps:
             frames = self.step(step, q, main_calls, sub_counts)
             if clears:
-                frames.append(self.init(self.session.model))
+                frames.append(self.init(self.model))
                 clears = False
             yield step, frames
             if isinstance(step, Call):
