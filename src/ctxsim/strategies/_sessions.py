@@ -131,8 +131,8 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     calls = [main_call(raw) for raw in draw(knobs["calls"])]
     n = len(calls)
     denominator: Denominator = draw(knobs["settings"])
-    model = draw(knobs["model"]) if knobs["model"] is not None else denominator.model
-    stated = draw(knobs["window"]) if knobs["window"] is not None else None
+    model = draw(knobs["model"]) or denominator.model  # None: the drawn model
+    stated = draw(knobs["window"])  # None: the window Claude Code gives the model
     window = _checked("sessions", "window", stated if stated is not None else denominator.settings.window_for(model),
                       100_000)
     baseline = _checked("sessions", "baseline", draw(knobs["baseline"]), 1)
@@ -294,11 +294,11 @@ def sessions(
         "compactions": _knob("sessions", "compactions", compactions),
         "cache_expiries": _knob("sessions", "cache_expiries", cache_expiries),
         "resets": _knob("sessions", "resets", resets),
-        "window": None if window is None else _knob("sessions", "window", window, minimum=100_000),
+        "window": st.none() if window is None else _knob("sessions", "window", window, minimum=100_000),
         "baseline": _knob("sessions", "baseline", baseline, minimum=1),
         "max_output": _knob("sessions", "max_output", max_output, minimum=1),
         "seed": _knob("sessions", "seed", seed),
-        "model": None if model is None else model if isinstance(model, SearchStrategy) else st.just(model),
+        "model": st.none() if model is None else model if isinstance(model, SearchStrategy) else st.just(model),
         "settings": settings if isinstance(settings, SearchStrategy) else denominators() if settings else no_stress(),
     }
     return _sessions(knobs)
