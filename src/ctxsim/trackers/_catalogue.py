@@ -104,7 +104,10 @@ def _all_but(*names: str, way: str = "under", ways: Mapping[str, str] | None = N
 # reads input_tokens, and a gateway reports the whole prompt there (cache fields 0): then it is right.
 _PROMPT_IN_INPUT = ("uncached-gateway-usage",)
 # A running total equals the latest call's prompt only where there is one call; every other session has several.
-_ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id")
+# The denominator's contracts but the model switch are one call each.
+_ONE_CALL_DENOMINATORS = ("one-million-window", "disabled-1m-window", "autocompact-window", "autocompact-off",
+                          "output-reserve")
+_ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id", *_ONE_CALL_DENOMINATORS)
 # The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
 # breakdown (under), over-counts the summed top level of usage.iterations (over), and raises on a garbage prompt
 # field (a string added to a number).
@@ -118,10 +121,14 @@ _RESULTS_ONLY = {"missing-result": "nowhere", "garbage-values": "crash"}
 _ITERATIONS_OVER = {"usage-iterations": "over", **_RAISES_ON_GARBAGE_PROMPT}
 
 
-# A gauge is told the scenario's world; the contracts tell it none (a 200,000 window), and the one contract on a
-# 1M window (reported as 200,000) is then read five times over; so is the contract whose stream switches to a model
-# the world does not make 1M (no [1m] in its name) while the results say 1M.
-_UNTOLD_WINDOW = _breaks(ways={"wrong-context-window": "over", "model-switch": "over"})
+# A gauge is told the session's world, and follows /model; the stream of the model-switch fault switches to a model
+# the world does not make 1M (no [1m] in its name) while the results say 1M: a gauge reads it five times over.
+_SWITCH_FAULT = {"model-switch": "over"}
+
+
+def _gauge_breaks(**ways: str) -> Breaks:
+    """A gauge's broken contracts: the model-switch fault's, and ``ways`` (contract names with ``_`` for ``-``)."""
+    return _breaks(ways={**_SWITCH_FAULT, **{name.replace("_", "-"): way for name, way in ways.items()}})
 
 
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
@@ -201,7 +208,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # the cache writes it leaves out weigh more than the repeated reads
               **dict.fromkeys(("single-call", "per-block-dedupe", "missing-request-id", "cache-expiry",
                                "conversation-reset", "cache-read-drop", "zeroed-error-result",
-                               "wrong-context-window"), "under"), **_RESULTS_ONLY}),
+                               "wrong-context-window", "model-switch-window", *_ONE_CALL_DENOMINATORS), "under"),
+              **_RESULTS_ONLY}),
           about=frozenset({"several-calls"})),
     Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
           "sums input+output over results as if they were per-turn deltas and drops cache reads: "
@@ -268,7 +276,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "a running total deduped by message.id:requestId only when both exist: without request ids every "
           "content block counts again (2.3x), and the total is spend, not occupancy",
           "ryoppippi/ccusage hash = msgId && reqId ? ... : null (B1: ccusage#976, TokenTracker#62)",
-          breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          breaks=_all_but("single-call", "per-block-dedupe", *_ONE_CALL_DENOMINATORS, way="over",
+                          ways=_RAISES_ON_GARBAGE_PROMPT),
           about=frozenset({"several-calls", "per-block-rows"})),
     Entry("input-only", _latest("input-only", fields=("in",)),
           "input_tokens alone: only the uncached tail, ~0% (auto-compaction never fires)",
@@ -291,7 +300,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
                                                          feed=ResultUsage.on_result),
           "ResultMessage.usage (the sum over the query's calls) read as the context: '14.8M/200k'",
           "B8: Mng-dev-ai/agentrove#298, RunMaestro/Maestro#280, rust-code-agent-sdks#250",
-          breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", way="over", ways={
+          breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", "model-switch-window", way="over", ways={
               # the /clear query's result (and an error's) has all-zero usage
               "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY}),
           about=frozenset({"several-calls"})),
@@ -305,7 +314,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "call counts once per row (2.5x), and the total is spend, not occupancy",
           "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
           "androidZzT/cc-statistics#3 (input +58%)",
-          breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          breaks=_all_but("single-call", *_ONE_CALL_DENOMINATORS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
           about=frozenset({"several-calls", "per-block-rows"})),
     Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
           "a running total over rows with a truthy stop_reason (plus the last partial of an unfinished call): "
@@ -322,7 +331,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               **_NAIVE_PROMPT, "garbage-values": "crash",
               # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
-              **dict.fromkeys(("model-switch", "wrong-context-window"), "under")}),
+              **dict.fromkeys(("model-switch", "wrong-context-window", "one-million-window"), "under")}),
           about=frozenset({"window-mismatch", "compaction"})),
     # --- gauges that show another quantity, or over another window, than the one asked ---
     Entry("window-percent-gauge", _gauge("percent_until_autocompact", shows="percent_of_window"),
@@ -332,45 +341,46 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "PR #64",
           # a share used read as a share left: a small context reads over, a context past half the autocompact
           # point under (where the first point off is a large one)
-          breaks=_all_but(way="over", ways=dict.fromkeys(("cache-expiry", "compaction", "conversation-reset"),
-                                                         "under"))),
+          breaks=_all_but(way="over", ways=dict.fromkeys(("cache-expiry", "compaction", "conversation-reset",
+                                                          "disabled-1m-window", "output-reserve"), "under"))),
     Entry("fixed-200k-gauge", _gauge("percent_of_window", window_of=_whatever_the_model, threshold_of=_natural_point),
           "divides by 200,000 whatever the window: a 1M session shows five times its pressure (201% at 402,003)",
           "anthropics/claude-code#73399, #76751, #39467, #32014; sirmalloc/ccstatusline#233, #429; "
           "Haleclipse/CCometixLine#26",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over")),
     Entry("model-name-window-gauge", _gauge("percent_of_window", window_of=_from_the_name),
           "takes the window from the model's name ([1m]: 1,000,000) where CLAUDE_CODE_DISABLE_1M_CONTEXT left it "
           "at 200,000: a fifth of the pressure",
           "sirmalloc/ccstatusline dist/ccstatusline.js:50172-50197 (a [1m] tag in the model id), graykode/abtop#109",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(wrong_context_window="over", disabled_1m_window="under")),
     Entry("model-window-autocompact-gauge", _gauge("percent_until_autocompact", threshold_of=_model_point),
           "counts to the model window's autocompact point (167,000 of 200,000) where CLAUDE_CODE_AUTO_COMPACT_WINDOW "
           "moved it (67,000 of 100,000): shows room the session does not have",
           "anthropics/claude-code#62210; Claude Code's CLAUDE_CODE_AUTO_COMPACT_WINDOW (ctxsim's REPL recordings, "
           "autocompact.json)",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(autocompact_window="under")),
     Entry("hard-coded-buffer-gauge", _gauge("percent_until_autocompact", threshold_of=_fixed_buffer),
           "counts to the window less a hard-coded 33,000 (167,000 of 200,000): wrong wherever the max output is "
           "under 20,000, an override or an autocompact window moves the point, or auto-compact is off",
           "anthropics/claude-code#31806 (window - min(max output, 20k) - 13k); Gitlawb/openclaude#746",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(autocompact_window="under", autocompact_off="over", output_reserve="over")),
     Entry("buffer-when-autocompact-off-gauge", _gauge("percent_until_autocompact", threshold_of=_buffer_always),
           "subtracts the autocompact buffer when auto-compact is off: counts to 167,000 where nothing compacts "
           "before 180,000, so it shows the context fuller than it is",
           "open-gsd/gsd-core#4844",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(autocompact_off="over")),
     Entry("old-model-window-gauge", _gauge("percent_of_window", window_of=_first_model),
           "keeps the first model's window after /model: a switch to a [1m] model reads five times the pressure, a "
           "switch back a fifth",
           "danielmiessler/LifeOS#1358 (14% shown against 75%); anthropics/claude-code#74355 (88% in the statusline "
           "against 14% in /context after /clear and a switch to Haiku)",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(model_switch_window="over")),
     Entry("lost-1m-pegged-gauge", _gauge("percent_of_window", window_of=_whatever_the_model, cap=100),
           "loses the [1m] suffix (the transcript's model name has none), divides by 200,000 and pegs the bar at "
           "100%: a 1M session past 200,000 is stuck at 100%",
           "sirmalloc/ccstatusline#171, #180, #193, #233; preset-io/agor#2167",
-          breaks=_UNTOLD_WINDOW, variant_of="fixed-200k-gauge"),
+          breaks=_gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over"),
+          variant_of="fixed-200k-gauge"),
     Entry("autocompact-denominator",
           lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
           "the latest call's in+cc+cr divided by the autocompact threshold (window - 20k - 13k), not by the window: "
