@@ -131,6 +131,10 @@ def _gauge_breaks(**ways: str) -> Breaks:
     return _breaks(ways={**_SWITCH_FAULT, **{name.replace("_", "-"): way for name, way in ways.items()}})
 
 
+# A gauge dividing by 200,000 whatever the model reads every 1M window five times over.
+_DIVIDES_BY_200K = _gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over")
+
+
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
     return lambda: LatestUsage(name=name, **kwargs)
 
@@ -347,7 +351,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "divides by 200,000 whatever the window: a 1M session shows five times its pressure (201% at 402,003)",
           "anthropics/claude-code#73399, #76751, #39467, #32014; sirmalloc/ccstatusline#233, #429; "
           "Haleclipse/CCometixLine#26",
-          breaks=_gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over")),
+          breaks=_DIVIDES_BY_200K),
     Entry("model-name-window-gauge", _gauge("percent_of_window", window_of=_from_the_name),
           "takes the window from the model's name ([1m]: 1,000,000) where CLAUDE_CODE_DISABLE_1M_CONTEXT left it "
           "at 200,000: a fifth of the pressure",
@@ -379,7 +383,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "loses the [1m] suffix (the transcript's model name has none), divides by 200,000 and pegs the bar at "
           "100%: a 1M session past 200,000 is stuck at 100%",
           "sirmalloc/ccstatusline#171, #180, #193, #233; preset-io/agor#2167",
-          breaks=_gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over"),
+          breaks=_DIVIDES_BY_200K,
           variant_of="fixed-200k-gauge"),
     Entry("autocompact-denominator",
           lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
