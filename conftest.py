@@ -36,16 +36,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.filterwarnings(spec))
 
 
-SHARED = Path(__file__).resolve().parent.parent / "shared"
-"""The project's shared material (captures, real recordings), checked out beside the repository."""
+CAPTURED = Path(__file__).resolve().parent / "tests" / "captures" / "claude-code-2.1.332"
+"""What the real Claude Code CLI 2.1.332 wrote and said, recorded by ``tests/captures/remake.py``: the captures the
+tests hold the wire, the importer and the reference to (a newer CLI gets a directory of its own)."""
 
 
 @pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """``../shared``; tests that need it skip, saying why, where it is absent."""
-    if not SHARED.is_dir():
-        pytest.skip(f"ctxsim: the shared material is not at {SHARED}")
-    return SHARED
+def captured() -> Path:
+    """The directory of the real CLI's captures (:data:`CAPTURED`)."""
+    return CAPTURED
 
 
 @pytest.fixture(params=["asyncio", "trio"])

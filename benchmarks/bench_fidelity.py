@@ -3,7 +3,7 @@
     python benchmarks/bench_fidelity.py [--cli PATH] [--sequential]
 
 Runs :func:`ctxsim.lab.check_release` as ``ctxsim fidelity`` does (two sessions at a time, each its own
-CLI and fake API) and prints the wall time against the target (issue 18: under 60 s on the 2-core machine), each
+CLI and fake API) and prints the wall time against the target (under 60 s on the 2-core machine), each
 session's live seconds, and their sum (what one session at a time would cost at best). ``--sequential`` also runs
 the check one session at a time, side by side in the same process, and prints the ratio. Figures only: nothing here
 fails on speed (the verdict on the CLI is printed too).

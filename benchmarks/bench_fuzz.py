@@ -11,7 +11,7 @@ from one run on this machine:
     Hypothesis seed per test), its wall time under ``pytest -n 0`` and ``pytest -n 2`` (startup included), and the
     speed-up. Each xdist worker pays the startup again (~4 s here, most of it importing the SDK), so the speed-up
     grows with the length of the run; by default the suite is sized from (a)'s rate to a campaign of about two
-    minutes on one core (``--campaign``), as issue 13's target is stated. As a control, the
+    minutes on one core (``--campaign``), as the target is stated. As a control, the
     same tests split in two halves run as two plain pytest processes at once (no xdist): what two cores of this
     machine give this work at best.
 
@@ -52,7 +52,7 @@ from ctxsim.wire import render
 
 CALLS = 20
 TARGET_RATE = 150
-"""Generated 20-call sessions with faults, checked against the reference, per second on one core (issue 13)."""
+"""Generated 20-call sessions with faults, checked against the reference, per second on one core."""
 TARGET_SPEEDUP = 1.7
 """The same fuzz run under ``pytest -n 2`` against ``-n 0``, on a campaign of about two minutes on one core."""
 

@@ -6,7 +6,7 @@ Figures only (nothing here fails on speed). A *session start* is ``LiveClaude`` 
 fake API started, the bundled CLI spawned and connected through ``ClaudeSDKClient``, disconnected, everything
 stopped. The *N-call session* is the scripted session of N queries of one call each (``get_context_usage`` after
 every query, as the fidelity suite does), played live, then its recorded world played in-process through
-FakeTransport. Targets (issue 10): <= 1.5 s per session start, a 50-call session <= 10 s.
+FakeTransport. Targets: <= 1.5 s per session start, a 50-call session <= 10 s.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run ``python benchmarks/bench_scenarios.py`` (about a minute) or ``--quick`` (on
 one (``scenarios/``) copied round-robin into a temporary directory until it holds ``--count`` files
 (recordings and other data files the scenarios name are copied along, so relative ``stream:`` paths still
 resolve). Each round runs ``python -m pytest --ctx-scenarios=DIR -q`` in a fresh subprocess, exactly as a user
-would, and the figure is the median wall time. Targets (issue 13): 100 scenarios under 4 s, and at most 10 ms a
+would, and the figure is the median wall time. Targets: 100 scenarios under 4 s, and at most 10 ms a
 scenario above the floor (pytest with its plugins, and importing the SDK), printed as PASS/MISS, never asserted.
 
 To say where the time goes it also measures, the same way:

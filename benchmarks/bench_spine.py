@@ -48,7 +48,7 @@ TARGET_TRANSPORT_RATIO = 0.9
 TARGET_DIRECT_RATE = 100_000
 """The direct path (build + render + parse + track) must handle >= 100k messages/s."""
 TARGET_DIRECT_RATIO = 0.35
-"""The direct path's rate over the SDK parser's alone, on the same frames (issue 13)."""
+"""The direct path's rate over the SDK parser's alone, on the same frames."""
 
 
 # --- the workload -------------------------------------------------------------------------------------------------

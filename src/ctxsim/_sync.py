@@ -85,22 +85,21 @@ def run_blocking(func: Callable[[], Awaitable[T]], *, backend: str = "asyncio") 
     exception raised here, with its traceback."""
     if not in_event_loop():
         return _run_on_reused_loop(func) if backend == "asyncio" else anyio.run(func, backend=backend)
-    outcome: list[tuple[bool, object]] = []
+    results: list[T] = []
+    errors: list[BaseException] = []
 
     def work() -> None:
         try:
-            outcome.append((True, anyio.run(func, backend=backend)))
+            results.append(anyio.run(func, backend=backend))
         except BaseException as exc:  # handed to the caller's thread
-            outcome.append((False, exc))
+            errors.append(exc)
 
     worker = threading.Thread(target=work, name="ctxsim-run", daemon=True)
     worker.start()
     worker.join()
-    done, value = outcome[0]
-    if not done:
-        assert isinstance(value, BaseException)
-        raise value
-    return value  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return results[0]
 
 
 def step_once(awaitable: Any) -> tuple[bool, Any]:

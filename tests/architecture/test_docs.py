@@ -42,7 +42,7 @@ FACE_MARK = re.compile(r"^<!-- ctxsim face (ctxsim(?:\.\w+)*)(?: [1-6])? -->$", 
 FILE_SUFFIXES = {"md", "py", "yaml", "yml", "json", "jsonl", "toml", "html", "txt"}
 DIRECTIVE = re.compile(r"^::: (?P<path>ctxsim[\w.]*)\n(?P<options>(?:[ \t]+.*\n|\n(?=[ \t]))*)", re.M)
 OUTSIDE = re.compile(r"(?:(?<![\w/.-])(?:\.\./)*shared/(?!memory)|captures/README|research/[\w-]+\.md|"
-                     r"real-recordings|DESIGN\.md)")
+                     r"real-recordings|DESIGN\.md|(?<![\w/-])(?:shipped-)?trackers\.md(?![)\w]))")
 """A pointer at the research notes outside the repository (``../shared/...``, its captures' README, its research
 pages, its recordings, its design notes); ``/mnt/shared/db`` (a shared file system in an example) is not one."""
 
@@ -210,6 +210,44 @@ def test_public_docstrings_name_no_private_module() -> None:
     assert not named, named
 
 
+PRIVATE_MODULE = re.compile(r"(?<![\w.])ctxsim(?:\.[a-z]\w*)*\._[a-z]\w*")
+"""A dotted path through a private module (``ctxsim.check._quantity``): readers can neither import nor rely on it."""
+DIARY = re.compile(r"\b[Ii]ssues? \d+\b|\b[Ss]tops? \d+\b|\b(?:this|last|next|an earlier|a later) stop\b")
+"""The project's own history (``issue 13``, ``the last stop``): docs and docstrings speak to users, not of the
+work that made them."""
+
+
+def _all_docstrings() -> list[tuple[str, str]]:
+    """Every docstring in src/ (modules, classes, functions, and the string after an assignment), with its place."""
+    found = []
+    for path in sorted((ROOT / "src" / "ctxsim").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if not isinstance(body, list):
+                continue
+            for i, stmt in enumerate(body):
+                if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str)
+                        and (i == 0 or isinstance(body[i - 1], (ast.Assign, ast.AnnAssign)))):
+                    found.append((f"{_rel(path)}:{stmt.lineno}", stmt.value.value))
+    return found
+
+
+def test_docs_and_docstrings_name_no_private_module_no_issue_and_no_stop() -> None:
+    wrong = []
+    texts = [(_rel(page), text) for page, text in _texts()] + _all_docstrings()
+    for place, text in texts:
+        for pattern, what in ((PRIVATE_MODULE, "a private module"), (DIARY, "the project's history")):
+            for match in pattern.finditer(text):
+                wrong.append(f"{place}: {what}: {match[0]!r}")
+    assert len(texts) > 1000
+    assert not wrong, "\n".join(wrong)
+    assert PRIVATE_MODULE.search("(:mod:`ctxsim.check._quantity`)") and not PRIVATE_MODULE.search("ctxsim.check")
+    assert DIARY.search("as issue 13 named it") and DIARY.search("at the last stop")
+    assert not DIARY.search("the SDK stream stops part-way") and not DIARY.search("the loop stops at 3")
+
+
 def _documented() -> tuple[dict[str, set[str]], str]:
     """The names each reference page renders (``<!-- ctxsim face X -->``, which the site's hook turns into a
     directive rendering every name of ``X.__all__``; ``::: X`` with its ``members``; ``::: X.Name``), and the text of
@@ -276,12 +314,14 @@ def _repository_texts() -> list[Path]:
     texts = [README, ROOT / "mkdocs.yml", *sorted(DOCS.rglob("*.md")), *sorted(DOCS.rglob("*.py"))]
     texts += sorted(p for p in package.rglob("*") if p.suffix in {".py", ".md", ".txt", ".toml"})
     texts += sorted((ROOT / "scenarios").glob("*.y*ml"))
+    texts += [ROOT / "conftest.py", *sorted(p for p in (ROOT / "tests").rglob("*.py") if p != Path(__file__))]
     return texts
 
 
 def test_nothing_points_outside_the_repository() -> None:
-    """The repository stands alone: no text in src/, the corpus, docs/ or the README points at the research notes
-    kept beside it; the facts live in docs/explanation/ with their public sources."""
+    """The repository stands alone: no text in src/, the corpus, docs/, the tests or the README points at the research
+    notes kept beside it; the facts live in docs/explanation/ with their public sources, the captures the tests read
+    in tests/captures."""
     found = []
     for path in _repository_texts():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -291,6 +331,8 @@ def test_nothing_points_outside_the_repository() -> None:
     assert not found, "\n".join(found)
     assert OUTSIDE.search("see ../shared/captures") and OUTSIDE.search("(``shared/research/trackers.md``)")
     assert not OUTSIDE.search("CTXSIM_FUZZ_DATABASE=/mnt/shared/ctx-fuzz-db")
+    assert OUTSIDE.search("(trackers.md 1.3, B19)") and OUTSIDE.search("shipped-trackers.md §3 d")
+    assert not OUTSIDE.search("[the catalogue](trackers.md)") and not OUTSIDE.search("docs/reference/trackers.md")
 
 
 def test_the_site_builds_strictly(tmp_path: Path) -> None:

@@ -149,3 +149,24 @@ def test_freezing_the_imports_is_opt_in_and_undone_with_the_collector_s_threshol
     """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+STABLE = {"ctxsim", "ctxsim.check", "ctxsim.scenario", "ctxsim.strategies", "ctxsim.testing", "ctxsim.sdk",
+          "ctxsim.trackers", "ctxsim.plugin"}
+"""The faces a user imports and that keep their names' meaning: the rest are layers inside, documented as such."""
+
+
+def test_every_face_is_stated_stable_or_a_layer_inside_on_the_reference_index() -> None:
+    index = (SRC.parents[1] / "docs" / "reference" / "index.md").read_text()
+    stable_part, _, rest = index.partition("## The layers inside")
+    layers_part = rest.partition("## Commands")[0]
+
+    def faces(text: str) -> set[str]:
+        import re
+
+        return set(re.findall(r"^\| \[`(ctxsim(?:\.\w+)*)`\]", text, re.M))
+
+    assert faces(stable_part) == STABLE - {"ctxsim.plugin"}
+    assert "Plugin options and fixtures" in stable_part
+    every = {m for m in PUBLIC if m.count(".") <= 1 and not m.endswith(".mutants")} - {"ctxsim.cli"}  # its page: cli.md
+    assert faces(layers_part) == every - STABLE, every ^ (faces(layers_part) | STABLE)

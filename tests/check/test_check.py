@@ -24,7 +24,7 @@ from ctxsim.world import MAX_SYSTEM_PREFIX, SessionBuilder
 
 
 def compaction_session():
-    # trackers.md B16: (3, 2000, 148000), compacted 150,000 -> 20,000
+    # Bugs in the wild, B16: (3, 2000, 148000), compacted 150,000 -> 20,000
     b = SessionBuilder(seed=1, name="b16")
     b.query("work").call(input=3, cache_creation=2000, cache_read=148_000, output=200)
     b.compact(20_000, pre_tokens=150_000).query("more").call()

@@ -1,7 +1,8 @@
 """Claude Code's host-only session-state frames, and every wait on the SDK client bounded (issue 10).
 
-Claude Code 2.1.330 writes ``system``/``session_state_changed`` frames with ``"sdk_host_only": true`` (states
-``running``/``idle``) that the SDK client reads and drops (``shared/captures/README.md``, fact 9). A recorded stream
+Claude Code writes ``system``/``session_state_changed`` frames with ``"sdk_host_only": true`` (states
+``running``/``idle``) that the SDK client reads and drops (``docs/explanation/wire.md``; the capture
+``tests/captures/claude-code-2.1.332/stream-json-compact.jsonl`` has them). A recorded stream
 with them must play to the end; a stream whose frames make the runner wait for a message that never comes must end
 within the silence bound with a ``ctxsim:`` line naming where, as a failing scenario, never a hang.
 
@@ -38,8 +39,8 @@ GUARD = 120.0
 """Seconds after which a test counts as hung: far above what any of these takes even on a loaded 2-core machine
 (a pytest subprocess there has taken over 30 s), far below forever."""
 
-CAPTURE = Path("captures") / "claude-code-2.1.330" / "stream-json-compact.jsonl"
-"""Under ``shared/``: the real CLI's stream-json of three queries, with session-state frames."""
+CAPTURE = "stream-json-compact.jsonl"
+"""Among the captures: the real CLI's stream-json of three queries, with session-state frames."""
 
 
 def within(seconds: float, run: Callable[[], T]) -> T:
@@ -64,7 +65,7 @@ def within(seconds: float, run: Callable[[], T]) -> T:
 
 
 def state(value: str, session_id: str) -> dict[str, Any]:
-    """A session-state frame as Claude Code 2.1.330 writes it for the SDK host."""
+    """A session-state frame as Claude Code writes it for the SDK host."""
     return {"type": "system", "subtype": "session_state_changed", "state": value, "sdk_host_only": True,
             "session_id": session_id, "uuid": f"state-{value}"}
 
@@ -85,9 +86,9 @@ def recorded_with_states(path: Path) -> Path:
     return path
 
 
-def real_capture(shared: Path, path: Path) -> Path:
+def real_capture(captured: Path, path: Path) -> Path:
     """The frames of the real capture (each ``{"raw": frame}`` line unwrapped; ``get_context_usage`` lines out)."""
-    frames = [json.loads(line)["raw"] for line in (shared / CAPTURE).read_text().splitlines()
+    frames = [json.loads(line)["raw"] for line in (captured / CAPTURE).read_text().splitlines()
               if line.strip() and "raw" in json.loads(line)]
     assert sum(f.get("sdk_host_only") is True for f in frames) == 6  # running + idle around each of 3 queries
     path.write_text("".join(json.dumps(f) + "\n" for f in frames))
@@ -147,12 +148,12 @@ def test_a_recording_with_session_state_frames_plays_through_pytest(pytester: py
     result.stdout.fnmatch_lines(["scenarios/states.yaml::reference PASSED*"])
 
 
-def test_the_real_capture_plays_through_ctxsim_run_and_pytest(shared_dir: Path, pytester: pytest.Pytester,
+def test_the_real_capture_plays_through_ctxsim_run_and_pytest(captured: Path, pytester: pytest.Pytester,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     scenarios = pytester.path / "scenarios"
     scenarios.mkdir()
-    path = scenario_file(scenarios, "capture", real_capture(shared_dir, scenarios / "capture.jsonl"))
+    path = scenario_file(scenarios, "capture", real_capture(captured, scenarios / "capture.jsonl"))
     assert within(GUARD, lambda: cli.main(["run", str(path), "--tracker", "reference"])) == 0
     out = capsys.readouterr().out
     assert "ctxsim: reference tracks session 'capture'" in out

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 
 from ctxsim.cli import main
 from ctxsim.fuzz import LoopTaskFailed, check_loop_task, fuzz_loop, loop_spec, tasks_for
-from ctxsim.loops import CATALOGUE, resolve_loop
+from ctxsim.loops import CATALOGUE, LoopSpec, resolve_loop
 from ctxsim.loops.mutants import MUTANTS
+from ctxsim.reference import PressurePolicy
 from ctxsim.runner import run_task
 from ctxsim.scenario import TaskScenario, load_scenario
 from ctxsim.strategies import GeneratedTask
@@ -105,6 +106,18 @@ def test_a_loop_that_declares_no_policy_is_handed_each_drawn_one() -> None:
     result = fuzz_loop(CATALOGUE["seed003"].loop, examples=200, progress=None)
     assert result.task is not None and "restart-count" in result.broken
     assert set(result.task.document["task"]["policy"]) & {"zones", "max_tool_calls"}
+
+
+@pytest.mark.parametrize(("threshold", "reserve"), [(0.75, 0), (0.9, 33_000)])
+def test_the_catalogued_correct_loop_keeps_every_invariant_under_the_policy_its_label_names(
+        threshold: float, reserve: int) -> None:
+    # seed003 is catalogued "none under one restart threshold": tasks drawn for one threshold never break it, and
+    # its label names what tasks drawn with zones and fallbacks break (the test above)
+    entry = CATALOGUE["seed003"]
+    assert entry.bug.startswith("none under one restart threshold") and "restart-count" in entry.bug
+    spec = LoopSpec("seed003", "seed003", entry.loop, PressurePolicy(restart_at=threshold, reserve=reserve))
+    result = fuzz_loop(spec, examples=100, progress=None)
+    assert result.task is None, result.report
 
 
 @pytest.mark.parametrize("name", ["threshold-strict", "refusal-as-state"])

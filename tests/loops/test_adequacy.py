@@ -72,7 +72,7 @@ def number(value: Any) -> int | None:
 
 
 class HeldOut:
-    """A context tracker written for this test from the documented rules (trackers.md 1.1-1.6)."""
+    """A context tracker written for this test from the documented rules (the truth band, the wire, compaction)."""
 
     def __init__(self, inclusive: bool = False) -> None:
         self.inclusive = inclusive

@@ -40,7 +40,7 @@ def test_blocks_of_one_call_count_once() -> None:
 
 
 def test_snapshot_of_latest_call_not_a_sum() -> None:
-    # trackers.md B8, the real capture: two main calls, then a result whose usage sums them
+    # Bugs in the wild, B8, the real capture: two main calls, then a result whose usage sums them
     t = ContextTracker()
     t.observe(assistant("m1", usage(3, 6728, 16945)))
     t.observe(assistant("m2", usage(1, 553, 23673)))
@@ -68,7 +68,7 @@ def test_replayed_earlier_message_changes_nothing() -> None:
 
 
 def test_an_id_reused_for_a_different_call_counts() -> None:
-    # some gateways reuse message ids across distinct calls (trackers.md 0.4): a different prompt is a new call
+    # some gateways reuse message ids across distinct calls (Bugs in the wild): a different prompt is a new call
     t = ContextTracker()
     t.observe(assistant("m1", usage(3, 1000, 50_000)))
     t.observe(assistant("m2", usage(3, 1000, 51_000)))
@@ -77,7 +77,7 @@ def test_an_id_reused_for_a_different_call_counts() -> None:
 
 
 def test_cache_read_drop_keeps_the_total() -> None:
-    # trackers.md B14: before cr 172,301 cc 1,344; after the cache expired cr 0 cc 174,210
+    # Bugs in the wild, B14: before cr 172,301 cc 1,344; after the cache expired cr 0 cc 174,210
     t = ContextTracker()
     t.observe(assistant("m1", usage(6, 1344, 172_301)))
     t.observe(assistant("m2", usage(6, 174_210, 0)))

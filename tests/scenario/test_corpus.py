@@ -1,11 +1,11 @@
 """The shipped corpus (``scenarios/``): one scenario per reported bug, and what each must say about itself.
 
-The list of bugs follows the documents: the ``B<n>`` ids are read from section 3 of
-``../shared/research/trackers.md`` (CI checks ``shared/`` out beside the repository), and the seed bugs are the
-ones issue 4 names, each with a phrase quoted from its seed. A bug is covered by a scenario whose ``source``
-cites it: ``B<n>`` together with one of the reports trackers.md gives for that bug, or the seed's number together
-with the quoted phrase. Whether each scenario's trackers really fail (and the reference passes) is the job of
-``pytest --ctx-scenarios``; this module checks the corpus is complete and says what it reproduces.
+The list of bugs is the one ``docs/explanation/bugs-in-the-wild.md`` gives ("The bug list"): the ``B<n>`` ids with
+their public reports, and the seed bugs issue 4 names, each with the phrase its design uses. A bug is covered by a
+scenario whose ``source`` cites it: ``B<n>`` together with one of the reports the page gives for that bug, or the
+seed's number together with the quoted phrase. Whether each scenario's trackers really fail (and the reference
+passes) is the job of ``pytest --ctx-scenarios``; this module checks the corpus is complete and says what it
+reproduces.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from ctxsim.scenario import Scenario, SessionScenario, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
-SHARED = ROOT.parent / "shared"
-TRACKERS_MD = SHARED / "research" / "trackers.md"
-SEEDS = SHARED / "seeds"
+BUGS_MD = ROOT / "docs" / "explanation" / "bugs-in-the-wild.md"
 
 MIN_CORPUS = 25
 """Issue 4: at least 25 reported bugs in the corpus."""
@@ -35,10 +33,12 @@ SEED_BUGS = {
     "seed 003: cache_read already in input": ("003", "already included in input_tokens"),
     "seed 004: non-additive prompt_tokens": ("004", "non-additive prompt_tokens"),
 }
-"""The seed bugs issue 4 names: the seed's number and a phrase both its text and the scenario's source quote."""
+"""The seed bugs issue 4 names: the seed's number and a phrase both the page's seed table and the scenario's source
+quote."""
 
 _REF = re.compile(r"(?:([A-Za-z0-9_.-]+)/)?([A-Za-z0-9_.-]*)#(\d+)")
-_BUG = re.compile(r"^\*\*B(\d+) (.*?)(?=^\*\*B\d+ |\Z)", re.MULTILINE | re.DOTALL)
+_BUG_ROW = re.compile(r"^\| (B\d+) \| .+? \| (.+?) \|$", re.MULTILINE)
+_SEED_ROW = re.compile(r"^\| (\d{3}) \| .+? \| (.+?) \|$", re.MULTILINE)
 
 
 @cache
@@ -62,15 +62,22 @@ def refs(text: str) -> set[str]:
     return found
 
 
+def _bug_list() -> str:
+    """The page's "The bug list" section."""
+    text = BUGS_MD.read_text(encoding="utf-8")
+    section = re.search(r"^## The bug list\n.*?(?=^## )", text, re.MULTILINE | re.DOTALL)
+    assert section, f"{BUGS_MD}: no section 'The bug list'"
+    return section.group(0)
+
+
 def reported_bugs() -> dict[str, set[str]]:
-    """The bugs of trackers.md section 3, ``B<n>`` -> the references the document gives for it."""
-    if not TRACKERS_MD.is_file():
-        pytest.skip(f"{TRACKERS_MD} is absent: check out shared/ beside the repository to check the corpus "
-                    f"against the bug list")
-    text = TRACKERS_MD.read_text(encoding="utf-8")
-    section = re.search(r"^## 3\..*?(?=^## )", text, re.MULTILINE | re.DOTALL)
-    assert section, f"{TRACKERS_MD}: no section 3"
-    return {f"B{m.group(1)}": refs(m.group(2)) for m in _BUG.finditer(section.group(0))}
+    """The bugs of the page's list, ``B<n>`` -> the references it gives for it."""
+    return {m.group(1): refs(m.group(2)) for m in _BUG_ROW.finditer(_bug_list())}
+
+
+def seed_phrases() -> set[tuple[str, str]]:
+    """The seed bugs of the page's list: ``(seed number, the design's phrase)``."""
+    return {(m.group(1), m.group(2)) for m in _SEED_ROW.finditer(_bug_list())}
 
 
 def cites(source: str, bug: str) -> bool:
@@ -97,9 +104,9 @@ def test_each_scenario_says_what_it_reproduces_and_who_fails_it() -> None:
     assert problems == []
 
 
-def test_the_bug_list_is_read_from_trackers_md() -> None:
+def test_the_bug_list_is_read_from_the_docs() -> None:
     bugs = reported_bugs()
-    # trackers.md section 3 as issue 4 was written against; a bug added to the document must get a scenario
+    # the list issue 4 was written against; a bug added to the page must get a scenario
     assert {"B1", "B8", "B20", "B27"} <= set(bugs) and len(bugs) >= 21
     assert {"claude-code#42338", "claude-code#94177"} <= bugs["B14"]  # a bare #N takes the repo before it
 
@@ -116,10 +123,11 @@ def test_every_reported_bug_has_a_scenario_citing_it() -> None:
 @pytest.mark.parametrize("bug", sorted(SEED_BUGS))
 def test_every_seed_bug_has_a_scenario_citing_it(bug: str) -> None:
     number, phrase = SEED_BUGS[bug]
-    seeds = sorted(SEEDS.glob(f"{number}_*.txt"))
-    if not seeds:
-        pytest.skip(f"{SEEDS} is absent: check out shared/ beside the repository")
-    assert phrase.lower() in seeds[0].read_text(encoding="utf-8").lower(), f"{seeds[0].name} no longer says {phrase!r}"
+    assert (number, phrase) in seed_phrases(), f"{BUGS_MD.name} does not list seed {number}'s {phrase!r}"
     citing = [p.name for p, s in tracker_scenarios().items()
               if f"seed {number}" in s.source and phrase.lower() in s.source.lower()]
     assert citing, f"no scenario whose source cites seed {number} and quotes {phrase!r}"
+
+
+def test_the_page_lists_the_seed_bugs_and_no_other() -> None:
+    assert seed_phrases() == set(SEED_BUGS.values())

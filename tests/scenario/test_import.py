@@ -26,10 +26,6 @@ from ctxsim.trackers import CATALOGUE, make
 from ctxsim.wire import render
 from ctxsim.world import Compaction, SessionBuilder
 
-CAPTURES = "captures/claude-code-2.1.330"
-REAL = "real-recordings/claude-code-jsonl"
-SUBAGENT = "transcript-subagent-agent-ab556dfddfb036beb.jsonl"
-
 
 def original(tmp_path: Path, recording: Path, fmt: str = "auto") -> SessionScenario:
     """The recording played as it loads today."""
@@ -60,13 +56,33 @@ def verdicts(scenario: SessionScenario) -> dict[str, bool]:
     return {name: run_scenario(scenario, entry.factory(), name=name).report.ok for name, entry in CATALOGUE.items()}
 
 
-def single_recordings(shared: Path) -> list[tuple[Path, str]]:
-    """Every single-file recording in shared/, with the format it loads in today."""
-    out = [(shared / CAPTURES / "stream-json-compact.jsonl", "stream-json"),
-           (shared / CAPTURES / "transcript-main.jsonl", "auto")]
-    for path in sorted((shared / REAL).glob("*.jsonl")):
-        out.append((path, "stream-json" if "_agent-" in path.name else "auto"))  # subagents load only so today
-    return out
+def subagent_file(captured: Path) -> Path:
+    """The transcript of the subagent the three-query capture's ``Agent`` call started."""
+    (path,) = captured.glob("transcript-subagent-agent-*.jsonl")
+    return path
+
+
+def single_recordings(captured: Path) -> list[tuple[Path, str]]:
+    """Every single-file recording of the captures, with the format it loads in today."""
+    return [(captured / "stream-json-compact.jsonl", "stream-json"), (captured / "transcript-main.jsonl", "auto"),
+            (captured / "transcript-autocompact.jsonl", "auto"),
+            (subagent_file(captured), "stream-json")]  # a subagent's own transcript loads only so today
+
+
+def said_after_each_query(capture: Path) -> list[int]:
+    """``get_context_usage()["totalTokens"]`` after each query, as the capture recorded it."""
+    rows = [json.loads(x) for x in capture.read_text().splitlines()]
+    return [r["context_usage"]["totalTokens"] for r in rows if "context_usage" in r]
+
+
+def calls_of(transcript: Path) -> dict[str, dict[str, int]]:
+    """The usage of every call of a transcript, by message id (the last row of an id states its final output)."""
+    rows = [json.loads(x) for x in transcript.read_text().splitlines()]
+    return {r["message"]["id"]: r["message"]["usage"] for r in rows if r["type"] == "assistant"}
+
+
+def prompt_of(usage: dict[str, int]) -> int:
+    return usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
 
 
 def unwrap(capture: Path, tmp_path: Path) -> Path:
@@ -77,39 +93,44 @@ def unwrap(capture: Path, tmp_path: Path) -> Path:
     return path
 
 
-# --- the shared recordings --------------------------------------------------------------------------------------
+# --- the captured recordings --------------------------------------------------------------------------------------
 
 
-def test_every_shared_recording_imports_with_the_same_numbers_and_verdicts(shared_dir: Path, tmp_path: Path) -> None:
-    for i, (recording, fmt) in enumerate(single_recordings(shared_dir)):
+def test_every_captured_recording_imports_with_the_same_numbers_and_verdicts(captured: Path, tmp_path: Path) -> None:
+    for i, (recording, fmt) in enumerate(single_recordings(captured)):
         before = original(tmp_path, recording, fmt)  # a capture plays as it is, its get_context_usage figures too
         after = imported(tmp_path / str(i), recording)
         assert numbers(after) == numbers(before), recording.name
         assert verdicts(after) == verdicts(before), recording.name
 
 
-def test_a_capture_without_its_figures_declares_the_compaction_not_knowable(shared_dir: Path, tmp_path: Path) -> None:
-    capture = shared_dir / CAPTURES / "stream-json-compact.jsonl"
+def test_a_capture_without_its_figures_declares_the_compaction_not_knowable(captured: Path, tmp_path: Path) -> None:
+    capture = captured / "stream-json-compact.jsonl"
     said = original(tmp_path, capture, "stream-json")
     plain = original(tmp_path, unwrap(capture, tmp_path), "stream-json")
     with_figure = next(o.truth for o in said.observations() if o.kind == "compaction")
     band = next(o.truth for o in plain.observations() if o.kind == "compaction")
-    # the CLI said 14,756 after /compact: the truth where the capture carries it, within the band where it does not
-    assert with_figure.knowable and with_figure.prompt == 14_756
-    assert not band.knowable and band.unseen is not None and band.unseen[0] <= 14_756 <= band.unseen[1]
-    assert band.unseen == (2672, 2672 + 14_815)  # the summary, plus nothing cached .. the first call's whole prompt
+    frames = [json.loads(x)["raw"] for x in capture.read_text().splitlines() if "raw" in json.loads(x)]
+    post = next(f for f in frames if f.get("subtype") == "compact_boundary")["compact_metadata"]["post_tokens"]
+    first = next(f for f in frames if f["type"] == "assistant")["message"]["usage"]
+    cli = said_after_each_query(capture)[1]
+    # what the CLI said after /compact: the truth where the capture carries it, within the band where it does not
+    assert with_figure.knowable and with_figure.prompt == cli
+    assert not band.knowable and band.unseen is not None and band.unseen[0] <= cli <= band.unseen[1]
+    assert band.unseen == (post, post + prompt_of(first))  # the summary, plus nothing cached .. the first call's
     assert "post_tokens" in band.why
 
 
-def test_a_main_transcript_and_its_subagent_in_any_order_with_copies(shared_dir: Path, tmp_path: Path) -> None:
-    main_file, sub = shared_dir / CAPTURES / "transcript-main.jsonl", shared_dir / CAPTURES / SUBAGENT
+def test_a_main_transcript_and_its_subagent_in_any_order_with_copies(captured: Path, tmp_path: Path) -> None:
+    main_file, sub = captured / "transcript-main.jsonl", subagent_file(captured)
     copy = tmp_path / "resumed.jsonl"  # a resumed session repeats lines it resumes
     copy.write_text("".join(main_file.read_text().splitlines(keepends=True)[:30]))
     merged = imported(tmp_path / "a", sub, copy, main_file, sub)
     alone = original(tmp_path, main_file)
     main_kinds = ("call", "compaction", "result")
     assert numbers(merged, main_kinds) == numbers(alone, main_kinds)
-    # the subagent's two calls (msg_cap0006, msg_cap0007) are subagent points now, under the Agent tool use
+    # the subagent's two calls are subagent points now, under the Agent tool use (a transcript reads as one query)
+    assert len(calls_of(sub)) == 2
     assert [p.label for p in merged.observations() if p.kind == "subagent"] == [
         "q1 subagent call 1", "q1 subagent call 2"]
     stream = [json.loads(x) for x in (tmp_path / "a" / "out" / "imported.jsonl").read_text().splitlines()]
@@ -120,19 +141,20 @@ def test_a_main_transcript_and_its_subagent_in_any_order_with_copies(shared_dir:
     assert imported(tmp_path / "b", main_file, sub).observations() == merged.observations()
 
 
-def test_the_cli_capture_replays_its_own_get_context_usage(shared_dir: Path, tmp_path: Path) -> None:
-    capture = shared_dir / CAPTURES / "stream-json-compact.jsonl"
-    said = [json.loads(x)["context_usage"]["totalTokens"] for x in capture.read_text().splitlines()
-            if "context_usage" in json.loads(x)]
-    assert said == [21_503, 14_756, 15_239]
+def test_the_cli_capture_replays_its_own_get_context_usage(captured: Path, tmp_path: Path) -> None:
+    capture = captured / "stream-json-compact.jsonl"
+    said = said_after_each_query(capture)
+    frames = [json.loads(x)["raw"] for x in capture.read_text().splitlines() if "raw" in json.loads(x)]
+    post = next(f for f in frames if f.get("subtype") == "compact_boundary")["compact_metadata"]["post_tokens"]
+    assert len(said) == 3 and said[1] > post
     scenario = imported(tmp_path, capture)
     results = [estimate for label, _, _, estimate in numbers(scenario, ("result",))]
     # after q1 and q3 the reference reads what the CLI's /context said
     assert (results[0], results[2]) == (said[0], said[2])
-    # after /compact the CLI said 14,756 (system prompt, tools and the 2,672-token summary): the imported
+    # after /compact the CLI said more than post_tokens (system prompt, tools and the summary): the imported
     # compaction states it, so the replay's truth and its get_context_usage are the CLI's own
     compaction = next(s for q in scenario.session.queries for s in q.steps if isinstance(s, Compaction))
-    assert (compaction.post_tokens, compaction.context_tokens) == (2672, said[1])
+    assert (compaction.post_tokens, compaction.context_tokens) == (post, said[1])
 
     async def after_compact() -> int:
         with anyio.fail_after(30):
@@ -144,25 +166,26 @@ def test_the_cli_capture_replays_its_own_get_context_usage(shared_dir: Path, tmp
                 return int((await client.get_context_usage())["totalTokens"])
 
     assert anyio.run(after_compact) == said[1]
-    assert "21,503, 14,756, 15,239" in scenario.path.read_text()
+    assert f"{said[0]:,}, {said[1]:,}, {said[2]:,}" in scenario.path.read_text()
 
 
-def test_the_transcript_capture_holds_the_sdk_get_context_usage_figures(shared_dir: Path, tmp_path: Path) -> None:
-    dump = shared_dir / CAPTURES / "sdk-messages-three-queries.jsonl"
-    said = [json.loads(x)["context_usage"]["totalTokens"] for x in dump.read_text().splitlines()
-            if "context_usage" in json.loads(x)]
-    scenario = imported(tmp_path, shared_dir / CAPTURES / "transcript-main.jsonl")
+def test_the_transcript_capture_holds_the_sdk_get_context_usage_figures(captured: Path, tmp_path: Path) -> None:
+    dump = captured / "sdk-messages-three-queries.jsonl"
+    said = said_after_each_query(dump)
+    assert len(said) == 3
+    scenario = imported(tmp_path, captured / "transcript-main.jsonl")
     estimates = iter(e for _, _, _, e in numbers(scenario, ("call",)))
     assert all(value in estimates for value in said)  # in order: the last call of each query
     with pytest.raises(ImportFailure, match="a dump of SDK Message objects, not a recording"):
         import_recordings([dump], name="x")
 
 
-def test_a_subagent_transcript_alone_is_its_own_main_chain(shared_dir: Path, tmp_path: Path) -> None:
-    recording = shared_dir / REAL / "spotter_258c7280_agent-acompact-fffbd0.jsonl"
+def test_a_subagent_transcript_alone_is_its_own_main_chain(captured: Path, tmp_path: Path) -> None:
+    recording = subagent_file(captured)
     scenario = imported(tmp_path, recording)
-    # README: one assistant line, in 3 / cache_creation 2,487 / cache_read 166,758 / out 6
-    assert numbers(scenario) == [("q1 call 1", 3 + 2_487 + 166_758, 6, 3 + 2_487 + 166_758)]
+    # every call of the subagent's own file is a call of its one query, its prompt the usage its rows state
+    assert numbers(scenario) == [(f"q1 call {i}", prompt_of(u), u["output_tokens"], prompt_of(u))
+                                 for i, u in enumerate(calls_of(recording).values(), 1)]
     assert "a subagent's own transcript" in scenario.path.read_text()
 
 
@@ -326,9 +349,9 @@ def test_a_stream_of_the_wire_shape_imports_as_readable_steps(tmp_path: Path, na
     assert numbers(steps, kinds) == numbers(original(tmp_path, path, "stream-json"), kinds)
 
 
-def test_ctxsim_import_command(shared_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctxsim_import_command(captured: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "scenarios" / "window.yaml"
-    recording = shared_dir / REAL / "spotter_258c7280_compact-window_L1211-1308.jsonl"
+    recording = captured / "transcript-autocompact.jsonl"
     assert main(["import", str(recording), "-o", str(out)]) == 0
     assert f"wrote {out} and {out.with_suffix('.jsonl')}" in capsys.readouterr().out
     assert main(["scenario", "check", str(out)]) == 0

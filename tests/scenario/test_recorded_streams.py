@@ -2,7 +2,7 @@
 
 The truth of a recording is derived from it (the reference semantics). These tests pin that derivation to
 numbers worked out by hand from the lines below, to the world's own truth (a session rendered as the CLI writes
-it, then read back as a recording), and to the real transcripts in ``shared/real-recordings``.
+it, then read back as a recording), and to the real CLI's transcripts in ``tests/captures``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from ctxsim.scenario import ScenarioError, load_scenario
 from ctxsim.trackers import make
 from ctxsim.wire import render
 from ctxsim.world import SessionBuilder
-
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real-recordings" / "claude-code-jsonl"
-"""``<repo root>/../shared/real-recordings``: CI clones the repo with ``shared/`` beside it."""
 
 
 def usage(i: int, cc: int, cr: int, out: int) -> dict[str, int]:
@@ -201,41 +198,60 @@ def test_stream_key_mistakes(tmp_path: Path, text: str, expected: str) -> None:
         load_scenario(path, display="s.yaml")
 
 
-# --- the real recordings ----------------------------------------------------------------------------------------
-
-needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real-recordings is not beside the repository")
+# --- the real CLI's transcripts -----------------------------------------------------------------------------------
 
 
-@needs_real
-def test_real_compaction_window_is_tracked_by_the_reference_and_not_by_max_cache_read(tmp_path: Path) -> None:
-    name = "spotter_258c7280_compact-window_L1211-1308.jsonl"
-    sc = load_scenario(scenario_for(tmp_path, str(REAL / name)))
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def call_ids(rows: list[dict[str, Any]]) -> list[str]:
+    """The message ids of the calls a transcript's rows state, in order (a call writes one row per block)."""
+    return list(dict.fromkeys(r["message"]["id"] for r in rows if r["type"] == "assistant"))
+
+
+def test_a_real_autocompaction_is_tracked_by_the_reference_and_not_by_max_cache_read(
+        tmp_path: Path, captured: Path) -> None:
+    path = captured / "transcript-autocompact.jsonl"
+    rows = rows_of(path)
+    sc = load_scenario(scenario_for(tmp_path, str(path)))
     observations = sc.observations()
-    # README: 20 assistant lines with usage, 12 unique ids, no sidechain; the compaction carries only preTokens
-    assert len(observations) == 12 and all(o.kind == "call" for o in observations)
-    truths = [o.truth.prompt for o in observations]
-    # the last call before the boundary: cr 165,803 + cc 955 + in 1; the first after it: (3, 12,497, 21,460)
-    assert truths[6] == 1 + 955 + 165_803 and truths[7] == 33_960
-    assert sc.points["q1 call 8"] > 46  # after the boundary on line 46
+    # one point per call (a call's rows share its message id), and the compaction the CLI made by itself
+    assert [o.kind for o in observations].count("call") == len(call_ids(rows)) >= 3
+    boundary = next(i for i, r in enumerate(rows, 1) if r.get("subtype") == "compact_boundary")
+    assert rows[boundary - 1]["compactMetadata"]["trigger"] == "auto"
+    compaction = next(o for o in observations if o.kind == "compaction")
+    assert sc.points[compaction.label] == boundary
+    usages = {r["message"]["id"]: r["message"]["usage"] for r in rows if r["type"] == "assistant"}
+    assert [o.truth.prompt for o in observations if o.kind == "call"] == [
+        u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"] for u in usages.values()]
     assert run_scenario(sc, make("reference")).ok
-    failures = run_scenario(sc, make("arbiter-msgid")).report.failures
-    assert [p.observation.label for p in failures][-5:] == [f"q1 call {i}" for i in range(8, 13)]
+    # max(cache_read) over every message survives the compaction: every point from it on fails
+    failed = {p.observation.label for p in run_scenario(sc, make("arbiter-msgid")).report.failures}
+    after = [o.label for o in observations if sc.points[o.label] >= boundary]
+    assert after and set(after) <= failed
 
 
-@needs_real
-def test_real_inline_sidechains_are_subagent_points(tmp_path: Path) -> None:
-    sc = load_scenario(scenario_for(tmp_path, str(REAL / "ccviewer_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")))
+def test_inline_sidechains_are_subagent_points(tmp_path: Path, captured: Path) -> None:
+    """Claude Code 1.0 wrote a subagent's rows into the main transcript (``isSidechain: true``) where today it writes
+    them to a file of their own: the captured subagent's rows, put back after the row of its ``Agent`` call."""
+    main = rows_of(captured / "transcript-main.jsonl")
+    (sub_file,) = captured.glob("transcript-subagent-agent-*.jsonl")
+    sub = rows_of(sub_file)
+    at = next(i for i, r in enumerate(main, 1) if r["type"] == "assistant"
+              and any(b.get("name") == "Agent" for b in r["message"]["content"]))
+    assert all(r["isSidechain"] for r in sub if "uuid" in r)  # the request records carry no chain
+    write_jsonl(tmp_path / "inline.jsonl", main[:at] + sub + main[at:])
+    sc = load_scenario(scenario_for(tmp_path, "inline.jsonl"))
     kinds = [o.kind for o in sc.observations()]
-    # README: 10 main ids and 10 sidechain ids, two Task subagents (3 and 7 of the sidechain ids)
-    assert kinds.count("call") == 10 and kinds.count("subagent") == 10
+    assert kinds.count("call") == len(call_ids(main)) and kinds.count("subagent") == len(call_ids(sub)) == 2
     assert run_scenario(sc, make("reference")).ok
 
 
-@needs_real
-def test_a_subagents_own_transcript_has_nothing_to_check(tmp_path: Path) -> None:
-    path = scenario_for(tmp_path, str(REAL / "spotter_ae4a77f8_agent-aac57f5.jsonl"))
+def test_a_subagents_own_transcript_has_nothing_to_check(tmp_path: Path, captured: Path) -> None:
+    (sub_file,) = captured.glob("transcript-subagent-agent-*.jsonl")
     with pytest.raises(ScenarioError, match="no main-chain call with usage: nothing to check against"):
-        load_scenario(path)
+        load_scenario(scenario_for(tmp_path, str(sub_file)))
 
 
 # --- what a recording's calls are: ids reused, per-block lines split by tool results, calls without usage --------

@@ -195,7 +195,7 @@ def test_sessions_shrink_to_a_few_calls() -> None:
 
 
 class _HighestCacheRead:
-    """A planted bug (trackers.md B14): keeps the highest cache read seen, so it overcounts after any cache miss."""
+    """A planted bug (Bugs in the wild, B14): keeps the highest cache read seen, so it overcounts after a cache miss."""
 
     def __init__(self) -> None:
         self.read = 0

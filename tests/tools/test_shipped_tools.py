@@ -1,7 +1,7 @@
 """The statusline tools people use, installed at pinned versions and run as Claude Code runs them, judged over the
 whole bundled corpus: every session scenario, in every mode of every tool (one item each, so pytest-xdist spreads
 them). Which scenarios each tool fails, the first point off and which way, and why, is pinned here grouped by bug:
-from ``shared/research/shipped-trackers.md`` (each tool's formula with file:line, fixtures a-g), or where the research
+from ``docs/explanation/shipped-trackers.md`` (each tool's formula, the research's fixtures a-g), or where the research
 did not go, from the tool's installed source (file:line under its install directory). Every other session scenario
 is one the tool must track, so a session scenario added to the corpus is judged at once: it must be tracked until it
 is pinned here.

@@ -118,6 +118,15 @@ def test_a_command_that_exits_1_gives_one_error_naming_it_the_session_the_point_
     assert not run.report.points
 
 
+@pytest.mark.parametrize(("line", "said"), [
+    ("./no-such-statusline", "exited with status 127 (the shell found no such program: it never started)"),
+    ("exit 126", "exited with status 126 (the shell found the program but could not run it: it never started)"),
+])
+def test_a_command_the_shell_could_not_start_says_it_never_started(line: str, said: str) -> None:
+    run = run_scenario(corpus("compaction.yaml"), CommandTracker(line, name="gone"))
+    assert run.report.error is not None and said in run.report.error
+
+
 def test_a_command_that_hangs_is_killed_at_its_timeout_and_named() -> None:
     tracker = CommandTracker("sleep 30 & sleep 30", timeout=0.5, workers=2)
     started = time.monotonic()
@@ -169,7 +178,10 @@ def test_points_run_in_parallel_give_what_they_give_one_at_a_time() -> None:
 # --- naming one on a command line ----------------------------------------------------------------------------
 
 
-def test_cmd_specs_resolve_with_their_options() -> None:
+def test_cmd_specs_resolve_with_their_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "ccstatusline.js").write_text("")
     spec = resolve("cmd[preset=ccusage timeout=3 workers=2]:npx ccusage statusline --offline")
     tracker = spec.factory()
     assert isinstance(tracker, CommandTracker) and spec.command and spec.fed_messages is None

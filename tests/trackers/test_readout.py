@@ -1,5 +1,5 @@
-"""Reading a statusline's output: bare integers, the presets on what the tools printed in the research
-(``shared/research/shipped-trackers.md`` section 2, escape sequences included), regexes, percentages as bands."""
+"""Reading a statusline's output: bare integers, the presets on what the tools printed when they were run
+(``docs/explanation/shipped-trackers.md``, escape sequences included), regexes, percentages as bands."""
 
 from __future__ import annotations
 

@@ -180,13 +180,16 @@ def test_a_process_that_never_reads_its_stdin_cannot_block_the_run() -> None:
 def test_a_command_that_cannot_start_says_so() -> None:
     report = run_tracker(StreamTracker("./no-such-gauge --stream"), tool_use_session())
     assert report.error is not None and "exited with status 127" in report.error
-    assert "not found" in report.error
+    assert "not found" in report.error and "the shell found no such program: it never started" in report.error
 
 
 # --- naming one --------------------------------------------------------------------------------------------------
 
 
-def test_a_stream_spec_resolves_with_its_options() -> None:
+def test_a_stream_spec_resolves_with_its_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "gauge.mjs").write_text("")
     spec = resolve("stream[timeout=2.5 name=my-gauge]:node dist/gauge.mjs --stream")
     assert spec.stream and not spec.command and spec.fed_messages is None
     tracker = make_tracker(spec.factory)
@@ -198,7 +201,7 @@ def test_a_stream_spec_resolves_with_its_options() -> None:
 @pytest.mark.parametrize(("spec", "says"), [
     ("stream:", "is not stream:COMMAND or stream[OPTIONS]:COMMAND"),
     ("stream[timeout=soon]:x", "option timeout='soon' is not a float"),
-    ("stream[workers=2]:x", "no option 'workers' (known: name, timeout)"),
+    ("stream[workers=2]:x", "no option 'workers' (known: cwd, name, timeout)"),
     ("stream[timeout=0]:x", "timeout must be positive seconds"),
     ("stream[name=x:y", "the options' '[' is never closed"),
 ])

@@ -1,9 +1,11 @@
-"""Our rendering, played through the real SDK, against the real CLI captures in ``shared/captures``.
+"""Our rendering, played through the real SDK, against the real CLI's captures in ``tests/captures``.
 
-The sessions behind ``shared/captures/claude-code-2.1.330`` are rebuilt step by step as :class:`Session`\\ s,
-rendered by :func:`ctxsim.wire.render` and played to the real ``ClaudeSDKClient`` over a
-:class:`~ctxsim.sdk.FakeTransport`. What a context tracker can see (message order, ids, usage, results, context
-usage) is projected from both the live SDK messages and the captured ones, and compared field by field.
+The sessions behind ``tests/captures/claude-code-2.1.332`` (recorded by ``tests/captures/remake.py``) are rebuilt
+step by step as :class:`Session`\\ s: each call's usage as the fake API served it (``served.jsonl``), its blocks and
+tool results as the script gave them. They are rendered by :func:`ctxsim.wire.render` for the captured CLI version
+and played to the real ``ClaudeSDKClient`` over a :class:`~ctxsim.sdk.FakeTransport`. What a context tracker can see
+(message order, ids, usage, results, context usage) is projected from both the live SDK messages and the captured
+ones, and compared field by field.
 
 Expected values are always read from the capture files, never from our own rendering.
 """
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,12 @@ import pytest
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
 from ctxsim.sdk import FakeTransport
-from ctxsim.world import Call, Query, Session, SubagentStart, Text, Thinking, ToolResult, ToolUse
+from ctxsim.wire import render
+from ctxsim.world import Call, Query, Session, Step, SubagentStart, Text, Thinking, ToolResult, ToolUse
 
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures" / "claude-code-2.1.330"
-"""``<repo root>/../shared/captures/...``: CI clones the repo with ``shared/`` beside it."""
+CAPTURES = Path(__file__).resolve().parents[1] / "captures" / "claude-code-2.1.332"
+"""The captures of Claude Code 2.1.332 (``tests/captures/remake.py``)."""
+VERSION = CAPTURES.name.removeprefix("claude-code-")
 
 MODEL = "claude-sonnet-4-5"
 WINDOW = 200_000
@@ -32,9 +35,9 @@ MAX_OUTPUT = 32_000
 
 SKIPPED_SYSTEM_SUBTYPES = frozenset({
     "init", "status", "thinking_tokens", "background_tasks_changed", "task_started", "task_progress",
+    "task_updated", "task_notification",
 })
-"""System messages a tracker cannot use; the capture also has ``background_tasks_changed`` because its subagent
-was backgrounded, which our foreground-subagent rendering does not produce."""
+"""System messages a tracker cannot use (a subagent's task reports included)."""
 
 RESULT_USAGE_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
 MODEL_USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens",
@@ -45,68 +48,82 @@ BACKENDS = ["asyncio", pytest.param("trio", marks=pytest.mark.skipif(
     not __import__("importlib").util.find_spec("trio"), reason="trio is not installed"))]
 
 
-def _capture(name: str) -> Path:
-    path = CAPTURES / name
-    if not path.is_file():
-        pytest.skip(f"real CLI captures not available: {path} is missing (shared/ must sit beside the repo root)")
-    return path
-
-
 def _rows(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in _capture(name).read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in (CAPTURES / name).read_text().splitlines() if line.strip()]
+
+
+def served(session: str) -> dict[str, dict[str, Any]]:
+    """What the fake API answered in one recorded session (``served.jsonl``), by message id."""
+    return {r["message_id"]: r for r in _rows("served.jsonl") if r["session"] == session}
 
 
 # --- the sessions behind the captures --------------------------------------------------------------------------
 
 
-def _call(message_id: str, cache_read: int, output: int, *blocks: Any, parent: str | None = None) -> Call:
-    # The fake API reported input 5 and cache creation 200 for every call; no request id reached the SDK.
-    return Call(input_tokens=5, cache_creation_input_tokens=200, cache_read_input_tokens=cache_read,
-                output_tokens=output, blocks=tuple(blocks), message_id=message_id, model=MODEL, request_id=None,
-                parent_tool_use_id=parent)
+def _call(truth: dict[str, dict[str, Any]], message_id: str, *blocks: Any, parent: str | None = None) -> Call:
+    # each call's usage and output as the fake API reported them; no request id reached the SDK
+    (input_tokens, cache_creation, cache_read), output = truth[message_id]["usage"], truth[message_id]["output_tokens"]
+    return Call(input_tokens=input_tokens, cache_creation_input_tokens=cache_creation,
+                cache_read_input_tokens=cache_read, output_tokens=output, blocks=tuple(blocks),
+                message_id=message_id, model=MODEL, request_id=None, parent_tool_use_id=parent)
 
 
-def _lines(n: int) -> str:
+def _bash(tool_use_id: str, command: str) -> ToolUse:
+    return ToolUse(tool_use_id, "Bash", {"command": command, "description": f"run {command}"})
+
+
+def _seq(n: int) -> str:
     return "\n".join(str(i) for i in range(1, n + 1))
 
 
-SUMMARY = "<summary>User asked to run commands; done steps 1-3.</summary>"
+def _session_id(name: str) -> str:
+    return str(next(r["data"]["data"]["session_id"] for r in _rows(name) if r["class"] == "SystemMessage"))
+
+
+def _agent_id() -> str:
+    (path,) = CAPTURES.glob("transcript-subagent-agent-*.jsonl")
+    return path.stem.removeprefix("transcript-subagent-agent-")
+
+
+def _results_in_order(*tool_use_ids: str) -> list[str]:
+    """``tool_use_ids`` in the order their results reached the SDK in the capture: tools run side by side, so the
+    order is the run's, as its usage is."""
+    delivered = [b["tool_use_id"] for r in _rows("sdk-messages-three-queries.jsonl") if r.get("class") == "UserMessage"
+                 and isinstance(r["data"]["content"], list) for b in r["data"]["content"] if "tool_use_id" in b]
+    return sorted(tool_use_ids, key=delivered.index)
 
 
 def three_queries_session() -> Session:
-    """``sdk-messages-three-queries.jsonl``: fake-api requests #1 to #6 (#7, the subagent's second call, and #8
-    came after the q3 result: the subagent was backgrounded)."""
-    q1 = Query("q1", (_call("msg_cap0001", 14_607, 50, Text(SUMMARY)),))
-    q2 = Query("q2", (_call("msg_cap0002", 184_688, 50, Text("Big turn answered.")),))
-    q3 = Query("q3", (
-        _call("msg_cap0003", 14_760, 80,
-              Thinking("I should run two commands.", "sig123"),
-              Text("Running two commands."),
-              ToolUse("toolu_a003", "Bash", {"command": "seq 1 500", "description": "a"}),
-              ToolUse("toolu_b003", "Bash", {"command": "seq 1 700", "description": "b"})),
-        # The capture delivers toolu_b003's result before toolu_a003's.
-        ToolResult("toolu_b003", _lines(700), 700),
-        ToolResult("toolu_a003", _lines(500), 500),
-        _call("msg_cap0004", 16_379, 50,
-              ToolUse("toolu_c004", "Agent", {"description": "subtask", "prompt": "SUBTASK: count to 300",
-                                               "subagent_type": "general-purpose"})),
-        SubagentStart("toolu_c004", "ab556dfddfb036beb", "subtask", "SUBTASK: count to 300"),
-        ToolResult("toolu_c004", "Async agent launched successfully.", 30),
-        _call("msg_cap0005", 16_757, 50, Text("All done.")),
-        _call("msg_cap0006", 11_058, 50,
-              ToolUse("toolu_s006", "Bash", {"command": "seq 1 300", "description": "sub count"}),
-              parent="toolu_c004"),
-    ))
-    return Session(session_id="27fef5c3-0394-4c96-ac87-59c315e6d0cb", queries=(q1, q2, q3), model=MODEL,
+    """``sdk-messages-three-queries.jsonl``: three queries, the third with two tool calls and a foreground subagent."""
+    truth = served("three-queries")
+    agent = ToolUse("toolu_cap_agent", "Agent", {"description": "a subtask", "prompt": "count to three",
+                                                 "subagent_type": "general-purpose", "run_in_background": False})
+    lines = {"toolu_cap_a": 5, "toolu_cap_b": 7}  # seq 1 5, seq 1 7
+    q3: tuple[Step, ...] = (
+        _call(truth, "msg_cap0003", Thinking("I should run two commands.", "sig-cap"), Text("Running two commands."),
+              _bash("toolu_cap_a", "seq 1 5"), _bash("toolu_cap_b", "seq 1 7")),
+        *(ToolResult(i, _seq(lines[i]), lines[i]) for i in _results_in_order(*lines)),
+        _call(truth, "msg_cap0004", agent),
+        SubagentStart("toolu_cap_agent", _agent_id(), "a subtask", "count to three"),
+        _call(truth, "msg_cap0006", _bash("toolu_cap_sub", "seq 1 3"), parent="toolu_cap_agent"),
+        ToolResult("toolu_cap_sub", _seq(3), 3, parent_tool_use_id="toolu_cap_agent"),
+        _call(truth, "msg_cap0007", Text("Counted to three."), parent="toolu_cap_agent"),
+        ToolResult("toolu_cap_agent", "Counted to three.", 30),
+        _call(truth, "msg_cap0005", Text("All done.")),
+    )
+    queries = (Query("hello", (_call(truth, "msg_cap0001", Text("Hello.")),)),
+               Query("read the big file", (_call(truth, "msg_cap0002", Text("Big turn answered.")),)),
+               Query("run two commands, then delegate a count", q3))
+    return Session(session_id=_session_id("sdk-messages-three-queries.jsonl"), queries=queries, model=MODEL,
                    window=WINDOW, max_output_tokens=MAX_OUTPUT, name="capture three queries")
 
 
 def partial_session() -> Session:
-    """``sdk-messages-partial.jsonl``: fake-api request #9, one query with partial messages on."""
-    q1 = Query("q1", (_call("msg_cap0009", 14_607, 50, Text(SUMMARY)),))
-    # The fake API behind these captures sent the output count alone in message_delta.
-    return Session(session_id="264579f3-3cd7-4e7e-9e04-32d336cb0548", queries=(q1,), model=MODEL,
-                   window=WINDOW, max_output_tokens=MAX_OUTPUT, name="capture partial", delta_usage="output")
+    """``sdk-messages-partial.jsonl``: one query with partial messages on."""
+    q1 = Query("hello", (_call(served("partial"), "msg_cap0008", Text("Hello, in parts.")),))
+    # the fake API sends message_delta's usage whole (input and cache fields with the output), as the real API does
+    return Session(session_id=_session_id("sdk-messages-partial.jsonl"), queries=(q1,), model=MODEL, window=WINDOW,
+                   max_output_tokens=MAX_OUTPUT, name="capture partial", delta_usage="cumulative")
 
 
 # --- projection ------------------------------------------------------------------------------------------------
@@ -133,7 +150,9 @@ def project(cls: str, data: dict[str, Any]) -> tuple[Any, ...] | None:
     if cls == "UserMessage":
         content = data["content"]
         ids = [b["tool_use_id"] for b in content if "tool_use_id" in b] if isinstance(content, list) else []
-        return (cls, data["parent_tool_use_id"], ids)
+        # without a tool result (the subagent's prompt, which the CLI forwards and ctxsim does not render) a user
+        # message holds nothing a tracker counts, as in the live fidelity projection
+        return (cls, data["parent_tool_use_id"], ids) if ids else None
     if cls == "ResultMessage":
         usage = {k: data["usage"][k] for k in RESULT_USAGE_KEYS}
         model_usage = {k: data["model_usage"][MODEL][k] for k in MODEL_USAGE_KEYS}
@@ -178,7 +197,8 @@ def played(session: Session, backend: str, *, include_partial_messages: bool = F
     out: dict[str, dict[str, Any]] = {}
 
     async def main() -> None:
-        transport = FakeTransport(session, include_partial_messages=include_partial_messages)
+        scripts = render(session, include_partial_messages=include_partial_messages, cli_version=VERSION)
+        transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
         options = ClaudeAgentOptions(include_partial_messages=include_partial_messages)
         async with ClaudeSDKClient(options, transport=transport) as client:
             for i, query in enumerate(session.queries):
@@ -222,10 +242,20 @@ def test_partial_messages_match_capture(backend: str) -> None:
                       "message_delta", "message_stop"]
 
 
-def test_readme_facts_hold_in_capture_and_rendering() -> None:
-    """The README's facts, checked on the capture and on our replay of it."""
+def _sum(calls: list[dict[str, Any]], index: int | None = None) -> int:
+    """The sum over ``calls`` (rows of ``served.jsonl``) of one usage field, or of the output with no index."""
+    return sum(c["usage"][index] if index is not None else c["output_tokens"] for c in calls)
+
+
+def test_the_cli_facts_hold_in_capture_and_rendering() -> None:
+    """What the CLI does with the usage the API reports (``docs/explanation/wire.md``), checked on the capture and
+    on our replay of it; every expected number is the fake API's own (``served.jsonl``)."""
     expected = captured("sdk-messages-three-queries.jsonl")
     actual = played(three_queries_session(), "asyncio")
+    truth = list(served("three-queries").values())
+    main_q3 = [c for c in truth if c["query"] == "q3" and c["kind"] == "main"]
+    subagent = [c for c in truth if c["kind"] == "subagent"]
+    assert len(main_q3) == 3 and len(subagent) == 2
     for side in (expected, actual):
         q3 = side["q3"]["messages"]
         assistants = [m for m in q3 if m[0] == "AssistantMessage"]
@@ -233,38 +263,41 @@ def test_readme_facts_hold_in_capture_and_rendering() -> None:
         first_call = [m for m in assistants if m[1] == "msg_cap0003"]
         assert [m[4] for m in first_call] == [["thinking"], ["text"], ["tool_use"], ["tool_use"]]
         assert all(m[3] == first_call[0][3] for m in first_call)
-        # 2. assistant output_tokens is the message_start placeholder, never the final count.
+        # 2. assistant output_tokens is message_start's placeholder (1), never the final count.
         assert {m[3]["output_tokens"] for q in side.values() for m in q["messages"]
-                if m[0] == "AssistantMessage"} == {1}
-        # 3. result usage sums this query's main-chain calls: 47,896 = 14,760 + 16,379 + 16,757.
+                if m[0] == "AssistantMessage"} == {1} != {c["output_tokens"] for c in truth}
+        # 3. the result's usage sums this query's main-chain calls (the subagent's left out); not a context size.
         result = q3[-1]
         assert result[0] == "ResultMessage"
-        assert result[2] == {"input_tokens": 15, "cache_creation_input_tokens": 600,
-                             "cache_read_input_tokens": 14_760 + 16_379 + 16_757, "output_tokens": 180}
-        assert result[2]["cache_read_input_tokens"] == 47_896
-        # 4. model usage is cumulative over the session, the subagent call included, with contextWindow.
-        assert result[3]["inputTokens"] == 30 and result[3]["outputTokens"] == 330
-        assert result[3]["contextWindow"] == WINDOW
-        # 5. totalTokens is the last main-chain prompt, output excluded; threshold 167,000.
-        assert side["q3"]["context_usage"]["totalTokens"] == 5 + 200 + 16_757 == 16_962
-        assert side["q3"]["context_usage"]["autoCompactThreshold"] == 167_000
-        # 6. subagent calls carry parent_tool_use_id and their own smaller context.
+        assert result[2] == {"input_tokens": _sum(main_q3, 0), "cache_creation_input_tokens": _sum(main_q3, 1),
+                             "cache_read_input_tokens": _sum(main_q3, 2), "output_tokens": _sum(main_q3)}
+        # 4. model usage is cumulative over the session, the subagent's calls included, with contextWindow.
+        assert (result[3]["inputTokens"], result[3]["outputTokens"]) == (_sum(truth, 0), _sum(truth))
+        assert result[3]["cacheReadInputTokens"] == _sum(truth, 2) and result[3]["contextWindow"] == WINDOW
+        # 5. totalTokens is the last main-chain call's prompt, output excluded; the threshold is the CLI's.
+        assert side["q3"]["context_usage"]["totalTokens"] == sum(main_q3[-1]["usage"])
+        assert side["q3"]["context_usage"]["autoCompactThreshold"] == expected["q3"]["context_usage"][
+            "autoCompactThreshold"] < WINDOW
+        # 6. a subagent's call carries parent_tool_use_id and its own smaller context; its last call, text only,
+        # is not forwarded to the SDK.
         sub = [m for m in assistants if m[2] is not None]
-        assert [(m[1], m[2], m[3]["cache_read_input_tokens"]) for m in sub] == [("msg_cap0006", "toolu_c004",
-                                                                                  11_058)]
-        # tool results in delivery order: b003 before a003.
-        assert [m[2] for m in q3 if m[0] == "UserMessage"] == [["toolu_b003"], ["toolu_a003"], ["toolu_c004"]]
-        # 7. no compaction at 92%: q2 ends at 184,893 and q3's first call is small again, with no boundary.
-        assert side["q2"]["context_usage"]["totalTokens"] == 184_893
-        assert side["q2"]["context_usage"]["percentage"] == 92
+        assert [(m[1], m[2], m[3]["cache_read_input_tokens"]) for m in sub] == [
+            (subagent[0]["message_id"], "toolu_cap_agent", subagent[0]["usage"][2])]
+        assert sum(subagent[0]["usage"]) < sum(main_q3[0]["usage"])
+        # tool results in the order the tools finished, then the subagent's own, then the Agent call's.
+        assert [m[2] for m in q3 if m[0] == "UserMessage"] == [
+            [i] for i in _results_in_order("toolu_cap_a", "toolu_cap_b")] + [["toolu_cap_sub"], ["toolu_cap_agent"]]
+        # 7. no compaction at 92%: q2 ends at its call's prompt and q3's first call is small again, with no boundary.
+        big = next(c for c in truth if c["query"] == "q2")
+        assert side["q2"]["context_usage"]["totalTokens"] == sum(big["usage"])
+        assert side["q2"]["context_usage"]["percentage"] == round(100 * sum(big["usage"]) / WINDOW) == 92
         assert not any(m[0] == "SystemMessage" for q in side.values() for m in q["messages"])
 
 
-def test_sessions_agree_with_request_log() -> None:
-    """The rebuilt calls are the fake API's requests #1-#6 (three queries) and #9 (partial), prompt and output."""
-    log = _capture("fake-api-requests.log").read_text()
-    requests = {int(n): (int(reported), int(out)) for n, reported, out in
-                re.findall(r"^#(\d+) .*?reported=(\d+) .*?out=(\d+)", log, re.MULTILINE)}
-    calls = three_queries_session().calls
-    assert [(c.prompt, c.output_tokens) for c in calls] == [requests[n] for n in range(1, 7)]
-    assert [(c.prompt, c.output_tokens) for c in partial_session().calls] == [requests[9]]
+def test_the_sessions_are_every_call_the_fake_api_served() -> None:
+    """The rebuilt calls are the fake API's requests of each session, in the order it served them (the summary and
+    side requests aside), with the prompt and output it reported."""
+    for session, name in ((three_queries_session(), "three-queries"), (partial_session(), "partial")):
+        log = [r for r in served(name).values() if r["kind"] in ("main", "subagent")]
+        assert [(c.message_id, c.prompt, c.output_tokens) for c in session.calls] == [
+            (r["message_id"], sum(r["usage"]), r["output_tokens"]) for r in log]

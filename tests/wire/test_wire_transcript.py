@@ -1,7 +1,8 @@
 """The transcript and statusline renderings (ctxsim.wire._transcript, ctxsim.wire._statusline).
 
 Expected values come from the world that was rendered (its calls' usage) and from what the real CLI was seen to
-write and send (shared/captures, shared/research/shipped-trackers.md §4), never from the renderer itself.
+write and send (the captures in tests/captures, the statusline payloads docs/explanation/compaction.md describes),
+never from the renderer itself.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import json
 import re
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 
 from ctxsim.strategies import sessions
@@ -20,7 +20,6 @@ from ctxsim.wire._transcript import project_slug
 from ctxsim.wire._versions import installed_cli_version
 from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse, display_name
 
-CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
@@ -102,7 +101,7 @@ def test_compaction_rows() -> None:
         "trigger": compaction.trigger, "preTokens": compaction.pre_tokens, "postTokens": compaction.post_tokens,
         "cumulativeDroppedTokens": compaction.pre_tokens - compaction.post_tokens}
     assert rows[at + 1]["isCompactSummary"] is True and rows[at + 1]["parentUuid"] == rows[at]["uuid"]
-    # the compaction request's own usage gets no assistant row (research §4)
+    # the compaction request's own usage gets no assistant row (docs/explanation/wire.md)
     assert sum(r["type"] == "assistant" for r in rows) == sum(len(c.blocks) for c in session.main_calls)
 
 
@@ -167,28 +166,36 @@ def test_other_line_kinds_are_present() -> None:
     assert {"queue-operation", "attachment", "api-request", "last-prompt"} <= kinds
 
 
-@pytest.mark.skipif(not (CAPTURES / "claude-code-2.1.330" / "transcript-main.jsonl").exists(),
-                    reason="shared/captures is not beside the repository")
-def test_row_keys_are_the_captured_cli_s() -> None:
+def test_row_keys_are_the_captured_cli_s(captured: Path) -> None:
     """Every key the renderer writes on an assistant, prompt or tool-result row, the captured CLI wrote too."""
-    captured = [json.loads(line) for line in
-                (CAPTURES / "claude-code-2.1.330" / "transcript-main.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (captured / "transcript-main.jsonl").read_text().splitlines()]
     rendered = render_transcript(_session()).rows
 
     def keys(rows: list[dict[str, object]], kind: str) -> set[str]:
         return {k for r in rows if r["type"] == kind for k in r}
 
-    assert keys(rendered, "assistant") - {"requestId"} <= keys(captured, "assistant")
+    assert keys(rendered, "assistant") - {"requestId"} <= keys(rows, "assistant")
     # this capture has no compaction: the summary's and local commands' flags are held to the live CLI instead
     assert keys(rendered, "user") - {"isCompactSummary", "isVisibleInTranscriptOnly", "isMeta"} <= keys(
-        captured, "user")
+        rows, "user")
+
+
+def test_the_captured_cli_writes_no_row_for_the_compaction_request(captured: Path) -> None:
+    """What the renderer leaves out, the CLI left out: the summary request of its own autocompaction has no
+    assistant row in the transcript, every main-chain call has one."""
+    served = [json.loads(line) for line in (captured / "served.jsonl").read_text().splitlines()]
+    calls = [r for r in served if r["session"] == "autocompact"]
+    rows = [json.loads(line) for line in (captured / "transcript-autocompact.jsonl").read_text().splitlines()]
+    written = {r["message"]["id"] for r in rows if r["type"] == "assistant"}
+    assert {r["kind"] for r in calls} == {"main", "compact"}
+    assert written == {r["message_id"] for r in calls if r["kind"] == "main"}
 
 
 # --- statusline -----------------------------------------------------------------------------------------------
 
 
 def _research_session() -> Session:
-    """The interactive session of shipped-trackers.md §4: one call, /compact, one call."""
+    """An interactive session recorded under tmux: one call, /compact, one call (docs/explanation/compaction.md)."""
     first = Call(3, 2_000, 148_000, 120, (Text("ok"),), "msg_1")
     second = Call(4, 1_000, 20_000, 50, (Text("ok"),), "msg_2")
     return Session("s-1", (Query("hello", (first,)), Query("/compact", (Compaction(150_345, 2_680, "manual"),)),
@@ -199,7 +206,7 @@ def test_payload_context_window_as_the_cli_sent_it() -> None:
     payloads = statusline_payloads(_research_session(), compaction="zero")
     labels = [o.label for o in _points(_research_session())]
     windows = dict(zip(labels, (p["context_window"] for p in payloads)))
-    # real payloads captured from the REPL (research §4): 150,003 / 75%; all-zero and 0 after /compact; 21,004 / 11%
+    # real payloads captured from the REPL: 150,003 / 75%; all-zero and 0 after /compact; 21,004 / 11%
     assert windows["q1 call 1"]["total_input_tokens"] == 150_003
     assert windows["q1 call 1"]["used_percentage"] == 75
     assert windows["q1 call 1"]["total_output_tokens"] == 120

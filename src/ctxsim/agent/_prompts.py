@@ -3,7 +3,7 @@
 The fake agent never guesses what a prompt means from its words. The loop under test declares its checkpoint
 request, its continuation prompt, the continuations that tell the agent to inspect the work first, and the prompts
 that mean "go on" (each a text, a regex or a predicate, or a list of them), and the marker the agent writes when the
-task is done; the defaults are design 003's prompts (:mod:`ctxsim.reference._prompts`), which the reference loop and
+task is done; the defaults are design 003's prompts (:mod:`ctxsim.reference`), which the reference loop and
 the catalogue use. A text is a template: it matches a prompt equal to it (surrounding whitespace aside), where each
 ``{placeholder}`` (``{checkpoint}``, ``{task}``) stands for any text. A compiled regex matches where it is found
 (``re.search``); a callable is called with the prompt. Claude Code's own ``/compact`` is not declared: the agent
@@ -63,7 +63,9 @@ class _Match:
             return self.template.fullmatch(prompt) is not None
         if isinstance(self.pattern, re.Pattern):
             return self.pattern.search(prompt) is not None
-        return bool(self.pattern(prompt))  # type: ignore[operator]
+        if isinstance(self.pattern, str):  # a template always has its compiled form: never reached
+            return self.pattern == prompt
+        return bool(self.pattern(prompt))
 
 
 def _compile(matcher: PromptMatcher) -> tuple[Callable[[str], bool], ...]:

@@ -98,7 +98,7 @@ class Report:
     """A ``ctxsim:`` line saying the run stopped waiting for the SDK client (silence past the timeout, or its
     stream ended early): which query, the last frame delivered and the one awaited. Never an expected outcome."""
     quantity: Quantity = "tokens"
-    """What the tracker's numbers were read as (:mod:`ctxsim.check._quantity`)."""
+    """What the tracker's numbers were read as (:mod:`ctxsim.check`)."""
     declared: object = None
     """The quantity the tracker declared it shows, if it did."""
     shown: dict[str, int | None] | None = None
@@ -192,7 +192,7 @@ class Report:
     @property
     def confusion(self) -> str | None:
         """Where a gauge failed showing another quantity than its scenario asks, or dividing by another window,
-        the confusion named (:func:`ctxsim.check._quantity.confusion`); else None."""
+        the confusion named (``confusion``); else None."""
         from ._quantity import confusion
 
         return confusion(self, self.declared)

@@ -173,7 +173,7 @@ class _Probe:
 
 
 def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
-    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check._points`)."""
+    """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check`)."""
     shown = getattr(tracker, "payload_figures", None)
     if callable(shown):
         report.shown = shown(session)
@@ -223,7 +223,7 @@ async def arun_tracker(
     (None: no bound): a wait past it, or a message stream that ends before every expected message, stops the run
     and the report's ``stall`` says which query, the last message delivered and what it was waiting for.
     ``faults`` is the plan ``scripts`` were made with: a :class:`PointTracker` is judged at the points of the
-    transcript with its transcript form applied (:mod:`ctxsim.check._points`), not at those of ``scripts``.
+    transcript with its transcript form applied (:mod:`ctxsim.check`), not at those of ``scripts``.
     """
     if isinstance(tracker, PointTracker):
         report = Report(tracker_name(tracker), session, tolerance)

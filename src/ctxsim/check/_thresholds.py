@@ -3,8 +3,9 @@
 The rule is the simple one the scenario format documents (``expect.threshold``): a threshold fires at the first
 point at or over it and re-arms once the value falls below it (a compaction, a reset); an unknown value (None)
 is below. The truth fires on the prompt; a tracker on its estimate. A tracker's firing may come earlier or later
-than the truth's only where the truth band, widened by the tolerance, allows it. The reference pressure policy
-(issue 5) will plug in here; until then this is the whole contract.
+than the truth's only where the truth band, widened by the tolerance, allows it. Graduated zones and the restart
+policy are judged elsewhere (``ctxsim.reference.PressurePolicy`` and the restart-loop checks); this is the whole
+contract of one threshold.
 """
 
 from __future__ import annotations
@@ -71,6 +72,6 @@ def match_firings(truth: Sequence[int], tracker: Sequence[int], low: Sequence[in
         if f <= t:
             ok = all((high[j] or 0) >= limit for j in range(f, t))
         else:
-            ok = all(low[j] is None or low[j] < limit for j in range(t, f))  # type: ignore[operator]
+            ok = all(value is None or value < limit for value in low[t:f])
         out.append(Firing(t, f, ok))
     return Match(tuple(out))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
+    from ..loops import LoopSpec
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -70,15 +71,34 @@ def _scenario_files(refs: list[Path], command: str) -> list[Path]:
     return files
 
 
-def _resolve_tracker(spec: str, option: str = "--tracker") -> TrackerSpec:
-    """What ``--tracker=spec`` (or ``--loop=spec``: a ``LoopSpec``) names, module:name from the working directory."""
-    from ..loops import resolve_loop
-    from ..trackers import SpecError, resolve
+def add_env_option(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--env NAME`` on a command that runs trackers."""
+    parser.add_argument("--env", action="append", default=[], metavar="NAME",
+                        help="pass this environment variable through to cmd: and stream: commands, which get only "
+                             "PATH, HOME, LANG, TERM and the world's CTXSIM_* otherwise (a glob such as TRACKER_* "
+                             "passes every match); repeatable")
+
+
+def _resolve_tracker(spec: str, env: Sequence[str] = ()) -> TrackerSpec:
+    """What ``--tracker=spec`` names, module:name from the working directory; ``env``: the names of the variables
+    passed through to a command (``--env``)."""
+    from ..trackers import SpecError, passed_environment, resolve
 
     try:
-        return (resolve if option == "--tracker" else resolve_loop)(spec, search=[str(Path.cwd())])  # type: ignore
+        return resolve(spec, search=[str(Path.cwd())], env=passed_environment(env))
     except SpecError as exc:
-        raise CommandError(f"ctxsim: {option}={spec}: {exc}") from None
+        raise CommandError(f"ctxsim: --tracker={spec}: {exc}") from None
+
+
+def _resolve_loop(spec: str) -> LoopSpec:
+    """What ``--loop=spec`` names, module:name from the working directory."""
+    from ..loops import resolve_loop
+    from ..trackers import SpecError
+
+    try:
+        return resolve_loop(spec, search=[str(Path.cwd())])
+    except SpecError as exc:
+        raise CommandError(f"ctxsim: --loop={spec}: {exc}") from None
 
 
 def _count(n: int, what: str) -> str:

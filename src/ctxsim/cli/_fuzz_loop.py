@@ -7,19 +7,15 @@ import argparse
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
-if TYPE_CHECKING:
-    from ..loops import LoopSpec
-
-from ._common import CommandError, _resolve_tracker, fuzz_database
+from ._common import CommandError, _resolve_loop, _resolve_tracker, fuzz_database
 
 
 def _fuzz_loop(args: argparse.Namespace) -> int:
-    from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, write_loop_scenario
+    from ..fuzz import LoopReproduction, fuzz_loop, fuzz_loop_workers, import_root, write_loop_scenario
 
-    loop = cast("LoopSpec", _resolve_tracker(args.loop, "--loop"))  # --loop resolves a LoopSpec
-    tracker = _resolve_tracker(args.tracker) if args.tracker else None
+    loop = _resolve_loop(args.loop)
+    tracker = _resolve_tracker(args.tracker, env=args.env) if args.tracker else None
     if tracker is not None and tracker.fed_messages is None:
         raise CommandError(f"ctxsim: fuzz: --tracker={args.tracker}: a restart loop needs a tracker fed the SDK's "
                            f"messages; a statusline command is read at observation points")
@@ -39,10 +35,15 @@ def _fuzz_loop(args: argparse.Namespace) -> int:
               f"tasks")
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", loop.name).strip("-") or "loop"
-    reproduction = LoopReproduction(args.loop, args.tracker, seed=args.seed, examples=args.examples,
-                                    search=os.getcwd())
+    roots = [import_root(args.loop), import_root(args.tracker or "")]
+    search = os.pathsep.join(dict.fromkeys(root for root in roots if root)) or os.getcwd()
+    reproduction = LoopReproduction(args.loop, args.tracker, seed=args.seed, examples=args.examples, search=search)
     path = write_loop_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {loop.name}{with_tracker} fails after {result.examples} tasks "
           f"{result.timing()}; the shrunk counterexample is {path}")
+    if loop.catalogued:
+        from ..loops import CATALOGUE
+
+        print(f"ctxsim fuzz: {loop.name} is catalogued with: {CATALOGUE[loop.name].bug}")
     print(f"reproduce it, from any directory: {reproduction.pytest_command(path)}")
     return 1

@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files, _write_page
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files, _write_page, add_env_option
 from ._tools import _cell
 
 
@@ -28,6 +28,7 @@ def _configure_judge(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenarios", nargs="*", type=Path, metavar="SCENARIOS",
                         help="scenario files or directories (default: the bundled corpus)")
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the report here (default: stdout)")
+    add_env_option(parser)
 
 
 def _judge(args: argparse.Namespace) -> int:
@@ -36,7 +37,7 @@ def _judge(args: argparse.Namespace) -> int:
     from ..scenario import SessionScenario
     from ..trackers import make_tracker
 
-    spec = _resolve_tracker(args.spec)
+    spec = _resolve_tracker(args.spec, env=args.env)
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "judge")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario) and s.ctx_tracker != "skip"]
     if not scenarios:

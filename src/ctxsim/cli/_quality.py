@@ -7,14 +7,15 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..trackers import AnyTrackerFactory
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files, fuzz_database
+from ._common import CommandError, _load, _resolve_tracker, _scenario_files, add_env_option, fuzz_database
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +37,7 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="fuzz in N processes on this machine (seeds SEED..SEED+N-1, the examples shared out, "
                              "one database); default 1")
+    add_env_option(parser)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -47,11 +49,11 @@ def _fuzz(args: argparse.Namespace) -> int:
         return _fuzz_loop(args)
     if args.tracker is None:
         raise CommandError("ctxsim: fuzz: give --tracker SPEC (a tracker to fuzz) or --loop SPEC (a restart loop)")
-    spec = _resolve_tracker(args.tracker)
+    spec = _resolve_tracker(args.tracker, env=args.env)
     database = fuzz_database(args)
     if args.workers > 1:
         result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples, tolerance=args.tolerance,
-                              seed=args.seed, db=args.db, search=[str(Path.cwd())])
+                              seed=args.seed, db=args.db, search=[str(Path.cwd())], env=args.env)
     else:
         result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed,
                       database=database, key=args.tracker)
@@ -60,7 +62,8 @@ def _fuzz(args: argparse.Namespace) -> int:
         return 0
     safe = re.sub(r"[^A-Za-z0-9._-]+", "-", spec.name).strip("-") or "tracker"
     reproduction = Reproduction(args.tracker, tolerance=args.tolerance, seed=args.seed, examples=args.examples,
-                                search=import_root(args.tracker) or os.getcwd())
+                                search=import_root(args.tracker) or os.getcwd(), cwd=os.getcwd(),
+                                env=tuple(args.env))
     path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
@@ -78,7 +81,7 @@ def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table, declaration_differences
     from ..trackers import CATALOGUE, make_tracker
 
-    rows = {name: entry.factory for name, entry in CATALOGUE.items()}
+    rows: dict[str, Callable[..., Any]] = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
         rows = {"reference": rows["reference"]}
     for spec in args.tracker:
@@ -111,6 +114,7 @@ def _configure_score(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated streams (default 0)")
     parser.add_argument("--html", type=Path, metavar="DIR", help="write DIR/index.html: the table and each "
                                                                 "tracker's timeline plot (needs matplotlib)")
+    add_env_option(parser)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -133,7 +137,7 @@ def _score(args: argparse.Namespace) -> int:
     trackers: list[tuple[str, AnyTrackerFactory]] = [(name, entry.factory) for name, entry in CATALOGUE.items()]
     yours = []
     for spec in args.tracker:
-        resolved = _resolve_tracker(spec)
+        resolved = _resolve_tracker(spec, env=args.env)
         if resolved.name not in CATALOGUE:
             trackers.append((resolved.name, resolved.factory))
             yours.append(resolved.name)

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..trackers import AnyTrackerFactory
 
-from ._common import CommandError, _count, _find, _load, _resolve_tracker
+from ._common import CommandError, _count, _find, _load, _resolve_loop, _resolve_tracker, add_env_option
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
@@ -25,13 +25,15 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loop", "-l", action="append", default=[], metavar="NAME|module:function",
                         help="on a task scenario, also run this restart loop (yours: a function taking a LoopRig) "
                              "and show its turn timeline; repeatable")
+    add_env_option(parser)
     parser.add_argument("--plot", type=Path, metavar="FILE", help="write a plot of truth, estimates and "
                                                                   "thresholds (.png or .svg; needs matplotlib)")
     parser.add_argument("--all", action="store_true", help="show every point of long timelines (and, for a task "
                                                            "scenario, the timeline of every catalogued loop)")
 
 
-def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str, AnyTrackerFactory, str]]:
+def _trackers(scenario: SessionScenario, specs: Sequence[str],
+              env: Sequence[str] = ()) -> list[tuple[str, AnyTrackerFactory, str]]:
     """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
     trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
     from ..trackers import CATALOGUE, reference_for
@@ -41,16 +43,16 @@ def _trackers(scenario: SessionScenario, specs: Sequence[str]) -> list[tuple[str
     listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
     if not specs:
         return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
-    return chosen + _under_test(scenario, specs, listed)
+    return chosen + _under_test(scenario, specs, listed, env)
 
 
-def _under_test(scenario: Scenario, specs: Sequence[str],
-                listed: Mapping[str, str]) -> list[tuple[str, AnyTrackerFactory, str]]:
+def _under_test(scenario: Scenario, specs: Sequence[str], listed: Mapping[str, str],
+                env: Sequence[str] = ()) -> list[tuple[str, AnyTrackerFactory, str]]:
     """``(name, factory, expectation)`` for each ``--tracker`` but the reference: what ``listed`` (the scenario's
     own list: name to ``pass`` or ``fail``) says of a catalogued one, else what ``expect.ctx_tracker`` says."""
     chosen: list[tuple[str, AnyTrackerFactory, str]] = []
     for spec in specs:
-        resolved = _resolve_tracker(spec)
+        resolved = _resolve_tracker(spec, env=env)
         if resolved.name == "reference":
             continue
         expected = listed.get(resolved.name) if resolved.catalogued else None
@@ -87,11 +89,11 @@ def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
     runs: list[tuple[str, dict[str, Any], str]] = [(REFERENCE_LOOP, {}, "meet")]
     runs += [(loop, {"loop": loop}, "caught") for loop in expect.must_fail]
     runs += [(loop, {"loop": loop}, "kept") for loop in expect.must_pass]
-    for name, factory, expected in _under_test(scenario, args.tracker, {}):
+    for name, factory, expected in _under_test(scenario, args.tracker, {}, args.env):
         wanted = {"pass": "meet", "fail": "miss"}.get(expected, "none")
         made = partial(make_tracker, factory, scenario.session)
         runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": made, "tracker": name}, wanted))
-    mine = [_resolve_tracker(spec, "--loop") for spec in args.loop]
+    mine = [_resolve_loop(spec) for spec in args.loop]
     runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
     print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
     if scenario.source:
@@ -131,7 +133,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
             require_pyplot()
         except PlotUnavailable as exc:
             raise CommandError(f"{exc} (or run without --plot)") from None
-    trackers = _trackers(scenario, args.tracker)
+    trackers = _trackers(scenario, args.tracker, args.env)
     session = scenario.session
     print(f"scenario {scenario.name} ({args.scenario}): window {session.window:,}, tolerance "
           f"±{scenario.tolerance:,} tokens" + (f", recorded stream {scenario.recording.path}"

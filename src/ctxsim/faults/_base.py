@@ -2,7 +2,7 @@
 
 Write a fault of your own by subclassing :class:`Fault` (a frozen dataclass of parameters) and implementing
 :meth:`Fault.transform`, which edits a :class:`FaultStream` in place: rendered scripts cut into units
-(:class:`~ctxsim.faults._units.Unit`: a call, a tool result, a result...) by reading the frames' data alone, so
+(``Unit``: a call, a tool result, a result...) by reading the frames' data alone, so
 faults can duplicate, move, drop or edit whole API calls, and work the same on rendered and recorded streams.
 Frames are new :class:`~ctxsim.wire.Frame` objects sharing the input's dicts until :meth:`FaultStream.own`
 deep-copies one for editing, so the input is never mutated. :meth:`FaultStream.to_scripts` puts the scripts back

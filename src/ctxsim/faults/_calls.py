@@ -94,7 +94,7 @@ class ReplayedMessages(Fault):
     """
 
     name = "replayed_messages"
-    source = "danielmiessler/LifeOS#1894; juliantanx/aiusage#32; steipete/CodexBar#647; trackers.md 1.3"
+    source = "danielmiessler/LifeOS#1894; juliantanx/aiusage#32; steipete/CodexBar#647; Bugs in the wild"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     where: str = "later"
@@ -236,13 +236,13 @@ class SyntheticErrorMessages(Fault):
     """Assistant messages Claude Code makes up on API errors: ``model: "<synthetic>"`` and all-zero usage.
 
     API errors, limits and interrupts append such a message (sirmalloc/ccstatusline#98, ai-driven-dev/framework#686,
-    trackers.md 1.3); its ``usage`` may also be None (claude-agent-sdk-python tests). One goes right before the
+    Bugs in the wild); its ``usage`` may also be None (claude-agent-sdk-python tests). One goes right before the
     result of chosen queries, with a new message id, so the result point judges a tracker that took it as the
     latest call. Keeps the truth.
     """
 
     name = "synthetic_errors"
-    source = "sirmalloc/ccstatusline#98; ai-driven-dev/framework#686; trackers.md 1.3, 1.4"
+    source = "sirmalloc/ccstatusline#98; ai-driven-dev/framework#686; docs/explanation/bugs-in-the-wild.md"
     rate: float = 0.3
     """The share of queries that end with one (at least one)."""
     usage: str = "zero"
@@ -268,14 +268,14 @@ class SyntheticErrorMessages(Fault):
 class ReusedMessageIds(Fault):
     """Distinct main calls that carry the same ``message.id`` (each keeps its own request id and usage).
 
-    Some gateways and proxies reuse message ids across distinct calls (trackers.md 0.4; ccusage keys on
+    Some gateways and proxies reuse message ids across distinct calls (Bugs in the wild; ccusage keys on
     ``message.id:requestId`` for this reason). ``reuse="previous"`` gives a call the id of the main call before
     it; ``"first"`` the id of the session's first main call; never between two calls with the same prompt (then
     nothing but the request id could tell them from a replay). Keeps the truth: the calls still differ in prompt.
     """
 
     name = "reused_message_ids"
-    source = "trackers.md 0.4 (proxies reuse message.id); ryoppippi/ccusage (message.id:requestId key)"
+    source = "Bugs in the wild (proxies reuse message.id); ryoppippi/ccusage (message.id:requestId key)"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     reuse: str = "previous"

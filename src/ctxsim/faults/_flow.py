@@ -41,15 +41,15 @@ def _window_in_force(stream: FaultStream) -> int:
 class InterleavedSubagents(Fault):
     """Subagent calls that arrive after a later main-chain call (file order is not time order).
 
-    Older Claude Code interleaved sidechain lines in the main file, after later-timestamped main lines (trackers.md
-    1.3 and B19: main 141,275, sidechain 19,833, main 144,227; tiann/hapi#1256, ccstatusline#70); background
+    Older Claude Code interleaved sidechain lines in the main file, after later-timestamped main lines (Bugs in
+    the wild, B19: main 141,275, sidechain 19,833, main 144,227; tiann/hapi#1256, ccstatusline#70); background
     subagents interleave in the SDK stream the same way. A chosen subagent call moves right after the next main
     call of its query (never past a compaction or reset). Keeps the truth: the moved point is judged against the
     main context at its new place, which is the world's truth there.
     """
 
     name = "interleaved_subagents"
-    source = "trackers.md 1.3, B19; tiann/hapi#1256; sirmalloc/ccstatusline#70"
+    source = "Bugs in the wild B19; tiann/hapi#1256; sirmalloc/ccstatusline#70"
     rate: float = 0.5
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -74,12 +74,12 @@ class MissingResult(Fault):
     """A query whose stream ends without a ``ResultMessage``.
 
     anthropics/claude-agent-sdk-typescript#427 (hitting ``maxTurns`` produced no result at all); the Python SDK
-    leaves costs unknown without one (claude-agent-sdk-python#277; trackers.md B25). The result of chosen queries
+    leaves costs unknown without one (claude-agent-sdk-python#277; Bugs in the wild B25). The result of chosen queries
     is dropped, and its observation point with it; every other point keeps its truth.
     """
 
     name = "missing_result"
-    source = "anthropics/claude-agent-sdk-typescript#427; anthropics/claude-agent-sdk-python#277; trackers.md B25"
+    source = "anthropics/claude-agent-sdk-typescript#427; anthropics/claude-agent-sdk-python#277; Bugs in the wild B25"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -104,13 +104,13 @@ class ZeroedErrorResult(Fault):
     """A query that ends in ``error_during_execution`` with zeroed usage, cost and ``modelUsage`` counts.
 
     The SDK docs on cost tracking: after a crash the error result may carry zeroed usage/cost/modelUsage
-    (trackers.md 1.4 and B25). ``subtype`` becomes ``error_during_execution``, ``is_error`` true, every count
+    (Bugs in the wild B25). ``subtype`` becomes ``error_during_execution``, ``is_error`` true, every count
     of ``usage`` and ``total_cost_usd`` 0, and every count of each ``modelUsage`` entry 0 except its configuration
     (``contextWindow``, ``maxOutputTokens``). Keeps the truth: the context did not change.
     """
 
     name = "zeroed_error_result"
-    source = "code.claude.com/docs/en/agent-sdk/cost-tracking (trackers.md 1.4, B25)"
+    source = "code.claude.com/docs/en/agent-sdk/cost-tracking (Bugs in the wild B25)"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -131,7 +131,7 @@ class ZeroedErrorResult(Fault):
 class CompactionMetadata(Fault):
     """Compaction boundaries in another shape: camelCase keys, no post-compaction size, or no metadata at all.
 
-    ``postTokens`` is only written by newer Claude Code (trackers.md 1.3; anthropics/claude-code#72600 shows
+    ``postTokens`` is only written by newer Claude Code (Bugs in the wild; anthropics/claude-code#72600 shows
     ``preTokens 468102, postTokens 28759``); transcripts spell the keys in camelCase (``compactMetadata``). Trackers
     that keep the pre-compaction value are wrong until the next call (B16: ccstatusline#524, openclaw#72140,
     coder/mux#2303). ``mode="camel_case"`` keeps the truth. ``no_post`` and ``no_metadata`` change it on purpose:
@@ -140,7 +140,7 @@ class CompactionMetadata(Fault):
     """
 
     name = "compaction_metadata"
-    source = "anthropics/claude-code#72600; trackers.md 1.3, B16; sirmalloc/ccstatusline#524; openclaw#72140"
+    source = "anthropics/claude-code#72600; Bugs in the wild B16; sirmalloc/ccstatusline#524; openclaw#72140"
     rate: float = 1.0
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     mode: str = "no_post"
@@ -181,7 +181,7 @@ def _conversation(anchor: Observation) -> int:
 class InsertedCompaction(Fault):
     """A compaction boundary inserted before a main call or a result, with or without its post-compaction size.
 
-    For streams whose session has no compaction: tests the stale pre-compaction value (trackers.md B16:
+    For streams whose session has no compaction: tests the stale pre-compaction value (Bugs in the wild B16:
     ccstatusline#524, openclaw#72140 "Compacted (106k -> 36)" then "Context 76k/200k", coder/mux#2303). Changes
     the truth on purpose: from the boundary to the next main call the context is the system prefix (as the first
     call shows it, :func:`ctxsim.world.system_prefix`) plus a summary of ``post_ratio`` of the conversation the
@@ -192,7 +192,7 @@ class InsertedCompaction(Fault):
     """
 
     name = "inserted_compaction"
-    source = "trackers.md B16; sirmalloc/ccstatusline#524; openclaw/openclaw#72140; coder/mux#2303"
+    source = "Bugs in the wild B16; sirmalloc/ccstatusline#524; openclaw/openclaw#72140; coder/mux#2303"
     rate: float = 0.2
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     post_ratio: float = 0.15
@@ -249,7 +249,7 @@ _CAMEL = ("inputTokens", "cacheCreationInputTokens", "cacheReadInputTokens", "ou
 class ModelSwitch(Fault):
     """The model, and with it the window, changes mid-session (``set_model``, ``/model``, an auto-update).
 
-    Window mistakes are the second bug source (trackers.md 0.6 and B20): LifeOS#1358 (Opus -> Sonnet, 14% shown
+    Window mistakes are the second bug source (Bugs in the wild B20): LifeOS#1358 (Opus -> Sonnet, 14% shown
     for 75%), anthropics/claude-code#76751 (a 1M session reported as 200k), graykode/abtop#109. From the main call
     at ``at`` (a share of the main calls) on, main calls run on ``to_model``, the ``system/init`` of the queries
     after the switch (and of its own, when it starts there) name it, ``modelUsage`` gets an entry for it
@@ -259,7 +259,7 @@ class ModelSwitch(Fault):
     """
 
     name = "model_switch"
-    source = "trackers.md 0.6, B20; danielmiessler/LifeOS#1358; anthropics/claude-code#76751; graykode/abtop#109"
+    source = "Bugs in the wild B20; danielmiessler/LifeOS#1358; anthropics/claude-code#76751; graykode/abtop#109"
     to_model: str = "claude-opus-4-6"
     """The model from the switch on."""
     to_window: int | None = None
@@ -312,11 +312,12 @@ class ModelSwitch(Fault):
                 message["model"] = self.to_model
         if old is None or old == self.to_model or usage is None:
             return
-        counts = [usage.get(k) for k in _COUNTS] + [unit.output_tokens]
-        if all(is_count(v) for v in counts):
+        read = [usage.get(k) for k in _COUNTS] + [unit.output_tokens]
+        counts = [v for v in read if isinstance(v, int) and is_count(v)]
+        if len(counts) == len(read):
             total = moved.setdefault(old, dict.fromkeys(_CAMEL, 0))
             for key, value in zip(_CAMEL, counts):
-                total[key] += value  # type: ignore[operator]
+                total[key] += value
 
     def _move_totals(self, stream: FaultStream, unit: Unit, moved: dict[str, dict[str, int]], window: int) -> None:
         data = stream.own(unit.frames[0])
@@ -342,12 +343,12 @@ class WrongContextWindow(Fault):
 
     anthropics/claude-code#76751 (``context_window_size: 200000`` on a 1M session, pegged at 100%), Claude Code
     2.1.208 (a false "100% context used" after an auto-update reset the window to 200k), 2.1.117 (Opus 4.7 against
-    200K instead of 1M); trackers.md B20. Every result's entries report ``reported`` (default: 1M for a smaller
+    200K instead of 1M); Bugs in the wild B20. Every result's entries report ``reported`` (default: 1M for a smaller
     window, else 200k). Keeps the truth: the points keep the real window and token counts.
     """
 
     name = "wrong_context_window"
-    source = "anthropics/claude-code#76751; Claude Code 2.1.208, 2.1.117 changelogs; trackers.md B20"
+    source = "anthropics/claude-code#76751; Claude Code 2.1.208, 2.1.117 changelogs; Bugs in the wild B20"
     reported: int | None = None
     """The window the results report; None for the other of 200k and 1M."""
 
@@ -369,14 +370,14 @@ class WrongContextWindow(Fault):
 class TruncatedStream(Fault):
     """The stream stops at ``at`` (a share of all frames): the CLI died, the connection dropped, a budget ran out.
 
-    anthropics/claude-agent-sdk-typescript#427 and trackers.md B25 (no result); CC 2.1.29 sessions with no final
+    anthropics/claude-agent-sdk-typescript#427 and Bugs in the wild B25 (no result); CC 2.1.29 sessions with no final
     line (anthropics/claude-code#22686). Everything after the cut is gone, including later queries (the session
     has fewer scripts than queries) and the observation points after the cut; the points before it keep their
     truth.
     """
 
     name = "truncated_stream"
-    source = "anthropics/claude-agent-sdk-typescript#427; anthropics/claude-code#22686; trackers.md B25"
+    source = "anthropics/claude-agent-sdk-typescript#427; anthropics/claude-code#22686; Bugs in the wild B25"
     at: float = 0.5
     """Where the stream stops, as a share of all its frames."""
 

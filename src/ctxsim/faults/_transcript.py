@@ -79,14 +79,14 @@ class InterleavedSidechains(TranscriptFault):
     """Subagent rows written into the main file, in the order they were written, as older Claude Code did.
 
     Newer CLIs write a subagent's rows to ``<session>/subagents/agent-<id>.jsonl``; older ones interleaved
-    ``isSidechain: true`` rows in the main file (trackers.md 1.3 and B19: main 141,275, sidechain 19,833, main
+    ``isSidechain: true`` rows in the main file (Bugs in the wild B19: main 141,275, sidechain 19,833, main
     144,227; tiann/hapi#1256, sirmalloc/ccstatusline#70). A tool that takes the last ``assistant`` row without
     looking at ``isSidechain`` reads the subagent's small context as the main one (ccline and ccusage's transcript
-    path, shipped-trackers.md §3 d). Keeps the truth.
+    path, docs/explanation/shipped-trackers.md). Keeps the truth.
     """
 
     name = "interleaved_sidechains"
-    source = "trackers.md 1.3, B19; tiann/hapi#1256; sirmalloc/ccstatusline#70; shipped-trackers.md §3 d"
+    source = "Bugs in the wild B19; tiann/hapi#1256; sirmalloc/ccstatusline#70; docs/explanation/shipped-trackers.md"
     rate: float = 1.0
     """The share of subagents whose rows move (at least one, when there is any)."""
 
@@ -108,12 +108,12 @@ class ReplayedRows(TranscriptFault):
     Resume and session copies re-append earlier rows (danielmiessler/LifeOS#1894, juliantanx/aiusage#32,
     ccusage's note on replayed parent messages). ``where="later"`` writes the copy right after a later main call
     of the same file, once the context has moved on: a tool that takes the last row, or the latest timestamp,
-    reads the old call (ccstatusline's transcript path, ccline, ccusage's fallback: shipped-trackers.md §3 f);
+    reads the old call (ccstatusline's transcript path, ccline, ccusage's fallback: Statusline tools as shipped);
     ``"after"`` right after its own call. Keeps the truth.
     """
 
     name = "replayed_rows"
-    source = "danielmiessler/LifeOS#1894; juliantanx/aiusage#32; shipped-trackers.md §3 f"
+    source = "danielmiessler/LifeOS#1894; juliantanx/aiusage#32; docs/explanation/shipped-trackers.md"
     rate: float = 0.3
     """The share of the calls it can replay that it replays (at least one, when there is any)."""
     where: str = "later"
@@ -161,14 +161,14 @@ class SyntheticErrorRows(TranscriptFault):
     """Rows Claude Code writes for an API error, a limit or an interrupt: an ``assistant`` row of model
     ``<synthetic>``, ``isApiErrorMessage: true``, all-zero usage.
 
-    sirmalloc/ccstatusline#98, ai-driven-dev/framework#686, trackers.md 1.3. One goes at the end of chosen queries
+    sirmalloc/ccstatusline#98, ai-driven-dev/framework#686, Bugs in the wild. One goes at the end of chosen queries
     (before their ``last-prompt`` line), so the query's result point judges a tool that took it as the latest call
-    (ccline reads 0 there, ccusage's fallback too: shipped-trackers.md §3 e). The CLI's own payload skips it.
+    (ccline reads 0 there, ccusage's fallback too: Statusline tools as shipped). The CLI's own payload skips it.
     Keeps the truth.
     """
 
     name = "synthetic_error_rows"
-    source = "sirmalloc/ccstatusline#98; ai-driven-dev/framework#686; trackers.md 1.3; shipped-trackers.md §3 e"
+    source = "sirmalloc/ccstatusline#98; ai-driven-dev/framework#686; Bugs in the wild; Statusline tools as shipped"
     rate: float = 0.3
     """The share of queries that end with one (at least one)."""
 
@@ -202,15 +202,15 @@ class SyntheticErrorRows(TranscriptFault):
 class CompactionWithoutPostTokens(TranscriptFault):
     """``compact_boundary`` rows without ``compactMetadata.postTokens`` (or without ``compactMetadata``).
 
-    Only newer Claude Code writes ``postTokens`` (trackers.md 1.3; anthropics/claude-code#72600). Without it a
+    Only newer Claude Code writes ``postTokens`` (Bugs in the wild; anthropics/claude-code#72600). Without it a
     transcript tells nothing of the size after the compaction: ccstatusline's transcript path says 0, ccusage and
-    ccline stay at the pre-compaction size (shipped-trackers.md §3 g). Changes the truth on purpose, as
+    ccline stay at the pre-compaction size (docs/explanation/shipped-trackers.md). Changes the truth on purpose, as
     ``compaction_metadata`` does for stream-json: the compaction's point and the points after it until the next
     main call become not knowable.
     """
 
     name = "compaction_without_post_tokens"
-    source = "anthropics/claude-code#72600; trackers.md 1.3, B16; shipped-trackers.md §3 g"
+    source = "anthropics/claude-code#72600; Bugs in the wild B16; docs/explanation/shipped-trackers.md"
     rate: float = 1.0
     """The share of compactions it acts on (at least one, when there is any)."""
     mode: str = "no_post"
@@ -255,7 +255,7 @@ class HalfWrittenRow(TranscriptFault):
     """
 
     name = "half_written_row"
-    source = "JSONL appended while read: a torn last line (shipped-trackers.md §5)"
+    source = "JSONL appended while read: a torn last line (docs/explanation/shipped-trackers.md)"
     rate: float = 0.3
     """The share of points it can act on (those with a row still to come) that it acts on (at least one)."""
 

@@ -2,7 +2,7 @@
 
 A :class:`Unit` is a run of consecutive frames that belong together (one API call with its per-block messages and
 stream events, a tool result, a result...), found from the frames' data alone by :func:`segment`, so that faults
-work the same on rendered and recorded streams. :mod:`ctxsim.faults._base` builds on these.
+work the same on rendered and recorded streams. :mod:`ctxsim.faults` builds on these.
 """
 
 from __future__ import annotations
@@ -92,13 +92,14 @@ def prompt_of(usage: dict[str, Any] | None) -> int | None:
     if isinstance(iterations, list):
         last = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"]
         usage = last[-1] if last else usage
-    values = [_lenient(usage.get(k)) for k in USAGE_KEYS]
-    if any(v is None for v in values):
+    read = [_lenient(usage.get(k)) for k in USAGE_KEYS]
+    values = [v for v in read if v is not None]
+    if len(values) < len(read):
         return None
     nested = usage.get("cache_creation")
     if not values[1] and isinstance(nested, dict):
         values[1] = sum(v for v in map(_lenient, nested.values()) if v is not None)
-    return sum(values)  # type: ignore[arg-type]
+    return sum(values)
 
 
 def readable_prompt(usage: dict[str, Any] | None) -> int | None:
@@ -246,7 +247,7 @@ class Unit:
     def model(self) -> str | None:
         """The model the call's messages name."""
         for frame in self.usage_frames():
-            model = message_of(frame.data).get("model")  # type: ignore[union-attr]
+            model = (message_of(frame.data) or {}).get("model")
             if isinstance(model, str):
                 return model
         return None
@@ -308,7 +309,7 @@ def segment(frames: list[Frame]) -> Iterator[Unit]:
                        or (_system(data) == "status" and i + 1 < n
                            and _event_type(frames[i + 1].data) == "message_start"))
         if not starts_call:
-            yield Unit(_KINDS.get(_system(data) or data.get("type"), "other"), [frames[i]])  # type: ignore[arg-type]
+            yield Unit(_KINDS.get(str(_system(data) or data.get("type")), "other"), [frames[i]])
             i += 1
             continue
         j = _call_end(frames, i)

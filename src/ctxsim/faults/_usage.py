@@ -95,7 +95,7 @@ _SHAPES: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
 class MissingUsage(Fault):
     """Usage missing from a call's messages: ``usage`` None, an empty dict, or only ``output_tokens``.
 
-    ``AssistantMessage.usage`` is Optional in the SDK (trackers.md 1.4); Claude Code 2.1.77 did not track usage on
+    ``AssistantMessage.usage`` is Optional in the SDK (Bugs in the wild); Claude Code 2.1.77 did not track usage on
     the non-streaming fallback; gateways drop keys (ryoppippi/ccusage#797). ``scope="some_blocks"`` strips some
     messages of a call and leaves at least one assistant message whole: keeps the truth. ``scope="whole_call"``
     strips every message of the call (``message_start`` and ``message_delta`` too) and changes the truth on
@@ -104,7 +104,7 @@ class MissingUsage(Fault):
     """
 
     name = "missing_usage"
-    source = "trackers.md 1.4 (AssistantMessage.usage Optional); Claude Code 2.1.77 changelog; ryoppippi/ccusage#797"
+    source = "Bugs in the wild (AssistantMessage.usage Optional); Claude Code 2.1.77 changelog; ryoppippi/ccusage#797"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     shape: str = "none"
@@ -143,12 +143,12 @@ class NestedCacheCreationOnly(Fault):
     """Cache writes reported only in the nested ``cache_creation`` TTL breakdown; ``cache_creation_input_tokens`` 0.
 
     Claude Code 2.1.152 changelog: "Fixed ``cache_creation_input_tokens`` reporting as 0 ... when the API reports
-    cache writes only via the nested ``cache_creation`` breakdown" (trackers.md 1.1). The write is split between
+    cache writes only via the nested ``cache_creation`` breakdown" (Bugs in the wild). The write is split between
     ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``. Keeps the truth.
     """
 
     name = "nested_cache_creation"
-    source = "Claude Code 2.1.152 changelog (trackers.md 1.1)"
+    source = "Claude Code 2.1.152 changelog (docs/explanation/bugs-in-the-wild.md)"
     rate: float = 0.5
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -172,13 +172,13 @@ class NestedCacheCreationOnly(Fault):
 class UncachedGatewayUsage(Fault):
     """An Anthropic-compatible gateway without cache fields: ``input_tokens`` is the whole prompt.
 
-    ollama/ollama#17130 (no cache fields, a full ``input_tokens``; trackers.md 1.1 on non-Anthropic shapes). The
+    ollama/ollama#17130 (no cache fields, a full ``input_tokens``; Bugs in the wild on non-Anthropic shapes). The
     cache keys are dropped from every message of the call and the whole prompt is its ``input_tokens``; the
     result totals move with it. Keeps the truth (the prompt is the same sum).
     """
 
     name = "uncached_gateway_usage"
-    source = "ollama/ollama#17130; trackers.md 1.1"
+    source = "ollama/ollama#17130; docs/explanation/bugs-in-the-wild.md"
     rate: float = 1.0
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -200,12 +200,12 @@ class AdvisorIterations(Fault):
 
     The top-level usage is the field-wise sum of the ``message`` iterations (an ``advisor_message`` iteration is
     left out of it); the context is the last ``message`` iteration (ilia-pluzhnikov/claude-code-statusline#9,
-    jarrodwatts/claude-hud#666; trackers.md 1.2 and B10, where Claude Code's own gauge inflates). The earlier
+    jarrodwatts/claude-hud#666; Bugs in the wild B10, where Claude Code's own gauge inflates). The earlier
     iteration read the cached prefix only. Results are left as rendered. Keeps the truth.
     """
 
     name = "usage_iterations"
-    source = "ilia-pluzhnikov/claude-code-statusline#9; jarrodwatts/claude-hud#666; trackers.md 1.2, B10"
+    source = "ilia-pluzhnikov/claude-code-statusline#9; jarrodwatts/claude-hud#666; Bugs in the wild B10"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
 
@@ -292,7 +292,7 @@ class GarbageValues(Fault):
     """Counts that are not counts: negative, non-numeric strings, numeric strings, floats, NaN, huge, null, bool.
 
     Third-party gateways and proxies break the usage spec (jundot/omlx#1487, ollama/ollama#17130,
-    Aider-AI/aider#5516; trackers.md 1.1), and a tracker must never raise on what arrives. ``fields="bystander"``
+    Aider-AI/aider#5516; Bugs in the wild), and a tracker must never raise on what arrives. ``fields="bystander"``
     spoils counts a context tracker does not need: per-block and ``message_delta`` output counts, result usage,
     cost and ``modelUsage``, ``task_progress`` and ``thinking_tokens`` estimates, ``pre_tokens``; keeps the truth
     (the prompt is intact; a garbage output leaves the prompt, the low end of the band, as the right answer).
@@ -304,7 +304,7 @@ class GarbageValues(Fault):
     """
 
     name = "garbage_values"
-    source = "jundot/omlx#1487; ollama/ollama#17130; Aider-AI/aider#5516; trackers.md 1.1"
+    source = "jundot/omlx#1487; ollama/ollama#17130; Aider-AI/aider#5516; docs/explanation/bugs-in-the-wild.md"
     rate: float = 0.3
     """The share of the places it can act on that it acts on (at least one, when there is any)."""
     kinds: tuple[str, ...] = tuple(_GARBAGE)

@@ -25,10 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-try:
-    from hypothesis.internal.conjecture.providers import AVAILABLE_PROVIDERS, HypothesisProvider
-except ImportError:  # pragma: no cover - a Hypothesis older than its backend table
-    AVAILABLE_PROVIDERS, HypothesisProvider = None, object  # type: ignore[assignment,misc]
+from ._hypothesis import AVAILABLE_PROVIDERS, HypothesisProvider
 
 __all__ = ["BACKEND", "IndependentDraws", "independent_backend"]
 

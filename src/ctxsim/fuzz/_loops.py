@@ -37,6 +37,7 @@ from ..loops import LoopSpec, declared_policy, declared_prompts
 from ..runner import TaskRun, explain_task, run_task
 from ..strategies import GeneratedTask, task_scenarios
 from ..trackers import TrackerSpec, make_tracker
+from ._hypothesis import key_database_entries
 from ._independent import independent_backend
 from ._pool import in_workers
 
@@ -131,7 +132,7 @@ def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: Tra
               key: str = "", independent: bool = True) -> LoopFuzzResult:
     """Work up to ``examples`` generated tasks through ``loop``; shrink the first that breaks an invariant.
 
-    ``independent``: draw every task afresh (:mod:`ctxsim.fuzz._independent`, the default) rather than with
+    ``independent``: draw every task afresh (:mod:`ctxsim.fuzz`, the default) rather than with
     Hypothesis' default engine, which mostly mutates tasks already drawn.
 
     Deterministic for a given ``seed`` and the same code (as :func:`ctxsim.fuzz.fuzz`). With a ``database`` the
@@ -159,7 +160,7 @@ def fuzz_loop(loop: AnyLoop, *, examples: int = 200, seed: int = 0, tracker: Tra
             failing.append((task, run))
             raise AssertionError(", ".join(sorted(run.report.broken)))
 
-    check._hypothesis_internal_add_digest = f"loop|{key or spec.spec}".encode()  # type: ignore[attr-defined]
+    key_database_entries(check, f"loop|{key or spec.spec}")
     phases = (Phase.generate, Phase.shrink) if database is None else (Phase.reuse, Phase.generate, Phase.shrink)
     prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
                     backend=independent_backend() if independent else "hypothesis",
@@ -213,7 +214,8 @@ class LoopReproduction:
     seed: int = 0
     examples: int = 200
     search: str = ""
-    """The directory the loop's module was found from (the fuzz run's working directory)."""
+    """Where the loop's and the tracker's modules were found from (:func:`ctxsim.fuzz.import_root` of each, else
+    the fuzz run's working directory), joined by ``os.pathsep``: the reproduction's ``PYTHONPATH``."""
 
     def command(self) -> str:
         """The ``ctxsim fuzz`` command that found it."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..trackers import AnyTrackerFactory, make_tracker
+from ._hypothesis import key_database_entries
 from ._independent import independent_backend
 from ._pool import in_workers
 
@@ -134,7 +135,7 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
         raise AssertionError(report.summary())
 
     # The database key: this function's source (so one ctxsim version), the tracker and the tolerance.
-    check._hypothesis_internal_add_digest = f"{key}|tolerance={tolerance}".encode()  # type: ignore[attr-defined]
+    key_database_entries(check, f"{key}|tolerance={tolerance}")
     phases = (Phase.generate, Phase.target, Phase.shrink) if database is None else (
         Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
     streams = message_streams(faults=fault_plans(faults=_faults(factory)))
@@ -184,29 +185,33 @@ def _explained(report: Report, stream: Any) -> str:
     return "\n".join([report.summary(), *table, *report.diagnosis()])
 
 
-def _worker(spec: str, search: list[str], examples: int, tolerance: int, seed: int, db: str | None) -> FuzzResult:
+def _worker(spec: str, search: list[str], examples: int, tolerance: int, seed: int, db: str | None,
+            env: tuple[str, ...] = ()) -> FuzzResult:
     """One worker process of :func:`fuzz_workers`: resolve the tracker and open the database here (neither
     crosses a process boundary), then fuzz."""
     from ..strategies import example_database
-    from ..trackers import resolve
+    from ..trackers import passed_environment, resolve
 
     database = example_database(db) if db else None
-    return fuzz(resolve(spec, search=search).factory, examples=examples, tolerance=tolerance, seed=seed,
-                progress=None, database=database, key=spec)
+    tracker = resolve(spec, search=search, env=passed_environment(env))
+    return fuzz(tracker.factory, examples=examples, tolerance=tolerance, seed=seed, progress=None, database=database,
+                key=spec)
 
 
 def fuzz_workers(spec: str, *, workers: int, examples: int = 200, tolerance: int = 0, seed: int = 0,
-                 db: str | None = None, search: Sequence[str] = (), timeout: float = 3600.0) -> FuzzResult:
+                 db: str | None = None, search: Sequence[str] = (), timeout: float = 3600.0,
+                 env: Sequence[str] = ()) -> FuzzResult:
     """Fuzz the tracker ``spec`` (a catalogue name or ``module:factory``, imported from ``search`` in each worker)
     in ``workers`` processes at once, worker ``i`` with seed ``seed + i`` and its share of ``examples``, all on the
     example database ``db`` (a ``redis://`` URL or a directory: :func:`ctxsim.strategies.example_database`).
+    ``env``: the variables passed through to a command, by name (:func:`ctxsim.trackers.passed_environment`).
 
     Returns the result of the first worker (by number, so the same seeds give the same answer) that found a
     counterexample, else the last; ``examples`` is the sum over the workers. Every worker is waited for, at most
     ``timeout`` seconds in all, then stopped (``TimeoutError`` says so).
     """
-    return in_workers(_worker, lambda i, n: (spec, list(search), n, tolerance, seed + i, db), workers=workers,
-                      examples=examples, found=lambda r: r.scenario is not None, timeout=timeout)
+    return in_workers(_worker, lambda i, n: (spec, list(search), n, tolerance, seed + i, db, tuple(env)),
+                      workers=workers, examples=examples, found=lambda r: r.scenario is not None, timeout=timeout)
 
 
 @dataclass(frozen=True)
@@ -224,11 +229,17 @@ class Reproduction:
     search: str = ""
     """The directory the tracker's module was found from (:func:`import_root`: an entry of the ``PYTHONPATH`` or the
     fuzz run's working directory), for ``module:factory`` specs."""
+    cwd: str = ""
+    """The directory a ``cmd:`` or ``stream:`` command ran in (the fuzz run's working directory): the reproduction
+    runs it there, so a relative ``./gauge`` or ``node bin/gauge.mjs`` is found from any directory."""
+    env: tuple[str, ...] = ()
+    """The variables passed through to a command (``--env``), by name: the reproduction passes the same names."""
 
     def command(self) -> str:
         """The ``ctxsim fuzz`` command that found it."""
+        env = "".join(f" --env {shlex.quote(name)}" for name in self.env)
         return (f"ctxsim fuzz --tracker {shlex.quote(self.tracker)} --tolerance {self.tolerance} --seed {self.seed} "
-                f"--examples {self.examples}")
+                f"--examples {self.examples}{env}")
 
 
 def write_scenario(result: FuzzResult, path: Path, reproduction: Reproduction | None = None) -> Path:
@@ -253,10 +264,12 @@ def write_scenario(result: FuzzResult, path: Path, reproduction: Reproduction | 
 def import_root(spec: str) -> str:
     """The directory the module of ``spec`` (``module:factory``, already imported) was found from: the ``sys.path``
     entry (the ``PYTHONPATH``, the working directory) its top-level package sits in, absolute; empty for a module
-    installed in the environment (importable anywhere) or a spec without a module."""
+    installed in the environment or of ctxsim itself (importable anywhere) or a spec without a module."""
     import sysconfig
 
-    name = spec.partition(":")[0] if ":" in spec and not spec.startswith("cmd") else ""
+    name = spec.partition(":")[0] if ":" in spec and not spec.startswith(("cmd", "stream")) else ""
+    if name.partition(".")[0] == "ctxsim":
+        return ""  # ctxsim's own modules (its mutants): importable wherever ctxsim is
     module = sys.modules.get(name)
     where = getattr(module, "__file__", None) if module is not None else None
     if not where:
@@ -272,13 +285,18 @@ def reproduce_command(path: Path, reproduction: Reproduction) -> str:
     """The command that runs exactly the scenario at ``path`` against the tracker, from any directory: the file
     alone is collected (given by absolute path), its directory is the rootdir and the conftest boundary (no other
     ``conftest.py`` is loaded), no ini file is read (``-c`` the null device: no other project's ``addopts``), and no
-    cache is written; a ``module:factory`` tracker is found from the directory the fuzz run found it from."""
+    cache is written; a ``module:factory`` tracker is found from the directory the fuzz run found it from, a
+    ``cmd:`` or ``stream:`` command runs in the directory it ran in (its ``cwd`` option) with the same variables
+    passed through (``--ctx-env``)."""
+    from ..trackers import anchored_spec
+
     target = path.resolve()
     where = target.parent
+    tracker = anchored_spec(reproduction.tracker, reproduction.cwd) if reproduction.cwd else reproduction.tracker
     parts = ["pytest", "-p", "no:cacheprovider", f"--rootdir={where}", f"--confcutdir={where}", "-c", os.devnull,
-             f"--ctx-backend={reproduction.backend}", f"--ctx-scenarios={target}",
-             f"--ctx-tracker={reproduction.tracker}", str(target)]
+             f"--ctx-backend={reproduction.backend}", f"--ctx-scenarios={target}", f"--ctx-tracker={tracker}",
+             *(f"--ctx-env={name}" for name in reproduction.env), str(target)]
     command = " ".join(shlex.quote(p) for p in parts)
-    if reproduction.search and ":" in reproduction.tracker:
+    if reproduction.search and ":" in reproduction.tracker and not reproduction.tracker.startswith(("cmd", "stream")):
         command = f"PYTHONPATH={shlex.quote(reproduction.search)} {command}"
     return command

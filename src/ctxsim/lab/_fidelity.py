@@ -3,14 +3,14 @@
 A :class:`ScriptedSession` is a list of :class:`Ask` steps: a prompt (or a command: ``/compact``, ``/clear``) and
 the replies the fake model gives to the main chain and to subagents while the CLI answers it. :func:`play_live`
 plays it through the real bundled CLI against :class:`~ctxsim.live.FakeMessagesAPI` and records, per step,
-the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.lab._projection`), every hook
+the projection of every message and ``get_context_usage()`` after it (:mod:`ctxsim.lab`), every hook
 call and permission prompt the client's callbacks got (:class:`HookSetup`: every hook event registered, a
 ``can_use_tool`` callback where the permission mode asks), the CLI's transcript files after each step (and,
-asked to, at each request it sent, held there until they settled: :class:`~ctxsim.lab._settle.RequestSnapshots`),
+asked to, at each request it sent, held there until they settled: ``RequestSnapshots``),
 and the world :class:`~ctxsim.world.Session` that happened (the calls the API served, with the usage it reported,
 in the order the CLI reported them). :func:`play_inprocess` plays that session through
 :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the same projection and callbacks, and
-:func:`~ctxsim.lab._projection.compare` names every field where the two differ.
+``compare`` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
 partial messages, a foreground subagent, ``/compact``, an autocompaction the CLI performs itself (between queries
@@ -145,10 +145,10 @@ class Played:
     raw: dict[str, list[Any]] = field(default_factory=dict)
     """The raw-frame values trackers read that the SDK's messages drop (request ids), frame by frame."""
     transcripts: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
-    """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live._claude.LiveClaude.transcripts`)."""
+    """Live: the CLI's transcript files after each step (:meth:`~ctxsim.live.LiveClaude.transcripts`)."""
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
-    (:class:`~ctxsim.lab._settle.RequestSnapshots`); empty lists otherwise."""
+    (``RequestSnapshots``); empty lists otherwise."""
 
 
 _MODEL_WINDOW = 200_000

@@ -241,7 +241,7 @@ class Difference:
     """The :func:`message_kind` of the message (or ``frames <kind>`` for a frame's key)."""
     tracked: bool = True
     """Whether trackers read this field: every projected field; for frame keys, those of
-    :data:`~ctxsim.lab._frame_keys.TRACKED`."""
+    ``TRACKED``."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.field}: {self.left!r} != {self.right!r}"
@@ -263,7 +263,7 @@ def _compare_items(where: str, left: Projection | None, right: Projection | None
 
 def compare_keys(left: Mapping[str, Sequence[str]], right: Mapping[str, Sequence[str]]) -> list[Difference]:
     """Every frame kind and key path that one run's frames carried and the other's did not
-    (:func:`~ctxsim.lab._frame_keys.frame_keys` of each); ``tracked`` where trackers read it."""
+    (``frame_keys`` of each); ``tracked`` where trackers read it."""
     from ._frame_keys import is_tracked
 
     out = []
@@ -280,7 +280,7 @@ def compare_keys(left: Mapping[str, Sequence[str]], right: Mapping[str, Sequence
 
 
 def compare_raw(left: Mapping[str, Sequence[Any]], right: Mapping[str, Sequence[Any]]) -> list[Difference]:
-    """Every raw-frame value (:func:`~ctxsim.lab._frame_keys.raw_fields`) that differs between two runs, frame by
+    """Every raw-frame value (``raw_fields``) that differs between two runs, frame by
     frame: ``frames assistant`` / ``request_id`` at the n-th assistant frame; one more or fewer frame is one
     difference too."""
     out = []

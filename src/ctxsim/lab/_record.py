@@ -1,9 +1,9 @@
 """Captures of the live fidelity runs, shipped in the package, and the drift between releases.
 
-:func:`record` plays scripted sessions live (:mod:`ctxsim.lab._fidelity`) and writes one JSON file per session
+:func:`record` plays scripted sessions live (:mod:`ctxsim.lab`) and writes one JSON file per session
 under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
 (:func:`session_to_json`, with the figures the CLI measures of its own prompt: its baseline and autocompact point),
-the callbacks registered (:class:`~ctxsim.lab._fidelity.HookSetup`), the projection of every step (its messages,
+the callbacks registered (``HookSetup``), the projection of every step (its messages,
 context usage and hook calls) and of the context usage before the first, and the key paths of every raw frame kind.
 The captures ship in the package (:data:`CAPTURES`), so the tests, ``ctxsim fidelity`` and the pytest header
 read the versions ctxsim's wire is checked against without the CLI. ``ctxsim record`` and ``ctxsim fidelity
@@ -203,7 +203,7 @@ def capture_for(version: str, directory: Path = CAPTURES) -> tuple[str, dict[str
 
 
 async def record(directory: Path, names: Iterable[str] | None = None, *, timeout: float = 60.0) -> list[Path]:
-    """Play the scripted sessions ``names`` (default: all of :data:`~ctxsim.lab._fidelity.SESSIONS`) live on
+    """Play the scripted sessions ``names`` (default: all of ``SESSIONS``) live on
     the bundled CLI and write their captures under ``directory``."""
     from ._fidelity import play_live
 

@@ -1,5 +1,5 @@
 """The world of a live run: the :class:`~ctxsim.world.Session` that really happened, from what the fake API served
-and the order in which the CLI reported it. Private to :mod:`ctxsim.lab._fidelity`.
+and the order in which the CLI reported it. Private to :mod:`ctxsim.lab`.
 
 The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
 (tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read

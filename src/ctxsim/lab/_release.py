@@ -1,14 +1,14 @@
 """Judging a Claude Code release: every scripted session played on a CLI and in-process, every difference sorted.
 
-:func:`check_release` plays the scripted sessions (:data:`~ctxsim.lab._fidelity.SESSIONS`) live on a CLI (the
+:func:`check_release` plays the scripted sessions (``SESSIONS``) live on a CLI (the
 one bundled in the installed SDK, or any executable that speaks its stream-json protocol) and, from the world each
 live run reports, in-process through :class:`~ctxsim.sdk.FakeTransport`; then sorts what differs:
 
 - **tracked** differences: a field a tracker reads (every projected field, and the tracked keys and frame kinds of
-  :mod:`ctxsim.lab._frame_keys`) where the fake and the CLI disagree. Any of them fails the release check.
+  :mod:`ctxsim.lab`) where the fake and the CLI disagree. Any of them fails the release check.
 - **untracked** differences: keys and frame kinds the CLI writes and the fake does not (or the reverse) that no
   tracker reads. Listed, never failed.
-- **drift** from the captures of the nearest recorded version (:func:`~ctxsim.lab._record.capture_for`): what this
+- **drift** from the captures of the nearest recorded version (``capture_for``): what this
   CLI does differently from the last release ctxsim recorded. Listed, never failed: the fake follows the live run,
   so a release that only rewords its own prompt (every cache count moves by a few tokens) is green.
 

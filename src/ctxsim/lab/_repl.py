@@ -1,7 +1,7 @@
 """Claude Code's REPL recorded whole: every statusline payload, the transcript, the calls served, per CLI version.
 
 :func:`record_repl` plays a :class:`ReplSession` in the bundled CLI's interactive REPL under tmux against
-:class:`~ctxsim.live._api.FakeMessagesAPI` (the machinery of :mod:`ctxsim.lab._statusline`: a private ``HOME``
+:class:`~ctxsim.live.FakeMessagesAPI` (the machinery of :mod:`ctxsim.lab`: a private ``HOME``
 whose ``statusLine.command`` saves every payload it is sent, prompts typed into the pane), with the model, the
 window and the environment the session names (``CLAUDE_CODE_AUTO_COMPACT_WINDOW``,
 ``CLAUDE_CODE_DISABLE_1M_CONTEXT``), and keeps **every** payload with the moment its command started, the calls the
@@ -12,7 +12,7 @@ recordings small; what trackers read (usage, ids, types, ``compactMetadata``) is
 :data:`REPL_SESSIONS` are the sessions recorded for every bundled CLI (``ctxsim record --repl``): one, two and
 three prompts before ``/compact``, a tool round before it, an autocompaction, ``/clear``, a subagent, a cache
 miss, a 1M session (and one past its autocompact point), a ``[1m]`` model under ``CLAUDE_CODE_DISABLE_1M_CONTEXT``.
-The recordings ship under ``captures/claude-code-<version>/repl/``; :mod:`ctxsim.lab._repl_compare` holds the
+The recordings ship under ``captures/claude-code-<version>/repl/``; :mod:`ctxsim.lab` holds the
 rendering to them.
 """
 

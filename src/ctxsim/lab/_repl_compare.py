@@ -1,4 +1,4 @@
-"""The rendering held to the REPL recordings of :mod:`ctxsim.lab._repl`, payload by payload and row by row.
+"""The rendering held to the REPL recordings of :mod:`ctxsim.lab`, payload by payload and row by row.
 
 A :class:`ReplRecording` is one recorded REPL session as shipped under ``captures/claude-code-<version>/repl/``.
 :func:`world_of_recording` makes the world that happened from it: each step's main-chain calls as the fake API
@@ -49,7 +49,7 @@ _TTL = 300
 
 @dataclass(frozen=True)
 class ReplRecording:
-    """One recorded REPL session (:func:`ctxsim.lab._repl.record_repl`'s data)."""
+    """One recorded REPL session (``record_repl``'s data)."""
 
     name: str
     cli_version: str
@@ -210,7 +210,7 @@ def compare_repl_payloads(recording: ReplRecording) -> list[Difference]:
 
 def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     """The recorded transcript against the rendering of the recording's world in the REPL's shape, file by file and
-    row by row (what trackers read of each row, :func:`ctxsim.lab._transcript.compare_files`), then the line kinds
+    row by row (what trackers read of each row, ``compare_files``), then the line kinds
     the rendering writes and the REPL did not."""
     session = world_of_recording(recording)
     cwd = str(recording.payloads[0][1].get("cwd", "")) if recording.payloads else ""

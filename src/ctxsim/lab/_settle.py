@@ -3,7 +3,7 @@
 The CLI queues transcript rows and writes them on a timer, so a snapshot taken when a message reaches the SDK races
 the queue. :class:`RequestSnapshots` is a hold of the fake API (:attr:`~ctxsim.live.FakeMessagesAPI.hold`): each
 ``/v1/messages`` request is held, its answer not sent, until the transcript files on disk have settled, and a
-:class:`RequestSnapshot` of them is taken; :mod:`ctxsim.lab._transcript` compares them with the rendering at the
+:class:`RequestSnapshot` of them is taken; :mod:`ctxsim.lab` compares them with the rendering at the
 point before that request. Every wait is bounded (:data:`SETTLE_TIMEOUT`).
 """
 

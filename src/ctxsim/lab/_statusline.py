@@ -3,7 +3,7 @@
 The CLI runs ``statusLine.command`` only in its interactive REPL (never with ``-p`` or the SDK), so
 :func:`record_statusline` starts the bundled CLI in a private tmux server against
 :class:`~ctxsim.live.FakeMessagesAPI`, with a temporary ``HOME`` whose settings' ``statusLine.command`` saves
-each payload to a file, types each prompt of a :class:`~ctxsim.lab._fidelity.ScriptedSession` (replies scripted
+each payload to a file, types each prompt of a ``ScriptedSession`` (replies scripted
 as for the fidelity suite, usage stated exactly), and keeps the last payload after each step and those sent
 before the first. The world that happened (the calls the API served, the compaction the transcript records) comes
 with it, so :func:`compare_payloads` can hold :func:`ctxsim.wire.statusline_payloads` to the payloads field by
@@ -80,7 +80,7 @@ class StatuslineRecording:
     """The CLI's transcript files at the end."""
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-able form (the session as :func:`ctxsim.lab._record.session_to_json` writes it)."""
+        """A JSON-able form (the session as ``session_to_json`` writes it)."""
         from ._record import session_to_json
 
         return {"format": 1, "name": self.name, "cli_version": self.cli_version,

@@ -7,12 +7,12 @@ share one; ``parentUuid``: null or an earlier row of the file; ``timestamp``: IS
 ``agentId``: the file's own or not). Lines trackers skip (attachments, queue operations, API request records, hook
 summaries...) are left out; which kinds of them a rendering writes that the CLI does not is compared on its own.
 
-:func:`compare_transcripts` plays nothing: it takes what :func:`~ctxsim.lab._fidelity.play_live` kept of a scripted
+:func:`compare_transcripts` plays nothing: it takes what ``play_live`` kept of a scripted
 session's transcript and the rendering of the world that happened (:func:`ctxsim.wire.render_transcript`), pairs them at
 every observation point (:func:`pair_transcripts`) and names every field of every row where the two differ, file by
 file. The CLI writes its transcript through a queue flushed on a timer, so a snapshot taken when a message reaches the
 SDK races it; the points are made deterministic by the fake API instead
-(:class:`~ctxsim.lab._settle.RequestSnapshots`): each request the CLI sends is held until the CLI's transcript has
+(``RequestSnapshots``): each request the CLI sends is held until the CLI's transcript has
 settled, and compared with the rendering just before that request's call or compaction (the last point before it, with
 the tool results or prompt written after it); after each step, its files are compared at the points after the step's
 last request (the CLI makes none between a query's last call, a ``/compact`` or ``/clear``, and its result, and writes
@@ -284,7 +284,7 @@ def pair_transcripts(live: Sequence[Files], transcript: TranscriptRender, *, ste
                      ) -> tuple[list[TranscriptPair], list[Difference]]:
     """Pair the CLI's transcript files with the rendering's: after each step (``live``, one mapping of files per step;
     ``steps`` their prompts) at the step's result point, and, with ``requests`` (per step, the snapshots of
-    :class:`~ctxsim.lab._settle.RequestSnapshots`) and the world ``session`` the rendering renders, at each request
+    ``RequestSnapshots``) and the world ``session`` the rendering renders, at each request
     too: with the rendering just before that request's call or compaction writes its first row (and before the world's
     next observation point), and after the step at every point from its last request's on. Without ``requests``, only
     the result points. Also what cannot be paired, as differences (a step with no result point, a request the world has

@@ -223,7 +223,7 @@ class FakeMessagesAPI:
         self.requests = 0
         self.hold: Hold | None = None
         """Awaited (in the server's thread) with each ``/v1/messages`` request, once served, before the answer is
-        sent: the CLI is held at that request until it returns (:class:`~ctxsim.lab._settle.RequestSnapshots`
+        sent: the CLI is held at that request until it returns (``RequestSnapshots``
         reads its transcript there). It must not raise."""
         self._last_agent: str | None = None
         self._lock = threading.Lock()

@@ -1,6 +1,6 @@
 """What the fake Messages API reads from a request body: its kind, its size, and the prompt cache it would hit.
 
-Private to :mod:`ctxsim.live._api`. The facts are the live prototype's (``live-proto/FINDINGS.md``, Q2 and Q4), seen
+Private to :mod:`ctxsim.live`. The facts are the live prototype's (``live-proto/FINDINGS.md``, Q2 and Q4), seen
 on Claude Code 2.1.330 and held by every release captured since (the live tests play the installed one):
 
 - a subagent's request says ``cc_is_subagent=true;`` in ``system[0]`` (the billing header);

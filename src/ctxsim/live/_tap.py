@@ -1,5 +1,5 @@
 """A transport wrapper that keeps every frame the other side wrote: the raw stream-json dicts a tracker fed raw
-frames would see, before the SDK's parser drops or reshapes anything. Private to :mod:`ctxsim.lab._fidelity`."""
+frames would see, before the SDK's parser drops or reshapes anything. Private to :mod:`ctxsim.lab`."""
 
 from __future__ import annotations
 

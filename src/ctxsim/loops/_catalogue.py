@@ -3,8 +3,11 @@
 Every entry is an async loop taking a :class:`~ctxsim.loops.LoopRig`: design 003's ``run_session`` restart loop
 (``_process_message_stream`` raising ``ContextPressureError`` when the ratio is at or over the threshold at a
 result; ``_get_checkpoint_from_agent``; a continuation prompt built from the checkpoint), with one line changed.
-``seed003`` is the loop as the design finally wrote it and keeps every invariant; the others must each fail
-:func:`~ctxsim.loops.check_restart_loop` with the invariant named in :attr:`LoopEntry.invariant`::
+``seed003`` is the loop as the design finally wrote it and keeps every invariant under the design's policy, one
+restart threshold (it reads only :attr:`LoopRig.threshold_tokens <ctxsim.loops.LoopRig.threshold_tokens>`, so a
+graduated policy's wind-down and a tool-call fallback are not its to keep: ``ctxsim fuzz --loop seed003``, which
+draws those policies too, catches it there); the others must each fail :func:`~ctxsim.loops.check_restart_loop`
+with the invariant named in :attr:`LoopEntry.invariant`::
 
     check_restart_loop(CATALOGUE["reuse-lifecycle"].loop, task)   # raises: invariant 'fresh-lifecycle'
 """
@@ -126,6 +129,8 @@ class LoopEntry:
     invariant: str
     """The invariant the checks must report broken ("" for the correct loop)."""
     bug: str
+    """What is wrong with it, and where ("none under ..." for the correct loop: the policies it keeps every
+    invariant under)."""
     source: str
 
 
@@ -140,7 +145,10 @@ def _variant(name: str, **bugs: bool) -> Callable[[LoopRig], Awaitable[int]]:
 
 CATALOGUE: dict[str, LoopEntry] = {e.name: e for e in (
     LoopEntry("seed003", _variant("seed003"), "",
-              "none: fresh lifecycle and tracker per session, session id cleared, checkpoint on the old client",
+              "none under one restart threshold (design 003's policy): fresh lifecycle and tracker per session, "
+              "session id cleared, checkpoint on the old client; but it reads only the threshold, so under "
+              "graduated zones it restarts at the first crossing without the wind-down turn, and it ignores a "
+              "tool-call fallback (max_tool_calls): both break restart-count",
               "design 003 (mala, 'Context Exhaustion Handling'), Task 5 as resolved"),
     LoopEntry("reuse-lifecycle", _variant("reuse-lifecycle", reuse_lifecycle=True), "fresh-lifecycle",
               "keeps the lifecycle across restarts: start() on a finished lifecycle raises 'cannot start from "

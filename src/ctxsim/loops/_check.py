@@ -3,7 +3,7 @@
 A restart loop is a callable (sync or async) taking a :class:`LoopRig`: the task prompt, the SDK options to build
 clients with, and factories for the tracker, lifecycle and policy it may use. :func:`run_loop` runs it with every
 ``ClaudeSDKClient`` it builds talking to a :class:`~ctxsim.agent.FakeAgent` (``patch_sdk``), then judges what
-happened against the world's truth (the invariants of :mod:`ctxsim.loops._judge`); :func:`check_restart_loop`
+happened against the world's truth (the invariants of :mod:`ctxsim.loops`); :func:`check_restart_loop`
 raises :class:`LoopCheckError` listing every broken invariant, each line starting ``ctxsim:`` and naming it.
 
 **What the loop declares.** The loop function may carry two attributes (or they are passed as keywords, which

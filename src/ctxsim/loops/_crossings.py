@@ -1,4 +1,4 @@
-"""When a restart loop owes a restart: the crossings the loop checks (:mod:`ctxsim.loops._check`) compute from the
+"""When a restart loop owes a restart: the crossings the loop checks (:mod:`ctxsim.loops`) compute from the
 fake agent's record of a session, never from the loop."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What a restart loop did, judged: the invariants, the report of one run and the error that lists what broke.
 
-A run (:mod:`ctxsim.loops._check`) leaves a :class:`LoopReport` of the fake agent's connections, the rig's probes and
+A run (:mod:`ctxsim.loops`) leaves a :class:`LoopReport` of the fake agent's connections, the rig's probes and
 what the loop returned or raised; :func:`judge` fills its ``violations``, one :class:`Violation` per broken
 invariant, each judged from the world's truth, never from what the loop says of itself:
 

@@ -4,7 +4,7 @@ Shared by ``pytest --ctx-loop`` and ``ctxsim run --loop``; a name or a spec is r
 :func:`ctxsim.trackers.load_named`, with the same import rule and the same errors. A loop is a callable taking a
 :class:`~ctxsim.loops.LoopRig` (sync, or returning an awaitable); it may declare ``policy`` (a
 :class:`~ctxsim.reference.PressurePolicy` or a fraction of the window) and ``prompts`` (a
-:class:`~ctxsim.agent.LoopPrompts`) as attributes (:mod:`ctxsim.loops._check`).
+:class:`~ctxsim.agent.LoopPrompts`) as attributes (:mod:`ctxsim.loops`).
 """
 
 from __future__ import annotations

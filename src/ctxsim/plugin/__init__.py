@@ -14,11 +14,16 @@ Options (each with an ini equivalent; the command line wins):
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
     :class:`~ctxsim.trackers.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
-    catalogued name.
+    catalogued name, or a command in any language (``cmd:COMMAND``, ``stream:COMMAND``).
     Each scenario gets one more item named after the tracker, which must do what the scenario's
     ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
     ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several; with none, a test using
     it fails saying how to name one).
+``--ctx-env=NAME`` (ini ``ctx_env``: names, space- or line-separated; the flag may be repeated)
+    Pass the environment variable NAME (or every match of a glob, ``TRACKER_*``) through to the ``cmd:`` and
+    ``stream:`` commands under test, as tox's ``passenv`` does. Without it a command gets ``PATH``, ``HOME``,
+    ``LANG``, ``TERM`` and the world's ``CTXSIM_*`` variables only, so a run does not depend on the shell it is
+    started from. A name that is not set passes nothing.
 ``--ctx-loop=SPEC`` (ini ``ctx_loop``, one SPEC a line; the flag may be repeated)
     Run your restart loop SPEC over every task scenario as well: ``module:function`` (a function taking a
     :class:`~ctxsim.loops.LoopRig`, sync or async; imported like a tracker's factory) or a catalogued loop's name.
@@ -66,6 +71,7 @@ the SDK, the objects the imports left are frozen out of the cyclic collector's w
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -74,7 +80,18 @@ import pytest
 from ._fixtures import InlineSessions, ctx_session, ctx_tracker, fake_agent, fake_claude
 from ._guard import Guard
 from ._items import LoopItem, MalformedScenario, ScenarioFailed, ScenarioFile, ScenarioItem
-from ._paths import FROM_INI, NOTES, ScenarioPath, header, ini_hint, is_scenario_file, node_id, scenario_path
+from ._paths import (
+    FROM_INI,
+    NOTES,
+    ScenarioPath,
+    bundled_ids,
+    header,
+    ini_hint,
+    is_scenario_file,
+    last_failed_bundled,
+    node_id,
+    scenario_path,
+)
 from ._shared import AGENTS, BACKEND, FREEZE_GC, LOOPS, TRACKERS, freeze_if_asked
 
 T = TypeVar("T")
@@ -116,6 +133,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="also check this tracker on every scenario, and make it the ctx_tracker fixture: module:factory "
              "(a tracker class or a function returning a tracker) or a catalogued name. Repeatable.")
     group.addoption(
+        "--ctx-env", dest="ctx_env", action="append", default=None, metavar="NAME",
+        help="pass this environment variable (or every match of a glob such as TRACKER_*) through to the cmd: and "
+             "stream: commands under test, which get only PATH, HOME, LANG, TERM and CTXSIM_* otherwise. "
+             "Repeatable.")
+    group.addoption(
         "--ctx-loop", dest="ctx_loop", action="append", default=None, metavar="SPEC",
         help="also run this restart loop over every task scenario: module:function (taking a LoopRig; it may "
              "declare policy and prompts attributes) or a catalogued loop. Repeatable.")
@@ -131,6 +153,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                                    "to the rootdir (default: scenarios)", default="")
     parser.addini("ctx_tracker", "trackers to check on every scenario (module:factory or a catalogued name), one "
                                  "a line; --ctx-tracker replaces them", type="linelist", default=[])
+    parser.addini("ctx_env", "environment variables passed through to cmd: and stream: commands under test "
+                             "(names or globs, space- or line-separated), as tox's passenv; --ctx-env replaces "
+                             "them", type="args", default=[])
     parser.addini("ctx_loop", "restart loops to run over every task scenario (module:function or a catalogued "
                               "loop), one a line; --ctx-loop replaces them", type="linelist", default=[])
     parser.addini("ctx_backend", "where sessions play: inprocess (default) or live", default="inprocess")
@@ -169,6 +194,7 @@ def pytest_configure(config: pytest.Config) -> None:
     loops = config.getoption("ctx_loop", None) or config.getini("ctx_loop")
     if loops:
         config.stash[LOOPS] = _resolve_loops(config, loops)
+    bundled_ids(config)  # a failed item's id reruns it, a bundled scenario's too (see ._paths)
     scenarios = scenario_path(config)  # what pytest collects with the scenarios (see ._paths)
     if scenarios is not None:
         config.stash[_SCENARIOS] = scenarios
@@ -178,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _stop_on_signals(config: pytest.Config) -> None:
     """For the session: SIGTERM ends it as Ctrl-C does, and both stop the commands and CLIs ctxsim runs at once
-    (their temporary directories removed), on whatever thread they run (:func:`ctxsim._sync.terminate_as_interrupt`)."""
+    (their temporary directories removed), on whatever thread they run (``terminate_as_interrupt``)."""
     import contextlib
 
     from .._sync import terminate_as_interrupt
@@ -189,9 +215,11 @@ def _stop_on_signals(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
-    from ..trackers import TrackerSpecError, resolve
+    from ..trackers import TrackerSpecError, passed_environment, resolve
 
-    return _resolved(config, specs, resolve, TrackerSpecError, "--ctx-tracker")
+    names = config.getoption("ctx_env", None) or config.getini("ctx_env")
+    return _resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
+                     "--ctx-tracker")
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:
@@ -253,6 +281,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFi
     if not is_scenario_file(file_path, parent.config.stash.get(_SCENARIOS, None), parent.session):
         return None  # not YAML, or YAML that is no scenario (fixtures, CI config...)
     return ScenarioFile.from_parent(parent, path=file_path, nodeid=node_id(file_path, parent.config))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    last_failed_bundled(session.config)  # after the last-failed plugin read its cache (pytest_configure)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -107,7 +107,7 @@ def ctx_tracker(request: pytest.FixtureRequest) -> Any:
     """A fresh tracker under test, made by ``--ctx-tracker`` (each in turn, when several: the test is parametrized)
     or the ini's ``ctx_tracker``. With none named the test fails saying how to name one: it never quietly checks
     some other tracker. A factory with a ``world`` parameter is told the default world
-    (:class:`~ctxsim.trackers._base.TrackerWorld`)."""
+    (:class:`~ctxsim.trackers.TrackerWorld`)."""
     from ..trackers import make_tracker
 
     spec = getattr(request, "param", None)

@@ -20,6 +20,11 @@ so every xdist worker collects the same items in the same order.
 ``--ctx-scenarios WORD`` (a bare word after the flag): argparse takes WORD as the flag's value, while whoever wrote
 it usually meant a path to collect (``pytest --ctx-scenarios tests/test_x.py``). WORD is taken as a path to
 collect, as after any flag without a value; the report header says so.
+
+Node ids rerun: a scenario file of the bundled corpus is ``bundled/NAME.yaml`` (a path nowhere on disk), so such
+an id on the command line (``pytest "bundled/b19-....yaml::my-tracker"``, or as pytest's summary prints it from
+another directory, ``../bundled/...``) is read as that file of the corpus (:func:`bundled_ids`), and ``--lf``
+finds the corpus files among the last failures (:func:`last_failed_bundled`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ import pytest
 from ..corpus import BUNDLED, SUFFIXES, bundled_dir
 from ._shared import shown
 
-__all__ = ["FROM_INI", "NOTES", "SUFFIXES", "ScenarioPath", "ini_hint", "is_scenario_file", "scenario_path"]
+__all__ = ["FROM_INI", "NOTES", "SUFFIXES", "ScenarioPath", "bundled_ids", "ini_hint", "is_scenario_file",
+           "last_failed_bundled", "scenario_path"]
 
 FROM_INI = ""
 """The value of a bare ``--ctx-scenarios``: use the ini value. A string, so xdist can ship the option to workers."""
@@ -122,6 +128,55 @@ def node_id(path: Path, config: pytest.Config) -> str | None:
     if config.rootpath in path.parents:
         return None
     return Path(shown(path, config)).as_posix()
+
+
+def bundled_ids(config: pytest.Config) -> None:
+    """Make each command-line argument that names a file of the bundled corpus by its node id (``bundled/NAME.yaml``,
+    with ``::item`` or not; relative to the invocation directory or, as pytest's summary prints it from elsewhere,
+    to the rootdir) the file's real path, so a failed item's id reruns it."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return
+    config.args = [_bundled_arg(arg, config) for arg in config.args]
+
+
+def _bundled_arg(arg: str, config: pytest.Config) -> str:
+    path, sep, names = arg.partition("::")
+    here = config.invocation_params.dir
+    if not path or (here / path).exists():
+        return arg
+    typed = Path(path)
+    absolute = Path(os.path.abspath(here / path))
+    for rel in (typed, _relative(absolute, config.rootpath)):
+        if rel is not None and not rel.is_absolute() and rel.parts[:1] == (BUNDLED,):
+            found = bundled_dir().joinpath(*rel.parts[1:])
+            if found.exists():
+                return f"{found}{sep}{names}"
+    return arg
+
+
+def _relative(path: Path, root: Path) -> Path | None:
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return None
+
+
+def last_failed_bundled(config: pytest.Config) -> None:
+    """With ``--lf`` (or ``--ff``), tell pytest's last-failed plugin where the bundled corpus's last failures are:
+    it looks for them under the rootdir, where ``bundled/NAME.yaml`` is not, and would leave them uncollected once
+    a failure of another file is found."""
+    plugin = config.pluginmanager.get_plugin("lfplugin")
+    known = getattr(plugin, "_last_failed_paths", None)
+    if not isinstance(known, set):
+        return
+    corpus = bundled_dir()
+    for nodeid in getattr(plugin, "lastfailed", {}):
+        path = str(nodeid).split("::")[0]
+        if path.startswith(BUNDLED + "/"):
+            found = corpus / path[len(BUNDLED) + 1:]
+            if found.exists():
+                known.add(found)
+                known.update(found.parents)
 
 
 def header(scenarios: ScenarioPath, config: pytest.Config) -> str:

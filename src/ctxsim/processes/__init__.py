@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         OUTPUT_LIMIT as OUTPUT_LIMIT,
         TOKEN_ENV as TOKEN_ENV,
         Outcome as Outcome,
+        exited as exited,
         kill_tree as kill_tree,
         run_command as run_command,
         subreaper as subreaper,

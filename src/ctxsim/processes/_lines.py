@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._run import TOKEN_ENV, kill_tree, subreaper
+from ._run import TOKEN_ENV, exited, kill_tree, subreaper
 
 __all__ = ["LINE_LIMIT", "LineError", "LineProcess"]
 
@@ -152,7 +152,7 @@ class LineProcess:
             return "closed its stdout without answering"
         if code < 0:
             return f"was killed by signal {-code}"
-        return f"exited with status {code} without answering"
+        return f"{exited(code)} without answering"
 
     def close(self, *, grace: float = _EXIT_GRACE) -> None:
         """Close the child's stdin, wait (at most ``grace`` seconds) for it to exit, then kill its process group and
@@ -162,7 +162,8 @@ class LineProcess:
             return
         self._closed = True
         with contextlib.suppress(OSError):
-            self.process.stdin.close()  # type: ignore[union-attr]
+            if self.process.stdin is not None:
+                self.process.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(grace)
         try:
@@ -172,4 +173,5 @@ class LineProcess:
         self._selector.close()
         for pipe in (self.process.stdout, self.process.stderr):
             with contextlib.suppress(OSError):
-                pipe.close()  # type: ignore[union-attr]
+                if pipe is not None:
+                    pipe.close()

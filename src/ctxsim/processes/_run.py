@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .._sync import Proc, processes as _processes
 
-__all__ = ["OUTPUT_LIMIT", "TOKEN_ENV", "Outcome", "kill_tree", "run_command", "subreaper"]
+__all__ = ["OUTPUT_LIMIT", "TOKEN_ENV", "Outcome", "exited", "kill_tree", "run_command", "subreaper"]
 
 OUTPUT_LIMIT = 64 * 1024
 """Bytes of stdout, and of stderr, a command may print at one point; past it the command is killed."""
@@ -40,6 +40,18 @@ _POLL = 0.05
 """Seconds between looks at the command's state while it runs."""
 _DRAIN = 0.2
 """Seconds the pipes are still read once the command exited (what it wrote just before exiting)."""
+
+
+_SHELL_STATUS = {126: "the shell found the program but could not run it: it never started",
+                 127: "the shell found no such program: it never started"}
+"""What ``/bin/sh`` means by the statuses it exits with itself when the command cannot start."""
+
+
+def exited(code: int) -> str:
+    """``exited with status N``, with what the shell means by it when N says the command never started (126,
+    127)."""
+    said = _SHELL_STATUS.get(code)
+    return f"exited with status {code}" + (f" ({said})" if said else "")
 
 
 @dataclass
@@ -259,8 +271,9 @@ def _communicate(process: subprocess.Popen[bytes], stdin: bytes, timeout: float,
         selector.register(fd, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
 
-    def outcome(code: int | None, **how: object) -> Outcome:
-        return Outcome(code, bytes(out[stdout][:limit]), bytes(out[stderr][-limit:]), **how)  # type: ignore[arg-type]
+    def outcome(code: int | None, *, timed_out: bool = False, overflow: str = "", cancelled: bool = False) -> Outcome:
+        return Outcome(code, bytes(out[stdout][:limit]), bytes(out[stderr][-limit:]), timed_out=timed_out,
+                       overflow=overflow, cancelled=cancelled)
 
     exited_at: float | None = None
     try:

@@ -3,7 +3,7 @@
 The reference tracker (:mod:`ctxsim.reference`) is what recordings judge; if the truth of a recording came from its
 functions, a bug there would move truth and estimate together and pass. So this module reads a usage dict anew,
 from the documented rules (docs/explanation/truth-band.md and wire.md), written independently of
-:mod:`ctxsim.reference._usage`, and ``tests/scenario/test_recorded_streams.py`` pins it to numbers worked out by hand
+:mod:`ctxsim.reference`, and ``tests/scenario/test_recorded_streams.py`` pins it to numbers worked out by hand
 and to the CLI's own ``get_context_usage`` figures.
 """
 

@@ -258,7 +258,7 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
     """Run ``tracker`` over ``scenario`` through the real SDK client and check its thresholds.
 
     ``name`` is what the report calls the tracker (default: its ``name`` attribute, else its class name).
-    ``async_backend`` is ``asyncio`` or ``trio``, run as :func:`ctxsim._sync.run_blocking` runs them (asyncio on one
+    ``async_backend`` is ``asyncio`` or ``trio``, run as ``run_blocking`` runs them (asyncio on one
     reused event loop per thread; where an event loop already runs, on a worker thread while the caller waits).
     ``silence_timeout`` bounds every wait on the client, in seconds without progress
     (:func:`ctxsim.check.arun_tracker`): a run that stalls is not ok, whatever the scenario expects, and its report's

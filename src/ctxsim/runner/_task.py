@@ -3,7 +3,7 @@
 :func:`run_task` works the task of a :class:`~ctxsim.scenario.TaskScenario` (its ``task`` section) through a restart
 loop against the fake agent, with :func:`ctxsim.loops.run_loop`: the reference loop
 (:func:`ctxsim.reference.run_with_restarts`, as :func:`reference_loop`), or a loop of
-:mod:`ctxsim.loops._catalogue`. The :class:`TaskRun` it returns holds the loop checks' verdict and what happened,
+:mod:`ctxsim.loops`. The :class:`TaskRun` it returns holds the loop checks' verdict and what happened,
 counted from the fake agent's own record (restarts, steps per session, steps redone and skipped) and from the
 loop's result (the checkpoint fallbacks); :meth:`TaskRun.problems` compares them with the numbers the scenario's
 author wrote, each problem naming its ``expect`` key and line. :meth:`TaskRun.timeline` is the table people read

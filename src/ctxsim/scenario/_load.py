@@ -61,8 +61,8 @@ class Scenario(ABC):
     """A loaded scenario, of either kind: its name and provenance, its world, and what the file expects.
 
     The loader returns one of the two kinds, each run by its own runner: a :class:`SessionScenario` (trackers
-    checked over a session, :mod:`ctxsim.runner._scenario`) or a :class:`TaskScenario` (restart loops working through
-    a task, :mod:`ctxsim.runner._task`). Annotate with this base when either kind will do; narrow with ``isinstance``
+    checked over a session, :mod:`ctxsim.runner`) or a :class:`TaskScenario` (restart loops working through
+    a task, :mod:`ctxsim.runner`). Annotate with this base when either kind will do; narrow with ``isinstance``
     (or ``match``) where the kinds differ.
     """
 

@@ -1,7 +1,7 @@
 """Building a session from the ``queries`` of a scenario: each step validated and handed to SessionBuilder.
 
 :class:`StepBuilder` walks the queries and steps of a loaded document, checks every value against the schema
-(:mod:`ctxsim.scenario._schema`) with the positions the YAML loader kept, and drives a
+(:mod:`ctxsim.scenario`) with the positions the YAML loader kept, and drives a
 :class:`~ctxsim.world.SessionBuilder`.
 It also records, for every observation point the wire will produce, the line of the step behind it.
 """

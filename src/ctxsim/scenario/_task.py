@@ -1,6 +1,6 @@
 """The ``task`` section of a scenario: a task for the fake agent, the pressure policy and the checkpoint plan.
 
-:func:`read_task` validates the section against :mod:`ctxsim.scenario._schema` with the positions the YAML loader
+:func:`read_task` validates the section against :mod:`ctxsim.scenario` with the positions the YAML loader
 kept and builds what a run needs: a :class:`ctxsim.agent.Task`, a :class:`ctxsim.reference.PressurePolicy` and the
 agent's checkpoint plan. :func:`check_task_expectations` then refuses expectations no run of that task could
 meet (more restarts than the bound, counts that do not add up to the task's steps).

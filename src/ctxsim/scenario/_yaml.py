@@ -33,7 +33,7 @@ MAX_TOKENS = 10_000_000
 # --- a safe loader that remembers lines -------------------------------------------------------------------------
 
 
-class Map(dict):  # type: ignore[type-arg]
+class Map(dict[Any, Any]):
     """A YAML mapping with the line of itself, of each key and of each value."""
 
     line: int
@@ -42,7 +42,7 @@ class Map(dict):  # type: ignore[type-arg]
     duplicate: tuple[Any, int] | None
 
 
-class Seq(list):  # type: ignore[type-arg]
+class Seq(list[Any]):
     """A YAML sequence with the line of itself and of each item."""
 
     line: int

@@ -12,11 +12,11 @@ from typing import Any
 
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, Message, Transport
-from claude_agent_sdk._internal.message_parser import parse_message
 
 from ..wire import Script, context_usage_response, prompt_text, render
 from ..world import Call, Compaction, Session, Text, Truth
 from ._hooks import Conversation, HookAnswer, HookPlayer
+from ._sdk_internals import TRANSPORT_ATTRIBUTE as _TRANSPORT, parse_message, transport_modules
 
 __all__ = ["CLIENT_ONLY_TYPES", "FakeTransport", "Responder", "SdkPatch", "client_message", "kept_by_client",
            "parse_message", "patch_sdk", "subprocess_pid", "subprocess_transport"]
@@ -62,7 +62,7 @@ class FakeTransport(Transport):
 
     The hooks the SDK registers at ``initialize`` are called as Claude Code calls them, and a ``can_use_tool``
     callback in ``options`` (unless ``permission_mode`` is ``bypassPermissions``) is asked before each tool use;
-    their answers are applied where Claude Code applies them (:mod:`ctxsim.sdk._hooks`). :attr:`hooks` records
+    their answers are applied where Claude Code applies them (:mod:`ctxsim.sdk`). :attr:`hooks` records
     every request and answer.
     """
 
@@ -319,9 +319,6 @@ def _unseen_texts(session: Session) -> tuple[list[str], dict[str, str]]:
 
 TransportFactory = Callable[[ClaudeAgentOptions], FakeTransport]
 
-_TRANSPORT = "SubprocessCLITransport"
-"""The name of the SDK's subprocess transport class, which :func:`patch_sdk` replaces."""
-
 
 @dataclass
 class SdkPatch:
@@ -368,9 +365,6 @@ def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterato
     (a restart loop's sessions), or a factory ``options -> FakeTransport``. The partial-messages and
     subagent-text options of each client choose its rendering.
     """
-    from claude_agent_sdk._internal import client as internal_client
-    from claude_agent_sdk._internal.transport import subprocess_cli
-
     make = _factory_for(target)
     made = SdkPatch()
 
@@ -381,7 +375,7 @@ def patch_sdk(target: Session | Sequence[Session] | TransportFactory) -> Iterato
         return transport
 
     # The SDK looks the transport class up in both modules; both are private, hence setattr.
-    saved = [(module, getattr(module, _TRANSPORT)) for module in (internal_client, subprocess_cli)]
+    saved = [(module, getattr(module, _TRANSPORT)) for module in transport_modules()]
     for module, _ in saved:
         setattr(module, _TRANSPORT, fake_subprocess_transport)
     try:
@@ -395,8 +389,7 @@ def subprocess_transport(options: ClaudeAgentOptions) -> Transport:
     """The SDK's own transport to the Claude Code CLI, built as ``ClaudeSDKClient.connect()`` builds it for
     ``options`` (a ``can_use_tool`` callback asks the CLI to send permission prompts over stdio), to be handed to
     ``ClaudeSDKClient(options, transport=...)`` inside a wrapper that watches what the CLI writes."""
-    from claude_agent_sdk._internal.transport import subprocess_cli
-
+    subprocess_cli = transport_modules()[1]
     if options.can_use_tool is not None and options.permission_prompt_tool_name is None:
         options = replace(options, permission_prompt_tool_name="stdio")
 

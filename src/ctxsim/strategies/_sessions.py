@@ -1,5 +1,5 @@
 """Hypothesis strategies for generated sessions and fault plans (rendered and faulted together as message streams
-by :mod:`ctxsim.strategies._streams`).
+by :mod:`ctxsim.strategies`).
 
 Every knob is keyword-only and takes a value or a strategy. Sessions are built with
 :class:`ctxsim.world.SessionBuilder` (realistic cache splits, Claude Code's autocompaction when the context nears

@@ -19,7 +19,7 @@ from ..check import Point
 from ..sdk import client_message
 from ..trackers import TrackerFactory
 from ..wire import Frame, Observation, Renderer
-from ..world import Call, Session, SessionBuilder, Truth
+from ..world import Call, Session, SessionBuilder, SubagentStart, Truth
 
 __all__ = ["tracker_state_machine"]
 
@@ -143,7 +143,9 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
         @rule(reads=st.integers(0, 150_000))
         def subagent_call(self, reads: int) -> None:
             self.builder.start_subagent("explore")
-            self.subagent = self.builder.pending[-1].tool_use_id  # type: ignore[union-attr]
+            start = self.builder.pending[-1]
+            assert isinstance(start, SubagentStart), start
+            self.subagent = start.tool_use_id
             self.builder.call(input=3, cache_creation=2_000, cache_read=reads, blocks=("tool_use",),
                               results=[500])
             self.play_new_steps()

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         reference_for as reference_for,
     )
     from ._command import CommandTracker as CommandTracker
+    from ._commandline import passed_environment as passed_environment
     from ._diagnosis import (
         is_token_count as is_token_count,
         looks_like_ratio as looks_like_ratio,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
         SpecError as SpecError,
         TrackerSpec as TrackerSpec,
         TrackerSpecError as TrackerSpecError,
+        anchored_spec as anchored_spec,
         load_named as load_named,
         load_spec as load_spec,
         not_catalogued as not_catalogued,

@@ -129,7 +129,7 @@ class RawDicts:
 
     def observe(self, message: Any) -> Any:
         """Outside :mod:`ctxsim.check` (a restart loop of a task scenario calls ``observe`` itself): the line is
-        rebuilt from the message's fields (:func:`ctxsim.trackers._frames.frame_of`)."""
+        rebuilt from the message's fields (``frame_of``)."""
         from ._frames import frame_of
 
         return self.tracker.observe(frame_of(message))  # an async tracker's awaitable: the caller awaits it

@@ -1,10 +1,9 @@
 """The catalogue of context trackers: the reference, and faithful reproductions of trackers with known bugs.
 
-Each entry reproduces a formula as its origin wrote it — the five seed designs (:mod:`ctxsim.trackers._designs`) and
-the trackers surveyed in the wild (:mod:`ctxsim.trackers._survey`; docs/explanation/bugs-in-the-wild.md has both, with
-their sources) — wired the way its origin wires it (fed ``ResultMessage``\\ s only, raw stream-json dicts, or every
-message), and says which bug it carries. ctxsim must catch every one of them; the scenarios in ``scenarios/`` name the
-entry each reported bug is reproduced by.
+Each entry reproduces a formula as its origin wrote it — the five seed designs and the trackers surveyed in the wild
+(docs/explanation/bugs-in-the-wild.md has both, with their sources) — wired the way its origin wires it (fed
+``ResultMessage``\\ s only, raw stream-json dicts, or every message), and says which bug it carries. ctxsim must
+catch every one of them; the scenarios in ``scenarios/`` name the entry each reported bug is reproduced by.
 """
 
 from __future__ import annotations
@@ -250,13 +249,13 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("claude-code-statusline", _latest("claude-code-statusline", after_compaction="unknown"),
           "current_usage is null from /compact until the next call although the boundary states the new size",
           "Claude Code statusline docs: used_percentage = latest call's in+cc+cr, current_usage null after "
-          "/compact (trackers.md 1.5, B16 CC 2.1.218)",
+          "/compact (Bugs in the wild B16 CC 2.1.218)",
           breaks=_breaks(ways={**_NAIVE_PROMPT, "compaction": "none", "inserted-compaction": "none"}),
           about=frozenset({"compaction"})),
     Entry("ccusage-fallback", _latest("ccusage-fallback", main_only=False, skip_synthetic=False),
           "the latest assistant line with no sidechain or synthetic filter, and no compaction handling: a "
           "subagent's line or a zero-usage error line becomes the context",
-          "ryoppippi/ccusage context fallback (trackers.md 2; B19 tiann/hapi#1256, ccusage#504)",
+          "ryoppippi/ccusage context fallback (docs/explanation/bugs-in-the-wild.md; B19 tiann/hapi#1256, ccusage#504)",
           breaks=_breaks(ways={  # a subagent's or an error's line reads under, a pre-compaction line over
               **_NAIVE_PROMPT, **dict.fromkeys(("subagent-ignored", "interleaved-subagents", "synthetic-errors"),
                                                "under"),
@@ -298,7 +297,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
     Entry("output-included-no-cache-write", _latest("output-included-no-cache-write", fields=("in", "cr", "out")),
           "input + cache read + output, leaving out cache writes: the gauge swings with output and misses "
           "freshly cached context",
-          "anomalyco/opencode compaction isOverflow (trackers.md 2; B15 can1357/oh-my-pi#306)",
+          "anomalyco/opencode compaction isOverflow (docs/explanation/bugs-in-the-wild.md; B15 can1357/oh-my-pi#306)",
           breaks=_all_but(*_PROMPT_IN_INPUT, ways=_ITERATIONS_OVER)),
     Entry("result-usage-as-context", lambda: ResultsOnly(ResultUsage(name="result-usage-as-context"),
                                                          feed=ResultUsage.on_result),

@@ -5,7 +5,7 @@ session's transcript as the CLI had written it by then (:func:`ctxsim.wire.rende
 private ``HOME`` and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` from the directory ctxsim was
 started from (so relative paths, ``./script``, ``npx`` and shell lines work) with the statusline payload of
 that point on stdin (:func:`ctxsim.wire.statusline_payloads`, its ``transcript_path`` pointing at the file
-just written) and reads its stdout (:mod:`ctxsim.trackers._readout`): a bare integer on the last line, a preset's
+just written) and reads its stdout (:mod:`ctxsim.trackers`): a bare integer on the last line, a preset's
 format, or the user's regex; blank, ``TBD`` and the usual renderings of "unknown" (``--``, ``?``, ``N/A``...) are
 no estimate. The command is told the world as a Python factory is (:class:`~ctxsim.trackers.TrackerWorld`), in
 environment variables (:data:`WORLD_VARIABLES`): ``CTXSIM_WINDOW``, ``CTXSIM_USAGE`` (``additive`` or
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
-from ..processes import OUTPUT_LIMIT, Outcome, run_command, subreaper
+from ..processes import OUTPUT_LIMIT, Outcome, exited, run_command, subreaper
 from ._base import Estimate, PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
@@ -59,7 +59,8 @@ if TYPE_CHECKING:
     from ..wire import Observation
     from ..world import Session
 
-__all__ = ["DEFAULT_TIMEOUT", "WORLD_VARIABLES", "CommandTracker", "parse_command_spec", "world_environment"]
+__all__ = ["DEFAULT_TIMEOUT", "SPEC_OPTIONS", "WORLD_VARIABLES", "CommandTracker", "parse_command_spec",
+           "world_environment"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a command may run at one point before it is killed (the slowest shipped tool takes under one)."""
@@ -106,7 +107,7 @@ class CommandTracker:
     ``node statusline.js`` and ``./my-statusline.sh`` find their files; ``"home"``: each point's private ``HOME``."""
     unknown: str | None = None
     """A regex: output whose last line it matches says "no estimate" (default
-    :data:`~ctxsim.trackers._readout.UNKNOWN`: ``--``, ``-``, ``?``, ``N/A``, ``…``...; empty: only blank output
+    ``UNKNOWN``: ``--``, ``-``, ``?``, ``N/A``, ``…``...; empty: only blank output
     and ``TBD`` do)."""
     name: str = ""
     """What reports call it (default: ``cmd:`` and the program it runs)."""
@@ -370,20 +371,21 @@ def _failure(outcome: Outcome, timeout: float) -> str | None:
         return f"ran past its timeout of {timeout:g} s and was killed"
     if outcome.overflow:
         return f"printed more than {OUTPUT_LIMIT // 1024} KiB on {outcome.overflow} and was killed"
-    if outcome.returncode != 0:
-        return f"exited with status {outcome.returncode}"
-    return None
+    if outcome.returncode is not None and outcome.returncode != 0:
+        return exited(outcome.returncode)
+    return None if outcome.returncode == 0 else "exited with no status"
 
 
-_OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
+SPEC_OPTIONS = {"preset": str, "regex": str, "timeout": float, "workers": int, "config": str, "name": str,
             "no_context_window": bool, "cli_version": str, "after_compaction": str, "cwd": str,
             "unknown": str}
+"""The options a ``cmd[...]`` spec takes, and their types."""
 
 
 def parse_command_spec(spec: str) -> CommandTracker:
     """The :class:`CommandTracker` that ``cmd:COMMAND`` or ``cmd[OPTIONS]:COMMAND`` names (see the module's
     docstring). Raises ``ValueError`` saying what is wrong."""
-    command, options = split_spec(spec, "cmd", _OPTIONS, example="cmd:./my-statusline.sh")
+    command, options = split_spec(spec, "cmd", SPEC_OPTIONS, example="cmd:./my-statusline.sh")
     if options.pop("no_context_window", False):
         options["context_window"] = False
     return CommandTracker(command, **options)

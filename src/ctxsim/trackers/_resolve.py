@@ -1,27 +1,31 @@
 """Naming a tracker on a command line: a catalogue name (``arbiter-msgid``), ``module:factory``, or a statusline
-command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers._command`).
+command, ``cmd:COMMAND`` / ``cmd[OPTIONS]:COMMAND`` (:mod:`ctxsim.trackers`).
 
 Shared by ``pytest --ctx-tracker`` and ``ctxsim run --tracker``. A ``module:factory`` is imported, the factory
 (a tracker class, or any callable without arguments, or with a ``world`` parameter: told the scenario's
-:class:`~ctxsim.trackers._base.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
+:class:`~ctxsim.trackers.TrackerWorld`) is called once to check that it makes a tracker (``observe`` and
 ``context_tokens``), and every use calls it again for a fresh one (:func:`~ctxsim.trackers.make_tracker`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
+import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ._base import AnyTrackerFactory, TrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
+from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
-from ._command import CommandTracker, parse_command_spec
-from ._stream import StreamTracker, parse_stream_spec
+from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
+from ._commandline import join_spec, split_spec, unstartable
+from ._stream import SPEC_OPTIONS as STREAM_OPTIONS, StreamTracker, parse_stream_spec
 
-__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "load_named", "load_spec", "not_catalogued", "resolve"]
+__all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "anchored_spec", "load_named", "load_spec",
+           "not_catalogued", "resolve"]
 
 C = TypeVar("C")
 
@@ -45,9 +49,9 @@ class TrackerSpec:
     """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
 
     @property
-    def fed_messages(self) -> TrackerFactory | None:
+    def fed_messages(self) -> AnyTrackerFactory | None:
         """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
-        return None if self.command or self.stream else self.factory  # type: ignore[return-value]
+        return None if self.command or self.stream else self.factory
 
     @property
     def stream(self) -> bool:
@@ -139,23 +143,35 @@ def load_named(spec: str, catalogue: Mapping[str, C], *, error: type[SpecError],
 
 
 def _fresh(tracker: CommandTracker) -> CommandTracker:
-    import dataclasses
-
     return dataclasses.replace(tracker)
 
 
-def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
+def _startable(command: str, cwd: str | os.PathLike[str]) -> None:
+    """Raise :class:`TrackerSpecError` when ``command`` surely cannot start from ``cwd`` (a missing program or
+    script): one error before any run, rather than a failure at every scenario."""
+    why = unstartable(command, cwd)
+    if why is not None:
+        raise TrackerSpecError(f"the command cannot start: {why} (it runs in {cwd})")
+
+
+def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | None = None) -> TrackerSpec:
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
-    as is (the project's root). Raises :class:`TrackerSpecError` saying what is wrong."""
+    as is (the project's root). ``env``: variables passed to a ``cmd:`` or ``stream:`` command on top of its own
+    environment (:func:`passed_environment`; a Python tracker runs in this process and sees all of it). Raises
+    :class:`TrackerSpecError` saying what is wrong, a command whose program or script is missing included."""
     spec = spec.strip()
+    passed = dict(env or {})
     if _is_stream(spec):
         try:
             stream = parse_stream_spec(spec)
         except ValueError as exc:
             raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
+        _startable(stream.command, stream.cwd)
 
         def fresh(world: TrackerWorld) -> StreamTracker:
-            return parse_stream_spec(spec, world)
+            made = parse_stream_spec(spec, world)
+            made.env = {**made.env, **passed}
+            return made
 
         return TrackerSpec(spec, stream.name, cast(AnyTrackerFactory, fresh))  # make_tracker tells it the world
     if _is_command(spec):
@@ -163,6 +179,9 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
             tracker = parse_command_spec(spec)
         except ValueError as exc:
             raise TrackerSpecError(str(exc).removeprefix("ctxsim: ")) from None
+        if tracker.cwd != "home":
+            _startable(tracker.command, str(tracker.cwd))
+        tracker.env = {**tracker.env, **passed}
         return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker))
     entry, factory = load_named(spec, CATALOGUE, error=TrackerSpecError, noun="in the catalogue",
                                 what="factory", example="mypackage.tracking:MyTracker",
@@ -179,3 +198,19 @@ def resolve(spec: str, *, search: Sequence[str] = ()) -> TrackerSpec:
         raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
                                f"tracker has observe(message) and context_tokens()")
     return TrackerSpec(spec, tracker_name(tracker), factory)
+
+
+def anchored_spec(spec: str, cwd: str | os.PathLike[str]) -> str:
+    """``spec`` as it runs the same from any directory: a ``cmd:`` or ``stream:`` command gets the directory it runs
+    in recorded as its ``cwd`` option (``cwd``, made absolute, unless the spec names its own: a relative one is
+    made absolute from ``cwd``; ``home`` stays); any other spec is returned as is."""
+    spec = spec.strip()
+    prefix = "stream" if _is_stream(spec) else "cmd" if _is_command(spec) else ""
+    if not prefix:
+        return spec
+    kinds = STREAM_OPTIONS if prefix == "stream" else COMMAND_OPTIONS
+    command, found = split_spec(spec, prefix, kinds, example=f"{prefix}:COMMAND")
+    where = found.get("cwd")
+    if where != "home":
+        found["cwd"] = os.path.abspath(os.path.join(os.fspath(cwd), os.path.expanduser(where or ".")))
+    return join_spec(prefix, command, found)

@@ -25,6 +25,10 @@ On a command line (``pytest --ctx-tracker``, ``ctxsim run/score/fuzz --tracker``
 
     stream:node my-tracker.mjs
     stream[timeout=5 name=my-gauge]:./target/release/gauge --stream
+    stream[cwd=/home/me/gauge]:node bin/gauge.mjs     # run from that directory, wherever ctxsim is started
+
+Options: ``timeout`` (seconds a message), ``name`` (what reports call it), ``cwd`` (where it runs; default the
+directory ctxsim was started in).
 """
 
 from __future__ import annotations
@@ -34,13 +38,14 @@ import os
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..processes import LineError, LineProcess
 from ._base import PointTrackerError, TrackerWorld
 from ._commandline import program as _program, split_spec, tail as _tail
 
-__all__ = ["DEFAULT_TIMEOUT", "StreamTracker", "parse_stream_spec"]
+__all__ = ["DEFAULT_TIMEOUT", "SPEC_OPTIONS", "StreamTracker", "parse_stream_spec"]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds the command may take to answer one message (the first one includes its start)."""
@@ -65,7 +70,7 @@ class StreamTracker:
     """More environment variables for the command (it gets ``PATH``, ``LANG``, ``HOME``, ``TERM=dumb``, the world's
     and these)."""
     cwd: str = field(default_factory=os.getcwd)
-    """Where it runs: the directory ctxsim was started in."""
+    """Where it runs: default, the directory ctxsim was started in."""
     name: str = ""
     """What reports call it (default: ``stream:`` and the program it runs)."""
 
@@ -76,8 +81,11 @@ class StreamTracker:
             raise ValueError(f"ctxsim: StreamTracker: timeout must be positive seconds, not {self.timeout!r}")
         if not self.name:
             self.name = f"stream:{_program(self.command)}"
+        self.cwd = str(Path(self.cwd).expanduser())
+        if not Path(self.cwd).is_dir():
+            raise ValueError(f"ctxsim: StreamTracker: cwd {self.cwd!r} is not a directory")
         self._process: LineProcess | None = None
-        self._stop: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._stop: weakref.finalize[..., Any] | None = None
         self._messages = 0
         self._estimate: int | None = None
 
@@ -168,11 +176,12 @@ def _describe(raw: dict[str, Any]) -> str:
     return kind + (f"/{subtype}" if isinstance(subtype, str) else "") + (f" {ident}" if isinstance(ident, str) else "")
 
 
-_OPTIONS = {"timeout": float, "name": str}
+SPEC_OPTIONS = {"timeout": float, "name": str, "cwd": str}
+"""The options a ``stream[...]`` spec takes, and their types."""
 
 
 def parse_stream_spec(spec: str, world: TrackerWorld | None = None) -> StreamTracker:
     """The :class:`StreamTracker` that ``stream:COMMAND`` or ``stream[OPTIONS]:COMMAND`` names (options: ``timeout``,
-    ``name``), told ``world``. Raises ``ValueError`` saying what is wrong."""
-    command, options = split_spec(spec, "stream", _OPTIONS, example="stream:node my-tracker.mjs")
+    ``name``, ``cwd``), told ``world``. Raises ``ValueError`` saying what is wrong."""
+    command, options = split_spec(spec, "stream", SPEC_OPTIONS, example="stream:node my-tracker.mjs")
     return StreamTracker(command, world=world or TrackerWorld(), **options)

@@ -174,7 +174,7 @@ class ResultUsage:
 class AutocompactGauge:
     """The latest main-chain prompt as a share of the *autocompact threshold* rather than of the window.
 
-    Claude Code's threshold is ``window - min(max_output, 20k) - 13k`` (trackers.md 1.5); a gauge whose
+    Claude Code's threshold is ``window - min(max_output, 20k) - 13k`` (Bugs in the wild); a gauge whose
     ``percentLeft`` uses it as the denominator (Gitlawb/openclaude#746) reads ~20% higher than ``used_percentage``
     on the same context. :meth:`pressure_ratio` is that share; run it with :class:`ctxsim.check.FromRatio` and the
     window it assumes.

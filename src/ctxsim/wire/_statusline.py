@@ -4,7 +4,7 @@ The REPL runs the user's statusline command after each turn with a payload on st
 (ccstatusline, ccusage, ccline, cc-statusline...) reads it and, for what it lacks, the transcript at its
 ``transcript_path``. :func:`statusline_payloads` renders that payload at each observation point of a session (the
 points of :func:`ctxsim.wire.render`, in the same order), computed as the bundled CLI computes it
-(its own functions, read from the bundle; held to the real REPL by :mod:`ctxsim.lab._repl_compare`):
+(its own functions, read from the bundle; held to the real REPL by :mod:`ctxsim.lab`):
 
 - ``context_window`` from the last metered main-chain call since the last compaction (subagent calls never count):
   ``current_usage`` that call's ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``,

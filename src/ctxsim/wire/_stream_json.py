@@ -2,7 +2,7 @@
 
 :func:`render` turns each query of a session into a :class:`Script`, the list of stream-json dicts the CLI
 writes on stdout for it, in order. The rendering reproduces what the real CLI does, as checked against the captures
-of every recorded release (:mod:`ctxsim.wire._versions`; the tests replay each, and play the installed CLI live):
+of every recorded release (:mod:`ctxsim.wire`; the tests replay each, and play the installed CLI live):
 
 1. one ``assistant`` message per content block; the blocks of one call share ``message.id`` and carry the same
    ``usage`` (each message its own dict, as the CLI parses each line separately);

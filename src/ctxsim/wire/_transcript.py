@@ -4,7 +4,7 @@ The CLI appends every session to ``$CLAUDE_CONFIG_DIR/projects/<slug>/<session i
 directory with every character but letters and digits made ``-``, :func:`project_slug`), and a subagent's rows to
 ``<session id>/subagents/agent-<agent id>.jsonl`` beside it. Statusline tools read the main file at the payload's
 ``transcript_path``. :func:`render_transcript` renders what the CLI writes there, as the bundled CLI was seen
-writing it (the captures of each release and the live backend, :mod:`ctxsim.lab._transcript`):
+writing it (the captures of each release and the live backend, :mod:`ctxsim.lab`):
 
 1. one ``assistant`` row per content block of a call, sharing ``message.id``, ``requestId`` (where the API sent a
    request id) and the call's usage; unlike stream-json, every row is finalized: ``stop_reason`` and the final
@@ -23,7 +23,7 @@ writing it (the captures of each release and the live backend, :mod:`ctxsim.lab.
    ``last-prompt`` lines (with no ``uuid`` but for attachments).
 
 Synthetic error rows (``<synthetic>``, ``isApiErrorMessage``), replays, a compaction without ``postTokens`` and a
-row half-written when read are faults (:mod:`ctxsim.faults._transcript`), as they are for stream-json.
+row half-written when read are faults (:mod:`ctxsim.faults`), as they are for stream-json.
 
 The observation points are the stream-json rendering's (:func:`ctxsim.wire.render`: the same
 :class:`~ctxsim.wire.Observation` objects' labels, kinds and truths, in the same order): for each,

@@ -216,8 +216,8 @@ class SessionBuilder:
         parent = self._subagent
         chain = self._chain(parent)
         stated = (input is not None) + (cache_creation is not None) + (cache_read is not None)
-        if stated == 3:
-            usage = (int(input), int(cache_creation), int(cache_read))  # type: ignore[arg-type]
+        if input is not None and cache_creation is not None and cache_read is not None:
+            usage = (int(input), int(cache_creation), int(cache_read))
         elif stated:
             raise ValueError("ctxsim: give all of input, cache_creation and cache_read, or none of them")
         else:

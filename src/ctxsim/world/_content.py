@@ -97,10 +97,10 @@ def _take(rng: random.Random, kind: str, chars: int) -> str:
 
 def _block(rng: random.Random, block: Thinking | Text | ToolUse) -> Thinking | Text | ToolUse:
     kind = type(block)  # the plain classes built directly: dataclasses.replace costs more than the text
-    if kind is Text:
-        return Text(_take(rng, "prose", len(block.text)))  # type: ignore[union-attr]
-    if kind is Thinking:
-        return Thinking(_take(rng, "prose", len(block.text)), block.signature)  # type: ignore[union-attr]
+    if kind is Text and isinstance(block, Text):
+        return Text(_take(rng, "prose", len(block.text)))
+    if kind is Thinking and isinstance(block, Thinking):
+        return Thinking(_take(rng, "prose", len(block.text)), block.signature)
     if isinstance(block, Thinking):
         return replace(block, text=_take(rng, "prose", len(block.text)))
     if isinstance(block, Text):
