@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim.check import run_tracker
+from ctxsim.check import loop_fitness, run_tracker
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers import Gauge, reference_for
@@ -109,14 +109,24 @@ def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_w
                                 "compacts at 67,000")
 
 
-def test_an_undeclared_tracker_is_read_as_the_scenario_asks_and_the_reference_declares_tokens() -> None:
+def test_an_undeclared_tracker_is_read_as_tokens_whatever_the_scenario_asks() -> None:
     scenario = _scenario("percent-until-autocompact")
     session = scenario.session
     plain = run_tracker(ContextTracker(), session, tolerance=scenario.tolerance)  # it declares tokens
     assert plain.ok and plain.quantity == "tokens"
     undeclared = run_tracker(_Undeclared(), session, tolerance=scenario.tolerance)
-    assert undeclared.quantity == "percent_until_autocompact" and not undeclared.ok
-    assert undeclared.confusion == "ctxsim: the gauge shows tokens where it is judged on % until autocompact"
+    assert undeclared.ok and undeclared.quantity == "tokens"
+    tokens = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000, shows="tokens"), session,
+                         tolerance=scenario.tolerance)
+    assert tokens.confusion == "ctxsim: the gauge shows tokens where it is judged on % until autocompact"
+
+
+def test_loop_fitness_names_the_quantity_of_a_gauge_and_passes_tokens() -> None:
+    session = _scenario("percent-until-autocompact").session
+    assert loop_fitness(_Undeclared(), session) is None and loop_fitness(ContextTracker(), session) is None
+    assert loop_fitness(_gauge("tokens_left", 200_000, 167_000), session) == (
+        "ctxsim: the tracker declares tokens left, not tokens: a restart loop reads its number as the tokens in the "
+        "context")
 
 
 def test_a_declared_quantity_is_read_when_the_scenario_asks_tokens() -> None:

@@ -1,9 +1,11 @@
 """Judging a gauge's number as the quantity it declares, and naming the confusion when it shows another.
 
 A tracker may declare what its number means (a ``quantity`` attribute, as :class:`ctxsim.trackers.Gauge` has):
-it is judged on that quantity, the truth computed for it (:func:`judged_quantity`). A tracker that declares none
-is read as the quantity its scenario asks (:attr:`ctxsim.world.Session.quantity`; ``tokens`` unless the scenario
-says otherwise); a statusline command (a point tracker) is read through its preset, in tokens. A gauge's number is
+it is judged on that quantity, the truth computed for it (:func:`judged_quantity`), whatever its scenario asks. A
+tracker that declares none is read as tokens, what ``context_tokens()`` says it returns, so a correct token tracker
+passes a scenario that asks a gauge for a percentage; a statusline command (a point tracker) is read through its
+preset, in tokens. The scenario's quantity (:attr:`ctxsim.world.Session.quantity`) is what the gauge built for it
+shows (:func:`ctxsim.trackers.reference_for`). A gauge's number is
 turned into the tokens it stands for on the window in force at its point (``/model`` moves it) and the autocompact
 point the session's settings give that window (:func:`ctxsim.world.tokens_band`), so it is compared with the truth
 as any estimate is. When it fails, :func:`confusion` looks for the reading under which every point would have been
@@ -60,25 +62,19 @@ def declared_quantity(tracker: object) -> Quantity | None:
 
 
 def judged_quantity(tracker: object, session: Session) -> Quantity:
-    """What ``tracker``'s number is judged as on ``session``: the quantity it declares, else, for a tracker read
-    at points through a preset (a statusline command), tokens, else the quantity the scenario asks."""
+    """What ``tracker``'s number is judged as on ``session``: the quantity it declares, else tokens (what
+    ``context_tokens()`` and a statusline command's preset give), whatever ``session`` asks a gauge to show."""
     declared = declared_quantity(tracker)
-    if declared is not None:
-        return declared
-    if callable(getattr(tracker, "estimate_points", None)):
-        return "tokens"
-    return session.quantity
+    return declared if declared is not None else "tokens"
 
 
 def loop_fitness(tracker: object, session: Session | None = None) -> str | None:
-    """Why ``tracker`` cannot feed a restart loop, which reads tokens: its number is another quantity (declared,
-    or the one ``session`` asks of a tracker that declares none); None when it is tokens."""
-    declared = declared_quantity(tracker)
-    quantity = declared if declared is not None or session is None else judged_quantity(tracker, session)
+    """Why ``tracker`` cannot feed a restart loop, which reads tokens: the quantity it is judged on (on
+    ``session``, :func:`judged_quantity`) is not tokens; None when it is."""
+    quantity = declared_quantity(tracker) if session is None else judged_quantity(tracker, session)
     if quantity is None or quantity == "tokens":
         return None
-    whose = "declares" if declared is not None else "is read as"
-    return (f"ctxsim: the tracker {whose} {QUANTITY_NAMES[quantity]}, not tokens: a restart loop reads its number "
+    return (f"ctxsim: the tracker declares {QUANTITY_NAMES[quantity]}, not tokens: a restart loop reads its number "
             f"as the tokens in the context")
 
 

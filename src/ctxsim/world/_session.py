@@ -338,8 +338,8 @@ class Session:
     entrypoint: Entrypoint = "sdk"
     """How the session ran (:data:`Entrypoint`): the shape of its transcript."""
     quantity: Quantity = "tokens"
-    """What the gauge under test is asked to show (:data:`Quantity`): the number of a tracker that declares no
-    quantity of its own is judged as that quantity."""
+    """What the gauge under test is asked to show (:data:`Quantity`): the gauge built for the scenario shows it; a
+    tracker is judged on the quantity it declares (none: tokens)."""
     settings: ClaudeSettings = field(default_factory=ClaudeSettings)
     """The settings that move the denominator: auto-compact on or off, the percentage override, the max-context
     setting, ``CLAUDE_CODE_DISABLE_1M_CONTEXT``, subagent and idle compaction (:class:`ClaudeSettings`)."""
