@@ -63,7 +63,7 @@ def test_run_prints_each_trackers_timeline_and_its_verdict(here: Path, capsys: p
             "expected to fail on it (first failing point q2 compaction, over the truth): OK") in lines
     # the first call of the YAML: in 3 + cc 2,000 + cr 148,000, out 300
     assert any(line.split()[:5] == ["1", "q1", "call", "1", "150,003..150,303"] for line in lines)
-    assert "first failing point: q2 compaction (compaction.yaml:20)" in lines
+    assert "first failing point: #3 q2 compaction (compaction.yaml:20)" in lines
     assert lines[-1] == "3 trackers: every expectation met"
 
 

@@ -19,16 +19,17 @@ def test_judge_prints_the_report_and_exits_0_for_a_tracker_that_does_what_the_sc
     assert main(["judge", "ctxsim.reference:ContextTracker", B01, "b04-summing-every-row"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("# ContextTracker, judged by ctxsim\n")
-    assert "**ContextTracker does what all 2 scenarios expect.**" in page
+    # b04's fault is real only in transcript files: as under pytest, a tracker of the SDK stream is not judged there
+    assert "**ContextTracker does what all 1 scenarios it is judged on expect (1 skipped, listed with their " in page
     assert "| scenario | expected | ContextTracker |\n|---|---|---|\n" in page
-    assert f"| `{B01}` | pass | ✓ |" in page and "| `b04-summing-every-row` | pass | ✓ |" in page
+    assert f"| `{B01}` | pass | ✓ |" in page and "| `b04-summing-every-row` | pass | skipped: fault " in page
 
 
 def test_judge_exits_1_naming_the_first_point_off_and_lists_a_tracker_that_cannot_be_read(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["judge", COUNTING, B01]) == 1
     page = capsys.readouterr().out
-    assert f"| `{B01}` | pass | ✗ q1 call 1: 5 (truth 23,676..24,214) — **not as expected** |" in page
+    assert f"| `{B01}` | pass | ✗ #1 q1 call 1: 5 (truth 23,676..24,214) — **not as expected** |" in page
     out = tmp_path / "report.md"
     assert main(["judge", "stream:read -r a; exit 4", B01, "--out", str(out)]) == 1
     page = out.read_text()

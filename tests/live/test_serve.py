@@ -3,8 +3,10 @@ for what the script does not have, the truth at every point, and the verdict on 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -78,14 +80,35 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
     assert [p["point"] for p in truth["points"]] == ["q1 call 1", "q1 result", "q2 call 1", "q2 result",
                                                      "q3 call 1", "q3 result"]
     first = truth["points"][0]
-    assert first["after"] == {"type": "assistant", "message_id": played.session.calls[0].message_id, "n": 1}
+    assert first["after"] == {"type": "assistant", "query": 1, "message_id": played.session.calls[0].message_id,
+                              "n": 1}
     assert (first["low"], first["high"]) == (173_648, 173_848)
     assert truth["points"][1]["after"] == {"type": "result", "query": 1}
 
 
 def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why() -> None:
-    with pytest.raises(ValueError, match="query 2 compacts: the live CLI decides compaction sizes itself"):
+    with pytest.raises(ValueError, match="query 2 compacts on its own after a single call: the live CLI"):
         ScenarioServer(scenario("compaction"))
+
+
+def test_serve_places_the_clis_autocompact_point_between_the_prompts_that_must_and_must_not_compact() -> None:
+    from ctxsim.live._serve_shapes import AUTOCOMPACT_RESERVE, autocompact_window, compaction_reason
+    from ctxsim.world import Call, Compaction, Query, Session, Text, ToolUse
+
+    def call(prompt: int, tool: bool = False) -> Call:
+        return Call(3, 0, prompt - 3, 10, (ToolUse("t", "Bash", {}) if tool else Text("ok"),), f"msg_{prompt}")
+
+    two = Query("read", (call(60_000, tool=True), call(150_000)))
+    auto = Query("go on", (Compaction(150_100, 3_000), call(20_000)))
+    session = Session("s", (two, auto))
+    window = autocompact_window(session)
+    assert window is not None and 60_000 + 2_000 < window - AUTOCOMPACT_RESERVE < 150_000 - 2_000
+    assert window > 150_000  # the compacting prompt stays inside the CLI's window
+    assert compaction_reason(session) is None
+    close = Session("s", (Query("read", (call(140_000, tool=True), call(141_000))), auto))
+    assert "no autocompact point lies between" in str(compaction_reason(close))
+    by_hand = Session("s", (two, Query("compact it", (Compaction(150_100, 3_000, trigger="manual"),))))
+    assert "live, that is a query of its own whose prompt is /compact" in str(compaction_reason(by_hand))
 
 
 def test_it_judges_estimates_by_point_and_says_where_a_file_is_wrong(tmp_path: Path) -> None:
@@ -116,6 +139,9 @@ def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verd
     try:
         assert process.stdout is not None
         settings = json.loads(process.stdout.readline())
+        for _ in range(2):  # the client plays b01's two calls
+            assert call(settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", MAIN,
+                        key=settings["env"]["ANTHROPIC_API_KEY"])[0] == 200
         status, truth = call(settings["truth_url"])
         assert status == 200
         estimates.write_text("".join(json.dumps({"point": p["point"], "estimate": p["low"]}) + "\n"
@@ -139,46 +165,54 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
     assert main(["serve", "compaction", *bounded]) == 2
-    assert "query 2 compacts" in capsys.readouterr().err
+    assert "query 2 compacts on its own after a single call" in capsys.readouterr().err
+    assert main(["serve", B01, "--prompts", str(tmp_path / "p.json"), *bounded]) == 2
+    assert "--prompts: b01-no-dedupe-without-request-id is a session scenario" in capsys.readouterr().err
+    assert main(["serve", "multi-restart-40-steps", "--prompts", str(tmp_path / "none.json"), *bounded]) == 2
+    assert f"ctxsim: serve --prompts: {tmp_path / 'none.json'}: cannot read it" in capsys.readouterr().err
+    assert main(["serve", *bounded]) == 2
+    assert "name the scenario to serve (or --list" in capsys.readouterr().err
     with ScenarioServer(scenario(B01)) as server:
         assert main(["serve", B01, "--port", str(server.api.port), *bounded]) == 2
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
+def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, int | None]:
+    """A client of the real CLI as a user of serve writes one (the settings' model, environment, CLI and prompts):
+    the tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
+    from ctxsim.live import ServedPoints, play_served as play
+
+    played = anyio.run(play, server)
+    if messages is not None:
+        messages.extend(played)
+    points = ServedPoints(server.truth())
+    estimates: dict[int, int | None] = {}
+    for message in played:
+        tracker.observe(message)
+        index = points.observe(message)
+        if index is not None:
+            estimates[index] = tracker.context_tokens()
+    return estimates
+
+
 @pytest.mark.live
-def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it() -> None:
-    played = scenario("b14-resume-invalidates-cache")
-
-    async def play(server: ScenarioServer) -> list[Any]:
-        messages = []
-        async with LiveClaude(server.api, model=played.session.model,
-                              env={"ANTHROPIC_API_KEY": server.key}) as live:
-            for query in played.session.queries:
-                messages += await live.ask(query.prompt)
-        return messages
-
+@pytest.mark.parametrize("name", ["b14-resume-invalidates-cache", "statusline-stuck-after-compact",
+                                  "repl-compact-keeps-last-reply", "window-1m-suffix", "window-1m-disabled",
+                                  "b25-error-result-zeroed-usage", "repeated-message-delta", "reused-message-ids",
+                                  "b19-subagent-line-as-latest"])
+def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it(name: str) -> None:
+    played = scenario(name)
+    messages: list[Any] = []
     with ScenarioServer(played) as server:
-        messages = anyio.run(play, server)
-        assert server.refused == [] and server.api.rejected == []
-        tracker = reference_for(played.session)
-        estimates: dict[int, int | None] = {}
-        seen: dict[str, int] = {}
-        results = 0
-        closes = {(p["after"].get("message_id"), p["after"].get("n"), p["after"].get("query")): p["index"]
-                  for p in server.truth()["points"]}
-        for message in messages:
-            tracker.observe(message)
-            key: tuple[Any, ...] | None = None
-            if getattr(message, "message_id", None) is not None and type(message).__name__ == "AssistantMessage":
-                seen[message.message_id] = seen.get(message.message_id, 0) + 1
-                key = (message.message_id, seen[message.message_id], None)
-            elif type(message).__name__ == "ResultMessage":
-                results += 1
-                key = (None, None, results)
-            if key in closes:
-                estimates[closes[key]] = tracker.context_tokens()
+        tokens = reference_for(dataclasses.replace(played.session, quantity="tokens"))  # serve judges tokens
+        estimates = play_served(server, tokens, messages)
+        assert server.refused == [] and server.api.rejected == [] and server.unplayed == 0
+        windows = {usage["contextWindow"] for m in messages if type(m).__name__ == "ResultMessage"
+                   for usage in (m.model_usage or {}).values()}
+        assert windows == {played.session.window}  # the CLI gives the model the scenario's window
         assert sorted(estimates) == [o.index for o in server.observations()]
-        assert server.judge(estimates).ok
+        run = server.judge(estimates)
+        assert run.ok, run.table()
     assert os.environ.get("ANTHROPIC_API_KEY") != server.key
 
 
@@ -230,7 +264,10 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
         assert process.stdout is not None
         settings = json.loads(process.stdout.readline())
         assert settings["prompts"][0].startswith("Work through task 'multi-restart-40-steps': 40 steps")
-        assert settings["loop_prompts"]["checkpoint_request"].startswith("'CONTEXT LIMIT APPROACHING")
+        from ctxsim.reference import CHECKPOINT_REQUEST_PROMPT, CONTINUE_PROMPT, WIND_DOWN_PROMPT
+
+        assert settings["loop_prompts"]["checkpoint_request"] == [CHECKPOINT_REQUEST_PROMPT]  # in full
+        assert settings["loop_prompts"]["continue_prompt"] == [CONTINUE_PROMPT, WIND_DOWN_PROMPT]
         status, record = call(settings["truth_url"])
         assert status == 200 and record["sessions"] == [] and record["skipped"][:2] == ["s01", "s02"]
         process.send_signal(signal.SIGTERM)
@@ -239,3 +276,246 @@ def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the
         process.kill()
     assert process.returncode == 1, err  # nothing was done: the task is not finished
     assert json.loads(out.strip().splitlines()[-1])["record"]["finished"] is False
+
+
+def serve_in_background(*args: str) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "serve", *args, "--json", "--timeout", "60"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    return process, json.loads(process.stdout.readline())
+
+
+def stopped(process: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        process.send_signal(signal.SIGTERM)
+        return process.communicate(timeout=20)
+    finally:
+        process.kill()
+
+
+@pytest.mark.parametrize(("requests", "says"), [
+    (3, "the client did not play the script (1 request refused): exit 1"),
+    (1, "the client did not play the script (1 of the script's calls never asked for): exit 1"),
+    (0, "(2 of the script's calls never asked for)"),
+])
+def test_ctxsim_serve_exits_1_saying_so_when_the_client_left_the_script(requests: int, says: str) -> None:
+    process, settings = serve_in_background(B01)
+    url, key = settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", settings["env"]["ANTHROPIC_API_KEY"]
+    statuses = [call(url, MAIN, key=key)[0] for _ in range(requests)]
+    _, err = stopped(process)
+    assert statuses == [200, 200, 400][:requests]
+    assert process.returncode == 1 and says in err
+
+
+def test_ctxsim_serve_a_task_exits_1_when_it_refused_a_request_even_had_the_task_finished() -> None:
+    process, settings = serve_in_background("multi-restart-40-steps")
+    url, key = settings["env"]["ANTHROPIC_BASE_URL"] + "/v1/messages", settings["env"]["ANTHROPIC_API_KEY"]
+    compact = {**MAIN, "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. <summary>"}]}]}
+    status, body = call(url, compact, key=key)
+    _, err = stopped(process)
+    assert status == 400 and "a compact request does not belong to the fake agent's work" in body["error"]["message"]
+    assert process.returncode == 1 and "(1 request refused): exit 1" in err
+
+
+def test_ctxsim_serve_list_says_which_scenarios_can_be_served_and_why_not(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxsim.cli import main
+
+    assert main(["serve", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    rows = {row["name"]: row for row in listed["scenarios"]}
+    assert rows[B01] == {"name": B01, "kind": "session", "servable": True, "reason": None}
+    assert rows["clear-new-session-id"]["reason"] == ("a recorded stream is played as recorded; the live CLI writes "
+                                                      "its own")
+    assert rows["seed004-autocompact-rearms-wind-down"]["kind"] == "task"
+    assert "compacts on its own (autocompact_at)" in rows["seed004-autocompact-rearms-wind-down"]["reason"]
+    assert all(row["servable"] == (row["reason"] is None) for row in rows.values())
+    for kind in ("session", "task"):
+        assert listed["counts"][kind] == {"servable": sum(r["servable"] for r in rows.values() if r["kind"] == kind),
+                                          "total": sum(r["kind"] == kind for r in rows.values())}
+    assert main(["serve", "--list", B01]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["yes", "session", B01]
+    assert out[-1] == "# servable: 1 of 1 session scenarios, 0 of 0 task scenarios"
+
+
+@pytest.mark.live
+def test_a_tracker_stale_after_compact_is_judged_wrong_at_the_compaction_the_live_cli_made() -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    played = scenario("statusline-stuck-after-compact")
+    stale = make_tracker(resolve("ccusage-fallback").factory, played.session)  # the last assistant line, kept
+    with ScenarioServer(played) as server:
+        estimates = play_served(server, stale)
+        assert server.refused == [] and server.unplayed == 0
+        compaction = next(p for p in server.truth()["points"] if p["point"] == "q3 compaction")
+        run = server.judge(estimates)
+    assert compaction["after"] == {"type": "compact_boundary", "query": 3, "n": 1}
+    assert len(server.post_tokens()) == 1 and compaction["estimated"][0] == compaction["low"] == 14_477
+    assert not run.ok and run.report.failures[0].observation.label == "q3 compaction"
+    assert run.report.failures[0].estimate == 150_305
+
+
+AUTO_COMPACTION = """\
+name: served-autocompaction
+description: compaction's bug on the shape the live CLI compacts on its own (two calls before it)
+world: {window: 200000, baseline: 12000}
+queries:
+  - prompt: "Keep going with the refactor"
+    steps:
+      - call: {in: 3, cc: 1000, cr: 140000, blocks: [tool_use], out: 100}
+      - call: {in: 3, cc: 2000, cr: 148000, out: 300}
+  - prompt: "Continue"
+    steps:
+      - compact: {pre: 150000, post: 20000, trigger: auto}
+      - call: {results: [2500], blocks: [tool_use], out: 90}
+      - call: {out: 400}
+expect: {tolerance: 2000, reference: pass}
+"""
+
+
+@pytest.mark.live
+def test_the_live_cli_compacts_on_its_own_where_the_scenario_does_and_a_stale_maximum_is_judged_wrong(
+        tmp_path: Path) -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    (tmp_path / "auto.yaml").write_text(AUTO_COMPACTION)
+    played = load_scenario(tmp_path / "auto.yaml")
+    assert isinstance(played, SessionScenario)
+    for spec, ok in [("reference", True), ("arbiter-msgid", False)]:
+        with ScenarioServer(played) as server:
+            assert int(server.settings()["env"]["CLAUDE_CODE_AUTO_COMPACT_WINDOW"]) > 150_003
+            tracker = reference_for(played.session) if ok else make_tracker(resolve(spec).factory, played.session)
+            estimates = play_served(server, tracker)
+            assert server.refused == [] and server.unplayed == 0
+            assert [s.request.kind for s in server.api.served] == ["main", "main", "compact", "main", "main"]
+            run = server.judge(estimates)
+        assert sorted(estimates) == [o.index for o in server.observations()]
+        assert run.ok is ok, run.table()
+        if not ok:
+            assert run.report.failures[0].observation.label == "q2 compaction"
+
+
+def servable_session_scenarios() -> list[str]:
+    from ctxsim.corpus import bundled_scenarios
+    from ctxsim.live import serve_skip_reason
+
+    loaded = [load_scenario(path) for path in bundled_scenarios()]
+    return [s.name for s in loaded if isinstance(s, SessionScenario) and serve_skip_reason(s) is None]
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", servable_session_scenarios())
+def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_tracker(name: str) -> None:
+    from ctxsim.live._serve_shapes import live_twin
+    from ctxsim.runner import run_scenario
+    from ctxsim.trackers.mutants import MUTANTS
+
+    played = scenario(name)
+    tokens = dataclasses.replace(played, session=dataclasses.replace(played.session, quantity="tokens"))
+    twin = live_twin(tokens) or tokens  # what serve plays (the scenario, or its live twin), in-process
+    makers = {"reference": lambda: reference_for(tokens.session),
+              "sums-calls": lambda: MUTANTS["sums-calls"].edit(tokens.session.usage)}
+    for tracker, make in makers.items():
+        with ScenarioServer(played) as server:
+            estimates = play_served(server, make())
+            assert (server.refused, server.unplayed, server.unfaulted) == ([], 0, 0)
+            served = server.judge(estimates, tracker=tracker)
+            assert [o.label for o in server.observations()] == [o.label for o in twin.observations()]
+        in_process = run_scenario(twin, make(), name=tracker)
+        assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())
+        assert [p.observation.label for p in served.report.failures] == [
+            p.observation.label for p in in_process.report.failures]
+
+
+def task_request(prompt: str, session: str = "11111111-2222-3333-4444-555555555555") -> dict[str, Any]:
+    return {**MAIN, "metadata": {"user_id": json.dumps({"session_id": session})},
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}]}
+
+
+def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what_is_wrong_in_a_file(
+        tmp_path: Path) -> None:
+    from ctxsim.live import TaskServer, read_loop_prompts
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("multi-restart-40-steps"))
+    assert isinstance(played, TaskScenario)
+    declared = tmp_path / "prompts.json"
+    declared.write_text(json.dumps({"continue_prompt": ["Keep at it."], "done_marker": "ALL DONE"}))
+    statuses = {}
+    for name, prompts in [("declared", read_loop_prompts(declared)), ("default", None)]:
+        with TaskServer(played, prompts=prompts) as server:
+            url = server.api.base_url + "/v1/messages"
+            first = call(url, task_request(server.settings()["prompts"][0]), key=server.key)[0]
+            statuses[name] = (first, call(url, task_request("Keep at it."), key=server.key)[0])
+            if prompts is not None:
+                assert server.settings()["loop_prompts"]["continue_prompt"] == ["Keep at it."]
+                assert server.settings()["done_marker"] == "ALL DONE"
+    assert statuses == {"declared": (200, 200), "default": (200, 400)}
+    for text, says in [("[1]", "expected a JSON object"), ("{", "not JSON"),
+                       ('{"checkpoint": "x"}', "key 'checkpoint' is not a loop prompt"),
+                       ('{"inspect": [{"regex": "("}]}', "key 'inspect': regex '('"),
+                       ('{"continuation": [3]}', "key 'continuation': 3 is neither a template text"),
+                       ('{"done_marker": " "}', "key 'done_marker': expected a text that is not empty")]:
+        declared.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(says)):
+            read_loop_prompts(declared)
+
+
+def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end_cleanly() -> None:
+    import socket
+
+    process, settings = serve_in_background("b25-error-result-zeroed-usage")  # faults: a wrapper, a directory
+    workdir = Path(settings["env"]["CLAUDE_CONFIG_DIR"]).parent
+    assert Path(settings["cli_path"]).is_file() and workdir.is_dir()
+    port = int(settings["env"]["ANTHROPIC_BASE_URL"].rsplit(":", 1)[1])
+    body = json.dumps({**MAIN, "stream": True}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:  # reads the first bytes, then hangs up
+        sock.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     + f"x-api-key: {settings['env']['ANTHROPIC_API_KEY']}\r\ncontent-length: {len(body)}\r\n\r\n"
+                       .encode() + body)
+        assert sock.recv(64).startswith(b"HTTP/1.1 200")
+    status, truth = call(settings["truth_url"])  # still serving
+    assert status == 200 and truth["requests"] == 1
+    _, err = stopped(process)
+    assert process.returncode == 1 and "(2 of the script's calls never asked for, 3 queries not through the CLI" in err
+    assert "Traceback" not in err and not workdir.exists()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+    never = subprocess.run([sys.executable, "-m", "ctxsim.cli", "serve", B01, "--timeout", "1"], capture_output=True,
+                           text=True, timeout=60, check=False)
+    assert never.returncode == 1
+    assert never.stderr.splitlines()[-1] == ("ctxsim: serve: the client did not play the script (2 of the script's "
+                                             "calls never asked for): exit 1")
+
+
+def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_clis_shape() -> None:
+    from ctxsim.corpus import bundled_scenarios
+    from ctxsim.live._serve_shapes import GO_ON, live_twin
+    from ctxsim.world import Call, ConversationReset
+
+    twins = 0
+    for path in bundled_scenarios():
+        original = load_scenario(path)
+        if not isinstance(original, SessionScenario) or (twin := live_twin(original)) is None:
+            continue
+        twins += 1
+        assert twin.session.main_calls == original.session.main_calls, original.name
+        def at_calls(played: SessionScenario) -> list[tuple[int, int]]:
+            return [(o.truth.prompt, o.truth.output) for o in played.observations() if o.kind == "call"]
+
+        assert at_calls(twin) == at_calls(original), original.name  # the truth at every main-chain call
+        for query in twin.session.queries:
+            main = query.main_calls
+            assert all(c.stop_reason == "tool_use" for c in main[:-1]), (original.name, query.prompt)
+            if any(isinstance(s, ConversationReset) for s in query.steps):
+                assert query.prompt == "/clear" and len(query.steps) == 1
+            chains: dict[str, list[Call]] = {}
+            for call in (s for s in query.steps if isinstance(s, Call) and not s.is_main):
+                chains.setdefault(str(call.parent_tool_use_id), []).append(call)
+            assert all(calls[-1].stop_reason == "end_turn" for calls in chains.values()), original.name
+        added = len(twin.session.queries) - len(original.session.queries)
+        assert [q.prompt for q in twin.session.queries].count(GO_ON) <= added
+    assert twins >= 5

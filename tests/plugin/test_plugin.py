@@ -114,8 +114,9 @@ def test_failing_reference_names_the_first_bad_point_and_its_line(project: pytes
     result.stdout.fnmatch_lines([
         "scenarios/wrong.yaml:7: mala-overwrite must track scenario 'wrong' (expect.pass), but does not",
         # a results-only tracker is judged at result points only
-        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*(mala-accumulate)",
-        "first failing point: q1 result (scenarios/wrong.yaml:3)",
+        ">*2  q1 result*12,103..12,153*53*-12,050 (-6.0%)*sums input+output*",
+        "*(mala-accumulate)",  # the likely cause wrapped, never cut
+        "first failing point: #2 q1 result (scenarios/wrong.yaml:3)",
     ])
 
 
@@ -596,7 +597,7 @@ def test_a_recorded_transcript_runs_and_failures_point_into_the_recording(projec
         # the 8,000-token summary and the 12,000-token system prefix the first call read from cache; arbiter's
         # max(cache_read) + sum(input) + sum(output) never saw the 138,000 written to the cache
         ">*2  q1 compaction*20,000*12,013*",
-        "first failing point: q1 call 1 (scenarios/recordings/session.jsonl:2)",
+        "first failing point: #1 q1 call 1 (scenarios/recordings/session.jsonl:2)",
     ])
 
 

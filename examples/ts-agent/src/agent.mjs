@@ -18,11 +18,13 @@ import { ContextTracker } from "./context-tracker.mjs";
  * @param {boolean} [o.includePartialMessages]
  * @param {string} [o.permissionMode]
  * @param {number} [o.timeoutMs]      the whole run's bound (default 120 s): past it the run is aborted
+ * @param {string} [o.pathToClaudeCodeExecutable]  the CLI to start (ctxsim serve's cli_path; default: the SDK's own)
+ * @param {{observe(m: object): void, contextTokens(): number|null}} [o.tracker]  default: a ContextTracker
  * @returns {Promise<{messages: object[], estimates: (number|null)[], turns: object[]}>}
  *   every message the SDK yielded, the tracker's estimate after each, and one summary per turn
  */
 export async function runAgent(o) {
-  const tracker = new ContextTracker({ inclusive: o.inclusive ?? false });
+  const tracker = o.tracker ?? new ContextTracker({ inclusive: o.inclusive ?? false });
   const window = o.window ?? 200_000;
   const windDownAt = o.windDownAt ?? 0.8;
   const abortController = new AbortController();
@@ -47,6 +49,7 @@ export async function runAgent(o) {
         permissionMode: o.permissionMode ?? "bypassPermissions",
         allowDangerouslySkipPermissions: (o.permissionMode ?? "bypassPermissions") === "bypassPermissions",
         includePartialMessages: o.includePartialMessages ?? false,
+        ...(o.pathToClaudeCodeExecutable ? { pathToClaudeCodeExecutable: o.pathToClaudeCodeExecutable } : {}),
         stderr: (line) => { stderr.push(line); if (stderr.length > 50) stderr.shift(); },
       },
     });

@@ -5,32 +5,12 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { runAgent } from "../src/agent.mjs";
+import { PointMatcher } from "../src/ctxsim-serve.mjs";
 import { ROOT, serve } from "../fixtures/ctxsim.mjs";
 
 // The CLI the SDK carries (a platform package of the same release): the one the agent must have started.
 const SDK_CLI = JSON.parse(fs.readFileSync(
   path.join(ROOT, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"), "utf8")).claudeCodeVersion;
-
-/** The estimate after the message that closes each observation point of `truth`, as {point, estimate} lines. */
-function atPoints(messages, estimates, truth) {
-  const closes = new Map(truth.points.map((p) => [
-    p.after.type === "result" ? `result ${p.after.query}` : `${p.after.message_id} ${p.after.n}`, p.point]));
-  const seen = new Map();
-  let results = 0;
-  const lines = [];
-  messages.forEach((message, i) => {
-    let key = null;
-    if (message.type === "assistant") {
-      const id = message.message.id;
-      seen.set(id, (seen.get(id) ?? 0) + 1);
-      key = `${id} ${seen.get(id)}`;
-    } else if (message.type === "result") {
-      key = `result ${++results}`;
-    }
-    if (closes.has(key)) lines.push({ point: closes.get(key), estimate: estimates[i] });
-  });
-  return lines;
-}
 
 for (const scenario of ["b01-no-dedupe-without-request-id", "b14-resume-invalidates-cache",
                         "seed003-cache-read-already-in-input"]) {
@@ -52,9 +32,11 @@ for (const scenario of ["b01-no-dedupe-without-request-id", "b14-resume-invalida
       assert.equal(init.claude_code_version, SDK_CLI, "the SDK's own CLI played it");
       assert.ok(run.turns.every((turn) => !turn.isError), JSON.stringify(run.turns));
       const truth = await (await fetch(settings.truth_url)).json();
-      const lines = atPoints(run.messages, run.estimates, truth);
-      assert.deepEqual(lines.map((l) => l.point), truth.points.map((p) => p.point), "every point was reached");
-      fs.writeFileSync(estimates, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+      const matcher = new PointMatcher(truth);
+      run.messages.forEach((message, i) => matcher.observe(message, run.estimates[i]));
+      assert.deepEqual(matcher.estimates.map((l) => l.point), truth.points.map((p) => p.point),
+                       "every point was reached");
+      fs.writeFileSync(estimates, matcher.jsonLines());
       const { status, result, stderr } = await server.stop();
       assert.deepEqual(result.truth.refused, [], "the CLI made no request the script does not have");
       assert.equal(result.verdict.ok, true, `${result.verdict.summary}\n${stderr}`);

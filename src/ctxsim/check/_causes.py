@@ -160,8 +160,7 @@ def name_cause(report: Report, runs: Mapping[str, Report], shown: frozenset[str]
 
 def _clause(name: str) -> str:
     """``<the entry's bug, first clause> (<its name>)``."""
-    clause = CATALOGUE[name].bug.split(";")[0].strip()
-    clause = clause if len(clause) <= 100 else clause[:99].rstrip(" ,:") + "…"
+    clause = CATALOGUE[name].bug.split(";")[0].strip()  # whole: a table wraps it, never cuts it
     return f"{clause} ({name})"
 
 

@@ -170,6 +170,7 @@ class Report:
                 error = f"{p.error:+,} ({share:+.1f}%)" if abs(share) <= 1_000 else f"{p.error:+,} (off the scale)"
             row = (">" if not p.ok else "", str(p.observation.index), p.observation.label, truth, estimate, error)
             rows.append(row + ((note,) if notes is not None else ()) + cause)
+        rows = _wrap_last(rows, CAUSE_WIDTH) if likely else rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
         align = ("<", ">", "<", ">", ">", ">", "<", "<")
         return "\n".join(
@@ -212,6 +213,22 @@ class Report:
 
     def __str__(self) -> str:
         return "\n".join([self.summary(), *([self.table()] if self.points else []), *self.diagnosis()])
+
+
+CAUSE_WIDTH = 72
+"""The width the ``likely cause`` column wraps at: a cause is wrapped onto more lines, never cut."""
+
+
+def _wrap_last(rows: list[tuple[str, ...]], width: int) -> list[tuple[str, ...]]:
+    """``rows`` with each last cell longer than ``width`` wrapped onto continuation rows (the other cells empty)."""
+    import textwrap
+
+    out: list[tuple[str, ...]] = []
+    for row in rows:
+        lines = textwrap.wrap(row[-1], width, break_long_words=False, break_on_hyphens=False) or [""]
+        out.append((*row[:-1], lines[0]))
+        out += [("",) * (len(row) - 1) + (line,) for line in lines[1:]]
+    return out
 
 
 class TrackingError(AssertionError):

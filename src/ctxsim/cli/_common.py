@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from hypothesis.database import ExampleDatabase
 
     from ..loops import LoopSpec
+    from ..runner import Verdict
     from ..scenario import SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -128,3 +131,26 @@ def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
         return example_database(args.db) if args.db else None
     except (ImportError, DatabaseUnreachable) as exc:
         raise CommandError(f"{exc} (--db)") from None
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """``--json FILE`` and ``--junitxml FILE``: the verdicts as JSON lines and as JUnit XML, beside the text."""
+    parser.add_argument("--json", type=Path, metavar="FILE", dest="json_out",
+                        help="also write the verdicts as JSON lines (one a tracker and scenario, then the tally); "
+                             "- for stdout")
+    parser.add_argument("--junitxml", type=Path, metavar="FILE",
+                        help="also write the verdicts as JUnit XML (as pytest --junitxml), for CI test reports")
+
+
+def write_reports(args: argparse.Namespace, verdicts: Sequence[Verdict], suite: str) -> None:
+    """Write the ``--json`` and ``--junitxml`` reports of ``verdicts``, when asked for."""
+    from ..runner import verdicts_json, verdicts_junit
+
+    if args.json_out is not None:
+        text = verdicts_json(verdicts)
+        if str(args.json_out) == "-":
+            print(text)
+        else:
+            _write_page(text + "\n", args.json_out, f"{suite}: JSON")
+    if args.junitxml is not None:
+        _write_page(verdicts_junit(verdicts, suite=suite), args.junitxml, f"{suite}: JUnit XML")

@@ -13,9 +13,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..trackers import AnyTrackerFactory
+    from ..trackers import AnyTrackerFactory, TrackerSpec
 
-from ._common import CommandError, _load, _resolve_tracker, _scenario_files, add_env_option, fuzz_database
+from ._common import (
+    CommandError,
+    _load,
+    _resolve_tracker,
+    _scenario_files,
+    add_env_option,
+    add_report_options,
+    fuzz_database,
+    write_reports,
+)
 
 
 def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
@@ -115,6 +124,7 @@ def _configure_score(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", type=Path, metavar="DIR", help="write DIR/index.html: the table and each "
                                                                 "tracker's timeline plot (needs matplotlib)")
     add_env_option(parser)
+    add_report_options(parser)
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -134,15 +144,17 @@ def _score(args: argparse.Namespace) -> int:
         raise CommandError(f"ctxsim: score: --fuzz must be 0 or more, got {args.fuzz}")
     files = _scenario_files(args.scenarios or [Path(BUNDLED)], "score")
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
-    trackers: list[tuple[str, AnyTrackerFactory]] = [(name, entry.factory) for name, entry in CATALOGUE.items()]
+    trackers: list[TrackerSpec | tuple[str, AnyTrackerFactory]] = [(name, entry.factory)
+                                                                   for name, entry in CATALOGUE.items()]
     yours = []
     for spec in args.tracker:
         resolved = _resolve_tracker(spec, env=args.env)
         if resolved.name not in CATALOGUE:
-            trackers.append((resolved.name, resolved.factory))
+            trackers.append(resolved)
             yours.append(resolved.name)
     board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr, yours=yours)
     print(board.table())
+    write_reports(args, board.verdicts, "ctxsim score")
     if args.html is not None:
         from ..score import write_scoreboard_html
 

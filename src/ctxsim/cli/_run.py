@@ -13,7 +13,17 @@ if TYPE_CHECKING:
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..trackers import AnyTrackerFactory
 
-from ._common import CommandError, _count, _find, _load, _resolve_loop, _resolve_tracker, add_env_option
+from ._common import (
+    CommandError,
+    _count,
+    _find,
+    _load,
+    _resolve_loop,
+    _resolve_tracker,
+    add_env_option,
+    add_report_options,
+    write_reports,
+)
 
 
 def _configure_run(parser: argparse.ArgumentParser) -> None:
@@ -30,20 +40,7 @@ def _configure_run(parser: argparse.ArgumentParser) -> None:
                                                                   "thresholds (.png or .svg; needs matplotlib)")
     parser.add_argument("--all", action="store_true", help="show every point of long timelines (and, for a task "
                                                            "scenario, the timeline of every catalogued loop)")
-
-
-def _trackers(scenario: SessionScenario, specs: Sequence[str],
-              env: Sequence[str] = ()) -> list[tuple[str, AnyTrackerFactory, str]]:
-    """``(name, factory, expectation)`` for each tracker to run on a session scenario: the reference, then the
-    trackers the scenario lists (or the ``--tracker`` ones, when given); expectation ``pass``, ``fail`` or ``none``."""
-    from ..trackers import CATALOGUE, reference_for
-
-    chosen: list[tuple[str, AnyTrackerFactory, str]] = [
-        ("reference", partial(reference_for, scenario.session), "pass" if scenario.expect_reference else "fail")]
-    listed = {**dict.fromkeys(scenario.must_fail, "fail"), **dict.fromkeys(scenario.must_pass, "pass")}
-    if not specs:
-        return chosen + [(name, CATALOGUE[name].factory, expected) for name, expected in listed.items()]
-    return chosen + _under_test(scenario, specs, listed, env)
+    add_report_options(parser)
 
 
 def _under_test(scenario: Scenario, specs: Sequence[str], listed: Mapping[str, str],
@@ -122,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
     """``ctxsim run`` on a session scenario: each tracker's verdict, summary and timeline, and the plot."""
-    from ..runner import MANY_POINTS, run_scenario
+    from ..runner import MANY_POINTS
 
     if args.plot is not None:
         from ..score import FORMATS, PlotUnavailable, require_pyplot
@@ -133,22 +130,28 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
             require_pyplot()
         except PlotUnavailable as exc:
             raise CommandError(f"{exc} (or run without --plot)") from None
-    trackers = _trackers(scenario, args.tracker, args.env)
+    from ..runner import judgements
+
+    under_test = [s for s in (_resolve_tracker(t, env=args.env) for t in args.tracker) if s.name != "reference"]
+    planned = judgements(scenario, under_test, named=not args.tracker)
     session = scenario.session
     print(f"scenario {scenario.name} ({args.scenario}): window {session.window:,}, tolerance "
           f"±{scenario.tolerance:,} tokens" + (f", recorded stream {scenario.recording.path}"
                                                if scenario.recording is not None else ""))
     if scenario.source:
         print(f"source: {scenario.source}")
-    from ..trackers import make_tracker
-
-    runs, all_met = [], True
-    for name, factory, expected in trackers:
-        run = run_scenario(scenario, make_tracker(factory, scenario.session), name=name)
+    runs, verdicts, all_met = [], [], True
+    for judgement in planned:
+        judged = judgement.run()
+        verdicts.append(judged)
+        run = judged.run
+        if run is None:
+            print(f"\n== {judgement.tracker}: skipped: {judged.skipped}")
+            continue
         runs.append(run)
-        met, verdict = _verdict(run, expected, scenario.failures.get(name) if expected == "fail" else None)
+        met, verdict = _verdict(run, judgement.expected, judgement.failure)
         all_met &= met
-        print(f"\n== {name}: {verdict}")
+        print(f"\n== {judgement.tracker}: {verdict}")
         print(run.report.summary())
         many = len(run.report.points) > MANY_POINTS and not args.all
         print(run.table(only_failures=many, explain=True))
@@ -156,13 +159,17 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
             print(f"({len(run.report.points)} points; only those off or firing are shown; --all shows every one)")
         for problem in [*run.report.diagnosis(), *run.problems()]:
             print(problem)
-        if run.report.failures:
-            first = run.report.failures[0].observation.label
-            where = scenario.where(first)
-            print(f"first failing point: {first}" + (f" ({where[0]}:{where[1]})" if where else ""))
+        first = judged.first
+        if first is not None:
+            where = scenario.where(first.label)
+            print(f"first failing point: #{first.index} {first.label}" + (f" ({where[0]}:{where[1]})" if where
+                                                                          else ""))
     if args.plot is not None:
         from ..score import plot_runs
 
         print(f"\nplot written to {plot_runs(runs, args.plot)}")
-    print(f"\n{len(runs)} trackers: " + ("every expectation met" if all_met else "some expectations NOT met"))
+    skipped = sum(v.run is None for v in verdicts)
+    print(f"\n{len(runs)} trackers" + (f" ({skipped} skipped)" if skipped else "") + ": "
+          + ("every expectation met" if all_met else "some expectations NOT met"))
+    write_reports(args, verdicts, "ctxsim run")
     return 0 if all_met else 1

@@ -42,7 +42,12 @@ if TYPE_CHECKING:
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
     )
-    from ._serve_task import TaskServer as TaskServer
+    from ._serve_client import ServedPoints as ServedPoints, play_served as play_served
+    from ._serve_task import (
+        TaskServer as TaskServer,
+        read_loop_prompts as read_loop_prompts,
+        serve_skip_reason as serve_skip_reason,
+    )
     from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 
 __getattr__, __dir__ = lazy_face(globals())

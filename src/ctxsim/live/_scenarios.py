@@ -14,31 +14,30 @@ other windows than the model's 200,000 and turns that end on a tool call cannot 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from claude_agent_sdk import AssistantMessage, ResultMessage
+from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 
 from ..check import Point, Report, Tracker, tracker_name
-from ..wire import Observation, render
+from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
+from ._serve_shapes import compaction_reason, window_reason
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
     from ..scenario import SessionScenario
 
-__all__ = ["SessionModel", "arun_tracker_live", "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
+__all__ = ["PointKey", "SessionModel", "arun_tracker_live", "frame_keys", "keyed_points",
+           "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
 
-_INERT: dict[str, dict[str, Any]] = {
-    "Bash": {"command": "true", "description": "ctxsim: an inert command"},
-    "Read": {"file_path": "/nonexistent/ctxsim"},
-    "Grep": {"pattern": "ctxsim-nothing", "path": "/nonexistent"},
-    "Glob": {"pattern": "ctxsim-nothing-*"},
-    "Edit": {"file_path": "/nonexistent/ctxsim", "old_string": "a", "new_string": "b"},
-    "Write": {"file_path": "/nonexistent/ctxsim/file", "content": ""},
-}
+_INERT = frozenset({"Bash", "Read", "Grep", "Glob", "Edit", "Write"})
+"""The tools a scenario's calls may use live: each is played as an inert ``Bash`` command (``true``), which every CLI
+release has and which succeeds (so the hooks after a tool run: a release without ``Grep`` answers that one with an
+error instead of running it, and an inert edit of a file that does not exist fails)."""
 
 
 def _inert(block: Any) -> Any:
@@ -46,33 +45,51 @@ def _inert(block: Any) -> Any:
         return block
     if block.name in ("Agent", "Task"):
         return ToolUse(block.id, "Agent", {**block.input, "run_in_background": False})
-    return ToolUse(block.id, block.name, _INERT[block.name])
+    return ToolUse(block.id, "Bash", {"command": "true", "description": f"ctxsim: an inert {block.name}"})
 
 
-def live_skip_reason(scenario: SessionScenario) -> str | None:
-    """Why ``scenario`` cannot run through the live backend, or None when it can."""
+def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False,
+                     faults: bool = False, turns: bool = False, resets: bool = False) -> str | None:
+    """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
+    the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
+    settings give; ``faults``: so are stream faults, applied to what the CLI writes; ``turns``: so are queries
+    that end on a tool call, where a hook ends the CLI's turn; ``resets``: so is a ``/clear`` query that only
+    resets (``ctxsim serve`` does all five)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
-    if scenario.faults:
+    if scenario.faults and not faults:
         return "faults edit the rendered stream; the live CLI writes its own"
     session = scenario.session
-    if session.window != 200_000 or "[1m]" in session.model:
+    if windows:
+        if (why := window_reason(session)) is not None:
+            return why
+    elif session.window != 200_000 or "[1m]" in session.model:
         return f"the live CLI gives {session.model} a 200,000 window, the scenario {session.window:,}"
+    if compactions and (why := compaction_reason(session)) is not None:
+        return why
     for number, query in enumerate(session.queries, 1):
         steps = query.steps
         if any(isinstance(s, Compaction) for s in steps):
-            return f"query {number} compacts: the live CLI decides compaction sizes itself"
+            if not compactions:
+                return f"query {number} compacts: the live CLI decides compaction sizes itself"
+            if not query.main_calls:
+                continue  # a /compact query of its own
         if any(isinstance(s, ConversationReset) for s in steps):
-            return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
+            if len(steps) > 1 or not resets:
+                return f"query {number} resets the conversation: live, a reset is a /clear query of its own"
+            continue  # a /clear query of its own
         for call in (s for s in steps if isinstance(s, Call)):
             names = {b.name for b in call.blocks if isinstance(b, ToolUse)} - {"Agent", "Task"} - set(_INERT)
             if names:
                 return f"query {number} calls tools the live backend has no inert input for: {sorted(names)}"
         main = query.main_calls
-        if not main or main[-1].stop_reason == "tool_use":
+        if not main:
+            return f"query {number} makes no main-chain call"
+        if main[-1].stop_reason == "tool_use" and not turns:
             return f"query {number} does not end on a main-chain answer, where the live CLI would call again"
         if any(c.stop_reason != "tool_use" for c in main[:-1]):
-            return f"query {number} has a main-chain call that ends the turn before its last; the live CLI stops there"
+            return (f"query {number} has a main-chain call that ends the turn before its last; the live CLI stops "
+                    f"there (a Stop hook would make it go on, but adds its feedback to the conversation)")
         chains: dict[str, list[Call]] = {}
         for call in (s for s in steps if isinstance(s, Call) and not s.is_main):
             chains.setdefault(str(call.parent_tool_use_id), []).append(call)
@@ -96,13 +113,14 @@ def tracker_skip_reason(tracker: object) -> str | None:
 
 
 class SessionModel:
-    """A responder that answers each request with the next call of its chain in ``session``, usage exact. A request
+    """A responder that answers each request with the next call of its chain in ``session``, usage exact (in the
+    session's usage convention: an inclusive gateway's ``input_tokens`` holds the whole prompt). A request
     the session does not have is answered with an API error and recorded in :attr:`unexpected` (the run is then
     void: :func:`arun_tracker_live` fails it), never with another chain's call."""
 
     def __init__(self, session: Session) -> None:
         def reply(call: Call) -> Reply:
-            usage = (call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens)
+            usage = (session.reported_input(call), call.cache_creation_input_tokens, call.cache_read_input_tokens)
             return Reply(tuple(_inert(b) for b in call.blocks), call.output_tokens, usage,
                          message_id=call.message_id)
 
@@ -130,26 +148,51 @@ class SessionModel:
         return None
 
 
-def _observations(session: Session, partial: bool) -> list[dict[tuple[str, int] | str, Observation]]:
-    """Per query: the observation points of the in-process rendering, keyed by what closes them live:
-    ``(message_id, n)`` for the n-th message of a call, ``"result"`` for the result."""
-    out: list[dict[tuple[str, int] | str, Observation]] = []
-    for script in render(session, include_partial_messages=partial):
-        keyed: dict[tuple[str, int] | str, Observation] = {}
-        counts: dict[str, int] = {}
-        for frame in script.frames:
-            data = frame.data
-            if data.get("type") == "assistant":
-                mid = str(data["message"]["id"])
-                counts[mid] = counts.get(mid, 0) + 1
-            if frame.observation is None:
-                continue
-            if data.get("type") == "result":
-                keyed["result"] = frame.observation
-            elif data.get("type") == "assistant":
-                keyed[(mid, counts[mid])] = frame.observation
-        out.append(keyed)
-    return out
+PointKey = tuple[str, int] | str
+"""What closes an observation point live: ``(message_id, n)`` for the n-th message of a call,
+``("compact_boundary", n)`` for the query's n-th compaction boundary, ``("message_stop", n)`` for its n-th
+``message_stop`` stream event (partial messages on), ``("init", n)`` for its n-th ``init`` (after ``/clear``: the
+reset), ``"result"`` for the result."""
+
+
+def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
+    """For each frame of one query, the key of the point it would close (None for a frame that closes none)."""
+    counts: dict[str, int] = {}
+    boundaries = stops = inits = 0
+    for data in frames:
+        kind = data.get("type")
+        message = data.get("message")
+        event = data.get("event")
+        if kind == "assistant" and isinstance(message, dict) and isinstance(message.get("id"), str):
+            counts[message["id"]] = counts.get(message["id"], 0) + 1
+            yield message["id"], counts[message["id"]]
+        elif kind == "result":
+            yield "result"
+        elif kind == "system" and data.get("subtype") == "compact_boundary":
+            boundaries += 1
+            yield "compact_boundary", boundaries
+        elif kind == "stream_event" and isinstance(event, dict) and event.get("type") == "message_stop":
+            stops += 1
+            yield "message_stop", stops
+        elif kind == "system" and data.get("subtype") == "init":
+            inits += 1
+            yield "init", inits
+        elif kind == "conversation_reset":  # the rendering's mark of a /clear, before the init the CLI writes
+            yield "init", inits + 1
+        else:
+            yield None
+
+
+def keyed_points(script: Script) -> dict[PointKey, Observation]:
+    """The observation points of one query's script, keyed by what closes them live."""
+    return {key: frame.observation for frame, key in zip(script.frames, frame_keys(script.dicts()), strict=True)
+            if frame.observation is not None and key is not None}
+
+
+def _observations(session: Session, partial: bool) -> list[dict[PointKey, Observation]]:
+    """Per query: the observation points of the in-process rendering, keyed by what closes them live
+    (:data:`PointKey`)."""
+    return [keyed_points(script) for script in render(session, include_partial_messages=partial)]
 
 
 async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: int = 0,
@@ -175,6 +218,9 @@ async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: in
                         key = (message.message_id, seen[message.message_id])
                     elif isinstance(message, ResultMessage):
                         key = "result"
+                    elif isinstance(message, StreamEvent) and message.event.get("type") == "message_stop":
+                        seen["\0stop"] = seen.get("\0stop", 0) + 1
+                        key = ("message_stop", seen["\0stop"])
                     observation = points[number].get(key) if key is not None else None
                     if observation is not None and (judged_at is None or observation.kind in judged_at):
                         report.points.append(Point(observation, tracker.context_tokens(), tolerance))

@@ -17,8 +17,15 @@ at those points (:func:`read_estimates`) with it, as ``ctxsim run`` does.
 from __future__ import annotations
 
 import json
+import os
 import secrets
-from collections.abc import Mapping
+import shlex
+import shutil
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,17 +37,26 @@ from ..check import Point, Report
 from ..runner import ScenarioRun, threshold_results
 from ..trackers import TrackerWorld
 from ..wire import Observation
+from ..world import Compaction, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
-from ._claude import cli_env
-from ._scenarios import SessionModel, _observations, live_skip_reason
+from ._claude import bundled_cli_path, cli_env, read_transcripts
+from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
+from ._serve_faults import LiveFaults
+from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, live_twin
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
 
-__all__ = ["EstimatesError", "ScenarioServer", "read_estimates"]
+__all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
 
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
+
+FRAMES_PATH = "/ctxsim/frames"
+"""Where the CLI wrapper sends a query's frames and gets them back faulted (``POST``, the server's credential)."""
+
+TURN_PATH = "/ctxsim/turn"
+"""Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
 
 
 def client_environment(base_url: str, key: str) -> dict[str, str]:
@@ -50,6 +66,13 @@ def client_environment(base_url: str, key: str) -> dict[str, str]:
     keep = ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_TELEMETRY",
             "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "IS_SANDBOX", "NO_PROXY", "no_proxy")
     return {"ANTHROPIC_API_KEY": key, **{k: env[k] for k in keep}}
+
+
+def session_serve_reason(scenario: SessionScenario) -> str | None:
+    """Why ``ctxsim serve`` cannot play the session scenario ``scenario`` (or its live twin) to a live CLI, or None
+    when it can."""
+    return live_skip_reason(live_twin(scenario) or scenario, compactions=True, windows=True, faults=True, turns=True,
+                            resets=True)
 
 
 class EstimatesError(ValueError):
@@ -80,11 +103,20 @@ class Refuser:
 class _Refusing(Refuser):
     """The scenario's responder, answering a request its script has no call for with a 400 that says so."""
 
-    def __init__(self, model: SessionModel, scenario: str) -> None:
+    def __init__(self, model: SessionModel, scenario: str, session: Session) -> None:
         super().__init__(f"scenario {scenario!r}")
         self.model = model
+        self._main_calls = len(model.main)
+        self.summaries = deque(_summary(step) for query in session.queries for step in query.steps
+                               if isinstance(step, Compaction))
+        """The answers to the CLI's compaction summary requests, in order."""
+
 
     def __call__(self, request: ApiRequest) -> Reply:
+        if request.kind == "compact":
+            if not self.summaries:
+                return self.refuse(request, "a compaction summary request: the scenario compacts no more")
+            return self.summaries.popleft()
         queue = {"main": self.model.main, "subagent": self.model.subagent}.get(request.kind)
         if queue:
             return self.model(request)
@@ -95,6 +127,23 @@ class _Refusing(Refuser):
         return self.refuse(request, f"the script's {request.kind} calls are used up")
 
 
+    @property
+    def main_served(self) -> int:
+        """How many of the script's main-chain calls were served."""
+        return self._main_calls - len(self.model.main)
+
+
+def _summary(compaction: Compaction) -> Reply:
+    """The answer to the summary request of ``compaction``: its summary call's blocks and usage where the scenario
+    has it, else a short summary (the CLI writes its own ``post_tokens`` either way)."""
+    summary = compaction.summary
+    if summary is not None:
+        return Reply(summary.blocks, summary.output_tokens,
+                     (summary.input_tokens, summary.cache_creation_input_tokens, summary.cache_read_input_tokens))
+    text = "<analysis>The conversation so far.</analysis>\n<summary>The work so far, served by ctxsim.</summary>"
+    return Reply((Text(text),), output_tokens=60)
+
+
 _S = TypeVar("_S", bound="Server")
 
 
@@ -102,12 +151,13 @@ class Server:
     """What both servers are: the fake Messages API on 127.0.0.1:``port`` (0: a free one) behind a credential of
     its own, answering with ``responder``, its truth at :data:`TRUTH_PATH`; a context manager."""
 
-    def __init__(self, responder: Refuser, *, port: int = 0, window: int = 200_000) -> None:
+    def __init__(self, responder: Refuser, *, port: int = 0, window: int = 200_000,
+                 routes: Sequence[Route] = ()) -> None:
         self.key = f"sk-ant-ctxsim-{secrets.token_hex(16)}"
         """The credential this server accepts, and no other."""
         self.responder = responder
         self.api = FakeMessagesAPI(responder, key=self.key, port=port, window=window,
-                                   routes=[Route(TRUTH_PATH, self._truth, methods=["GET"])])
+                                   routes=[Route(TRUTH_PATH, self._truth, methods=["GET"]), *routes])
 
     def __enter__(self: _S) -> _S:
         self.api.start()
@@ -134,12 +184,123 @@ class ScenarioServer(Server):
     (0: a free one); a context manager. Raises ``ValueError`` naming why a scenario cannot be served."""
 
     def __init__(self, scenario: SessionScenario, *, port: int = 0) -> None:
-        reason = live_skip_reason(scenario)
+        reason = session_serve_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
+        twin = live_twin(scenario)
+        self.split = twin is not None
+        """Whether what is played is the scenario's live twin (:func:`live_twin`: queries split where a call ends
+        the turn), whose points and prompts the settings and the truth give."""
+        scenario = twin or scenario
         self.scenario = scenario
-        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name), port=port)
-        self.points = _observations(scenario.session, scenario.partial)
+        super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
+                         window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"]),
+                                                                 Route(TURN_PATH, self._turn, methods=["POST"])])
+        self.faults = LiveFaults(scenario) if scenario.faults else None
+        """The scenario's stream faults, applied to what the CLI writes through the wrapper (None: no faults)."""
+        self.turns = TurnEnds(scenario.session) if TurnEnds.needed(scenario.session) else None
+        """Where the scenario's queries end their turns, told to the CLI by hooks (None: where the CLI ends them)."""
+        self.points = ([keyed_points(script) for script in scenario.scripts()] if self.faults is not None
+                       else _observations(scenario.session, scenario.partial))
+        self._dir: Path | None = None
+        self._posts: list[int] | None = None
+
+    @property
+    def _config(self) -> Path | None:
+        return None if self._dir is None else self._dir / "config"
+
+    def __enter__(self) -> ScenarioServer:
+        super().__enter__()
+        self._dir = Path(tempfile.mkdtemp(prefix="ctxsim-serve-"))
+        if self.faults is not None or self.turns is not None:
+            self._write_wrapper(self._dir)
+        return self
+
+    def _write_wrapper(self, root: Path) -> None:
+        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI."""
+        python, key = shlex.quote(sys.executable), shlex.quote(self.key)
+        frames = shlex.quote(self.api.base_url + FRAMES_PATH) if self.faults is not None else "-"
+        extra = ""
+        if self.turns is not None:
+            settings = root / "settings.json"
+            hook = f"{python} -m ctxsim.live._hook {shlex.quote(self.api.base_url + TURN_PATH)} {key}"
+            settings.write_text(json.dumps(TurnEnds.settings(hook)))
+            extra = f" --settings {shlex.quote(str(settings))}"
+        wrapper = root / "bin" / "claude"
+        wrapper.parent.mkdir()
+        cli = shlex.quote(str(bundled_cli_path()))  # the client's own CLI where it names it in CTXSIM_CLI
+        wrapper.write_text(f"#!/bin/sh\nexec {python} -m ctxsim.live._wrap {frames} {key} "
+                           f"\"${{CTXSIM_CLI:-{cli}}}\"{extra} \"$@\"\n")
+        wrapper.chmod(0o700)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._posts = self.post_tokens()
+        finally:
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                self._dir = None
+            super().__exit__(*exc)
+
+    @property
+    def cli_path(self) -> Path | None:
+        """The CLI wrapper the client runs in place of ``claude`` (None: neither faults nor turns to steer, any CLI
+        does)."""
+        wrapper = None if self._dir is None else self._dir / "bin" / "claude"
+        return wrapper if wrapper is not None and wrapper.exists() else None
+
+    def _unauthorised(self, request: Request) -> Response | None:
+        given = request.headers.get("x-api-key", "")
+        if secrets.compare_digest(given.encode(), self.key.encode()):
+            return None
+        return JSONResponse({"type": "error", "error": {"type": "authentication_error",
+                                                        "message": "ctxsim: not this server's key"}}, 401)
+
+    async def _turn(self, request: Request) -> Response:
+        if (refused := self._unauthorised(request)) is not None:
+            return refused
+        try:
+            event = (await request.json())["event"]
+        except (ValueError, KeyError, TypeError):
+            event = None
+        if self.turns is None or not isinstance(event, str):
+            return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
+                "ctxsim: expected {\"event\": HOOK EVENT} for a scenario whose turns serve ends")}}, 400)
+        assert isinstance(self.responder, _Refusing)
+        return JSONResponse(self.turns.answer(event, self.responder.main_served))
+
+    async def _frames(self, request: Request) -> Response:
+        if (refused := self._unauthorised(request)) is not None:
+            return refused
+        try:
+            frames = (await request.json())["frames"]
+            if self.faults is None or not isinstance(frames, list) or not all(isinstance(f, dict) for f in frames):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
+                "ctxsim: expected {\"frames\": [stream-json objects]} for a scenario with faults")}}, 400)
+        faulted = self.faults.fault(frames)
+        for number, keyed in self.faults.points.items():
+            self.points[number] = keyed
+        return JSONResponse({"frames": faulted})
+
+    @property
+    def unfaulted(self) -> int:
+        """With faults: the queries the CLI played whose frames never came through the wrapper (0 without)."""
+        if self.faults is None or not self.api.served:
+            return 0
+        return max(0, len(self.scenario.session.queries) - len(self.faults.played))
+
+    def post_tokens(self) -> list[int]:
+        """The ``postTokens`` of every compaction boundary the CLI wrote in its main transcripts (under the
+        ``CLAUDE_CONFIG_DIR`` :meth:`settings` hands the client), in the order written; kept once serving stops."""
+        if self._config is None:
+            return self._posts or []
+        rows = [row for path, rows in read_transcripts(self._config / "projects").items() if "/" not in path
+                for row in rows if row.get("type") == "system" and row.get("subtype") == "compact_boundary"]
+        rows.sort(key=lambda row: str(row.get("timestamp", "")))
+        posts = [(row.get("compactMetadata") or {}).get("postTokens") for row in rows]
+        return [post for post in posts if type(post) is int]
 
     def settings(self) -> dict[str, Any]:
         """What a client needs to play the scenario: ``env``, ``model``, the ``prompts`` to send (one per query, in
@@ -147,32 +308,82 @@ class ScenarioServer(Server):
         scenario's tool calls need (their inputs are inert: ``true``, a file that does not exist) and where the
         truth is."""
         session = self.scenario.session
-        return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
-                "model": session.model,
+        env = client_environment(self.api.base_url, self.key)
+        if self._config is not None:  # where serve reads the compaction boundaries the CLI writes
+            env["CLAUDE_CONFIG_DIR"] = str(self._config)
+        if self.cli_path is not None:  # faults: the client runs the wrapper, which runs the CLI
+            env["PATH"] = os.pathsep.join([str(self.cli_path.parent), os.environ.get("PATH", os.defpath)])
+        window = autocompact_window(session)
+        if window is not None:  # where the CLI compacts on its own, as the scenario does
+            env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
+        model, window_env = client_model(session)  # the model id and settings that give the scenario's window
+        env.update(window_env)
+        return {"scenario": self.scenario.name, "env": env,
+                "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
+                **({"twin": f"the scenario in the live CLI's shapes, as needed: a query split where a main-chain "
+                            f"call ends the turn, each part after the first a query of its own prompted {GO_ON!r}; "
+                            f"a closing answer for a subagent whose last call calls a tool; a reset a /clear query "
+                            f"of its own. The truth lists the twin's points"} if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
-                "world": TrackerWorld.of(session).environment()}
+                "world": TrackerWorld.of(session).environment(),
+                **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
 
     def observations(self) -> list[Observation]:
-        """Every observation point, in order."""
-        return sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
+        """Every observation point, in order. At a compaction, the estimates that track it are the CLI's: between
+        the context and the ``postTokens`` it wrote plus the system prefix (as in-process, with the scenario's);
+        none where the CLI wrote no boundary serve could read (a client that set its own ``CLAUDE_CONFIG_DIR``)."""
+        points = sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
+        posts = iter(self.post_tokens())
+        out = []
+        anchor: Truth | None = None  # the compaction's truth as served, which the points after it carry
+        for o in points:
+            if o.kind == "compaction" and o.truth.knowable:
+                post = next(posts, None)
+                estimated = None
+                if post is not None and o.truth.first_call is not None:
+                    shown = post + system_prefix(o.truth.first_call)
+                    estimated = (min(o.truth.prompt, shown), max(o.truth.prompt, shown))
+                anchor = replace(o.truth, estimated=estimated)
+                o = replace(o, truth=anchor)
+            elif o.kind in ("call", "compaction", "reset"):
+                anchor = None
+            elif anchor is not None and o.truth == anchor:  # a result or subagent point: the anchor's truth
+                o = replace(o, truth=anchor)
+            out.append(o)
+        return out
 
     def truth(self) -> dict[str, Any]:
         """The truth at every observation point: its number and label, what closes it in the stream the client
-        reads (``after``: the ``n``-th message of API call ``message_id``, or query ``query``'s result), and the
-        band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side), or ``knowable``
-        false."""
+        reads (``after``, in query ``query`` (1-based), counting from that query's start: the ``n``-th message of
+        API call ``message_id``, the result, the ``n``-th compaction boundary, ``message_stop`` stream event or
+        ``init``), and the band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side;
+        ``estimated``: the band of estimates a stream allows after a compaction), or ``knowable`` false."""
         points: list[dict[str, Any]] = []
+        served = {o.index: o for o in self.observations()}
         for number, query in enumerate(self.points, 1):
             for key, o in query.items():
-                after: dict[str, Any] = ({"type": "result", "query": number} if key == "result" else
-                                         {"type": "assistant", "message_id": key[0], "n": key[1]})
+                o = served[o.index]
+                after: dict[str, Any] = (
+                    {"type": "result", "query": number} if key == "result" else
+                    {"type": "compact_boundary", "query": number, "n": key[1]} if key[0] == "compact_boundary" else
+                    {"type": "stream_event", "event": "message_stop", "query": number, "n": key[1]}
+                    if key[0] == "message_stop" else
+                    {"type": "system", "subtype": "init", "query": number, "n": key[1]} if key[0] == "init" else
+                    {"type": "assistant", "query": number, "message_id": key[0], "n": key[1]})
                 points.append({"index": o.index, "point": o.label, "kind": o.kind, "after": after,
-                               "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable})
+                               "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable,
+                               **({"estimated": list(o.truth.estimated)} if o.truth.estimated else {})})
         points.sort(key=lambda p: p["index"])
         return {"scenario": self.scenario.name, "tolerance": self.scenario.tolerance,
                 "window": self.scenario.session.window, "requests": len(self.api.served),
-                "refused": self.refused, "points": points}
+                "refused": self.refused, "unplayed": self.unplayed, "unfaulted": self.unfaulted, "points": points}
+
+    @property
+    def unplayed(self) -> int:
+        """How many calls of the script no request asked for (yet)."""
+        model = self.responder.model if isinstance(self.responder, _Refusing) else None
+        return 0 if model is None else len(model.main) + len(model.subagent)
 
     def judge(self, estimates: Mapping[int, int | None], *, tracker: str = "tracker") -> ScenarioRun:
         """The run of a tracker whose estimate at each observation point (by number) is ``estimates`` (a point

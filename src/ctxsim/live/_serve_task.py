@@ -20,7 +20,9 @@ numbers) and is refused, saying so.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_agent_sdk import ClaudeAgentOptions
@@ -30,13 +32,73 @@ from ..sdk import FakeTransport
 from ..world import Text, Thinking, ToolUse
 from ._api import ApiRequest, Reply, prompt_too_long
 from ._scenarios import _inert
-from ._serve import TRUTH_PATH, Refuser, Server, client_environment
+from ._serve import TRUTH_PATH, Refuser, Server, client_environment, session_serve_reason
 
 if TYPE_CHECKING:
-    from ..scenario import TaskScenario
+    from ..scenario import SessionScenario, TaskScenario
     from ..wire import Script
 
-__all__ = ["TaskServer"]
+__all__ = ["PROMPT_KINDS", "TaskServer", "prompts_json", "read_loop_prompts", "serve_skip_reason"]
+
+
+PROMPT_KINDS = ("checkpoint_request", "continuation", "continue_prompt", "inspect")
+"""The loop's prompts the fake agent reads, by :class:`~ctxsim.agent.LoopPrompts`' field names."""
+
+
+def prompts_json(prompts: LoopPrompts) -> dict[str, Any]:
+    """``prompts`` in full, as JSON: per kind a list of patterns, each a template text (``{placeholder}`` stands for
+    any text; it matches a prompt equal to it, surrounding whitespace aside) or ``{"regex": PATTERN}`` (found
+    anywhere in the prompt); and ``done_marker``. A predicate cannot be written down: ``{"predicate": NAME}``."""
+    out: dict[str, Any] = {}
+    for kind in PROMPT_KINDS:
+        matcher = getattr(prompts, kind)
+        patterns = [matcher] if isinstance(matcher, (str, re.Pattern)) or callable(matcher) else list(matcher)
+        out[kind] = [p if isinstance(p, str) else {"regex": p.pattern} if isinstance(p, re.Pattern)
+                     else {"predicate": getattr(p, "__name__", type(p).__name__)} for p in patterns]
+    out["done_marker"] = prompts.done_marker
+    return out
+
+
+def read_loop_prompts(path: Path) -> LoopPrompts:
+    """The loop prompts declared in ``path``: a JSON object with any of :data:`PROMPT_KINDS` (each a template text,
+    ``{"regex": PATTERN}``, or a list of them) and ``done_marker``; a kind not given keeps its default. Raises
+    ``ValueError`` with one ``ctxsim:`` line naming the file and the key of what is wrong."""
+    where = f"ctxsim: serve --prompts: {path}"
+    try:
+        declared = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{where}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: not JSON ({exc})") from None
+    if not isinstance(declared, dict):
+        raise ValueError(f"{where}: expected a JSON object with keys {', '.join(PROMPT_KINDS)}, done_marker")
+    fields: dict[str, Any] = {}
+    for key, value in declared.items():
+        if key == "done_marker":
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{where}: key 'done_marker': expected a text that is not empty")
+            fields[key] = value
+            continue
+        if key not in PROMPT_KINDS:
+            raise ValueError(f"{where}: key {key!r} is not a loop prompt (known: {', '.join(PROMPT_KINDS)}, "
+                             f"done_marker)")
+        patterns = value if isinstance(value, list) else [value]
+        compiled: list[str | re.Pattern[str]] = []
+        for pattern in patterns:
+            if isinstance(pattern, str) and pattern.strip():
+                compiled.append(pattern)
+            elif isinstance(pattern, dict) and set(pattern) == {"regex"} and isinstance(pattern["regex"], str):
+                try:
+                    compiled.append(re.compile(pattern["regex"]))
+                except re.error as exc:
+                    raise ValueError(f"{where}: key {key!r}: regex {pattern['regex']!r}: {exc}") from None
+            else:
+                raise ValueError(f"{where}: key {key!r}: {json.dumps(pattern)[:80]} is neither a template text nor "
+                                 f"{{\"regex\": PATTERN}}")
+        if not compiled:
+            raise ValueError(f"{where}: key {key!r}: no pattern given")
+        fields[key] = tuple(compiled)
+    return LoopPrompts(**fields)
 
 
 def task_skip_reason(scenario: TaskScenario) -> str | None:
@@ -91,6 +153,16 @@ def _session_id(body: dict[str, Any]) -> str | None:
     return session if isinstance(session, str) and session else None
 
 
+def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
+    """Why ``ctxsim serve`` cannot play ``scenario`` to a live CLI (a session scenario's script, or its live twin;
+    a task scenario's fake agent), or None when it can: what ``ctxsim serve --list`` prints."""
+    from ..scenario import SessionScenario
+
+    if isinstance(scenario, SessionScenario):
+        return session_serve_reason(scenario)
+    return task_skip_reason(scenario)
+
+
 class _AgentModel(Refuser):
     """The responder: the fake agent's turns, one queue of replies per CLI session."""
 
@@ -134,7 +206,7 @@ class TaskServer(Server):
     """The fake Messages API playing ``scenario``'s fake agent on 127.0.0.1:``port`` (0: a free one); a context
     manager. Raises ``ValueError`` naming why a task cannot be served."""
 
-    def __init__(self, scenario: TaskScenario, *, port: int = 0) -> None:
+    def __init__(self, scenario: TaskScenario, *, port: int = 0, prompts: LoopPrompts | None = None) -> None:
         reason = task_skip_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: task scenario {scenario.name!r} cannot be played to a live CLI: "
@@ -142,20 +214,20 @@ class TaskServer(Server):
         self.scenario = scenario
         spec = scenario.task
         self.agent = FakeAgent(spec.task, checkpoints=spec.checkpoints,
-                               max_connections=2 * (spec.max_restarts + 1) + 2)
+                               max_connections=2 * (spec.max_restarts + 1) + 2, prompts=prompts)
         super().__init__(_AgentModel(self.agent, scenario.name), port=port, window=spec.task.window)
 
     def settings(self) -> dict[str, Any]:
         """What a client needs: ``env``, ``model``, the task prompt to start with (``prompts``: each later prompt is
-        the loop's own), what the agent understands as the loop's other prompts (``loop_prompts``: seed 003's, as
+        the loop's own), what the agent understands as the loop's other prompts (``loop_prompts``, in full
+        (:func:`prompts_json`): those declared with ``prompts``, else seed 003's, as
         :class:`~ctxsim.agent.LoopPrompts` declares them by default), the window and where the record is."""
         task = self.scenario.task.task
-        declared = LoopPrompts()
+        declared = prompts_json(self.agent.prompts)
         return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
                 "model": task.model, "prompts": [self.agent.task_prompt], "window": task.window,
-                "loop_prompts": {kind: declared.describe(kind) for kind in
-                                 ("checkpoint_request", "continuation", "continue_prompt", "inspect")},
-                "done_marker": declared.done_marker, "include_partial_messages": self.scenario.task.partial,
+                "loop_prompts": {kind: declared[kind] for kind in PROMPT_KINDS},
+                "done_marker": declared["done_marker"], "include_partial_messages": self.scenario.task.partial,
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH}
 
     def record(self) -> dict[str, Any]:

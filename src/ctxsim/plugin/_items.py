@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from ..loops import LoopSpec
+    from ..runner import Judgement, Verdict
     from ..scenario import Scenario, ScenarioError, SessionScenario, TaskScenario
     from ..trackers import TrackerSpec
 
@@ -51,26 +52,25 @@ class ScenarioFile(pytest.File):
             yield from self._tracker_items(scenario)
 
     def _tracker_items(self, scenario: SessionScenario) -> Iterator[pytest.Item]:
-        """A session scenario's items: ``reference``, each catalogued tracker it names, the trackers under test."""
-        yield ScenarioItem.from_parent(self, name="reference", scenario=scenario, tracker="reference",
-                                       expect_ok=scenario.expect_reference)
-        for tracker in scenario.must_fail:  # named so that PASSED reads as what it means
-            yield ScenarioItem.from_parent(self, name=f"{tracker}{FAILS_AS_DECLARED}", scenario=scenario,
-                                           tracker=tracker, expect_ok=False)
-        for tracker in scenario.must_pass:
-            yield ScenarioItem.from_parent(self, name=tracker, scenario=scenario, tracker=tracker, expect_ok=True)
-        taken = {"reference", *scenario.must_fail, *scenario.must_pass}
-        for spec in self.config.stash.get(TRACKERS, []):
-            if spec.catalogued and spec.name in taken:
-                continue  # the scenario already says what this tracker must do
-            name = spec.name if spec.name not in taken else spec.spec
+        """A session scenario's items, one a judgement of the plan (:func:`ctxsim.runner.judgements`): ``reference``,
+        each catalogued tracker it names, the trackers under test; a skip of the plan is a skipped item."""
+        from ..runner import Verdict, judgements
+
+        specs = self.config.stash.get(TRACKERS, [])
+        taken: set[str] = set()
+        for planned in judgements(scenario, specs):
+            if planned.rule == "expect.fail":  # named so that PASSED reads as what it means
+                name = f"{planned.tracker}{FAILS_AS_DECLARED}"
+            else:
+                name = planned.tracker if planned.tracker not in taken else planned.spec
             taken.add(name)
-            item = ScenarioItem.from_parent(self, name=name, scenario=scenario, tracker=spec.name,
-                                            expect_ok=scenario.ctx_tracker == "pass", spec=spec)
-            if scenario.ctx_tracker == "skip":
-                item.add_marker(pytest.mark.skip(reason=f"expect.ctx_tracker: skip (line {item.line})"))
-            elif (why := scenario.not_judged(spec.reads)) is not None:
-                item.add_marker(pytest.mark.skip(reason=f"ctxsim: {spec.name} is not judged here: {why}"))
+            spec = next((s for s in specs if s.spec == planned.spec), None) if planned.spec else None
+            item = ScenarioItem.from_parent(self, name=name, scenario=scenario, tracker=planned.tracker,
+                                            expect_ok=planned.expected == "pass", spec=spec, planned=planned)
+            if planned.skip is not None:
+                item.add_marker(pytest.mark.skip(reason=f"ctxsim: {planned.tracker} is not judged here: "
+                                                        f"{planned.skip}"))
+                item.verdict = Verdict(planned, None)
             yield item
 
     def _loop_items(self, scenario: TaskScenario) -> Iterator[pytest.Item]:
@@ -153,53 +153,56 @@ class ScenarioItem(_CheckItem):
     scenario: SessionScenario
 
     def __init__(self, *, scenario: SessionScenario, tracker: str, expect_ok: bool, spec: TrackerSpec | None = None,
-                 **kwargs: Any) -> None:
+                 planned: Judgement | None = None, **kwargs: Any) -> None:
         super().__init__(scenario=scenario, subject=tracker, spec=spec, **kwargs)
         self.tracker = tracker
         self.expect_ok = expect_ok
+        if planned is None:
+            from ..runner import judgement
+
+            planned = judgement(scenario, spec if spec is not None else tracker)
+        self.planned = planned
+        """The plan of judgement this item follows (:func:`ctxsim.runner.judgement`)."""
+        self.verdict: Verdict | None = None
+        """The verdict, once the item ran (or, skipped by the plan, at collection)."""
 
     def _rule(self) -> str:
-        if self.spec is not None:
-            return f"expect.ctx_tracker: {'pass' if self.expect_ok else 'fail'}, --ctx-tracker={self.spec.spec}"
-        if self.tracker == "reference":
-            return f"expect.reference: {'pass' if self.expect_ok else 'fail'}"
-        return "expect.pass" if self.expect_ok else "expect.fail"
+        if self.spec is not None and self.planned.rule == "expect.ctx_tracker":
+            return f"expect.ctx_tracker: {self.planned.expected}, --ctx-tracker={self.spec.spec}"
+        return f"{self.planned.rule}: {self.planned.expected}" if self.tracker == "reference" else self.planned.rule
 
     def runtest(self) -> None:
-        from ..runner import explain, run_scenario, verdict
+        from ..runner import explain
         from ..scenario import ExpectedFailure
-        from ..trackers import CATALOGUE, make, make_tracker, reference_for
+        from ..trackers import CATALOGUE
 
         freeze_if_asked(self.config)  # the first item loads the SDK: out of the cyclic collector's way
 
-        if self.spec is not None and self.spec.command and self.scenario.recording is not None:
-            pytest.skip(f"ctxsim: --ctx-tracker={self.spec.spec}: scenario {self.scenario.name!r} plays a recorded "
-                        f"stream; a statusline command reads the transcript and payload ctxsim renders from a "
-                        f"simulated session, which a recording does not give")
-        if self.spec is not None:
-            tracker = make_tracker(self.spec.factory, self.scenario.session)
-        elif self.tracker == "reference":
-            tracker = reference_for(self.scenario.session)
-        else:
-            tracker = make(self.tracker, self.scenario.session)
+        planned = self.planned
         if self.config.stash.get(BACKEND, "inprocess") == "live":
             from ..live import live_skip_reason, run_scenario_live, tracker_skip_reason
+            from ..trackers import Tracker
 
+            tracker = planned.make()
             reason = live_skip_reason(self.scenario) or tracker_skip_reason(tracker)
             if reason is not None:
                 pytest.skip(f"ctxsim: --ctx-backend=live: {reason}")
-            run = run_scenario_live(self.scenario, tracker, name=self.tracker)
+            assert isinstance(tracker, Tracker), tracker  # tracker_skip_reason skips every other kind
+            judged = planned.judge(run_scenario_live(self.scenario, tracker, name=self.tracker))
         else:
-            run = run_scenario(self.scenario, tracker, name=self.tracker)
-        expected = self.scenario.failures.get(self.tracker) if self.spec is None else None
-        met, does = verdict(run, "pass" if self.expect_ok else "fail", expected)
-        if met:
+            judged = planned.run()
+        self.verdict = judged
+        if judged.met:
             return
+        run = judged.run
+        assert run is not None
+        expected = planned.failure
+        does = judged.does
         scenario = self.scenario
         where = f"{shown(self.path, self.config)}:{self.line}"
         if run.inconclusive:
             head = f"{where}: {self.tracker} on scenario {scenario.name!r}: {run.inconclusive} ({self._rule()})"
-        elif self.expect_ok:
+        elif planned.expected == "pass":
             head = f"{where}: {self.tracker} must track scenario {scenario.name!r} ({self._rule()}), but does not"
         else:
             if run.failure.kind == "tracks":
@@ -208,7 +211,7 @@ class ScenarioItem(_CheckItem):
             pin = f": {expected.describe()}" if expected is not None and expected != ExpectedFailure(
                 expected.tracker, line=expected.line) else ""
             head = f"{where}: {self.tracker} must fail on scenario {scenario.name!r} ({self._rule()}{pin}), but {does}"
-        entry = CATALOGUE.get(self.tracker) if self.spec is None else None
+        entry = CATALOGUE.get(self.tracker) if planned.kind in ("reference", "catalogued") else None
         raise ScenarioFailed(explain(run, head, verbosity=self.config.get_verbosity(),
                                      bug=getattr(entry, "bug", ""), shown=lambda p: shown(p, self.config)))
 

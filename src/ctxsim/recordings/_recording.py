@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..wire import Frame, Observation, Script
+from ..wire import Frame, Observation, Script, number_subagents
 from ..world import MAX_SYSTEM_PREFIX, Truth
 from ._files import MAX_DEPTH, MAX_LINES, MAX_RECORDING_BYTES, cut, deeper_than, read_bounded
 from ._truth import SYNTHETIC, read_usage
@@ -390,6 +390,8 @@ class _Deriver:
                     elif kind == "result":
                         self._point(frame, f"{q} result", "result", truth, points, numbers[i])
             self._close(frames, numbers, pending, truth, points)
+            for old, new in (number_subagents(q, frames, list(subs)) if len(subs) > 1 else {}).items():
+                points[new] = points.pop(old)  # a query of several subagents: each one's points numbered
         return points
 
     def _close(self, frames: list[Frame], numbers: list[int], pending: tuple[Any, ...] | None, truth: Truth | None,

@@ -63,7 +63,9 @@ class ContextTracker:
     asks a gauge to show)."""
 
     def __init__(self, *, window: int | None = None, include_output: bool = True,
-                 prefix_tokens: int | None = None, usage: UsageConvention = "additive") -> None:
+                 prefix_tokens: int | None = None, usage: UsageConvention = "additive", world: Any = None) -> None:
+        if world is not None:  # told the session's world (a ctxsim.trackers.TrackerWorld), as every factory may be
+            usage = world.usage
         self.fixed_window = window
         """A window given by the caller; otherwise read from the results' ``model_usage``."""
         self.include_output = include_output
@@ -75,7 +77,9 @@ class ContextTracker:
         """How the provider reports usage (:data:`ctxsim.world.UsageConvention`): ``inclusive`` for a gateway whose
         ``input_tokens`` is the whole prompt (LiteLLM- or oMLX-style proxies). It cannot be told from one usage
         dict (a large uncached input next to a cache read is legitimate Anthropic usage), so it is said, not
-        guessed."""
+        guessed. A ``world`` (what a tracker factory is told of the session, :class:`ctxsim.trackers.TrackerWorld`)
+        says it instead, so that the reference named by module (``ctxsim.reference:ContextTracker``) is told the
+        usage convention as every kind of tracker is."""
         self.reset()
 
     # the tracker contract ----------------------------------------------------------------------------------------

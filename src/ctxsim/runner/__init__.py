@@ -14,6 +14,15 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._gc import freeze_imports as freeze_imports, thaw_imports as thaw_imports
+    from ._plan import (
+        Judgement as Judgement,
+        TrackerKind as TrackerKind,
+        Verdict as Verdict,
+        judgement as judgement,
+        judgements as judgements,
+        served as served,
+        tracker_kind as tracker_kind,
+    )
     from ._scenario import (
         MANY_POINTS as MANY_POINTS,
         Failure as Failure,
@@ -37,6 +46,12 @@ if TYPE_CHECKING:
         explain_task as explain_task,
         reference_loop as reference_loop,
         run_task as run_task,
+    )
+    from ._verdicts import (
+        Tally as Tally,
+        verdicts_json as verdicts_json,
+        verdicts_junit as verdicts_junit,
+        verdicts_markdown as verdicts_markdown,
     )
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,8 @@ class Failure:
     """For ``off``: the estimate at ``first``."""
     detail: str = ""
     """For ``off``: the truth at ``first``; for a crash or stall: the ``ctxsim:`` line."""
+    point: int | None = None
+    """For ``off``: where ``first`` is among the report's points (0-based), when it is one."""
 
     def matches(self, expected: ExpectedFailure | None) -> bool:
         """True when this is a failure (off the truth: never a crash, a stall or silence) and every field
@@ -202,7 +204,8 @@ class ScenarioRun:
         if report.failures:
             p = report.failures[0]
             truth = f"{p.low:,}" if p.low == p.high else f"{p.low:,}..{p.high:,}"
-            return Failure("off", p.observation.label, report.how, p.estimate, f"truth {truth}")
+            return Failure("off", p.observation.label, report.how, p.estimate, f"truth {truth}",
+                           next(i for i, q in enumerate(report.points) if q is p))
         for result in self.thresholds:
             for firing in result.match.firings:
                 if firing.ok:
@@ -214,7 +217,7 @@ class ScenarioRun:
                 point = report.points[at]
                 how = "early or where the truth does not cross" if over else "late or not at all"
                 return Failure("off", point.observation.label, "over" if over else "under", point.estimate,
-                               f"threshold {percent(result.at)} fired {how}")
+                               f"threshold {percent(result.at)} fired {how}", at)
         return Failure("off")  # unreachable: not ok, yet nothing off
 
     def notes(self) -> dict[int, str]:
@@ -228,9 +231,15 @@ class ScenarioRun:
     def table(self, *, only_failures: bool = False, explain: bool = False) -> str:
         """The timeline: point, truth band, estimate, error, a threshold column when thresholds are set, and with
         ``explain`` the likely cause at each failing point (:func:`likely_bugs`)."""
-        likely = likely_bugs(self.report, self.scenario.scripts) if explain and self.report.failures else None
+        likely = self.likely if explain and self.report.failures else None
         return self.report.table(only_failures=only_failures, notes=self.notes() if self.thresholds else None,
                                  likely=likely)
+
+    @cached_property
+    def likely(self) -> dict[int, str]:
+        """The likely cause at each failing point, by observation index (:func:`likely_bugs`), worked out once a
+        run whichever door asks for it."""
+        return likely_bugs(self.report, self.scenario.scripts) if self.report.failures else {}
 
     def problems(self) -> list[str]:
         """Every wrong threshold firing, one sentence each."""
@@ -339,9 +348,10 @@ def explain(run: ScenarioRun, head: str, *, verbosity: int = 0, bug: str = "",
     lines += _claude_codes_own(report)
     lines += problems
     if report.failures:
-        first = report.failures[0].observation.label
-        where = scenario.where(first)
-        lines.append(f"first failing point: {first}" + (f" ({shown(where[0])}:{where[1]})" if where else ""))
+        first = report.failures[0].observation
+        where = scenario.where(first.label)
+        lines.append(f"first failing point: #{first.index} {first.label}"
+                     + (f" ({shown(where[0])}:{where[1]})" if where else ""))
     return "\n".join(lines)
 
 

@@ -38,11 +38,24 @@ class _Labels:
     query: int = 0
     main: int = 0
     sub: int = 0
+    subagents: list[list[int]] = field(default_factory=list)
+    """The line of each call of each subagent of the query being read: labelled once the query is read, with the
+    subagent's place where it has several (:func:`ctxsim.wire.subagent_label`)."""
     call_lines: list[tuple[int, str]] = field(default_factory=list)
     """``(line, key path)`` of every call built, in session order, for checks after building."""
 
     def mark(self, label: str, line: int) -> None:
         self.points.setdefault(f"q{self.query} {label}", line)
+
+    def mark_subagents(self) -> None:
+        """Label the subagent calls of the query just read, as the wire does."""
+        from ..wire import subagent_label
+
+        several = len(self.subagents) > 1
+        for place, lines in enumerate(self.subagents, 1):
+            for call, line in enumerate(lines, 1):
+                self.points.setdefault(subagent_label(f"q{self.query}", place if several else None, call), line)
+        self.subagents.clear()
 
 
 class StepBuilder:
@@ -80,6 +93,7 @@ class StepBuilder:
         self.labels.main = self.labels.sub = 0
         for i, step in enumerate(steps or ()):
             self.step(step, steps.item_lines[i], f"{path}.steps[{i}]")
+        self.labels.mark_subagents()
         self.labels.mark("result", q.line)
 
     def step(self, item: Any, line: int, path: str) -> None:
@@ -110,7 +124,7 @@ class StepBuilder:
         self.labels.call_lines.append((at, path))
         if sub:
             self.labels.sub += 1
-            self.labels.mark(f"subagent call {self.labels.sub}", at)
+            self.labels.subagents[-1].append(at)
         else:
             self.labels.main += 1
             self.labels.mark(f"call {self.labels.main}", at)
@@ -240,6 +254,7 @@ class StepBuilder:
         self.labels.main += 1
         self.labels.mark(f"call {self.labels.main}", at)
         self.labels.sub = 0
+        self.labels.subagents.append([])
         for i, call in enumerate(calls):
             self.step_call(call, calls.item_lines[i], f"{path}.calls[{i}]", at=calls.item_lines[i], sub=True)
         self.b.end_subagent(result_tokens=result)

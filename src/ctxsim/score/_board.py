@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TextIO
 
 from ..check import Report, crossings, match_firings
-from ..runner import ScenarioRun, run_scenario
+from ..runner import ScenarioRun, Verdict, judgement
 from ..scenario import SessionScenario
-from ..trackers import AnyTrackerFactory, make_tracker, reference_for
+from ..trackers import CATALOGUE, AnyTrackerFactory, TrackerSpec, make_tracker
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
 
@@ -46,6 +46,8 @@ class TrackerScore:
     faulted: int = 0
     survived: int = 0
     first_failing: str | None = None
+    verdicts: list[Verdict] = field(default_factory=list, repr=False)
+    """Its verdict on every scenario, as the plan of judgement gives it (skips included, never scored)."""
     worst: ScenarioRun | None = field(default=None, repr=False)
     """The scenario run with the largest error (or the first failing one), else the longest run."""
     _worst_key: tuple[bool, float, int] = field(default=(False, -1.0, 0), repr=False)
@@ -142,6 +144,11 @@ class Scoreboard:
     def __str__(self) -> str:
         return self.table()
 
+    @property
+    def verdicts(self) -> list[Verdict]:
+        """Every tracker's verdict on every scenario, tracker by tracker (best first)."""
+        return [v for r in self.rows for v in r.verdicts]
+
 
 def _limits(scenario: SessionScenario) -> list[float]:
     """The thresholds judged on a scenario, in tokens: its own, then Claude Code's autocompact point."""
@@ -168,31 +175,43 @@ def _streams(count: int, seed: int) -> list[Any]:
     return drawn[:count]
 
 
-def score(scenarios: Sequence[SessionScenario], trackers: Sequence[tuple[str, AnyTrackerFactory]], *, fuzz: int = 0,
-          seed: int = 0, progress: TextIO | None = None, yours: Collection[str] = ()) -> Scoreboard:
-    """Score each ``(name, factory)`` of ``trackers`` over ``scenarios`` and ``fuzz`` generated streams; ``yours``
-    names the user's trackers among them (marked on the board)."""
+def _spec(tracker: TrackerSpec | tuple[str, AnyTrackerFactory]) -> TrackerSpec:
+    """A tracker as the plan of judgement takes it: a ``(name, factory)`` pair is the catalogued tracker of that name
+    when it is one, else a Python factory."""
+    if isinstance(tracker, TrackerSpec):
+        return tracker
+    name, factory = tracker
+    entry = CATALOGUE.get(name)
+    return TrackerSpec(name, name, factory, catalogued=entry is not None and entry.factory is factory)
+
+
+def score(scenarios: Sequence[SessionScenario], trackers: Sequence[TrackerSpec | tuple[str, AnyTrackerFactory]], *,
+          fuzz: int = 0, seed: int = 0, progress: TextIO | None = None, yours: Collection[str] = ()) -> Scoreboard:
+    """Score each tracker of ``trackers`` (a ``TrackerSpec``, or ``(name, factory)``) over ``scenarios`` and
+    ``fuzz`` generated streams; ``yours`` names the user's trackers among them (marked on the board). Each
+    scenario's run is planned as every door plans it (:func:`ctxsim.runner.judgement`: the world it is told, the
+    scenarios it is not judged on); a skip is kept among the verdicts and not scored."""
     from ..check import run_tracker_parsed
 
-    rows = {name: TrackerScore(name) for name, _ in trackers}
+    specs = [_spec(t) for t in trackers]
+    rows = {spec.name: TrackerScore(spec.name) for spec in specs}
     say: Callable[[str], None] = (lambda m: print(m, file=progress, flush=True)) if progress else (lambda m: None)
     for scenario in scenarios:
         say(f"ctxsim score: {scenario.name} ...")
         limits = _limits(scenario)
-        for name, factory in trackers:
-            # told the world: the reference its usage convention, a factory taking `world` all of it
-            tracker = reference_for(scenario.session) if name == "reference" else make_tracker(factory,
-                                                                                               scenario.session)
-            run = run_scenario(scenario, tracker, name=name)
-            rows[name].add(scenario.name, run.report, limits, bool(scenario.faults), run)
+        for spec in specs:
+            verdict = judgement(scenario, spec).run()
+            rows[spec.name].verdicts.append(verdict)
+            if verdict.run is not None:
+                rows[spec.name].add(scenario.name, verdict.run.report, limits, bool(scenario.faults), verdict.run)
     streams = _streams(fuzz, seed) if fuzz > 0 else []
     for i, stream in enumerate(streams, 1):
         say(f"ctxsim score: generated stream {i}/{len(streams)} ...") if i % 20 == 0 else None
         limit = [float(stream.session.auto_compact_threshold)]
-        for name, factory in trackers:
-            tracker = make_tracker(factory, stream.session)
+        for spec in specs:
+            tracker = make_tracker(spec.factory, stream.session)
             report = run_tracker_parsed(tracker, stream.session, copy.deepcopy(stream.scripts), tolerance=0,
                                         faults=stream.plan)
-            rows[name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
+            rows[spec.name].add(f"generated stream {i}", report, limit, bool(stream.plan.spec()))
     ranked = sorted(rows.values(), key=lambda r: r.rank_key())
     return Scoreboard(ranked, len(scenarios), len(streams), frozenset(yours))

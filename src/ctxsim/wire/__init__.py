@@ -33,8 +33,11 @@ if TYPE_CHECKING:
         PLACEHOLDER_OUTPUT_TOKENS as PLACEHOLDER_OUTPUT_TOKENS,
         Renderer as Renderer,
         cli_version_rendered as cli_version_rendered,
+        number_subagents as number_subagents,
+        query_subagents as query_subagents,
         render as render,
         render_stream as render_stream,
+        subagent_label as subagent_label,
     )
     from ._transcript import (
         TranscriptFile as TranscriptFile,

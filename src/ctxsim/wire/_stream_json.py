@@ -20,6 +20,7 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -46,7 +47,8 @@ from ._frames import Frame, Observation, Script
 from ._prices import cost as call_cost
 from ._versions import captured_versions, installed_cli_version
 
-__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "number_subagents", "query_subagents",
+           "render", "render_stream", "subagent_label"]
 
 
 def cli_version_rendered(asked: str | None = None) -> str:
@@ -114,6 +116,9 @@ class Renderer:
         self.total_cost = 0.0
         self.truth: Truth | None = None
         self.observations = 0
+        self.subagents: dict[str, int] = {}
+        """The place of each subagent of the query being walked (by its ``parent_tool_use_id``), when it has more
+        than one: their calls' labels carry it (:func:`subagent_label`)."""
         # Frame uuids: a seeded random uuid4 whose last 48 bits count the frames (unique within the session,
         # one format per frame instead of a random draw).
         prefix = str(uuid.UUID(int=self.rng.getrandbits(128), version=4))[:24]
@@ -315,6 +320,7 @@ class Renderer:
         if not clears:
             yield None, [self.init(self.model)]
         sub_counts: dict[str, int] = {}
+        self.subagents = query_subagents(query)
         for step in query.steps:
             frames = self.step(step, q, main_calls, sub_counts)
             if clears:
@@ -339,7 +345,7 @@ class Renderer:
                 label, kind = f"{q} call {len(main_calls)}", "call"
             else:
                 n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
-                label, kind = f"{q} subagent call {n}", "subagent"
+                label, kind = subagent_label(q, self.subagents.get(step.parent_tool_use_id or ""), n), "subagent"
             frames = self.call_frames(step, label, kind)
             if not step.is_main:
                 frames.append(self.system("task_progress", task_id=step.parent_tool_use_id,
@@ -367,6 +373,39 @@ class Renderer:
             self.observe(frame, f"{q} reset", "reset")
             return [frame]
         return []
+
+
+def query_subagents(query: Query) -> dict[str, int]:
+    """The place (1, 2, ...) of each subagent whose calls ``query`` holds, by ``parent_tool_use_id`` in the order of
+    their first call, when there are two or more; empty when there is one or none (its labels need no number)."""
+    order: dict[str, int] = {}
+    for step in query.steps:
+        if isinstance(step, Call) and not step.is_main:
+            order.setdefault(step.parent_tool_use_id or "", len(order) + 1)
+    return order if len(order) > 1 else {}
+
+
+def subagent_label(q: str, subagent: int | None, call: int) -> str:
+    """The label of a subagent's ``call``-th call in query ``q`` (``q1``): ``q1 subagent call 2`` where the query
+    has one subagent, ``q1 subagent 2 call 1`` (``subagent``: its place) where it has several, so that no two points
+    of a session share a label."""
+    return f"{q} subagent call {call}" if subagent is None else f"{q} subagent {subagent} call {call}"
+
+
+def number_subagents(q: str, frames: list[Frame], parents: list[str]) -> dict[str, str]:
+    """Relabel the subagent points among ``frames`` (query ``q`` read back from a stream, whose subagents are
+    ``parents`` in order) with each one's place, as :func:`subagent_label` labels them; the old label to the new."""
+    calls: dict[str, int] = {}
+    out: dict[str, str] = {}
+    for frame in frames:
+        o = frame.observation
+        if o is not None and o.kind == "subagent":
+            parent = str(frame.data.get("parent_tool_use_id"))
+            calls[parent] = calls.get(parent, 0) + 1
+            place = parents.index(parent) + 1 if parent in parents else None
+            out[o.label] = subagent_label(q, place, calls[parent])
+            frame.observation = dataclasses.replace(o, label=out[o.label])
+    return out
 
 
 def render(session: Session, *, include_partial_messages: bool = False, forward_subagent_text: bool = False,

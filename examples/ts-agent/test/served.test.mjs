@@ -1,0 +1,65 @@
+// The whole agent through `ctxsim serve` on the shapes the live CLI makes itself: a /compact, a subagent (in the
+// scenario's live twin), a stream fault applied by serve's CLI wrapper; and a planted summing bug judged wrong, with
+// its likely cause. The agent maps the SDK's messages to serve's points with src/ctxsim-serve.mjs.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+import { runAgent } from "../src/agent.mjs";
+import { PointMatcher, assertVerdict } from "../src/ctxsim-serve.mjs";
+import { ROOT, serve } from "../fixtures/ctxsim.mjs";
+
+// The CLI the SDK carries: the one serve's wrapper runs when told (CTXSIM_CLI), so the agent's own CLI plays it.
+const SDK_CLI = path.join(ROOT, "node_modules", "@anthropic-ai", `claude-agent-sdk-${process.platform}-${process.arch}`,
+                          "claude");
+
+/** A tracker with the bug most gauges had first: the usage of every assistant message summed. */
+class SumsEveryMessage {
+  total = 0;
+  observe(m) {
+    const u = m.type === "assistant" ? m.message?.usage : null;
+    if (u) this.total += u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  }
+  contextTokens() { return this.total || null; }
+}
+
+async function played(scenario, tracker) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ctxsim-ts-served-"));
+  const estimates = path.join(dir, "estimates.jsonl");
+  const server = await serve(scenario, ["--judge", estimates]);
+  try {
+    const { settings } = server;
+    for (const sub of ["home", "project"]) fs.mkdirSync(path.join(dir, sub));
+    const truth = await (await fetch(settings.truth_url)).json();
+    const run = await runAgent({
+      prompts: settings.prompts, model: settings.model, cwd: path.join(dir, "project"), tracker,
+      includePartialMessages: settings.include_partial_messages, permissionMode: settings.permission_mode,
+      pathToClaudeCodeExecutable: settings.cli_path,
+      env: { PATH: process.env.PATH, HOME: path.join(dir, "home"), CTXSIM_CLI: SDK_CLI, ...settings.env },
+    });
+    const matcher = new PointMatcher(truth);
+    run.messages.forEach((message, i) => matcher.observe(message, run.estimates[i]));
+    fs.writeFileSync(estimates, matcher.jsonLines());
+    const { result, stderr } = await server.stop();
+    return { result, missing: matcher.missing(), settings, stderr };
+  } finally {
+    server.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+for (const [scenario, shape] of [["statusline-stuck-after-compact", "a /compact"],
+                                 ["b19-subagent-line-as-latest", "a subagent, in its live twin"],
+                                 ["b25-error-result-zeroed-usage", "a stream fault, through serve's wrapper"]]) {
+  test(`the agent's tracker is right on ${scenario} (${shape}) through ctxsim serve`, async () => {
+    const { result, missing, stderr } = await played(scenario);
+    if (missing.length) throw new Error(`points never reached: ${missing.join(", ")}\n${stderr}`);
+    assertVerdict(result, { ok: true });
+  });
+}
+
+test("a tracker that sums every message is judged wrong through ctxsim serve, with its likely cause", async () => {
+  const { result, settings } = await played("b19-subagent-line-as-latest", new SumsEveryMessage());
+  if (!settings.twin) throw new Error("b19 is played as its live twin");
+  assertVerdict(result, { ok: false, firstFailure: "q2 call 1", cause: /running total/ });
+});
