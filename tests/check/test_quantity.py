@@ -1,5 +1,6 @@
-"""Quantities: a gauge's number judged as what its scenario asks (% of the window, % until autocompact, tokens
-left), and the verdict naming the confusion when it shows another, on the corpus's window scenarios. Every expected
+"""Quantities: a gauge's number judged as the quantity it declares (% of the window, % until autocompact, tokens
+left), an undeclared tracker's as what its scenario asks, and the verdict naming the confusion when a gauge shows
+another, on the corpus's window scenarios. Every expected
 number here is worked by hand from the scenario's calls (as in each scenario's description), not taken from the
 reference."""
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim.check import run_tracker
+from ctxsim.check import loop_fitness, run_tracker
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers import Gauge, reference_for
@@ -24,8 +25,21 @@ def _scenario(name: str) -> SessionScenario:
     return scenario
 
 
-def _gauge(quantity: str, window: int, threshold: int) -> Gauge:
-    return Gauge(ContextTracker(), quantity, window, threshold)  # type: ignore[arg-type]
+def _gauge(quantity: str, window: int, threshold: int, shows: str | None = None) -> Gauge:
+    return Gauge(ContextTracker(), quantity, window, threshold, shows=shows)  # type: ignore[arg-type]
+
+
+class _Undeclared:
+    """A tracker that says nothing of what its number means (the reference's tokens, no ``quantity``)."""
+
+    def __init__(self) -> None:
+        self.inner = ContextTracker()
+
+    def observe(self, message: object) -> None:
+        self.inner.observe(message)
+
+    def context_tokens(self) -> int | None:
+        return self.inner.context_tokens()
 
 
 def test_the_arithmetic_worked_by_hand() -> None:
@@ -37,19 +51,28 @@ def test_the_arithmetic_worked_by_hand() -> None:
     assert tokens_band(49_997, "tokens_left", 200_000, 167_000) == (150_003, 150_003)
 
 
-def test_percent_of_window_where_until_autocompact_is_asked_fails_naming_it() -> None:
+def test_declaring_until_autocompact_and_showing_percent_of_window_fails_naming_it() -> None:
     scenario = _scenario("percent-until-autocompact")
     session = scenario.session
     assert (session.quantity, session.auto_compact_threshold) == ("percent_until_autocompact", 167_000)
     assert run_tracker(reference_for(session), session, tolerance=scenario.tolerance).ok
-    report = run_tracker(_gauge("percent_of_window", 200_000, 167_000), session, tolerance=scenario.tolerance)
+    report = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000, shows="percent_of_window"), session,
+                         tolerance=scenario.tolerance)
     assert [p.shown for p in report.points] == [61, 61, 75, 75]  # 122,003 and 150,003 of 200,000
     assert not report.ok
-    assert report.confusion == ("ctxsim: the gauge shows % of the window where the scenario asks % until "
+    assert report.confusion == ("ctxsim: the gauge shows % of the window where it is judged on % until "
                                 "autocompact")
     assert report.confusion in str(report)
     right = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000), session, tolerance=scenario.tolerance)
     assert right.ok and [p.shown for p in right.points] == [27, 27, 10, 10]
+
+
+def test_a_gauge_is_judged_on_the_quantity_it_declares_whatever_the_scenario_asks() -> None:
+    scenario = _scenario("percent-until-autocompact")
+    report = run_tracker(_gauge("percent_of_window", 200_000, 167_000), scenario.session,
+                         tolerance=scenario.tolerance)
+    assert report.ok and report.quantity == "percent_of_window"
+    assert [p.shown for p in report.points] == [61, 61, 75, 75]
 
 
 def test_a_1m_session_divided_by_200k_fails_naming_the_window() -> None:
@@ -86,15 +109,24 @@ def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_w
                                 "compacts at 67,000")
 
 
-def test_a_tracker_declaring_nothing_is_judged_on_tokens_and_a_gauge_of_tokens_where_a_percentage_is_asked_is_named(
-        ) -> None:
+def test_an_undeclared_tracker_is_read_as_tokens_whatever_the_scenario_asks() -> None:
     scenario = _scenario("percent-until-autocompact")
     session = scenario.session
-    plain = run_tracker(ContextTracker(), session, tolerance=scenario.tolerance)  # context_tokens() is tokens
+    plain = run_tracker(ContextTracker(), session, tolerance=scenario.tolerance)  # it declares tokens
     assert plain.ok and plain.quantity == "tokens"
-    gauge = run_tracker(_gauge("tokens", session.window, session.auto_compact_threshold), session,
-                        tolerance=scenario.tolerance)
-    assert gauge.confusion == "ctxsim: the gauge shows tokens where the scenario asks % until autocompact"
+    undeclared = run_tracker(_Undeclared(), session, tolerance=scenario.tolerance)
+    assert undeclared.ok and undeclared.quantity == "tokens"
+    tokens = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000, shows="tokens"), session,
+                         tolerance=scenario.tolerance)
+    assert tokens.confusion == "ctxsim: the gauge shows tokens where it is judged on % until autocompact"
+
+
+def test_loop_fitness_names_the_quantity_of_a_gauge_and_passes_tokens() -> None:
+    session = _scenario("percent-until-autocompact").session
+    assert loop_fitness(_Undeclared(), session) is None and loop_fitness(ContextTracker(), session) is None
+    assert loop_fitness(_gauge("tokens_left", 200_000, 167_000), session) == (
+        "ctxsim: the tracker declares tokens left, not tokens: a restart loop reads its number as the tokens in the "
+        "context")
 
 
 def test_a_declared_quantity_is_read_when_the_scenario_asks_tokens() -> None:

@@ -158,7 +158,7 @@ def test_a_drawn_session_prints_as_its_scenario(session: Session) -> None:
     assert "stream:" not in text and "faults:" not in text
     assert text.count("- call:") == 3 and "- subagent:" in text and "- compact:" in text
     assert _calls(parse_scenario(text).session) == _calls(session)
-    changed = dataclasses.replace(session, window=1_000_000)
+    changed = dataclasses.replace(session, window=session.window + 1)
     assert repr(changed).startswith("_GeneratedSession(session_id=")  # no longer described: the plain repr
 
 

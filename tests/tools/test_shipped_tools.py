@@ -60,7 +60,7 @@ NOT_KEPT = {"compaction": "q2 compaction"}
 Claude Code's payload has current_usage null."""
 COMPACTED = {**KEPT, **NOT_KEPT}
 """Every scenario with a compaction: the point right after it (no call since)."""
-CLEARED = {"b17-clear-keeps-old-context": "q2 reset"}
+CLEARED = {"b17-clear-keeps-old-context": "q2 reset", "haiku-after-clear": "q2 reset"}
 """Every scenario with a ``/clear``: the point right after it."""
 INTERLEAVED = {"b19-subagent-line-as-latest": "q1 subagent call 1",
                "statusline-subagent-rows-interleaved": "q1 subagent call 1"}
@@ -75,11 +75,16 @@ into a new file (a resumed session's), and every tool here reads the session's o
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
-                      "b21-autocompact-threshold-is-configuration", "window-1m-suffix"), "q1 call 1")
+                      "b21-autocompact-threshold-is-configuration", "window-1m-suffix", "haiku-after-clear",
+                      "window-1m-lost-pegged"), "q1 call 1")
 """Every rendered scenario of a 1,000,000-token window: its first call."""
+SWITCHED_WIDE = {"model-switch-window": "q2 result"}
+"""Every rendered scenario of a 200,000-token window whose ``/model`` switches to a 1,000,000 one: the first point
+after the switch."""
 NARROW = dict.fromkeys((
     "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
-    "repl-compact-keeps-last-reply",
+    "repl-compact-keeps-last-reply", "autocompact-disabled", "settings-that-move-nothing", "hard-coded-buffer",
+    "model-switch-window",
     "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
     "b03-stop-reason-filter-per-block-rows", "b04-summing-every-row", "b05-placeholder-output-only",
     "b06-message-in-several-files", "b08-result-usage-as-context", "b09-result-input-plus-output",
@@ -110,6 +115,8 @@ GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionSc
     "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
     "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
     "NARROW": (NARROW, lambda s: s.recording is None and s.session.window == 200_000),
+    "SWITCHED_WIDE": (SWITCHED_WIDE, lambda s: s.recording is None and s.session.window == 200_000 and any(
+        q.model is not None and s.session.window_of(q.model) == 1_000_000 for q in s.session.queries)),
     "RECORDED": (RECORDED, lambda s: s.recording is not None),
 }
 """Each group, with what makes a scenario belong to it, read from its file."""
@@ -176,7 +183,7 @@ _SYNTHETIC_ROW = Bug("the last assistant line, no isApiErrorMessage/<synthetic> 
                      "under", SYNTHETIC)
 _NARROW_WINDOW = Bug("the transcript fallback's window is 200,000 (data-loader-DZaU_svm.js:3960, offline) where the "
                      "session's is 1,000,000: its percentage is five times Claude Code's (research section 1)",
-                     "over", WIDE)
+                     "over", {**WIDE, **SWITCHED_WIDE})
 _MILLION = Bug("divides by 1,000,000 for claude-sonnet-4-5 where Claude Code says 200,000: 140,706 shown as 14% "
                "(research section 1, fixture a T)", "under", NARROW)
 _COMPACT_NOTHING = Bug("prints no estimate right after a compaction, where Claude Code sends 0 (a trailing segment "

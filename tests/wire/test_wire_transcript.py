@@ -15,10 +15,10 @@ from hypothesis import given, settings
 
 from ctxsim.strategies import sessions
 from ctxsim.wire import Observation, render, render_transcript, statusline_payloads
-from ctxsim.wire._statusline import context_window, display_name
+from ctxsim.wire._statusline import context_window
 from ctxsim.wire._transcript import project_slug
 from ctxsim.wire._versions import installed_cli_version
-from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse
+from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse, display_name
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
         payload_wrong as payload_wrong,
     )
     from ._fit import Diagnosis as Diagnosis, Readings as Readings, agrees as agrees, diagnose as diagnose
+    from ._quantity import judged_quantity as judged_quantity, loop_fitness as loop_fitness
     from ._report import Point as Point, Report as Report, TrackingError as TrackingError
     from ._run import (
         AsyncTracker as AsyncTracker,

@@ -38,6 +38,14 @@ class Point:
         return self.observation.truth.next_request
 
     @property
+    def reading(self) -> int | None:
+        """What a threshold fires on: the estimate; for a band (a percentage shown rounded), the point of the band
+        nearest the truth's prompt, since every value of the band is what the tracker showed."""
+        if self.estimate is None or self.band is None:
+            return self.estimate
+        return min(max(self.low, self.band[0]), self.band[1])
+
+    @property
     def error(self) -> int | None:
         """Tokens the estimate lies above (+) or below (-) the truth band; None for an unknown estimate."""
         if self.estimate is None:

@@ -30,7 +30,7 @@ from ..wire import Frame, Observation, Script
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
-from ._quantity import asked_quantity, shown_band
+from ._quantity import judged_quantity, shown_band
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class _Probe:
         """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
         self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
         self.seen: set[int] = set()
-        report.quantity = asked_quantity(tracker, report.session)
+        report.quantity = judged_quantity(tracker, report.session)
         report.declared = getattr(tracker, "quantity", None)
 
     async def feed(self, message: Any, frame: Frame) -> bool:
@@ -139,7 +139,7 @@ class _Probe:
 
     def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
         if self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
-            low, high = shown_band(estimate, self.report.session, self.report.quantity)
+            low, high = shown_band(estimate, self.report.session, self.report.quantity, observation.window)
             self.report.points.append(Point(observation, (low + high) // 2, self.report.tolerance, band=(low, high),
                                             shown=estimate))
             return True

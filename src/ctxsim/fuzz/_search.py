@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..trackers import AnyTrackerFactory, make_tracker
 from ._hypothesis import key_database_entries
+from ._independent import independent_backend
 from ._pool import in_workers
 
 if TYPE_CHECKING:
@@ -196,10 +197,11 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     key_database_entries(check, f"{key}|tolerance={tolerance}")
     phases = (Phase.generate, Phase.target, Phase.shrink) if database is None else (
         Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-    streams = message_streams(faults=fault_plans(reads=_reads(factory)))
+    streams = message_streams(faults=fault_plans(faults=_faults(factory)))
     # settings outside @seed: @seed alone turns the database off, settings applied after it give it back
     prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
-                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), phases=phases)(
+                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), phases=phases,
+                    backend=independent_backend())(
         hypothesis_seed(seed)(given(streams)(check)))
     try:
         prop()
@@ -216,12 +218,21 @@ def _worst(report: Report) -> int:
     return max((sys.maxsize if p.error is None else abs(p.error) for p in report.failures), default=0)
 
 
-def _reads(factory: AnyTrackerFactory) -> frozenset[str]:
-    """The surfaces a tracker from ``factory`` reads: a statusline command the transcript and payload, any other
-    tracker the SDK stream."""
+def _faults(factory: AnyTrackerFactory) -> list[str]:
+    """The faults a tracker from ``factory`` meets: those real on the surfaces it reads (a statusline command the
+    transcript and payload, any other tracker the SDK stream). A gauge whose number is not tokens does not meet
+    ``model_switch``, a switch to a model whose name says nothing of its window: no stream tells a gauge that
+    window before the next result; the world's own ``/model`` switches (:func:`ctxsim.strategies.sessions`) test
+    the denominator instead."""
+    from ..check import loop_fitness
+    from ..faults import FAULT_SURFACES, REGISTRY
+
     probe = make_tracker(factory)
     command = callable(getattr(probe, "estimate_points", None))
-    return frozenset({"transcript", "statusline"}) if command else frozenset({"sdk"})
+    reads = frozenset({"transcript", "statusline"}) if command else frozenset({"sdk"})
+    gauge = loop_fitness(probe) is not None
+    return [name for name in REGISTRY if FAULT_SURFACES[name].names & reads
+            and not (gauge and name == "model_switch")]
 
 
 def _explained(report: Report, stream: Any) -> str:

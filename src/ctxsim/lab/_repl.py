@@ -116,6 +116,29 @@ REPL_SESSIONS: Mapping[str, ReplSession] = {s.name: s for s in (
     ReplSession("one-million-disabled", (Ask("hello", main=(_says("Hi.", 120, (3, 2_000, 148_000)),)),),
                 "a [1m] model with CLAUDE_CODE_DISABLE_1M_CONTEXT=1: one call of 150,003", model=_ONE_MILLION,
                 env={"CLAUDE_CODE_DISABLE_1M_CONTEXT": "1"}),
+    ReplSession("max-context-tokens", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 30_000)),)),
+                                       Ask("read everything", main=(_says("Read a lot.", 90, (3, 1_000, 79_000)),)),
+                                       Ask("go on", main=(_says("Going on.", 40, (4, 900, 14_000)),))),
+                "CLAUDE_CODE_MAX_CONTEXT_TOKENS=100000: 32,003 then 80,003 (past the autocompact point of a "
+                "100,000 window, 67,000), then a call",
+                env={"CLAUDE_CODE_MAX_CONTEXT_TOKENS": "100000"}),
+    ReplSession("autocompact-pct-override", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 60_000)),)),
+                                             Ask("more", main=(_says("More.", 60, (3, 1_000, 102_000)),)),
+                                             Ask("go on", main=(_says("Going on.", 40, (4, 900, 14_000)),))),
+                "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=50: 62,003 then 103,003 (past half the window), then a call",
+                env={"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "50"}),
+    ReplSession("autocompact-disabled", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 60_000)),)),
+                                         Ask("more", main=(_says("More.", 60, (3, 1_000, 170_000)),)),
+                                         Ask("go on", main=(_says("Going on.", 40, (4, 900, 171_060)),))),
+                "DISABLE_AUTO_COMPACT=1: 62,003 then 171,003 (past the autocompact point, 167,000), then a call",
+                env={"DISABLE_AUTO_COMPACT": "1"}),
+    ReplSession("model-switch", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 60_000)),)),
+                                 Ask(f"/model {_ONE_MILLION}"),
+                                 Ask("more", main=(_says("More.", 60, (3, 1_000, 62_060)),)),
+                                 Ask(f"/model {DEFAULT_MODEL}"),
+                                 Ask("again", main=(_says("Again.", 50, (3, 500, 63_120)),))),
+                "a call, /model to the [1m] model, a call, /model back, a call: the window and the statusline's "
+                "denominator follow the model"),
 )}
 """The REPL sessions recorded for every bundled CLI, by name."""
 
@@ -174,6 +197,10 @@ def record_repl(session: ReplSession, *, timeout: float = 90.0) -> dict[str, Any
             "count_tokens_calls": api.count_tokens_calls}
 
 
+_LOCAL_COMMANDS = ("/clear", "/model")
+"""Commands the REPL answers without a request to the API."""
+
+
 def _step(ask: Ask, api: FakeMessagesAPI, repl: Repl, out: Path, home: Path, timeout: float) -> dict[str, Any]:
     """Type one step and wait (bounded) until it is answered and its payloads have settled."""
     before = len(api.served)
@@ -181,7 +208,7 @@ def _step(ask: Ask, api: FakeMessagesAPI, repl: Repl, out: Path, home: Path, tim
     api.model.subagent.extend(ask.subagent)
     typed = time.time_ns()
     repl.type(ask.prompt)
-    wanted = len(ask.main) or (0 if ask.prompt == "/clear" else 1)
+    wanted = len(ask.main) or (0 if ask.prompt.split()[0] in _LOCAL_COMMANDS else 1)
     compact = ask.prompt == "/compact"
 
     def answered() -> bool:

@@ -28,6 +28,7 @@ from typing import Any
 from ..wire import render, render_transcript, startup_payload, statusline_payloads
 from ..world import (
     Call,
+    ClaudeSettings,
     Compaction,
     ConversationReset,
     Query,
@@ -36,7 +37,6 @@ from ..world import (
     Text,
     ToolResult,
     ToolUse,
-    model_window,
 )
 from ._projection import Difference, field_at
 from ._transcript import compare_files
@@ -126,13 +126,19 @@ def world_of_recording(recording: ReplRecording) -> Session:
                 steps.append(call)
                 steps += [ToolResult(b.id, "", 0, parent_tool_use_id=call.parent_tool_use_id)
                           for b in call.blocks if isinstance(b, ToolUse)]
-        queries.append(Query(str(step["prompt"]), tuple(steps)))
+        prompt = str(step["prompt"])
+        switched = prompt.split()[1] if prompt.startswith("/model ") else None
+        queries.append(Query(prompt, tuple(steps), switched))
     first = str(recording.payloads[0][1]["session_id"]) if recording.payloads else ""
     env = recording.env
-    window = model_window(recording.model, disable_1m_context=bool(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")))
+    pct, most = env.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"), env.get("CLAUDE_CODE_MAX_CONTEXT_TOKENS")
+    settings = ClaudeSettings(auto_compact=not env.get("DISABLE_AUTO_COMPACT"), pct_override=int(pct) if pct else None,
+                              max_context_tokens=int(most) if most else None,
+                              disable_1m_context=bool(env.get("CLAUDE_CODE_DISABLE_1M_CONTEXT")))
     auto = env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-    return Session(first, tuple(queries), model=recording.model, window=window, name=recording.name,
-                   auto_compact_window=int(auto) if auto else None, entrypoint="repl")
+    return Session(first, tuple(queries), model=recording.model, window=settings.window_for(recording.model),
+                   name=recording.name, auto_compact_window=int(auto) if auto else None, entrypoint="repl",
+                   settings=settings)
 
 
 _FIELDS = ("context_window", "exceeds_200k_tokens", "model.id", "model.display_name", "version", "fast_mode",

@@ -256,6 +256,12 @@ class LoopItem(_CheckItem):
             pytest.skip(f"ctxsim: --ctx-tracker={spec.spec}: a stream tracker is fed the stream-json line of each "
                         f"message; a restart loop feeds its tracker the SDK's message objects")
         fed = spec.fed_messages if spec is not None else None
+        if spec is not None and fed is not None:  # a gauge's number is not the tokens a loop reads
+            from ..check import loop_fitness
+
+            unfit = loop_fitness(make_tracker(fed, self.scenario.session), self.scenario.session)
+            if unfit is not None:
+                pytest.skip(f"{unfit} (--ctx-tracker={spec.spec})")
         made = partial(make_tracker, fed, self.scenario.session) if fed is not None else None
         run = run_task(self.scenario, loop=self.loop_spec or self.loop, tracker_factory=made,
                        tracker=spec.name if spec is not None else "reference")

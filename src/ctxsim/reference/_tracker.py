@@ -58,6 +58,10 @@ class ContextTracker:
     - **New conversation** (``/clear``, a new session id in ``system/init``): the estimate is unknown again.
     """
 
+    quantity = "tokens"
+    """What its number means, declared: tokens in the context (the check judges it on tokens whatever a scenario
+    asks a gauge to show)."""
+
     def __init__(self, *, window: int | None = None, include_output: bool = True,
                  prefix_tokens: int | None = None, usage: UsageConvention = "additive", world: Any = None) -> None:
         if world is not None:  # told the session's world (a ctxsim.trackers.TrackerWorld), as every factory may be

@@ -253,7 +253,7 @@ def threshold_results(scenario: SessionScenario, report: Report) -> tuple[Thresh
     truth = [p.low if p.observation.truth.knowable else None for p in points]
     low = [None if v is None else v - tolerance for v in truth]
     high = [p.high + tolerance if p.observation.truth.knowable else None for p in points]
-    estimates = [p.estimate for p in points]
+    estimates = [p.reading for p in points]
     out = []
     for spec in scenario.thresholds:
         limit = spec.at * scenario.session.window

@@ -61,7 +61,8 @@ def scenario_yaml(*, name: str, source: str, world: Mapping[str, Any], queries: 
                   comment: str = "") -> str:
     """A scenario file's text: header keys, ``world``, ``stream`` (if ``partial`` is given), ``faults``, ``queries``.
 
-    Each query is ``{"prompt": str, "steps": [{kind: body}, ...]}``; each fault ``{name: {param: value}}``.
+    Each query is ``{"prompt": str, "steps": [{kind: body}, ...]}`` (and ``"model"`` where ``/model`` came
+    before it); each fault ``{name: {param: value}}``.
     """
     lines = [f"# {line}" for line in comment.splitlines()]
     lines += [f"name: {_scalar(name)}", f"source: {json.dumps(source)}", f"world: {flow(world)}"]
@@ -73,6 +74,8 @@ def scenario_yaml(*, name: str, source: str, world: Mapping[str, Any], queries: 
     lines.append("queries:")
     for query in queries:
         lines.append(f"  - prompt: {json.dumps(query['prompt'])}")
+        if query.get("model") is not None:
+            lines.append(f"    model: {json.dumps(query['model'])}")
         steps = query.get("steps") or []
         if not steps:
             lines.append("    steps: []")

@@ -15,14 +15,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, get_args
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 
 from ..check import crossings
 from ..recordings import FORMATS, MAX_SCENARIO_BYTES, Recording, RecordingError, read_bounded, read_recording
 from ..wire import Observation, Script, render
-from ..world import Entrypoint, Quantity, Query, Session, SessionBuilder, model_window
+from ..world import Query, Session, SessionBuilder
 from . import _schema as schema
 from ._expect import (
     Expectations,
@@ -34,6 +34,7 @@ from ._expect import (
 from ._faults import FaultSpec, apply as apply_faults, not_judged, plan as fault_plan, read_faults, surfaces
 from ._steps import StepBuilder
 from ._task import TaskSpec, check_task_expectations, read_task
+from ._world import refuse_world_keys, world_builder
 from ._yaml import Map, Positioned, Reader, describe, load as load_yaml
 
 if TYPE_CHECKING:
@@ -216,32 +217,6 @@ def _read_yaml(reader: Reader, text: str) -> Any:
         raise reader.error(1, "", "nested too deeply") from None
 
 
-def _builder(r: Reader, world: Map, name: str) -> SessionBuilder:
-    model = r.get(world, "model", "world", r.string, SessionBuilder.model)
-    narrow = r.get(world, "disable_1m_context", "world", r.boolean, False)
-    window = r.get(world, "window", "world", r.positive, model_window(model, disable_1m_context=narrow))
-    builder = SessionBuilder(
-        seed=r.get(world, "seed", "world", lambda v, ln, p: r.integer(v, ln, p, minimum=None), 0),
-        model=model,
-        window=window,
-        auto_compact_window=r.get(world, "auto_compact_window", "world", r.positive, None),
-        entrypoint=r.get(world, "entrypoint", "world", r.choice(get_args(Entrypoint)), "sdk"),
-        quantity=r.get(world, "quantity", "world", r.choice(get_args(Quantity)), "tokens"),
-        baseline=r.get(world, "baseline", "world", r.count, SessionBuilder.baseline),
-        max_output_tokens=r.get(world, "max_output", "world", r.positive, SessionBuilder.max_output_tokens),
-        name=name,
-        usage=r.get(world, "usage", "world", r.choice(("additive", "inclusive")), "additive"),
-    )
-    if builder.baseline > window:
-        if "baseline" in world:
-            raise r.error(world.value_lines["baseline"], "world.baseline",
-                          f"a baseline of {builder.baseline:,} tokens exceeds the window ({window:,})")
-        raise r.error(world.value_lines["window"], "world.window",
-                      f"a window of {window:,} tokens is smaller than the default baseline "
-                      f"({builder.baseline:,}); give world.baseline too")
-    return builder
-
-
 def _stream(r: Reader, top: Map) -> Map:
     """``stream`` as a mapping (``stream: FILE`` is ``{file: FILE}``)."""
     value, line = top.get("stream"), top.value_lines.get("stream", 1)
@@ -333,7 +308,7 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
         if key not in world_map:
             world_map[key] = value
             world_map.value_lines[key] = world_map.line
-    builder = _builder(r, world_map, name)
+    builder = world_builder(r, world_map, name)
     stream = _stream(r, top)
     partial = r.get(stream, "partial", "stream", r.boolean, False)
     known = _known_trackers() if trackers is None else trackers
@@ -342,31 +317,8 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
     base = path.parent if path is not None else None
     shown_dir = display_dir if display_dir is not None else os.path.dirname(file)
     if "file" in stream:
-        _refuse_world_keys(r, world_map)
+        refuse_world_keys(r, world_map)
     return _session_scenario(head, builder, stream, partial, known, base, shown_dir)
-
-
-RECORDING_WORLD = {
-    "window": "applies: the window the truth is judged against",
-    "usage": "applies: how the recording's usage is read (the truth, and what the reference is told)",
-    "seed": "applies: the faults draw from it",
-    "model": "a recording carries its own model",
-    "baseline": "a recording's calls state the system prompt and tools they carried",
-    "max_output": "it sets where a simulated session auto-compacts; a recording compacts where it did",
-    "quantity": "applies: what the gauge under test must show",
-    "disable_1m_context": "it sets a simulated session's window; give world.window for a recording",
-    "auto_compact_window": "it sets where a simulated session auto-compacts; a recording compacts where it did",
-    "entrypoint": "a recording's transcript has the shape it was recorded in",
-}
-"""What each ``world`` key does to a recorded stream (``stream.file``): applies, or is refused saying why."""
-
-
-def _refuse_world_keys(r: Reader, world: Map) -> None:
-    """A world key written in the file that cannot apply to a recording is an error naming it."""
-    for key in world.key_lines:  # the file's own keys (defaults given to the loader have no key line)
-        if not RECORDING_WORLD.get(key, "applies").startswith("applies"):
-            raise r.error(world.key_lines[key], f"world.{key}", f"does not apply to a recorded stream "
-                                                               f"(stream.file): {RECORDING_WORLD[key]}")
 
 
 @dataclass

@@ -83,6 +83,15 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: the window Claude Code compacts against (its autocompact point "
             "and ``get_context_usage``'s window); the statusline's ``context_window_size`` stays the model's.",
             "the model's window"),
+        Key("auto_compact", "bool",
+            "Claude Code's auto-compact (``autoCompactEnabled``; ``DISABLE_AUTO_COMPACT`` turns it off). Off, the "
+            "point \"until auto-compact\" counts to is the window less the output reserve, with no buffer.", "true"),
+        Key("autocompact_pct_override", "integer 1..100",
+            "``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE``: recorded to move nothing (the recorded REPLs did not compact at "
+            "93,003 nor 103,003 of 200,000 with 50), so the session compacts where it would without.", "none"),
+        Key("max_context_tokens", "integer > 0",
+            "``CLAUDE_CODE_MAX_CONTEXT_TOKENS``: recorded to move neither the statusline's window nor where the "
+            "session compacts, so it moves nothing (a gauge that divides by it is wrong).", "none"),
         Key("entrypoint", "``sdk`` or ``repl``",
             "How the session ran: the shape of its transcript (the Agent SDK's, or the interactive REPL's that "
             "statusline tools read).", "``sdk``"),
@@ -121,6 +130,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
     Section("queries[]", "One user query.", (
         Key("prompt", "string", "The user's message.", "``Continue with the task.``"),
         Key("prompt_tokens", _COUNT, "Tokens the prompt adds to the next derived call.", "about len(prompt) / 4"),
+        Key("model", "string", "``/model`` before this query: its calls and every later one run on this model, and "
+                               "the window (the statusline's denominator) and the autocompact point follow it.",
+            "the model in force"),
         Key("steps", "list", "What happens in the query, in order: each step a mapping with exactly one key "
                              "(below).", "none"),
     )),

@@ -85,6 +85,9 @@ class StepBuilder:
         tokens = r.get(q, "prompt_tokens", path, r.count)
         self.spend(tokens or 0, q.line, path)
         steps = r.get(q, "steps", path, lambda v, ln, p: r.sequence(v, ln, p), None)
+        model = r.get(q, "model", path, r.string, None)
+        if model is not None:
+            self.b.switch_model(model)
         self.b.query(prompt, prompt_tokens=tokens)
         self.labels.query += 1
         self.labels.main = self.labels.sub = 0

@@ -85,7 +85,7 @@ class TrackerScore:
         truth = [p.low if p.observation.truth.knowable else None for p in report.points]
         low = [None if v is None else v - report.tolerance for v in truth]
         high = [p.high + report.tolerance if p.observation.truth.knowable else None for p in report.points]
-        estimates = [p.estimate for p in report.points]
+        estimates = [p.reading for p in report.points]
         for limit in limits:
             match = match_firings(crossings(truth, limit), crossings(estimates, limit), low, high, limit)
             for firing in match.firings:

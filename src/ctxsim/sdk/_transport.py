@@ -88,6 +88,8 @@ class FakeTransport(Transport):
             self.scripts = render(session, include_partial_messages=include_partial_messages,
                                   forward_subagent_text=forward_subagent_text)
         self.model = session.model
+        self._model_set = False
+        """Whether the client chose the model (``set_model``): then the session's own switches no longer apply."""
         """The model in force (``set_model`` changes it)."""
         self.truth: Truth | None = None
         """The true context as of the last frame handed to the SDK."""
@@ -212,6 +214,8 @@ class FakeTransport(Transport):
                 data = hooks.rewrite(data)
             if data.get("type") == "assistant":
                 self._answering = str((data.get("message") or {}).get("id"))
+            if data.get("subtype") == "init" and data.get("type") == "system" and not self._model_set:
+                self.model = str(data.get("model") or self.model)  # /model between queries: the init says it
             if frame.observation is not None:
                 self.truth = frame.observation.truth
                 if frame.observation.kind == "call":  # its last frame: an assistant message, or a stream event
@@ -285,6 +289,7 @@ class FakeTransport(Transport):
             body = {}
         elif subtype == "set_model":
             self.model = request.get("model") or self.session.model
+            self._model_set = True
             body = {}
         elif subtype in ("set_permission_mode", "end_session"):
             body = {}

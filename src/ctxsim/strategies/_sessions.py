@@ -26,19 +26,18 @@ from hypothesis.strategies import SearchStrategy
 from ..scenario import scenario_yaml
 from ..world import (
     CALL_BYTES,
-    DEFAULT_MODEL,
     SUBAGENT_BYTES,
     Bytes,
     Compaction,
     Session,
     SessionBuilder,
-    auto_compact_threshold,
     dress,
     main_call,
     prompts,
     subagent,
 )
 from ._knobs import _QUERIES, _SEEDS, _UP_TO_1, _UP_TO_2, IntKnob, _checked, _knob
+from ._settings import Denominator, denominators, no_stress
 
 __all__ = ["sessions"]
 
@@ -77,7 +76,8 @@ class _GeneratedSession(Session):
 
 
 def _world_fields(session: Session) -> tuple[Any, ...]:
-    return session.model, session.window, session.baseline, session.max_output_tokens, session.seed
+    return (session.model, session.window, session.baseline, session.max_output_tokens, session.seed,
+            session.settings, session.auto_compact_window)
 
 
 @dataclass
@@ -130,10 +130,14 @@ def _blocks(thinking: bool, results: Sequence[int]) -> list[str]:
 def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     calls = [main_call(raw) for raw in draw(knobs["calls"])]
     n = len(calls)
-    window = _checked("sessions", "window", draw(knobs["window"]), 100_000)
+    denominator: Denominator = draw(knobs["settings"])
+    model = draw(knobs["model"]) or denominator.model  # None: the drawn model
+    stated = draw(knobs["window"])  # None: the window Claude Code gives the model
+    window = _checked("sessions", "window", stated if stated is not None else denominator.settings.window_for(model),
+                      100_000)
     baseline = _checked("sessions", "baseline", draw(knobs["baseline"]), 1)
-    max_output = _checked("sessions", "max_output", draw(knobs["max_output"]), 1)
-    model, seed = draw(knobs["model"]), draw(knobs["seed"])
+    max_output = _checked("sessions", "max_output", denominator.max_output or draw(knobs["max_output"]), 1)
+    seed = draw(knobs["seed"])
     if baseline > window // 4:
         raise InvalidArgument(f"ctxsim: sessions() drew baseline={baseline:,} for window={window:,}; a baseline is "
                               f"at most a quarter of the window")
@@ -144,12 +148,14 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     compactions = set(_spots(draw, knobs["compactions"], "compactions", n, 1))
     resets = set(_spots(draw, knobs["resets"], "resets", n, 1))
     starts |= resets  # /clear is a command of its own: it begins a query, never falls inside one
-    threshold = auto_compact_threshold(window, max_output)
+    switches = dict(zip(sorted(starts - {0}), denominator.switches))  # /model before these queries
+    builder = SessionBuilder(seed=seed, model=model, window=window, baseline=baseline, max_output_tokens=max_output,
+                             name=f"generated-{seed}", settings=denominator.settings,
+                             auto_compact_window=denominator.auto_compact_window)
+    world_of = builder.world()
+    threshold = world_of.threshold_of(window)  # past it Claude Code compacts (auto-compact off: the user does)
     post_high = max(1_000, min(25_000, threshold // 2 - baseline))  # a summary; the system prefix comes on top
     posts = st.integers(1_000, post_high)
-
-    builder = SessionBuilder(seed=seed, model=model, window=window, baseline=baseline, max_output_tokens=max_output,
-                             name=f"generated-{seed}")
     tally = _Tally(baseline)
     queries: list[dict[str, Any]] = []
     slots: list[dict[str, Any] | None] = []
@@ -178,8 +184,12 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     for i, (thinking, results, out) in enumerate(calls):
         if i in starts:
             prompt = draw(st.sampled_from(prompts()))
+            if i in switches:  # /model: the window and the autocompact point follow the new model
+                builder.switch_model(switches[i])
+                raw = world_of.window_of(switches[i])
+                threshold = world_of.threshold_of(raw)
             builder.query(prompt)
-            queries.append({"prompt": prompt, "steps": []})
+            queries.append({"prompt": prompt, "steps": [], **({"model": switches[i]} if i in switches else {})})
             tally.pending += max(1, len(prompt) // 4)
         steps = queries[-1]["steps"]
         if i in resets:  # the query's first step (its prompt goes to the new conversation)
@@ -224,7 +234,8 @@ def _sessions(draw: Any, knobs: dict[str, SearchStrategy[Any]]) -> Session:
     for doc, made_compaction in zip(compacts, steps_made):
         doc["pre"] = made_compaction.pre_tokens
     dressed = dress(built, seed)
-    world = {"model": model, "window": window, "baseline": baseline, "max_output": max_output, "seed": seed}
+    world = {"model": model, "window": window, "baseline": baseline, "max_output": max_output, "seed": seed,
+             **denominator.world()}
     return _GeneratedSession(**{f.name: getattr(dressed, f.name) for f in fields(Session)},
                              scenario={"name": built.name, "world": world, "queries": queries,
                                        "built": (dressed.queries, *_world_fields(dressed))})
@@ -250,20 +261,26 @@ def sessions(
     compactions: IntKnob = _UP_TO_1,
     cache_expiries: IntKnob = _UP_TO_2,
     resets: IntKnob = _UP_TO_1,
-    window: IntKnob = 200_000,
+    window: IntKnob | None = None,
     baseline: IntKnob = 12_000,
     max_output: IntKnob = 32_000,
-    model: str | SearchStrategy[str] = DEFAULT_MODEL,
+    model: str | SearchStrategy[str] | None = None,
     seed: IntKnob = _SEEDS,
+    settings: bool | SearchStrategy[Denominator] = True,
 ) -> SearchStrategy[Session]:
     """Sessions with ``calls`` main-chain calls in up to ``queries`` queries, and up to the events asked for.
 
     ``calls`` is a count, a ``(min, max)`` range (the default, and what shrinks best: calls are removed one by
     one) or a strategy of counts. Up to ``subagents`` extra main calls start a subagent (one to three calls of its
     own, then its answer); up to ``compactions``, ``cache_expiries`` and ``resets`` (``/clear``) happen before
-    chosen calls (two events of a kind may fall on the same call, and then count once). Tool results run from a few
-    tokens to 30k; whenever the next prompt would pass Claude Code's autocompact threshold the session compacts
-    first, so no prompt exceeds the window. ``window`` is at least 100,000. Each query ends with a text-only call.
+    chosen calls (two events of a kind may fall on the same call, and then count once). ``settings`` draws what
+    moves a gauge's denominator swarm-style (:mod:`ctxsim.strategies` ``denominators``: a model family, ``[1m]``,
+    ``/model`` switches at query starts, auto-compact off, the percentage override, an autocompact window, another
+    max output; a few at a time, shrinking towards none); False keeps Claude Code's defaults. ``model`` and
+    ``window`` (default: the drawn model, and the window Claude Code gives it) state them instead. Tool results
+    run from a few tokens to 30k; whenever the next prompt would pass Claude Code's autocompact threshold the
+    session compacts first, so no prompt exceeds the window. ``window`` is at least 100,000. Each query ends with a
+    text-only call.
 
     Only shapes Claude Code produces are drawn. The invariants the generator keeps: a ``/clear`` begins a query (its
     first step), never falls inside one; a compaction summarizes a conversation (at least one main call since the
@@ -280,11 +297,12 @@ def sessions(
         "compactions": _knob("sessions", "compactions", compactions),
         "cache_expiries": _knob("sessions", "cache_expiries", cache_expiries),
         "resets": _knob("sessions", "resets", resets),
-        "window": _knob("sessions", "window", window, minimum=100_000),
+        "window": st.none() if window is None else _knob("sessions", "window", window, minimum=100_000),
         "baseline": _knob("sessions", "baseline", baseline, minimum=1),
         "max_output": _knob("sessions", "max_output", max_output, minimum=1),
         "seed": _knob("sessions", "seed", seed),
-        "model": model if isinstance(model, SearchStrategy) else st.just(model),
+        "model": st.none() if model is None else model if isinstance(model, SearchStrategy) else st.just(model),
+        "settings": settings if isinstance(settings, SearchStrategy) else denominators() if settings else no_stress(),
     }
     return _sessions(knobs)
 

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 from .. import faults as F
 from .._sync import run_blocking
 from ..check import Report, arun_tracker
-from ..trackers import Tracker, TrackerFactory
+from ..trackers import Tracker, TrackerFactory, make_tracker
 from ..wire import Script, render
 from ..world import Session, SessionBuilder
+from . import _denominators as D
 
 if TYPE_CHECKING:
     from hypothesis.stateful import RuleBasedStateMachine
@@ -277,8 +278,19 @@ CONTRACTS += (
                     "do not cap the context", F.WrongContextWindow(reported=200_000), session=_one_million),
     _fault_contract(33, "garbage-prompt-values", "garbage in a call's prompt counts never crashes the tracker; "
                     "the context is unknown until a readable call", F.GarbageValues(rate=1.0, fields="prompt")),
+    # the denominator: what a gauge divides by or counts to, told the session's world
+    Contract(34, "one-million-window", "a [1m] model of any family runs in 1,000,000", D.one_million),
+    Contract(35, "disabled-1m-window", "CLAUDE_CODE_DISABLE_1M_CONTEXT runs a [1m] model in 200,000",
+             D.disabled_1m),
+    Contract(36, "model-switch-window", "after /model the window is the new model's", D.model_switch_window),
+    Contract(37, "autocompact-window", "CLAUDE_CODE_AUTO_COMPACT_WINDOW moves the autocompact point, not the "
+             "window", D.autocompact_window),
+    Contract(38, "autocompact-off", "with auto-compact off, the point is the window less the output reserve",
+             D.autocompact_off),
+    Contract(39, "output-reserve", "the output reserve is the max output up to 20,000", D.output_reserve),
 )
-"""The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild."""
+"""The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild, then the
+denominator's (a gauge told the session's world, judged on the quantity it declares)."""
 
 
 PROBES: dict[str, tuple[str, ...]] = {
@@ -315,6 +327,12 @@ PROBES: dict[str, tuple[str, ...]] = {
     "model-switch": ("pegged-reported-window",),
     "wrong-context-window": ("pegged-reported-window",),
     "garbage-prompt-values": ("unreadable-as-zero", "unreadable-keeps-last"),
+    "one-million-window": ("fixed-200k-gauge", "lost-1m-pegged-gauge"),
+    "disabled-1m-window": ("model-name-window-gauge",),
+    "model-switch-window": ("old-model-window-gauge",),
+    "autocompact-window": ("model-window-autocompact-gauge",),
+    "autocompact-off": ("buffer-when-autocompact-off-gauge",),
+    "output-reserve": ("hard-coded-buffer-gauge",),
 }
 """For each contract, the probes that break it: trackers with the bug the contract is about, each a mutant of the
 reference (:data:`ctxsim.trackers.mutants.MUTANTS`) or a catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) by
@@ -334,9 +352,11 @@ def _contracts(skip: Collection[str], only: Collection[str] | None,
     return chosen, tuple(sorted(skip))
 
 
-async def _make(factory: MakeTracker) -> Tracker:
-    made = factory()
-    return await made if inspect.isawaitable(made) else made
+async def _make(factory: MakeTracker, session: Session) -> Tracker:
+    """A fresh tracker, told ``session``'s world where its factory takes one (:func:`ctxsim.trackers.make_tracker`)."""
+    made = make_tracker(factory, session)
+    tracker: Tracker = await made if inspect.isawaitable(made) else made
+    return tracker
 
 
 async def _acheck(factory: MakeTracker, contracts: list[Contract]) -> dict[str, Report]:
@@ -345,7 +365,7 @@ async def _acheck(factory: MakeTracker, contracts: list[Contract]) -> dict[str, 
         session = contract.session()
         scripts = contract.scripts(session) if contract.scripts else None
         reports[contract.name] = await arun_tracker(
-            await _make(factory), session, tolerance=contract.tolerance,
+            await _make(factory, session), session, tolerance=contract.tolerance,
             include_partial_messages=contract.partial, scripts=scripts)
     return reports
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from claude_agent_sdk import ResultMessage
 
-from ..world import DEFAULT_MODEL, Session, UsageConvention
+from ..world import DEFAULT_MODEL, ClaudeSettings, Session, UsageConvention
 
 if TYPE_CHECKING:
     from ..faults import FaultPlan
@@ -220,6 +220,24 @@ class TrackerWorld:
     """The model the session runs."""
     auto_compact_threshold: int = 0
     """Where Claude Code compacts on its own, in tokens (0: not stated)."""
+    settings: ClaudeSettings = field(default_factory=ClaudeSettings)
+    """The Claude Code settings the session runs with (what its environment says)."""
+    auto_compact_window: int | None = None
+    """``CLAUDE_CODE_AUTO_COMPACT_WINDOW``, when set."""
+    max_output_tokens: int = 32_000
+    """The model's max output tokens."""
+
+    def window_of(self, model: str) -> int:
+        """The raw window ``model`` runs in: :attr:`window` for the session's own model, else as the settings give
+        it (a ``/model`` switch)."""
+        return self.window if model == self.model else self.settings.window_for(model)
+
+    def threshold_of(self, window: int) -> int:
+        """Where Claude Code autocompacts while the raw window is ``window``: :attr:`auto_compact_threshold` where
+        stated for the session's own window, else computed under the settings."""
+        if self.auto_compact_threshold and window == self.window:
+            return self.auto_compact_threshold
+        return self.settings.point(self.auto_compact_window or window, self.max_output_tokens)
 
     def environment(self, cli_version: str | None = None) -> dict[str, str]:
         """The world as a command is told it, in environment variables: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``
@@ -235,7 +253,8 @@ class TrackerWorld:
     def of(cls, session: Session) -> TrackerWorld:
         """The world of ``session``."""
         return cls(window=session.window, usage=session.usage, model=session.model,
-                   auto_compact_threshold=session.auto_compact_threshold)
+                   auto_compact_threshold=session.auto_compact_threshold, settings=session.settings,
+                   auto_compact_window=session.auto_compact_window, max_output_tokens=session.max_output_tokens)
 
 
 def takes_world(factory: Callable[..., Any]) -> bool:

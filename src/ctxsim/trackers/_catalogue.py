@@ -8,6 +8,7 @@ catch every one of them; the scenarios in ``scenarios/`` name the entry each rep
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,7 +108,10 @@ def _all_but(*names: str, way: str = "under", ways: Mapping[str, str] | None = N
 # reads input_tokens, and a gateway reports the whole prompt there (cache fields 0): then it is right.
 _PROMPT_IN_INPUT = ("uncached-gateway-usage",)
 # A running total equals the latest call's prompt only where there is one call; every other session has several.
-_ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id")
+# The denominator's contracts but the model switch are one call each.
+_ONE_CALL_DENOMINATORS = ("one-million-window", "disabled-1m-window", "autocompact-window", "autocompact-off",
+                          "output-reserve")
+_ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id", *_ONE_CALL_DENOMINATORS)
 # The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
 # breakdown (under), over-counts the summed top level of usage.iterations (over), and raises on a garbage prompt
 # field (a string added to a number).
@@ -121,9 +125,18 @@ _RESULTS_ONLY = {"missing-result": "nowhere", "garbage-values": "crash"}
 _ITERATIONS_OVER = {"usage-iterations": "over", **_RAISES_ON_GARBAGE_PROMPT}
 
 
-# A gauge is told the scenario's world; the contracts tell it none (a 200,000 window), and the one contract on a
-# 1M window (reported as 200,000) is then read five times over.
-_UNTOLD_WINDOW = _breaks(ways={"wrong-context-window": "over"})
+# A gauge is told the session's world, and follows /model; the stream of the model-switch fault switches to a model
+# the world does not make 1M (no [1m] in its name) while the results say 1M: a gauge reads it five times over.
+_SWITCH_FAULT = {"model-switch": "over"}
+
+
+def _gauge_breaks(**ways: str) -> Breaks:
+    """A gauge's broken contracts: the model-switch fault's, and ``ways`` (contract names with ``_`` for ``-``)."""
+    return _breaks(ways={**_SWITCH_FAULT, **{name.replace("_", "-"): way for name, way in ways.items()}})
+
+
+# A gauge dividing by 200,000 whatever the model reads every 1M window five times over.
+_DIVIDES_BY_200K = _gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over")
 
 
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
@@ -134,16 +147,53 @@ def _summed(name: str, **kwargs: Any) -> Callable[[], RawDicts]:
     return lambda: RawDicts(SummedUsage(name=name, **kwargs))
 
 
-def _gauge(quantity: Quantity, *, from_name: bool = False, own_threshold: bool = False) -> Callable[..., Gauge]:
-    """The reference shown as ``quantity`` of the world's window and autocompact point; ``from_name``: of the
-    window the model's name claims; ``own_threshold``: to the autocompact point of the model's window, whatever
-    Claude Code compacts at."""
+def _gauge(quantity: Quantity, *, shows: Quantity | None = None, cap: float | None = None,
+           window_of: Callable[[TrackerWorld, str], int] | None = None,
+           threshold_of: Callable[[TrackerWorld, int], int] | None = None) -> Callable[..., Gauge]:
+    """The reference shown as ``quantity`` of the window and autocompact point the world gives the model in force,
+    but for one wrong idea: ``shows`` (the quantity it really computes), ``window_of`` (the window it takes for a
+    model), ``threshold_of`` (the point it takes for a window), ``cap`` (pegged there)."""
     def make(world: TrackerWorld = TrackerWorld()) -> Gauge:  # noqa: B008  (a frozen default world)
-        window = model_window(world.model) if from_name else world.window
-        threshold = (auto_compact_threshold(window, 32_000) if own_threshold or from_name
-                     or not world.auto_compact_threshold else world.auto_compact_threshold)
-        return Gauge(ContextTracker(usage=world.usage), quantity, window, threshold)
+        windows = None if window_of is None else (lambda model: window_of(world, model))
+        points = None if threshold_of is None else (lambda window: threshold_of(world, window))
+        window = windows(world.model) if windows is not None else world.window
+        threshold = points(window) if points is not None else world.threshold_of(window)
+        return Gauge(ContextTracker(usage=world.usage), quantity, window, threshold, world=world, shows=shows,
+                     cap=cap, window_of=windows, threshold_of=points)
     return make
+
+
+def _whatever_the_model(world: TrackerWorld, model: str) -> int:
+    return DEFAULT_WINDOW
+
+
+def _from_the_name(world: TrackerWorld, model: str) -> int:
+    return model_window(model)
+
+
+def _first_model(world: TrackerWorld, model: str) -> int:
+    return world.window
+
+
+def _model_point(world: TrackerWorld, window: int) -> int:
+    return world.settings.point(window, world.max_output_tokens)
+
+
+def _buffer_always(world: TrackerWorld, window: int) -> int:
+    return dataclasses.replace(world.settings, auto_compact=True).point(world.auto_compact_window or window,
+                                                                         world.max_output_tokens)
+
+
+def _fixed_buffer(world: TrackerWorld, window: int) -> int:
+    return window - HARD_CODED_BUFFER
+
+
+def _natural_point(world: TrackerWorld, window: int) -> int:
+    return auto_compact_threshold(window, 32_000)
+
+
+HARD_CODED_BUFFER = 33_000
+"""20,000 of output reserve and 13,000 of buffer, written as one constant."""
 
 
 CATALOGUE: dict[str, Entry] = {e.name: e for e in (
@@ -167,7 +217,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               # the cache writes it leaves out weigh more than the repeated reads
               **dict.fromkeys(("single-call", "per-block-dedupe", "missing-request-id", "cache-expiry",
                                "conversation-reset", "cache-read-drop", "zeroed-error-result",
-                               "wrong-context-window"), "under"), **_RESULTS_ONLY}),
+                               "wrong-context-window", "model-switch-window", *_ONE_CALL_DENOMINATORS), "under"),
+              **_RESULTS_ONLY}),
           about=frozenset({"several-calls"}),
           reading=Reading("result", "last", ("in", "cr", "out"))),
     Entry("mala-accumulate", mala(name="mala-accumulate", accumulate=True),
@@ -244,7 +295,8 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "a running total deduped by message.id:requestId only when both exist: without request ids every "
           "content block counts again (2.3x), and the total is spend, not occupancy",
           "ryoppippi/ccusage hash = msgId && reqId ? ... : null (B1: ccusage#976, TokenTracker#62)",
-          breaks=_all_but("single-call", "per-block-dedupe", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          breaks=_all_but("single-call", "per-block-dedupe", *_ONE_CALL_DENOMINATORS, way="over",
+                          ways=_RAISES_ON_GARBAGE_PROMPT),
           about=frozenset({"several-calls", "per-block-rows"}),
           reading=Reading("both-ids", "sum", chain="all")),
     Entry("input-only", _latest("input-only", fields=("in",)),
@@ -273,7 +325,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
                                                          feed=ResultUsage.on_result),
           "ResultMessage.usage (the sum over the query's calls) read as the context: '14.8M/200k'",
           "B8: Mng-dev-ai/agentrove#298, RunMaestro/Maestro#280, rust-code-agent-sdks#250",
-          breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", way="over", ways={
+          breaks=_all_but(*_ONE_CALL_SESSIONS, "cache-expiry", "model-switch-window", way="over", ways={
               # the /clear query's result (and an error's) has all-zero usage
               "conversation-reset": "under", "zeroed-error-result": "under", **_RESULTS_ONLY}),
           about=frozenset({"several-calls"}),
@@ -289,7 +341,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "call counts once per row (2.5x), and the total is spend, not occupancy",
           "B4: sirmalloc/ccstatusline#278 before its fix (54 rows for 21 calls: 2,427,587 vs 957,939), "
           "androidZzT/cc-statistics#3 (input +58%)",
-          breaks=_all_but("single-call", way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
+          breaks=_all_but("single-call", *_ONE_CALL_DENOMINATORS, way="over", ways=_RAISES_ON_GARBAGE_PROMPT),
           about=frozenset({"several-calls", "per-block-rows"}),
           reading=Reading("row", "sum")),
     Entry("ccstatusline-totals", _summed("ccstatusline-totals", dedupe="finished"),
@@ -308,31 +360,57 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
               **_NAIVE_PROMPT, "garbage-values": "crash",
               # no compaction handling: the pre-compaction size stays; pegged at a smaller reported window: under
               **dict.fromkeys(("compaction", "compaction-without-post-size", "inserted-compaction"), "over"),
-              **dict.fromkeys(("model-switch", "wrong-context-window"), "under")}),
+              **dict.fromkeys(("model-switch", "wrong-context-window", "one-million-window"), "under")}),
           about=frozenset({"window-mismatch", "compaction"}),
           reading=Reading("row", cap="reported")),
     # --- gauges that show another quantity, or over another window, than the one asked ---
-    Entry("window-percent-gauge", _gauge("percent_of_window"),
-          "shows the share of the window used where the share of the way to autocompact left is asked: 61 where "
-          "27 is asked (the two gauges read opposite ways)",
-          "anthropics/claude-code#62210, #18944; sirmalloc/ccstatusline PR #319, Owloops/claude-powerline PR #64",
-          breaks=_UNTOLD_WINDOW),
-    Entry("fixed-200k-gauge", lambda: Gauge(ContextTracker(), "percent_of_window", 200_000, 167_000),
+    Entry("window-percent-gauge", _gauge("percent_until_autocompact", shows="percent_of_window"),
+          "declares the share of the way to autocompact left but shows the share of the window used: 61 where "
+          "27 is meant (the two gauges read opposite ways)",
+          "anthropics/claude-code#62210, #46428, #18944; sirmalloc/ccstatusline PR #319, Owloops/claude-powerline "
+          "PR #64",
+          # a share used read as a share left: a small context reads over, a context past half the autocompact
+          # point under (where the first point off is a large one)
+          breaks=_all_but(way="over", ways=dict.fromkeys(("cache-expiry", "compaction", "conversation-reset",
+                                                          "disabled-1m-window", "output-reserve"), "under"))),
+    Entry("fixed-200k-gauge", _gauge("percent_of_window", window_of=_whatever_the_model, threshold_of=_natural_point),
           "divides by 200,000 whatever the window: a 1M session shows five times its pressure (201% at 402,003)",
           "anthropics/claude-code#73399, #76751, #39467, #32014; sirmalloc/ccstatusline#233, #429; "
           "Haleclipse/CCometixLine#26",
-          breaks=_UNTOLD_WINDOW),
-    Entry("model-name-window-gauge", _gauge("percent_of_window", from_name=True),
+          breaks=_DIVIDES_BY_200K),
+    Entry("model-name-window-gauge", _gauge("percent_of_window", window_of=_from_the_name),
           "takes the window from the model's name ([1m]: 1,000,000) where CLAUDE_CODE_DISABLE_1M_CONTEXT left it "
           "at 200,000: a fifth of the pressure",
           "sirmalloc/ccstatusline dist/ccstatusline.js:50172-50197 (a [1m] tag in the model id), graykode/abtop#109",
-          breaks=_UNTOLD_WINDOW),
-    Entry("model-window-autocompact-gauge", _gauge("percent_until_autocompact", own_threshold=True),
+          breaks=_gauge_breaks(wrong_context_window="over", disabled_1m_window="under")),
+    Entry("model-window-autocompact-gauge", _gauge("percent_until_autocompact", threshold_of=_model_point),
           "counts to the model window's autocompact point (167,000 of 200,000) where CLAUDE_CODE_AUTO_COMPACT_WINDOW "
           "moved it (67,000 of 100,000): shows room the session does not have",
           "anthropics/claude-code#62210; Claude Code's CLAUDE_CODE_AUTO_COMPACT_WINDOW (ctxsim's REPL recordings, "
           "autocompact.json)",
-          breaks=_UNTOLD_WINDOW),
+          breaks=_gauge_breaks(autocompact_window="under")),
+    Entry("hard-coded-buffer-gauge", _gauge("percent_until_autocompact", threshold_of=_fixed_buffer),
+          "counts to the window less a hard-coded 33,000 (167,000 of 200,000): wrong wherever the max output is "
+          "under 20,000, an override or an autocompact window moves the point, or auto-compact is off",
+          "anthropics/claude-code#31806 (window - min(max output, 20k) - 13k); Gitlawb/openclaude#746",
+          breaks=_gauge_breaks(autocompact_window="under", autocompact_off="over", output_reserve="over")),
+    Entry("buffer-when-autocompact-off-gauge", _gauge("percent_until_autocompact", threshold_of=_buffer_always),
+          "subtracts the autocompact buffer when auto-compact is off: counts to 167,000 where nothing compacts "
+          "before 180,000, so it shows the context fuller than it is",
+          "open-gsd/gsd-core#4844",
+          breaks=_gauge_breaks(autocompact_off="over")),
+    Entry("old-model-window-gauge", _gauge("percent_of_window", window_of=_first_model),
+          "keeps the first model's window after /model: a switch to a [1m] model reads five times the pressure, a "
+          "switch back a fifth",
+          "danielmiessler/LifeOS#1358 (14% shown against 75%); anthropics/claude-code#74355 (88% in the statusline "
+          "against 14% in /context after /clear and a switch to Haiku)",
+          breaks=_gauge_breaks(model_switch_window="over")),
+    Entry("lost-1m-pegged-gauge", _gauge("percent_of_window", window_of=_whatever_the_model, cap=100),
+          "loses the [1m] suffix (the transcript's model name has none), divides by 200,000 and pegs the bar at "
+          "100%: a 1M session past 200,000 is stuck at 100%",
+          "sirmalloc/ccstatusline#171, #180, #193, #233; preset-io/agor#2167",
+          breaks=_DIVIDES_BY_200K,
+          variant_of="fixed-200k-gauge"),
     Entry("autocompact-denominator",
           lambda: FromRatio(AutocompactGauge(name="autocompact-denominator"), window=DEFAULT_WINDOW),
           "the latest call's in+cc+cr divided by the autocompact threshold (window - 20k - 13k), not by the window: "
@@ -351,7 +429,8 @@ def reference_for(session: Session) -> ContextTracker | Gauge:
     reference = ContextTracker(usage=session.usage)
     if session.quantity == "tokens":
         return reference
-    return Gauge(reference, session.quantity, session.window, session.auto_compact_threshold)
+    return Gauge(reference, session.quantity, session.window, session.auto_compact_threshold,
+                 world=TrackerWorld.of(session))
 
 
 def make(name: str, session: Session | None = None) -> Tracker:

@@ -68,13 +68,17 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
     ``totalTokens`` is the last main-chain prompt (output not included), as captured from the real CLI, plus the
     :func:`thinking_tail` of ``last_call``; before the first call it is the system baseline, right after a
     compaction or ``/clear`` what the world says the context holds. The window is the one Claude Code compacts
-    against (:attr:`~ctxsim.world.Session.context_window`).
+    against: the autocompact window where one is set, else the window of ``model`` (default: the session's), and
+    the autocompact point the one the session's settings give it (:meth:`~ctxsim.world.Session.threshold_of`).
     """
     total = (truth.prompt if truth is not None else session.baseline) + thinking_tail(last_call)
-    window = session.context_window
+    raw = session.window_of(model or session.model)
+    window = session.auto_compact_window or raw
+    threshold = session.threshold_of(raw)
     metered = last_call
     tools, skills = _fixed_parts(session.baseline, metered is not None)
-    buffer = max(0, window - session.auto_compact_threshold) if session.auto_compact_window else 0
+    shows_buffer = bool(session.auto_compact_window) and session.settings.auto_compact
+    buffer = max(0, window - threshold) if shows_buffer else 0
     messages = max(0, min(total, window - buffer) - tools - skills)
     categories = [
         _category("system_tools", "System tools", tools, "inactive", "used"),
@@ -82,7 +86,7 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
         _category("skills", "Skills", skills, "warning", "used"),
         _category("messages", "Messages", messages, "purple_FOR_SUBAGENTS_ONLY", "used"),
     ]
-    if session.auto_compact_window:
+    if shows_buffer:
         categories.append(_category("autocompact_buffer", "Autocompact buffer", buffer, "inactive", "buffer"))
     categories.append(_category("free_space", "Free space", max(0, window - total - buffer), "promptBorder", "free"))
     api_usage = None if metered is None else {
@@ -102,8 +106,8 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
         "mcpTools": [],
         "mcpInstructions": [],
         "agents": [],
-        "autoCompactThreshold": session.auto_compact_threshold,
-        "isAutoCompactEnabled": True,
+        "autoCompactThreshold": threshold,
+        "isAutoCompactEnabled": session.settings.auto_compact,
         "messageBreakdown": {"toolCallTokens": 0, "toolResultTokens": 0, "attachmentTokens": 0,
                              "assistantMessageTokens": 0, "userMessageTokens": 0, "redirectedContextTokens": 0,
                              "unattributedTokens": categories[3]["tokens"], "toolCallsByType": [],

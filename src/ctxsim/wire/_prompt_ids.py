@@ -17,8 +17,8 @@ __all__ = ["gets_prompt_id", "prompt_id"]
 
 
 def gets_prompt_id(prompt: str) -> bool:
-    """Whether a query of ``prompt`` gets a prompt id of its own: a prompt, or ``/compact``."""
-    return not prompt.startswith("/") or prompt.split()[0] == "/compact"
+    """Whether a query of ``prompt`` gets a prompt id of its own: a prompt, ``/compact`` or ``/model``."""
+    return not prompt.startswith("/") or prompt.split()[0] in ("/compact", "/model")
 
 
 def prompt_id(session: Session, query_index: int) -> str:

@@ -18,8 +18,8 @@ points of :func:`ctxsim.wire.render`, in the same order), computed as the bundle
   :func:`~ctxsim.world.keeps_segment`, recorded from every CLI version); after ``/clear``, as before any call;
 - ``exceeds_200k_tokens``: input + cache writes + cache reads + output over 200,000 (:func:`exceeds_200k_tokens`);
 - ``prompt_cache`` from the world's calls (:mod:`._prompt_cache`), absent before the conversation's first request;
-- ``prompt_id``: a new one for each prompt and for ``/compact``, kept through another slash command, none after
-  ``/clear`` until the next prompt;
+- ``prompt_id``: a new one for each prompt, for ``/compact`` and for ``/model``, kept through another slash
+  command, none after ``/clear`` until the next prompt;
 - ``session_id``, ``transcript_path``, ``cwd``, ``model {id, display_name}``, ``workspace``, ``version``,
   ``output_style``, ``cost`` (cumulative, subagents and compaction summaries included; the durations are the
   rendering's own), ``fast_mode`` (false) and ``thinking`` (enabled). The REPL recordings of 2.1.330-2.1.332 (an
@@ -32,12 +32,11 @@ tool's transcript fallback reads.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ..world import Call, Compaction, ConversationReset, Session, keeps_segment
+from ..world import Call, Compaction, ConversationReset, Session, display_name, keeps_segment
 from ._prompt_cache import PromptCacheStats
 from ._prompt_ids import gets_prompt_id, prompt_id
 from ._stream_json import Renderer, cli_version_rendered
@@ -64,17 +63,6 @@ def after_compaction(compaction: Compaction, calls_before: int,
 
 
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-def display_name(model: str) -> str:
-    """The name the CLI shows for ``model``: ``claude-sonnet-4-5`` -> ``Sonnet 4.5``, a ``[1m]`` variant with
-    ``(1M context)``; an id it cannot read, as it is."""
-    match = re.fullmatch(r"claude-([a-z]+)-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?(\[1m\])?", model)
-    if match is None:
-        return model
-    family, major, minor, wide = match.groups()
-    name = f"{family.capitalize()} {major}" + (f".{minor}" if minor else "")
-    return name + (" (1M context)" if wide else "")
 
 
 def _prompt(usage: Mapping[str, int]) -> int:
@@ -150,7 +138,7 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                 if frame.observation is None:
                     continue
                 sid = renderer.session_id
-                payload = _head(session, sid, path_of(sid), cwd, project_dir or cwd, version, current_prompt,
+                payload = _head(renderer.model, sid, path_of(sid), cwd, project_dir or cwd, version, current_prompt,
                                 {"total_cost_usd": renderer.total_cost, "total_duration_ms": elapsed_ms,
                                  "total_api_duration_ms": api_ms, "total_lines_added": 0, "total_lines_removed": 0})
                 if with_context_window:
@@ -165,12 +153,12 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     return payloads
 
 
-def _head(session: Session, session_id: str, transcript_path: str, cwd: str, project_dir: str, version: str,
+def _head(model: str, session_id: str, transcript_path: str, cwd: str, project_dir: str, version: str,
           prompt_id: str | None, cost: dict[str, Any]) -> dict[str, Any]:
     """A payload's keys before ``context_window``, in the CLI's order."""
     return {"session_id": session_id, "transcript_path": transcript_path, "cwd": cwd,
             **({"prompt_id": prompt_id} if prompt_id is not None else {}),
-            "model": {"id": session.model, "display_name": display_name(session.model)},
+            "model": {"id": model, "display_name": display_name(model)},
             "workspace": {"current_dir": cwd, "project_dir": project_dir, "added_dirs": []}, "version": version,
             "output_style": {"name": "default"}, "cost": cost}
 
@@ -183,9 +171,9 @@ def startup_payload(session: Session, *, transcript_path: str | Callable[[str], 
     no cost. The arguments are :func:`statusline_payloads`'."""
     version = cli_version_rendered(cli_version)
     sid = session.session_id
-    payload = _head(session, sid, _path_of(session, transcript_path, cwd)(sid), cwd, project_dir or cwd, version,
-                    None, {"total_cost_usd": 0, "total_duration_ms": 0, "total_api_duration_ms": 0,
-                           "total_lines_added": 0, "total_lines_removed": 0})
+    payload = _head(session.model, sid, _path_of(session, transcript_path, cwd)(sid), cwd, project_dir or cwd,
+                    version, None, {"total_cost_usd": 0, "total_duration_ms": 0, "total_api_duration_ms": 0,
+                                    "total_lines_added": 0, "total_lines_removed": 0})
     payload.update({"context_window": context_window(None, session.window), "exceeds_200k_tokens": False,
                     "fast_mode": False, "thinking": {"enabled": True}})
     return payload

@@ -112,6 +112,8 @@ class Renderer:
         self.cwd = cwd
         self.rng = random.Random(f"ctxsim.wire:{session.seed}:{session.session_id}")
         self.session_id = session.session_id
+        self.model = session.model
+        """The model in force (``/model`` switches it between queries): the window follows it."""
         self.model_usage: dict[str, dict[str, Any]] = {}
         self.since_last: dict[str, dict[str, Any]] = {}
         """``model_usage_since_last_result``: what was spent since the last result."""
@@ -146,7 +148,8 @@ class Renderer:
         if self.truth is None:
             return
         self.observations += 1
-        frame.observation = Observation(self.observations, label, kind, self.truth, self.session.window)
+        frame.observation = Observation(self.observations, label, kind, self.truth,
+                                        self.session.window_of(self.model))
 
     # frames ----------------------------------------------------------------------------------------------------
 
@@ -313,7 +316,7 @@ class Renderer:
         for table in (self.model_usage, self.since_last):
             entry = table.get(call.model)
             if entry is None:
-                entry = table[call.model] = model_usage_entry(call.model, self.session.window,
+                entry = table[call.model] = model_usage_entry(call.model, self.session.window_of(call.model),
                                                               self.session.max_output_tokens)
             entry["inputTokens"] += self.session.reported_input(call)
             entry["outputTokens"] += call.output_tokens
@@ -374,14 +377,15 @@ class Renderer:
         main_calls: list[Call] = []
         # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
         clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        self.model = self.session.model_at(query_index)
         if not clears:
-            yield None, [self.init(self.session.model)]
+            yield None, [self.init(self.model)]
         sub_counts: dict[str, int] = {}
         self.subagents = query_subagents(query)
         for step in query.steps:
             frames = self.step(step, q, main_calls, sub_counts)
             if clears:
-                frames.append(self.init(self.session.model))
+                frames.append(self.init(self.model))
                 clears = False
             yield step, frames
             if isinstance(step, ConversationReset):

@@ -58,6 +58,7 @@ from ..world import (
     SubagentStart,
     ToolResult,
     ToolUse,
+    display_name,
     keeps_segment,
 )
 from ._boundary import compact_metadata
@@ -294,16 +295,17 @@ class _Writer:
             self.chained("attachment", {"attachment": {"type": "date", "date": self.now.date().isoformat()}},
                          ms=1)
 
-    def command(self, name: str, stdout: str | None) -> None:
-        """The rows of local command ``name`` (``/compact``, ``/clear``): its caveat and name, then its output as a
-        ``user`` row, or (``stdout`` None) an empty output as a ``system``/``local_command`` row."""
+    def command(self, name: str, stdout: str | None, args: str = "") -> None:
+        """The rows of local command ``name`` (``/compact``, ``/clear``, ``/model``) with ``args``: its caveat and
+        name, then its output as a ``user`` row, or (``stdout`` None) an empty output as a
+        ``system``/``local_command`` row."""
         self.chained("user", {"message": {"role": "user", "content": (
             "<local-command-caveat>The command below was run directly in Claude Code, not sent to you as a "
             "request, and its output goes straight to the user. It's recorded here as context for later "
             "messages.</local-command-caveat>")}, "isMeta": True})
         self.chained("user", {"message": {"role": "user", "content": (
             f"<command-name>/{name}</command-name>\n            <command-message>{name}</command-message>\n"
-            "            <command-args></command-args>")}})
+            f"            <command-args>{args}</command-args>")}})
         if stdout is not None:
             self.chained("user", {"message": {"role": "user", "content": (
                 f"<local-command-stdout>{stdout}</local-command-stdout>")}})
@@ -445,6 +447,9 @@ class _Writer:
         command = query.prompt.startswith("/")
         self.query_index = index
         self.prompt(query.prompt, command)
+        if query.model is not None and query.prompt.split()[0] == "/model":  # the model switch, as the REPL writes it
+            self.command("model", f"Set model to `{display_name(query.model)}` and saved as your default for new "
+                                  f"sessions", query.model)
         walk = list(self.renderer.walk(index, query))
         for n, (step, frames) in enumerate(walk):
             if step is not None:

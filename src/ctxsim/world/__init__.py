@@ -53,6 +53,16 @@ if TYPE_CHECKING:
         model_window as model_window,
         system_prefix as system_prefix,
     )
+    from ._settings import (
+        AUTOCOMPACT_BUFFER as AUTOCOMPACT_BUFFER,
+        OUTPUT_RESERVE_CAP as OUTPUT_RESERVE_CAP,
+        ClaudeSettings as ClaudeSettings,
+        autocompact_point as autocompact_point,
+        display_name as display_name,
+        effective_window as effective_window,
+        override_point as override_point,
+        window_for as window_for,
+    )
     from ._shapes import (
         CALL_BYTES as CALL_BYTES,
         SUBAGENT_BYTES as SUBAGENT_BYTES,

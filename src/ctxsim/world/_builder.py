@@ -36,6 +36,7 @@ from ._session import (
     ToolUse,
     UsageConvention,
 )
+from ._settings import ClaudeSettings
 
 __all__ = ["SessionBuilder", "filler_text"]
 
@@ -117,6 +118,10 @@ class SessionBuilder:
     """How the session ran: the shape of its transcript (:data:`~ctxsim.world.Entrypoint`)."""
     quantity: Quantity = "tokens"
     """What the gauge under test is asked to show (:data:`~ctxsim.world.Quantity`)."""
+    settings: ClaudeSettings = field(default_factory=ClaudeSettings)
+    """The settings that move the denominator (:class:`~ctxsim.world.ClaudeSettings`)."""
+    _first_model: str = field(init=False, repr=False, default="")
+    _switch: str | None = field(init=False, repr=False, default=None)
     _rng: random.Random = field(init=False, repr=False)
     _queries: list[Query] = field(init=False, repr=False, default_factory=list)
     _steps: list[Step] | None = field(init=False, repr=False, default=None)
@@ -127,6 +132,7 @@ class SessionBuilder:
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+        self._first_model = self.model
         if self.session_id is None:
             self.session_id = self.new_uuid()
 
@@ -156,10 +162,19 @@ class SessionBuilder:
         self._chain(None).pending_growth += tokens
         return self
 
+    def switch_model(self, model: str) -> SessionBuilder:
+        """``/model``: the next query and every call after it run on ``model`` (the window follows it, as
+        :meth:`~ctxsim.world.Session.window_of` says). Between queries: it closes the query being built."""
+        self._close_query()
+        self.model = model
+        self._switch = model
+        return self
+
     def _close_query(self) -> None:
         if self._steps is not None:
-            self._queries.append(Query(self._prompt, tuple(self._steps)))
+            self._queries.append(Query(self._prompt, tuple(self._steps), self._switch))
             self._steps = None
+            self._switch = None
 
     def _current_steps(self) -> list[Step]:
         if self._steps is None:
@@ -424,7 +439,7 @@ class SessionBuilder:
         return Session(
             session_id=self.session_id,
             queries=queries,
-            model=self.model,
+            model=self._first_model,
             window=self.window,
             baseline=self.baseline,
             max_output_tokens=self.max_output_tokens,
@@ -434,4 +449,5 @@ class SessionBuilder:
             auto_compact_window=self.auto_compact_window,
             entrypoint=self.entrypoint,
             quantity=self.quantity,
+            settings=self.settings,
         )

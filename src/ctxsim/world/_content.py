@@ -124,5 +124,5 @@ def dress(session: Session, seed: int) -> Session:
                 kind = _KIND_BY_TOOL.get(tools.get(step.tool_use_id, ""), "log")
                 step = replace(step, content=_take(rng, kind, len(step.content)))
             steps.append(step)
-        queries.append(Query(query.prompt, tuple(steps)))
+        queries.append(Query(query.prompt, tuple(steps), query.model))
     return replace(session, queries=tuple(queries))

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._settings import ClaudeSettings, window_for
+
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEFAULT_MODEL",
@@ -60,17 +62,13 @@ recordings); a
 first call reading more than this from cache started mid-conversation, and its cache read is not the prefix."""
 
 
-ONE_MILLION = 1_000_000
-"""The window of a model run with the ``[1m]`` suffix (the 1M-context beta)."""
-
-
 def model_window(model: str, *, disable_1m_context: bool = False) -> int:
     """The context window Claude Code gives ``model``: 1,000,000 for an id with the ``[1m]`` suffix
     (``claude-sonnet-4-5[1m]``) unless ``CLAUDE_CODE_DISABLE_1M_CONTEXT`` is set (``disable_1m_context``), else
     200,000. Recorded with the REPL of Claude Code 2.1.330-2.1.332: ``context_window_size`` 1000000 for
     ``claude-sonnet-4-5[1m]``, 200000 with the variable set (the model id and its ``(1M context)`` display name
     unchanged)."""
-    return ONE_MILLION if model.endswith("[1m]") and not disable_1m_context else 200_000
+    return window_for(model, disable_1m_context=disable_1m_context)
 
 
 Entrypoint = Literal["sdk", "repl"]
@@ -240,6 +238,9 @@ class Query:
 
     prompt: str
     steps: tuple[Step, ...]
+    model: str | None = None
+    """The model ``/model`` switched to before this query (its calls run on it, and the window follows); None:
+    the model in force before."""
 
     @property
     def main_calls(self) -> tuple[Call, ...]:
@@ -352,7 +353,32 @@ class Session:
     entrypoint: Entrypoint = "sdk"
     """How the session ran (:data:`Entrypoint`): the shape of its transcript."""
     quantity: Quantity = "tokens"
-    """What the gauge under test is asked to show (:data:`Quantity`): its number is judged as that quantity."""
+    """What the gauge under test is asked to show (:data:`Quantity`): the gauge built for the scenario shows it; a
+    tracker is judged on the quantity it declares (none: tokens)."""
+    settings: ClaudeSettings = field(default_factory=ClaudeSettings)
+    """The settings that move the denominator: auto-compact on or off, the percentage override, the max-context
+    setting, ``CLAUDE_CODE_DISABLE_1M_CONTEXT``, subagent and idle compaction (:class:`ClaudeSettings`)."""
+
+    def model_at(self, query_index: int) -> str:
+        """The model in force for query ``query_index`` (0-based): the last ``/model`` switch before it, else
+        :attr:`model`."""
+        for query in reversed(self.queries[:query_index + 1]):
+            if query.model is not None:
+                return query.model
+        return self.model
+
+    def window_of(self, model: str) -> int:
+        """The raw window ``model`` runs in (what the statusline divides by): :attr:`window` for the session's own
+        model, else as the settings give it (:meth:`ClaudeSettings.window_for`)."""
+        return self.window if model == self.model else self.settings.window_for(model)
+
+    def threshold_of(self, window: int) -> int:
+        """Where Claude Code autocompacts while the raw window is ``window`` (the point "until auto-compact"
+        counts to): :attr:`auto_compact_at` where the CLI said so for the session's own window, else computed from
+        the autocompact window where one is set, else from ``window``, under :attr:`settings`."""
+        if self.auto_compact_at is not None and window == self.window:
+            return self.auto_compact_at
+        return self.settings.point(self.auto_compact_window or window, self.max_output_tokens)
 
     @property
     def calls(self) -> tuple[Call, ...]:
@@ -367,9 +393,7 @@ class Session:
     @property
     def auto_compact_threshold(self) -> int:
         """Where Claude Code would autocompact this session's window (:attr:`auto_compact_at` where the CLI said)."""
-        if self.auto_compact_at is not None:
-            return self.auto_compact_at
-        return auto_compact_threshold(self.context_window, self.max_output_tokens)
+        return self.threshold_of(self.window)
 
     @property
     def context_window(self) -> int:
