@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ._commandline import (
+        join_spec as join_spec,
+        passed_environment as passed_environment,
+        program as program,
+        split_spec as split_spec,
+        tail as tail,
+        unstartable as unstartable,
+    )
     from ._lines import LINE_LIMIT as LINE_LIMIT, LineError as LineError, LineProcess as LineProcess
     from ._run import (
         OUTPUT_LIMIT as OUTPUT_LIMIT,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ..processes import passed_environment as passed_environment
     from ._base import (
         AnyTracker as AnyTracker,
         AnyTrackerFactory as AnyTrackerFactory,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
         reference_for as reference_for,
     )
     from ._command import CommandTracker as CommandTracker
-    from ._commandline import passed_environment as passed_environment
     from ._diagnosis import (
         is_token_count as is_token_count,
         looks_like_ratio as looks_like_ratio,

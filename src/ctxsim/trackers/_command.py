@@ -49,9 +49,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._sync import interrupts, terminate_as_interrupt
-from ..processes import OUTPUT_LIMIT, Outcome, exited, printable, run_command, subreaper
+from ..processes import (
+    OUTPUT_LIMIT,
+    Outcome,
+    exited,
+    printable,
+    program as _program,
+    run_command,
+    split_spec,
+    subreaper,
+    tail as _tail,
+)
 from ._base import Estimate, PointTrackerError, TrackerWorld
-from ._commandline import program as _program, split_spec, tail as _tail
 from ._readout import PRESETS, Readout, UnreadableOutput, read_output
 
 if TYPE_CHECKING:

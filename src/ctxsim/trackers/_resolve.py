@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from ..processes import join_spec, split_spec, unstartable
 from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
-from ._commandline import join_spec, split_spec, unstartable
 from ._stream import SPEC_OPTIONS as STREAM_OPTIONS, StreamTracker, parse_stream_spec
 
 __all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "anchored_spec", "load_named", "load_spec",

@@ -41,9 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..processes import LineError, LineProcess, printable
+from ..processes import LineError, LineProcess, printable, program as _program, split_spec, tail as _tail
 from ._base import PointTrackerError, TrackerWorld
-from ._commandline import program as _program, split_spec, tail as _tail
 
 __all__ = ["DEFAULT_TIMEOUT", "SPEC_OPTIONS", "StreamTracker", "parse_stream_spec"]
 
