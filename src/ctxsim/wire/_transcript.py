@@ -56,6 +56,7 @@ from ..world import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     ToolResult,
     ToolUse,
     display_name,
@@ -218,6 +219,8 @@ class _Writer:
         """The uuid of the main chain's last row."""
         self.agents: dict[str, tuple[str, str | None]] = {}
         """Per subagent (by the tool use that started it): its agent id and the uuid of its last row."""
+        self.background: dict[str, SubagentStart] = {}
+        """The background subagents whose launch result is still to be written (by the tool use that started them)."""
         self.tool_rows: dict[str, str] = {}
         """The uuid of the assistant row holding each tool use."""
         self.files_started: set[str] = set()
@@ -379,13 +382,35 @@ class _Writer:
         source = self.tool_rows.get(result.tool_use_id)
         if source is not None:
             fields["sourceToolAssistantUUID"] = source
+        launched = self.background.pop(result.tool_use_id, None) if agent is None else None
+        if launched is not None:  # a background subagent's launch: its result at once, async_launched
+            fields["message"]["content"][0]["content"] = [{"type": "text", "text": result.content}]
+            fields["toolUseResult"] = {"isAsync": True, "status": "async_launched", "agentId": launched.task_id,
+                                       "description": launched.description, "prompt": launched.prompt}
         self.chained("user", fields, agent=agent, ms=100)
+
+    def notification(self, step: TaskNotification) -> None:
+        """A background subagent's end, as the main chain gets it: queued, then a user row (the CLI's own
+        ``<task-notification>``, ``origin`` saying so) that starts a turn of its own."""
+        text = (f"<task-notification>\n<task-id>{step.task_id}</task-id>\n<tool-use-id>{step.tool_use_id}"
+                f"</tool-use-id>\n<status>{step.status}</status>\n<summary>{step.summary}</summary>\n"
+                f"</task-notification>")
+        self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
+                   "sessionId": self.session_id, "content": text})
+        self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
+                   "sessionId": self.session_id})
+        self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
+                              "origin": {"kind": "task-notification", "producer": "session-task",
+                                         "runId": f"run-{step.task_id}"},
+                              "promptSource": "system", "turnOrigin": "task_notification"})
 
     def agent_id(self) -> str:
         return "a" + format(self.rng.getrandbits(64), "016x")
 
     def subagent(self, start: SubagentStart) -> None:
         self.agents[start.tool_use_id] = (start.task_id, None)
+        if start.background:
+            self.background[start.tool_use_id] = start
         self.chained("user", {"message": {"role": "user", "content": start.prompt}}, agent=start.tool_use_id,
                      ms=30)
 
@@ -437,6 +462,8 @@ class _Writer:
             self.tool_result(step)
         elif isinstance(step, SubagentStart):
             self.subagent(step)
+        elif isinstance(step, TaskNotification):
+            self.notification(step)
         elif isinstance(step, Compaction):
             self.compaction(step, command)
         elif isinstance(step, ConversationReset):
