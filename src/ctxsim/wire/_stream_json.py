@@ -209,7 +209,8 @@ class Renderer:
 
     def call_frames(self, call: Call, label: str, kind: str) -> list[Frame]:
         main = call.is_main
-        shown = call.blocks if main or self.forward_subagent_text else [
+        # A foreground subagent's text reaches no frame; a background one's does (recorded, 2.1.332).
+        shown = call.blocks if main or self.forward_subagent_text or call.parent_tool_use_id in self.background else [
             b for b in call.blocks if isinstance(b, ToolUse)]
         frames: list[Frame] = []
         usage = _assistant_usage(call, self.session.reported_input(call))
