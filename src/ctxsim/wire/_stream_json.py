@@ -49,6 +49,7 @@ from ._frames import Frame, Observation, Script
 from ._labels import query_subagents, subagent_label
 from ._prices import cost as call_cost
 from ._result import model_usage_entry, num_turns, result_data, subagent_stats
+from ._tasks import launch, task_end, task_start
 from ._versions import captured_versions, installed_cli_version
 
 __all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
@@ -412,53 +413,14 @@ class Renderer:
                 turn = index + 1
         yield None, [self.result(query, main_calls, f"{q} result", slice(turn, None))]
 
-    def task_end(self, tool_use_id: str, calls: int, notified: TaskNotification | None = None) -> list[Frame]:
-        """What the CLI writes when the subagent started by ``tool_use_id`` ends: ``system/task_updated``
-        (completed) and ``system/task_notification`` (its summary and usage), before the ``Agent`` tool's result;
-        for a background subagent (``notified``), then ``background_tasks_changed`` (none left running) and the
-        ``init`` of the turn its notification starts."""
-        task_id, run_id = self.tasks.pop(tool_use_id)
-        status = notified.status if notified is not None else "completed"
-        report = {"summary": notified.summary, "summary_is_report": True} if notified is not None else {"summary": ""}
-        frames = [self.system("task_updated", task_id=task_id, run_id=run_id, patch={"status": status, "end_time": 0}),
-                  self.system("task_notification", task_id=task_id, run_id=run_id, tool_use_id=tool_use_id,
-                              status=status, output_file=f"tasks/{task_id}.output", **report,
-                              usage={"total_tokens": self.task_tokens.pop(tool_use_id, 0), "tool_uses": calls,
-                                     "duration_ms": 100 * calls})]
-        if notified is not None:
-            self.background.discard(tool_use_id)
-            frames += [self.background_tasks(), self.init(self.model)]
-        return frames
-
-    def background_tasks(self) -> Frame:
-        """``system/background_tasks_changed``: the background subagents running now."""
-        return self.system("background_tasks_changed", tasks=[
-            {"task_id": self.tasks[t][0], "run_id": self.tasks[t][1], "task_type": "local_agent",
-             "subagent_type": "general-purpose", "description": self.descriptions.get(t, "")}
-            for t in sorted(self.background)])
-
-    def launch(self, result: ToolResult) -> Frame:
-        """The ``Agent`` tool's result for a background subagent: the launch, at once (its ``tool_use_result``
-        says ``async_launched``)."""
-        task_id = self.tasks[result.tool_use_id][0]
-        frame = self.tool_result(result)
-        frame.data["message"]["content"][0]["content"] = [{"type": "text", "text": result.content}]
-        frame.data["tool_use_result"] = {
-            "isAsync": True, "status": "async_launched", "agentId": task_id,
-            "description": self.descriptions.get(result.tool_use_id, ""), "resolvedModel": self.model,
-            "prompt": self.prompts.get(result.tool_use_id, ""), "outputFile": f"tasks/{task_id}.output",
-            "canReadOutputFile": True, "canContinueAgent": True}
-        self.launched.add(result.tool_use_id)
-        return frame
-
     def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
         """The frames of ``step``, in order."""
         if isinstance(step, ToolResult) and step.tool_use_id in self.background - self.launched:
-            return [self.launch(step)]
+            return [launch(self, step)]
         if isinstance(step, TaskNotification):
-            return self.task_end(step.tool_use_id, sub_counts.get(step.tool_use_id, 0), step)
+            return task_end(self, step.tool_use_id, sub_counts.get(step.tool_use_id, 0), step)
         if isinstance(step, ToolResult):  # the truth moves with calls, compactions and resets only
-            ended = (self.task_end(step.tool_use_id, sub_counts.get(step.tool_use_id, 0))
+            ended = (task_end(self, step.tool_use_id, sub_counts.get(step.tool_use_id, 0))
                      if step.parent_tool_use_id is None and step.tool_use_id in self.tasks else [])
             return [*ended, self.tool_result(step)]
         self.truth = self.session.truth_after(step, self.truth)
@@ -479,20 +441,7 @@ class Renderer:
                                                  "duration_ms": 100 * n}))
             return frames
         elif isinstance(step, SubagentStart):
-            run_id = f"run-{step.task_id}"
-            self.tasks[step.tool_use_id] = (step.task_id, run_id)
-            self.descriptions[step.tool_use_id], self.prompts[step.tool_use_id] = step.description, step.prompt
-            started = self.system("task_started", task_id=step.task_id, run_id=run_id, tool_use_id=step.tool_use_id,
-                                  description=step.description, subagent_type="general-purpose",
-                                  is_backgrounded=step.background, spawn_depth=1, task_type="local_agent",
-                                  prompt=step.prompt)
-            if step.background:  # no prompt frame; the tasks running first (recorded, 2.1.332)
-                self.background.add(step.tool_use_id)
-                return [self.background_tasks(), started]
-            prompt = Frame({"type": "user", "message": {"role": "user", "content": [
-                {"type": "text", "text": step.prompt}]}, "parent_tool_use_id": step.tool_use_id,
-                "session_id": self.session_id, "uuid": self.uuid()})
-            return [started, prompt]
+            return task_start(self, step)
         elif isinstance(step, Compaction):
             return self.compaction(step, q, not main_calls)
         elif isinstance(step, ConversationReset):
