@@ -19,9 +19,7 @@ KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "partial-messages": {},
     "parallel-tools": {},
     "subagent": {},
-    "background-subagent": {(1, "prompt"): "the notification turn's UserPromptSubmit prompt: the CLI's text also names "
-                                           "the subagent's output file (a temporary path), a note, its answer and "
-                                           "usage; no tracker reads it"},
+    "background-subagent": {},
     "compact": {},
     "autocompact": {},
     "autocompact-midturn": {},

@@ -220,6 +220,8 @@ class _Writer:
         self.agents: dict[str, tuple[str, str | None]] = {}
         """Per subagent (by the tool use that started it): its agent id and the uuid of its last row."""
         self.background: dict[str, SubagentStart] = {}
+        self.pending_agents = 0
+        """The background subagents running (a ``turn_duration``'s ``pendingBackgroundAgentCount``)."""
         """The background subagents whose launch result is still to be written (by the tool use that started them)."""
         self.tool_rows: dict[str, str] = {}
         """The uuid of the assistant row holding each tool use."""
@@ -392,6 +394,7 @@ class _Writer:
     def notification(self, step: TaskNotification) -> None:
         """A background subagent's end, as the main chain gets it: queued, then a user row (the CLI's own
         ``<task-notification>``, ``origin`` saying so) that starts a turn of its own."""
+        self.pending_agents -= 1
         text = (f"<task-notification>\n<task-id>{step.task_id}</task-id>\n<tool-use-id>{step.tool_use_id}"
                 f"</tool-use-id>\n<status>{step.status}</status>\n<summary>{step.summary}</summary>\n"
                 f"</task-notification>")
@@ -399,10 +402,14 @@ class _Writer:
                    "sessionId": self.session_id, "content": text})
         self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
                    "sessionId": self.session_id})
-        self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
-                              "origin": {"kind": "task-notification", "producer": "session-task",
-                                         "runId": f"run-{step.task_id}"},
-                              "promptSource": "system", "turnOrigin": "task_notification"})
+        self.notified(text, {"promptId": self.uuid(), "message": {"role": "user", "content": text},
+                             "origin": {"kind": "task-notification", "producer": "session-task",
+                                        "runId": f"run-{step.task_id}"},
+                             "promptSource": "system", "turnOrigin": "task_notification"})
+
+    def notified(self, text: str, fields: dict[str, Any]) -> None:
+        """The user row of a notification (``fields``; its text ``text``)."""
+        self.chained("user", fields)
 
     def agent_id(self) -> str:
         return "a" + format(self.rng.getrandbits(64), "016x")
@@ -411,6 +418,7 @@ class _Writer:
         self.agents[start.tool_use_id] = (start.task_id, None)
         if start.background:
             self.background[start.tool_use_id] = start
+            self.pending_agents += 1
         self.chained("user", {"message": {"role": "user", "content": start.prompt}}, agent=start.tool_use_id,
                      ms=30)
 
@@ -481,7 +489,7 @@ class _Writer:
         for n, (step, frames) in enumerate(walk):
             if step is not None:
                 self.step(step, command)
-            elif n == len(walk) - 1:  # the result: the query's closing lines
+            elif n:  # a result: the closing lines of the query (or of a turn a background subagent's launch ended)
                 self.close(query.prompt, command)
             for frame in frames:
                 if frame.observation is not None:
