@@ -10,13 +10,28 @@ again and the ``init`` of the turn its notification starts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..world import SubagentStart, TaskNotification, ToolResult
 from ._frames import Frame
 
-if TYPE_CHECKING:
-    from ._stream_json import Renderer
+
+class Renderer(Protocol):
+    """What these frames need of the stream-json renderer: its frames and the tasks it keeps."""
+
+    session_id: str
+    model: str
+    tasks: dict[str, tuple[str, str]]
+    task_tokens: dict[str, int]
+    background: set[str]
+    launched: set[str]
+    descriptions: dict[str, str]
+    prompts: dict[str, str]
+
+    def system(self, subtype: str, **fields: Any) -> Frame: ...
+    def init(self, model: str) -> Frame: ...
+    def tool_result(self, result: ToolResult) -> Frame: ...
+    def uuid(self) -> str: ...
 
 __all__ = ["background_tasks", "launch", "task_end", "task_start"]
 

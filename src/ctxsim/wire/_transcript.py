@@ -407,8 +407,7 @@ class _Writer:
                                         "runId": f"run-{step.task_id}"},
                              "promptSource": "system", "turnOrigin": "task_notification"})
 
-    def notified(self, text: str, fields: dict[str, Any]) -> None:
-        """The user row of a notification (``fields``; its text ``text``)."""
+    def notified(self, text: str, fields: dict[str, Any]) -> None:  # the user row of a notification whose text is text
         self.chained("user", fields)
 
     def agent_id(self) -> str:
