@@ -33,7 +33,17 @@ class Renderer(Protocol):
     def tool_result(self, result: ToolResult) -> Frame: ...
     def uuid(self) -> str: ...
 
-__all__ = ["background_tasks", "launch", "task_end", "task_start"]
+__all__ = ["TURN_COMPANION", "background_tasks", "launch", "notification_text", "task_end", "task_start"]
+
+TURN_COMPANION = "<system-reminder>\n<tools-used-before-summary></tools-used-before-summary>\n</system-reminder>"
+"""The meta row the CLI writes before a notification's row (it names the tools used before; here none)."""
+
+
+def notification_text(step: TaskNotification) -> str:
+    """The ``<task-notification>`` message the main chain gets when a background subagent ends (the CLI's also
+    names the subagent's output file, a note, its answer and its usage)."""
+    return (f"<task-notification>\n<task-id>{step.task_id}</task-id>\n<tool-use-id>{step.tool_use_id}</tool-use-id>"
+            f"\n<status>{step.status}</status>\n<summary>{step.summary}</summary>\n</task-notification>")
 
 
 def task_start(renderer: Renderer, step: SubagentStart) -> list[Frame]:

@@ -65,6 +65,7 @@ from ..world import (
 from ._boundary import compact_metadata
 from ._frames import Observation
 from ._stream_json import Renderer, _block_dict
+from ._tasks import TURN_COMPANION, notification_text
 
 __all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug"]
 
@@ -287,10 +288,7 @@ class _Writer:
 
     def prompt(self, text: str, command: bool) -> None:
         """A query's first rows: its queue operations, and (unless it is a local command) its prompt."""
-        self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
-                   "sessionId": self.session_id, "content": text})
-        self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
-                   "sessionId": self.session_id})
+        self.queued(text)
         if command:
             return
         self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
@@ -384,31 +382,33 @@ class _Writer:
         source = self.tool_rows.get(result.tool_use_id)
         if source is not None:
             fields["sourceToolAssistantUUID"] = source
-        launched = self.background.pop(result.tool_use_id, None) if agent is None else None
-        if launched is not None:  # a background subagent's launch: its result at once, async_launched
+        if agent is None and (launched := self.background.pop(result.tool_use_id, None)) is not None:  # async
             fields["message"]["content"][0]["content"] = [{"type": "text", "text": result.content}]
             fields["toolUseResult"] = {"isAsync": True, "status": "async_launched", "agentId": launched.task_id,
                                        "description": launched.description, "prompt": launched.prompt}
         self.chained("user", fields, agent=agent, ms=100)
 
-    def notification(self, step: TaskNotification) -> None:
-        """A background subagent's end, as the main chain gets it: queued, then a user row (the CLI's own
-        ``<task-notification>``, ``origin`` saying so) that starts a turn of its own."""
-        self.pending_agents -= 1
-        text = (f"<task-notification>\n<task-id>{step.task_id}</task-id>\n<tool-use-id>{step.tool_use_id}"
-                f"</tool-use-id>\n<status>{step.status}</status>\n<summary>{step.summary}</summary>\n"
-                f"</task-notification>")
+    def queued(self, text: str) -> None:
+        """The queue operations of a message the CLI takes in (a prompt, a notification): enqueued, dequeued."""
         self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
                    "sessionId": self.session_id, "content": text})
         self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
                    "sessionId": self.session_id})
-        self.notified(text, {"promptId": self.uuid(), "message": {"role": "user", "content": text},
-                             "origin": {"kind": "task-notification", "producer": "session-task",
-                                        "runId": f"run-{step.task_id}"},
-                             "promptSource": "system", "turnOrigin": "task_notification"})
 
-    def notified(self, text: str, fields: dict[str, Any]) -> None:  # the user row of a notification whose text is text
-        self.chained("user", fields)
+    def notification(self, step: TaskNotification) -> None:
+        """A background subagent's end as the main chain gets it: queued, then the rows of a turn of its own."""
+        self.pending_agents -= 1
+        text = notification_text(step)
+        self.queued(text)
+        origin = {"kind": "task-notification", "producer": "session-task", "runId": f"run-{step.task_id}"}
+        self.notified({"promptId": self.uuid(), "message": {"role": "user", "content": text}, "origin": origin,
+                       "promptSource": "system", "turnOrigin": "task_notification"})
+
+    def notified(self, fields: dict[str, Any]) -> None:
+        """A notification's rows: a meta companion row, then the notification (``fields``, ``origin`` saying so)."""
+        self.chained("user", {"promptId": fields["promptId"], "message": {"role": "user", "content": TURN_COMPANION},
+                              "isMeta": True, "turnCompanion": True})
+        self.chained("user", {"permissionMode": "bypassPermissions", **fields})
 
     def agent_id(self) -> str:
         return "a" + format(self.rng.getrandbits(64), "016x")

@@ -129,17 +129,13 @@ class ReplWriter(_Writer):
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
         self.state()
 
-    def notified(self, text: str, fields: dict[str, Any]) -> None:
-        """A notification's turn, as the REPL opens it: a meta companion row, then the notification (a prompt id of
-        its own, the next turn's place)."""
+    def notified(self, fields: dict[str, Any]) -> None:
+        """A notification's turn as the REPL opens it: a prompt id of its own, the next turn's place."""
         self.turns += 1
         self.turn_started = self.now
         self.prompt_id = self.command_prompt = fields["promptId"]
-        self.chained("user", {"message": {"role": "user", "content": (
-            "<system-reminder>\n<tools-used-before-summary></tools-used-before-summary>\n</system-reminder>")},
-            "isMeta": True, "turnCompanion": True})
-        self.chained("user", {**{k: v for k, v in fields.items() if k != "promptId"}, "permissionMode": "default",
-                              "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
+        super().notified({**fields, "permissionMode": "default",
+                          "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
 
     def compaction(self, step: Any, manual: bool) -> None:
         if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
