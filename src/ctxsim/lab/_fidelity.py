@@ -13,8 +13,8 @@ in the order the CLI reported them). :func:`play_inprocess` plays that session t
 ``compare`` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
-partial messages, parallel tool uses, a foreground subagent, ``/compact``, an autocompaction the CLI performs
-itself (between queries and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``,
+partial messages, parallel tool uses, a foreground and a background subagent, ``/compact``, an autocompaction the
+CLI performs itself (between queries, mid-turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``,
 permission prompts allowed and refused.
 """
 
