@@ -76,9 +76,12 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
 
     Shrinking keeps the bug: a smaller stream counts as failing only where the formula its numbers fit
     (:func:`ctxsim.check.diagnose`; for a gauge, its confusion) is the first failing stream's, so the counterexample
-    names the same cause (:attr:`FuzzResult.cause`). It is bounded in time: past ``shrink_seconds`` (default
-    :data:`SHRINK_SECONDS`) after the first failure no smaller stream is taken, the smallest so far is the
-    counterexample, and :attr:`FuzzResult.shrink_stopped` (and :meth:`FuzzResult.timing`) say so.
+    names the same cause (:attr:`FuzzResult.cause`). The first failure is the first stream whose failing numbers
+    name a cause (a formula, a confusion, a crash or stall): a stream that fails only where nothing tells the
+    tracker's formula (a zeroed error result it shows as 0, a point that is not knowable) is taken only when no
+    stream of the run names one, in a second run over the same streams. It is bounded in time: past
+    ``shrink_seconds`` (default :data:`SHRINK_SECONDS`) after the first failure no smaller stream is taken, the
+    smallest so far is the counterexample, and :attr:`FuzzResult.shrink_stopped` (and :meth:`FuzzResult.timing`) say so.
 
     Deterministic for a given ``seed`` and the same code: besides the seed, Hypothesis draws some values from the
     literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
@@ -95,11 +98,15 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     froze = freeze_imports()  # the imports out of the cyclic collector's way for the loop
     try:
         bound = SHRINK_SECONDS if shrink_seconds is None else shrink_seconds
-        found, below = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, MARGIN,
-                             bound)
-        if found is None and below:  # every failure was small: look for those
-            found, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, 0.0,
-                             bound)
+        found = None
+        for margin in (MARGIN, 0.0):  # the second margin only where every failure was small: look for those
+            found, below, unnamed = _pass(factory, result, examples, tolerance, seed, progress, database, key,
+                                          started, margin, bound, named=True)
+            if found is None and unnamed:  # no failure named a cause: take the first of those that did not
+                found, below, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key,
+                                        started, margin, bound, named=False)
+            if found is not None or not below:
+                break
     finally:
         if froze:
             thaw_imports()
@@ -143,10 +150,12 @@ def _same_cause(first: Any, other: Any) -> bool:
 
 def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, tolerance: int, seed: int,
           progress: TextIO | None, database: ExampleDatabase | None, key: str, started: float,
-          margin: float, bound: float) -> tuple[tuple[Any, Report] | None, int]:
+          margin: float, bound: float, *, named: bool) -> tuple[tuple[Any, Report] | None, int, int]:
     """One Hypothesis run: the shrunk failing ``(stream, report)`` (None: none failed by more than the tolerance
-    plus ``margin`` of the window), and how many streams failed by less; shrinking keeps the first failure's cause
-    and stops taking smaller streams ``bound`` seconds after it."""
+    plus ``margin`` of the window), how many streams failed by less, and how many failed by more with no cause
+    named; shrinking keeps the first failure's cause and stops taking smaller streams ``bound`` seconds after it.
+    ``named``: only a stream whose failure names a cause (:func:`_cause`) counts as the first failure, so the
+    counterexample shows what the tracker's numbers are wherever any stream of the run could."""
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, target
 
     from ..check import run_tracker_parsed
@@ -155,6 +164,7 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     step = max(1, examples // 10)
     failing: list[tuple[Any, Report]] = []
     below = [0]
+    unnamed = [0]
     floor = [0]
     """Half the first failing stream's error, once there is one: what shrinking keeps the error above (a stream
     that passed before was below it, so every verdict stays the same)."""
@@ -176,10 +186,14 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
             below[0] += 0 if failing else 1
             return
         if not failing:
+            cause = _cause(report, stream)
+            if named and cause is None:
+                unnamed[0] += 1
+                return  # a failure that names nothing is the counterexample only where none names a cause
             result.found_at, result.found_after = result.examples, time.monotonic() - started
             floor[0] = worst // 2 if margin else 0
-            first.update(cause=_cause(report, stream), at=time.monotonic())
-            result.cause = first["cause"]
+            first.update(cause=cause, at=time.monotonic())
+            result.cause = cause
         elif time.monotonic() - first["at"] > bound:
             if result.shrink_stopped is None:
                 result.shrink_stopped = bound
@@ -206,8 +220,8 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     try:
         prop()
     except AssertionError:
-        return failing[-1], below[0]  # Hypothesis replays the shrunk example last
-    return None, below[0]
+        return failing[-1], below[0], unnamed[0]  # Hypothesis replays the shrunk example last
+    return None, below[0], unnamed[0]
 
 
 def _worst(report: Report) -> int:
