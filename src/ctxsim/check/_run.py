@@ -176,7 +176,7 @@ def _run_points(tracker: PointTracker, session: Session, report: Report, faults:
     """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check`)."""
     shown = getattr(tracker, "payload_figures", None)
     if callable(shown):
-        report.shown = shown(session)
+        report.shown = shown(session, faults)
     try:
         for observation, estimate in point_estimates(tracker, session, faults):
             if isinstance(estimate, tuple):

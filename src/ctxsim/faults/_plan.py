@@ -84,6 +84,7 @@ __all__ = [
     "WrongContextWindow",
     "ZeroedErrorResult",
     "apply",
+    "apply_statusline",
     "apply_transcript",
     "fault_from_spec",
     "transcript_faults",
@@ -181,3 +182,49 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
         fault.edit(out, rng)
         out.recount()
     return out
+
+
+def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
+                     payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The statusline payloads Claude Code pipes at the points of ``transcript`` (the plan's transcript form
+    applied, :func:`apply_transcript`), ``payloads[i]`` the payload at its point ``i``
+    (:func:`ctxsim.wire.statusline_payloads`), with what ``plan`` changes in them; ``payloads`` itself is left as
+    it was. A call the API reported over several inference iterations (``usage_iterations``): where the payload's
+    ``current_usage`` is that call's (the latest main-chain row of the file in force), it is the row's top-level
+    usage, the iterations' sum, as Claude Code adds it up (its own gauge inflates: Bugs in the wild B10), and the
+    percentages follow."""
+    from ..wire import context_window, exceeds_200k_tokens
+
+    out = [copy.deepcopy(dict(p)) for p in payloads]
+    if "usage_iterations" not in plan.names:
+        return out
+    for point, payload in zip(transcript.points, out):
+        shown = payload.get("context_window")
+        current = shown.get("current_usage") if isinstance(shown, dict) else None
+        file = transcript.files.get(point.transcript)
+        if not isinstance(current, dict) or file is None:
+            continue
+        usage = _latest_main_usage(file.rows[:point.rows.get(file.path, 0)])
+        iterations = usage.get("iterations") if usage is not None else None
+        steps = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"] if isinstance(
+            iterations, list) else []
+        if usage is None or len(steps) < 2 or any(current.get(k) != steps[-1].get(k) for k in _PROMPT_KEYS):
+            continue
+        summed = {k: usage[k] for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
+        assert isinstance(shown, dict)
+        payload["context_window"] = context_window(summed, shown["context_window_size"])
+        payload["exceeds_200k_tokens"] = exceeds_200k_tokens(summed)
+    return out
+
+
+_PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _latest_main_usage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The usage of the latest main-chain, non-synthetic ``assistant`` row of ``rows`` (None: none has one)."""
+    for row in reversed(rows):
+        message = row.get("message")
+        if (row.get("type") == "assistant" and not row.get("isSidechain") and isinstance(message, dict)
+                and message.get("model") != "<synthetic>" and isinstance(message.get("usage"), dict)):
+            return dict(message["usage"])
+    return None
