@@ -23,6 +23,7 @@ from ctxsim.faults import (
     apply,
     apply_statusline,
     apply_transcript,
+    carried_on,
     judged_on,
     surfaces_of,
 )
@@ -190,3 +191,12 @@ def test_a_call_over_several_iterations_reaches_every_surface_as_claude_code_wri
                             for s, p in inflated)  # Claude Code adds up the top level: its own gauge inflates
     assert [s for s, p in zip(shown, plain) if p is None or not any(p.values())] == [
         p for p in plain if p is None or not any(p.values())]  # after a compaction it shows what it showed
+
+
+def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_reads() -> None:
+    # what the fuzz draws for a tracker (ctxsim.strategies.fault_plans(reads=...)): never a fault its input is the
+    # same without
+    for name in ALL_FAULTS:
+        assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
+    assert carried_on("usage_iterations") == SURFACES.keys()
+    assert carried_on("duplicate_blocks") == frozenset()  # real in transcripts, written on the stream only

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from ctxsim.check import Readings, diagnose, not_knowable, run_tracker_parsed
+from ctxsim.faults import FaultPlan, apply_transcript
 from ctxsim.fuzz import fuzz
 from ctxsim.reference import ContextTracker
 from ctxsim.tools.ports import PORTS
 from ctxsim.trackers import CATALOGUE, Reading, make_tracker
+from ctxsim.wire import render_transcript
 
 SUBJECTS: list[tuple[str, Callable[..., Any], Reading]] = [
     *((f"entry {name}", e.factory, e.reading) for name, e in CATALOGUE.items() if e.reading is not None),
@@ -65,3 +67,41 @@ def test_where_no_failure_names_a_cause_the_first_unnamed_one_is_the_counterexam
     result = fuzz(_SevenSevens, examples=30, seed=0, progress=None)
     assert result.stream is not None and result.cause is None
     assert result.report.startswith("ctxsim: ") and "your number is" not in result.report
+
+
+class _LastRowOfTheFile:
+    """A statusline-style tracker in Python: the last assistant row of the session's file at each point, input +
+    cache writes + cache reads off its top level, with no isSidechain or <synthetic> filter (ccline's formula)."""
+
+    def estimate_points(self, session: Any, observations: Any, faults: Any) -> list[int | None]:
+        from ctxsim.faults import apply_transcript
+        from ctxsim.wire import render_transcript
+
+        transcript = render_transcript(session)
+        if faults is not None and faults.faults:
+            transcript = apply_transcript(faults, transcript)
+        at = {p.observation.label: p for p in transcript.points}
+        out: list[int | None] = []
+        for observation in observations:
+            point = at[observation.label]
+            file = transcript.files[point.transcript]
+            usage = next((r["message"].get("usage") for r in reversed(file.rows[:point.rows.get(file.path, 0)])
+                          if r.get("type") == "assistant" and isinstance(r["message"].get("usage"), dict)), None)
+            out.append(None if usage is None else sum(
+                v for k, v in usage.items() if k.endswith("input_tokens") and isinstance(v, int)))
+        return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_statusline_tracker_s_counterexample_holds_only_faults_its_transcript_or_payload_carries(seed: int) -> None:
+    # seed 1 drew duplicate_blocks beside usage_iterations when every fault declared on the transcript was drawn:
+    # real there, but ctxsim writes it on the SDK stream only, so the tracker's input was the same without it
+    result = fuzz(_LastRowOfTheFile, examples=100, seed=seed, progress=None)
+    assert result.stream is not None
+    plan = result.stream.plan
+    session = result.stream.session
+    plain = render_transcript(session)
+    for fault in plan.faults:  # each, alone, changes what the tracker reads
+        faulted = apply_transcript(FaultPlan((fault,), plan.seed), plain)
+        rows = [f.rows for f in faulted.files.values()], [p.rows for p in faulted.points]
+        assert rows != ([f.rows for f in plain.files.values()], [p.rows for p in plain.points]), fault.name

@@ -79,11 +79,13 @@ if TYPE_CHECKING:
         ZeroedErrorResult as ZeroedErrorResult,
     )
     from ._plan import (
+        PAYLOAD_FORMS as PAYLOAD_FORMS,
         REGISTRY as REGISTRY,
         FaultPlan as FaultPlan,
         apply as apply,
         apply_statusline as apply_statusline,
         apply_transcript as apply_transcript,
+        carried_on as carried_on,
         fault_from_spec as fault_from_spec,
     )
     from ._surfaces import (

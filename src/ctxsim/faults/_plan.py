@@ -31,7 +31,9 @@ from ._flow import (
     WrongContextWindow,
     ZeroedErrorResult,
 )
+from ._surfaces import FAULT_SURFACES
 from ._transcript import (
+    COUNTERPARTS,
     TRANSCRIPT_REGISTRY,
     CompactionWithoutPostTokens,
     HalfWrittenRow,
@@ -51,6 +53,7 @@ from ._usage import (
 )
 
 __all__ = [
+    "PAYLOAD_FORMS",
     "REGISTRY",
     "TRANSCRIPT_REGISTRY",
     "AdvisorIterations",
@@ -86,6 +89,7 @@ __all__ = [
     "apply",
     "apply_statusline",
     "apply_transcript",
+    "carried_on",
     "fault_from_spec",
     "transcript_faults",
 ]
@@ -196,7 +200,7 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
     from ..wire import context_window, exceeds_200k_tokens
 
     out = [copy.deepcopy(dict(p)) for p in payloads]
-    if "usage_iterations" not in plan.names:
+    if not set(PAYLOAD_FORMS) & set(plan.names):
         return out
     for point, payload in zip(transcript.points, out):
         shown = payload.get("context_window")
@@ -228,3 +232,18 @@ def _latest_main_usage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
                 and message.get("model") != "<synthetic>" and isinstance(message.get("usage"), dict)):
             return dict(message["usage"])
     return None
+
+
+PAYLOAD_FORMS = ("usage_iterations",)
+"""The faults :func:`apply_statusline` gives the statusline payload a form of."""
+
+
+def carried_on(name: str) -> frozenset[str]:
+    """The surfaces (:data:`ctxsim.faults.SURFACES`) fault ``name`` is real on and that ctxsim writes it into: the
+    SDK stream for a stream fault, the transcript files for a transcript fault or a stream fault with a transcript
+    form (:func:`apply_transcript`), the payload for one of :data:`PAYLOAD_FORMS`. A tracker reading none of them
+    cannot meet the fault: its input is the same with or without it."""
+    written = ({"sdk"} if name in REGISTRY else set()) | (
+        {"transcript"} if name in TRANSCRIPT_REGISTRY or name in COUNTERPARTS else set()) | (
+        {"statusline"} if name in PAYLOAD_FORMS else set())
+    return FAULT_SURFACES[name].names & frozenset(written)
