@@ -86,9 +86,40 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
     assert truth["points"][1]["after"] == {"type": "result", "query": 1}
 
 
-def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why() -> None:
+MID_TURN_COMPACTION = """\
+name: mid-turn-compaction
+description: "an automatic compaction mid-turn after an answer (its twin: a query of its own after one call)"
+world: {window: 200000, baseline: 12000}
+queries:
+  - prompt: "Go"
+    steps:
+      - call: {in: 3, cc: 1000, cr: 140000, out: 100}
+      - compact: {pre: 141103, post: 20000, trigger: auto}
+      - call: {out: 50}
+expect: {reference: pass}
+"""
+
+
+def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why(tmp_path: Path) -> None:
+    (tmp_path / "mid.yaml").write_text(MID_TURN_COMPACTION)
     with pytest.raises(ValueError, match="query 2 compacts on its own after a single call: the live CLI"):
-        ScenarioServer(scenario("compaction"))
+        ScenarioServer(load_scenario(tmp_path / "mid.yaml"))  # type: ignore[arg-type]
+
+
+def test_an_automatic_compaction_after_a_single_call_is_asked_for_in_the_twin_keeping_its_points() -> None:
+    from ctxsim.live._serve_shapes import COMPACT_PROMPT, live_twin
+    from ctxsim.world import Compaction
+
+    original = scenario("compaction")
+    twin = live_twin(original)
+    assert twin is not None
+    assert [q.prompt for q in twin.session.queries] == ["Keep going with the refactor", COMPACT_PROMPT, "Continue"]
+    compaction = twin.session.queries[1].steps
+    assert len(compaction) == 1 and isinstance(compaction[0], Compaction) and compaction[0].trigger == "manual"
+    before = {o.label: o.truth for o in original.observations()}
+    after = {o.label: o.truth for o in twin.observations()}
+    assert after["q2 compaction"] == before["q2 compaction"]  # where the expected failures first show
+    assert after["q3 call 1"] == before["q2 call 1"] and after["q3 result"] == before["q2 result"]
 
 
 def test_serve_places_the_clis_autocompact_point_between_the_prompts_that_must_and_must_not_compact() -> None:
@@ -164,7 +195,8 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert "its agent compacts on its own (autocompact_at)" in capsys.readouterr().err
     assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
-    assert main(["serve", "compaction", *bounded]) == 2
+    (tmp_path / "mid.yaml").write_text(MID_TURN_COMPACTION)
+    assert main(["serve", str(tmp_path / "mid.yaml"), *bounded]) == 2
     assert "query 2 compacts on its own after a single call" in capsys.readouterr().err
     assert main(["serve", B01, "--prompts", str(tmp_path / "p.json"), *bounded]) == 2
     assert "--prompts: b01-no-dedupe-without-request-id is a session scenario" in capsys.readouterr().err
@@ -395,6 +427,22 @@ def test_the_live_cli_compacts_on_its_own_where_the_scenario_does_and_a_stale_ma
         assert run.ok is ok, run.table()
         if not ok:
             assert run.report.failures[0].observation.label == "q2 compaction"
+
+
+@pytest.mark.live
+def test_compactions_twin_asks_the_live_cli_to_compact_and_its_expected_failures_show_where_they_do_in_process(
+        ) -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    played = scenario("compaction")
+    for name, failure in played.failures.items():
+        with ScenarioServer(played) as server:
+            assert server.split and server.settings()["prompts"][1] == "/compact"
+            estimates = play_served(server, make_tracker(resolve(name).factory, played.session))
+            assert server.refused == [] and server.unplayed == 0
+            assert [s.request.kind for s in server.api.served] == ["main", "compact", "main", "main"]
+            run = server.judge(estimates, tracker=name)
+        assert not run.ok and run.report.failures[0].observation.label == failure.first == "q2 compaction", name
 
 
 def servable_session_scenarios() -> list[str]:

@@ -200,10 +200,12 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
     query of its own whose prompt is :data:`GO_ON`; a subagent whose last call calls a tool (its CLI would call
     again) gets a closing answer (:func:`_close_subagents`); a reset inside a query is a ``/clear`` query of its
     own (:data:`CLEAR_PROMPT`), the query's prompt sent again after it. The main chain's calls, their usage and so
-    the truth at every main-chain point are the scenario's; the twin has a result where each added query ends, a
-    point of its own. None: the scenario is in the CLI's shape already."""
+    the truth at every main-chain point are the scenario's; an automatic compaction at a query's start after a
+    single call (the CLI compacts on its own only after two or more) is asked for, a :data:`COMPACT_PROMPT` query
+    of its own (:func:`_asked_compactions`). The twin has a result where each added query ends, a point of its
+    own. None: the scenario is in the CLI's shape already."""
     queries: list[Query] = []
-    closed = [part for q in scenario.session.queries for part in _clear_queries(_close_subagents(q))]
+    closed = [part for q in _asked_compactions(scenario.session) for part in _clear_queries(_close_subagents(q))]
     for query in closed:
         ends = {id(c) for c in query.main_calls[:-1] if c.stop_reason != "tool_use"}
         prompt, part = query.prompt, []
@@ -274,4 +276,21 @@ def _clear_queries(query: Query) -> list[Query]:
             part.append(step)
     if part:
         out.append(replace(query, steps=tuple(part)))
+    return out
+
+
+def _asked_compactions(session: Session) -> list[Query]:
+    """``session``'s queries, each that starts with an automatic compaction the live CLI would not make on its own
+    (a single main-chain call before it, :func:`_calls_before`) split in two: a :data:`COMPACT_PROMPT` query holding
+    the compaction as the client asks for it (``trigger: manual``, its sizes the scenario's) and the query's other
+    steps, under its own prompt. The context before and after the compaction, and so the truth, is the same."""
+    out: list[Query] = []
+    for query in session.queries:
+        first = query.steps[0] if query.steps else None
+        if (isinstance(first, Compaction) and first.trigger == "auto" and len(query.steps) > 1
+                and _calls_before(session, first)[0] == 1):
+            out.append(replace(query, prompt=COMPACT_PROMPT, steps=(replace(first, trigger="manual"),)))
+            out.append(replace(query, steps=query.steps[1:]))
+        else:
+            out.append(query)
     return out
