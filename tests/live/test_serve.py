@@ -155,12 +155,49 @@ def test_it_judges_estimates_by_point_and_says_where_a_file_is_wrong(tmp_path: P
         for line, says in [("not json", "summed.jsonl:2: not a JSON line"),
                            ('{"point": "q9 call 1", "estimate": 1}', "summed.jsonl:2: key 'point': 'q9 call 1' is no "
                                                                      "observation point"),
-                           ('{"point": 1, "estimate": "12"}', "summed.jsonl:2: key 'estimate': '12' is not a token "
-                                                               "count or null")]:
+                           ('{"point": 1, "estimate": "12"}', "summed.jsonl:2: key 'estimate': '12' is not a number "
+                                                               "or null"),
+                           ('{"point": 1, "estimate": 12.5}', "summed.jsonl:2: key 'estimate': 12.5 is not a token "
+                                                             "count or null (a gauge's number needs a line"),
+                           ('{"quantity": "percent"}', "summed.jsonl:2: key 'quantity': 'percent' is none of "
+                                                       "tokens, percent_of_window")]:
             summed.write_text(json.dumps({"point": 1, "estimate": 5}) + "\n" + line + "\n")
             with pytest.raises(EstimatesError) as raised:
                 read_estimates(summed, points)
             assert says in str(raised.value)
+
+
+def test_a_gauges_estimates_are_judged_in_the_quantity_they_declare_as_in_process(tmp_path: Path) -> None:
+    from ctxsim.runner import judgement, served
+    from ctxsim.world import in_quantity
+
+    played = scenario("autocompact-window-setting")  # percent_until_autocompact, 67,000 of a 100,000 window
+    session = played.session
+    with ScenarioServer(played) as server:
+        points = server.observations()
+        shown = {o.index: round(in_quantity(o.truth.prompt, "percent_until_autocompact", o.window,
+                                            session.threshold_of(o.window))) for o in points}
+        path = tmp_path / "gauge.jsonl"
+        path.write_text(json.dumps({"quantity": "percent_until_autocompact"}) + "\n" + "".join(
+            json.dumps({"point": index, "estimate": value}) + "\n" for index, value in shown.items()))
+        estimates = read_estimates(path, points)
+        assert estimates.quantity == "percent_until_autocompact" and estimates[1] == 52
+        run = server.judge(estimates)
+        assert run.ok and run.report.quantity == "percent_until_autocompact", run.table()
+        assert [p.shown for p in run.report.points][:1] == [52]
+        as_tokens = server.judge(estimates, quantity="tokens")  # 52 tokens: far under the truth
+        assert not as_tokens.ok and as_tokens.report.failures[0].observation.label == "q1 call 1"
+        model_window = {i: round(in_quantity(o.truth.prompt, "percent_until_autocompact", o.window, 167_000))
+                        for i, o in ((o.index, o) for o in points)}
+        wrong = server.judge({**model_window}, quantity="percent_until_autocompact")
+    assert not wrong.ok and wrong.report.confusion == ("ctxsim: the gauge counts to an autocompact point of 167,000 "
+                                                       "where the session compacts at 67,000")
+    verdict = served(played, "gauge", "percent_until_autocompact")
+    assert verdict.quantity == "percent_until_autocompact" and served(played, "gauge").quantity == "tokens"
+    in_process = judgement(played, "model-window-autocompact-gauge").run()
+    by_serve = served(played, "model-window-autocompact-gauge", "percent_until_autocompact").judge(wrong)
+    assert by_serve.run is not None and in_process.run is not None
+    assert by_serve.first == in_process.first and by_serve.does == in_process.does
 
 
 def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verdict(tmp_path: Path) -> None:
@@ -209,7 +246,7 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
-def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, int | None]:
+def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, float | None]:
     """A client of the real CLI as a user of serve writes one (the settings' model, environment, CLI and prompts):
     the tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
     from ctxsim.live import ServedPoints, play_served as play
@@ -218,7 +255,7 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
     if messages is not None:
         messages.extend(played)
     points = ServedPoints(server.truth())
-    estimates: dict[int, int | None] = {}
+    estimates: dict[int, float | None] = {}
     for message in played:
         tracker.observe(message)
         index = points.observe(message)
@@ -461,15 +498,16 @@ def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_track
     from ctxsim.trackers.mutants import MUTANTS
 
     played = scenario(name)
-    tokens = dataclasses.replace(played, session=dataclasses.replace(played.session, quantity="tokens"))
-    twin = live_twin(tokens) or tokens  # what serve plays (the scenario, or its live twin), in-process
-    makers = {"reference": lambda: reference_for(tokens.session),
-              "sums-calls": lambda: MUTANTS["sums-calls"].edit(tokens.session.usage)}
+    twin = live_twin(played) or played  # what serve plays (the scenario, or its live twin), in-process
+    makers = {"reference": lambda: reference_for(played.session),  # a gauge of the scenario's quantity
+              "sums-calls": lambda: MUTANTS["sums-calls"].edit(played.session.usage)}  # tokens
     for tracker, make in makers.items():
         with ScenarioServer(played) as server:
-            estimates = play_served(server, make())
+            made = make()
+            estimates = play_served(server, made)
             assert (server.refused, server.unplayed, server.unfaulted) == ([], 0, 0)
-            served = server.judge(estimates, tracker=tracker)
+            served = server.judge(estimates, tracker=tracker, quantity=getattr(made, "quantity", None))
+            assert served.report.quantity == getattr(made, "quantity", "tokens")
             assert [o.label for o in server.observations()] == [o.label for o in twin.observations()]
         in_process = run_scenario(twin, make(), name=tracker)
         assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())

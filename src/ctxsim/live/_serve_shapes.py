@@ -202,10 +202,12 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
     own (:data:`CLEAR_PROMPT`), the query's prompt sent again after it. The main chain's calls, their usage and so
     the truth at every main-chain point are the scenario's; an automatic compaction at a query's start after a
     single call (the CLI compacts on its own only after two or more) is asked for, a :data:`COMPACT_PROMPT` query
-    of its own (:func:`_asked_compactions`). The twin has a result where each added query ends, a point of its
-    own. None: the scenario is in the CLI's shape already."""
+    of its own (:func:`_asked_compactions`); a switch of model is a :data:`MODEL_PROMPT` query the client sends,
+    whose own points are still under the model before it (:func:`_model_queries`). The twin has a result where each
+    added query ends, a point of its own. None: the scenario is in the CLI's shape already."""
     queries: list[Query] = []
-    closed = [part for q in _asked_compactions(scenario.session) for part in _clear_queries(_close_subagents(q))]
+    asked = _model_queries(_asked_compactions(scenario.session), scenario.session.model)
+    closed = [part for q in asked for part in _clear_queries(_close_subagents(q))]
     for query in closed:
         ends = {id(c) for c in query.main_calls[:-1] if c.stop_reason != "tool_use"}
         prompt, part = query.prompt, []
@@ -293,4 +295,34 @@ def _asked_compactions(session: Session) -> list[Query]:
             out.append(replace(query, steps=query.steps[1:]))
         else:
             out.append(query)
+    return out
+
+
+MODEL_PROMPT = "/model"
+"""The prompt (with the model id after it) that switches the CLI's model for the session."""
+
+
+def is_model_query(query: Query) -> bool:
+    """Whether ``query`` only switches the model: a :data:`MODEL_PROMPT` prompt, no steps."""
+    return not query.steps and query.prompt.split(maxsplit=1)[:1] == [MODEL_PROMPT]
+
+
+def _model_queries(queries: list[Query], model: str) -> list[Query]:
+    """``queries`` with each switch of model as the live CLI shows one to an SDK client: a :data:`MODEL_PROMPT`
+    query whose own init and result still carry the model before it (the CLI writes its init before the command
+    runs; the next query's says the new model), the next query on the new one; a query the scenario runs on
+    another model without such a query gets one before it. The main chain's calls are untouched."""
+    out: list[Query] = []
+    in_force, switched = model, None
+    for query in queries:
+        if is_model_query(query):
+            switched = query.model or query.prompt.split(maxsplit=1)[1].strip()
+            out.append(replace(query, model=None))
+            continue
+        wanted = query.model or switched
+        if wanted is not None and wanted != in_force and switched is None:
+            out.append(Query(f"{MODEL_PROMPT} {wanted}", ()))
+        in_force = wanted or in_force
+        out.append(replace(query, model=wanted) if wanted is not None and wanted != query.model else query)
+        switched = None
     return out
