@@ -326,6 +326,35 @@ def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_rest
     assert record["redone"] == 0 and not record["finished"]
 
 
+@pytest.mark.live
+def test_a_task_turn_whose_usage_cannot_be_read_reaches_the_client_unreadable_through_the_live_cli() -> None:
+    from claude_agent_sdk import AssistantMessage
+
+    from ctxsim.live import TaskServer
+    from ctxsim.reference import CONTINUE_PROMPT, ContextTracker
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("unknown-context-never-fires"))  # session 1, turn 3: "n/a" prompt counts
+    assert isinstance(played, TaskScenario)
+    seen: list[tuple[Any, int | None]] = []
+
+    async def work(server: TaskServer) -> None:
+        tracker = ContextTracker()
+        async with LiveClaude(server.api, env={"ANTHROPIC_API_KEY": server.key}) as live:
+            for prompt in [server.settings()["prompts"][0], CONTINUE_PROMPT, CONTINUE_PROMPT]:
+                messages = await live.ask(prompt)
+                for message in messages:
+                    tracker.observe(message)
+                usage = [m.usage for m in messages if isinstance(m, AssistantMessage) and m.usage]
+                seen.append((usage[-1]["input_tokens"], tracker.context_tokens()))
+
+    with TaskServer(played) as server:
+        anyio.run(work, server)
+    assert server.refused == [] and server.api.rejected == []
+    assert [type(read) for read, _ in seen[:2]] == [int, int] and all(known is not None for _, known in seen[:2])
+    assert seen[2] == ("n/a", None)  # the CLI passes the garbage on; no tracker knows the context there
+
+
 def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the_agents_record() -> None:
     ctxsim = [sys.executable, "-m", "ctxsim.cli", "serve", "multi-restart-40-steps", "--json", "--timeout", "60"]
     process = subprocess.Popen(ctxsim, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
