@@ -105,7 +105,9 @@ def task_skip_reason(scenario: TaskScenario) -> str | None:
     """Why ``scenario``'s fake agent cannot be played to a live CLI, or None when it can."""
     task = scenario.task.task
     if task.autocompact_at is not None:
-        return "its agent compacts on its own (autocompact_at): the live CLI decides compactions itself"
+        return ("its agent compacts on its own (autocompact_at) before the call its prompt would reach the point, "
+                "counting the step's result; the live CLI (measured) does not compact inside such a turn, its "
+                "result 24,000 characters and its last call past the point: no window serve hands it compacts there")
     return None
 
 
