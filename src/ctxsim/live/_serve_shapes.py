@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult
+from ._serve_recorded import recorded_twin
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
@@ -204,7 +205,10 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
     single call (the CLI compacts on its own only after two or more) is asked for, a :data:`COMPACT_PROMPT` query
     of its own (:func:`_asked_compactions`); a switch of model is a :data:`MODEL_PROMPT` query the client sends,
     whose own points are still under the model before it (:func:`_model_queries`). The twin has a result where each
-    added query ends, a point of its own. None: the scenario is in the CLI's shape already."""
+    added query ends, a point of its own. A recorded stream's twin is built from what it shows first
+    (:func:`recorded_twin`). None: the scenario is in the CLI's shape already."""
+    built = recorded_twin(scenario)  # a recorded stream: the session it shows, built
+    scenario = built or scenario
     queries: list[Query] = []
     asked = _model_queries(_asked_compactions(scenario.session), scenario.session.model)
     closed = [part for q in asked for part in _clear_queries(_close_subagents(q))]
@@ -217,7 +221,7 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
                 queries.append(replace(query, prompt=prompt, steps=tuple(part)))
                 prompt, part = GO_ON, []
         queries.append(replace(query, prompt=prompt, steps=tuple(part)))
-    if queries == list(scenario.session.queries):
+    if queries == list(scenario.session.queries) and built is None:
         return None
     return replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
 
