@@ -72,6 +72,9 @@ REPLAYED_LATER = {"b06-message-in-several-files": "q1 call 2", "statusline-repla
 """Every scenario with a call's rows replayed after a later call: that later call. Claude Code writes the replay
 into a new file (a resumed session's), and every tool here reads the session's own file (the payload's
 ``transcript_path``): none is pinned on it."""
+ITERATED = {"advisor-iterations": "q1 call 1"}
+"""Every scenario whose calls the API reports over several inference iterations (``usage_iterations``): its first
+call."""
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
@@ -113,6 +116,7 @@ GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionSc
     "INTERLEAVED": (INTERLEAVED, lambda s: _fault(s, "interleaved_subagents")),
     "SYNTHETIC": (SYNTHETIC, lambda s: _fault(s, "synthetic_errors")),
     "REPLAYED_LATER": (REPLAYED_LATER, lambda s: _fault(s, "replayed_messages", where="later")),
+    "ITERATED": (ITERATED, lambda s: _fault(s, "usage_iterations")),
     "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
     "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
     "NARROW": (NARROW, lambda s: s.recording is None and s.session.window == 200_000),
@@ -172,6 +176,13 @@ _PAYLOAD_INCLUSIVE = Bug("Claude Code's payload adds input + cache writes + cach
                          "(Aider-AI/aider#5516)", "over", INCLUSIVE)
 _ADDS_INCLUSIVE = Bug("adds input + cache writes + cache reads of the last row, the Anthropic formula; a gateway's "
                       "input_tokens already holds the cache reads (Aider-AI/aider#5516)", "over", INCLUSIVE)
+_PAYLOAD_ITERATED = Bug("shows Claude Code's current_usage, the call's top-level usage, which sums its inference "
+                        "iterations where the context is the last one's: Claude Code's own gauge inflates on advisor "
+                        "turns (ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666)", "over",
+                        ITERATED)
+_ADDS_ITERATED = Bug("adds input + cache writes + cache reads off the last row's top level, which sums the call's "
+                     "inference iterations; the context is the last message iteration's "
+                     "(ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666)", "over", ITERATED)
 _CLEAR_ZERO = Bug("reads total_input_tokens whatever current_usage says: 0 right after /clear, where Claude Code's "
                   "payload has current_usage and used_percentage null (17.2.1 dist/index.js:6189-6192; 20.0.24 the "
                   "same)", "under", CLEARED)
@@ -196,23 +207,27 @@ _CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet 
                          "transcript (:49643, :51605-51611)", "under", CLEARED)
 
 PINS: dict[str, tuple[Bug, ...]] = {
-    "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _NULL_POST, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE),
+    "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _NULL_POST, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE,
+                                      _PAYLOAD_ITERATED),
     "ccstatusline@2.2.30 (transcript)": (
         Bug("copies the compact_boundary's postTokens, the summary alone (2,680 vs 14,477 in fixture b1 T): "
             "dist/ccstatusline.js:58073", "under", COMPACTED),
         _CCSTATUSLINE_CLEAR,
-        _ADDS_INCLUSIVE),
-    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
-    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE),
-    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE),
+        _ADDS_INCLUSIVE,
+        _ADDS_ITERATED),
+    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
+    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE,
+                                       _ADDS_ITERATED),
+    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
     "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
     "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
-        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE)),
+        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE, _ADDS_ITERATED)),
     "cc-statusline@1.4.0 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
-        _PAYLOAD_INCLUSIVE),
+        _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
     "ccstatusline-py@0.1.2 (payload)": (
-        Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE),
+        Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE,
+        _PAYLOAD_ITERATED),
 }
 """Per tool and mode, the bugs it shows in the corpus. A scenario under several is pinned by the first listed that
 names it (the bug that shows first there)."""

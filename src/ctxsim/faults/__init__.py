@@ -45,7 +45,9 @@ truncated_stream           keeps  the stream stops part-way (later points go)
 The transcript files Claude Code writes have faults of their own (:class:`TranscriptFault`, :data:`TRANSCRIPT_REGISTRY`:
 the older interleaved-sidechain layout, replayed rows, synthetic error rows, compactions without ``postTokens``, a row
 half-written when read), played on a :class:`~ctxsim.wire.TranscriptRender` by :func:`apply_transcript`, which also
-gives the stream faults above that model the same reports their transcript form.
+gives the stream faults above that model the same reports their transcript form. :func:`apply_statusline` gives the
+statusline payloads what the faulted transcript makes Claude Code show in them (a call reported over several
+iterations: ``current_usage`` their sum).
 """
 
 from __future__ import annotations
@@ -77,10 +79,13 @@ if TYPE_CHECKING:
         ZeroedErrorResult as ZeroedErrorResult,
     )
     from ._plan import (
+        PAYLOAD_FORMS as PAYLOAD_FORMS,
         REGISTRY as REGISTRY,
         FaultPlan as FaultPlan,
         apply as apply,
+        apply_statusline as apply_statusline,
         apply_transcript as apply_transcript,
+        carried_on as carried_on,
         fault_from_spec as fault_from_spec,
     )
     from ._surfaces import (

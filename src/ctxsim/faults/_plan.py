@@ -31,7 +31,9 @@ from ._flow import (
     WrongContextWindow,
     ZeroedErrorResult,
 )
+from ._surfaces import FAULT_SURFACES
 from ._transcript import (
+    COUNTERPARTS,
     TRANSCRIPT_REGISTRY,
     CompactionWithoutPostTokens,
     HalfWrittenRow,
@@ -51,6 +53,7 @@ from ._usage import (
 )
 
 __all__ = [
+    "PAYLOAD_FORMS",
     "REGISTRY",
     "TRANSCRIPT_REGISTRY",
     "AdvisorIterations",
@@ -84,7 +87,9 @@ __all__ = [
     "WrongContextWindow",
     "ZeroedErrorResult",
     "apply",
+    "apply_statusline",
     "apply_transcript",
+    "carried_on",
     "fault_from_spec",
     "transcript_faults",
 ]
@@ -181,3 +186,64 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
         fault.edit(out, rng)
         out.recount()
     return out
+
+
+def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
+                     payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The statusline payloads Claude Code pipes at the points of ``transcript`` (the plan's transcript form
+    applied, :func:`apply_transcript`), ``payloads[i]`` the payload at its point ``i``
+    (:func:`ctxsim.wire.statusline_payloads`), with what ``plan`` changes in them; ``payloads`` itself is left as
+    it was. A call the API reported over several inference iterations (``usage_iterations``): where the payload's
+    ``current_usage`` is that call's (the latest main-chain row of the file in force), it is the row's top-level
+    usage, the iterations' sum, as Claude Code adds it up (its own gauge inflates: Bugs in the wild B10), and the
+    percentages follow."""
+    from ..wire import context_window, exceeds_200k_tokens
+
+    out = [copy.deepcopy(dict(p)) for p in payloads]
+    if not set(PAYLOAD_FORMS) & set(plan.names):
+        return out
+    for point, payload in zip(transcript.points, out):
+        shown = payload.get("context_window")
+        current = shown.get("current_usage") if isinstance(shown, dict) else None
+        file = transcript.files.get(point.transcript)
+        if not isinstance(current, dict) or file is None:
+            continue
+        usage = _latest_main_usage(file.rows[:point.rows.get(file.path, 0)])
+        iterations = usage.get("iterations") if usage is not None else None
+        steps = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"] if isinstance(
+            iterations, list) else []
+        if usage is None or len(steps) < 2 or any(current.get(k) != steps[-1].get(k) for k in _PROMPT_KEYS):
+            continue
+        summed = {k: usage[k] for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
+        assert isinstance(shown, dict)
+        payload["context_window"] = context_window(summed, shown["context_window_size"])
+        payload["exceeds_200k_tokens"] = exceeds_200k_tokens(summed)
+    return out
+
+
+_PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _latest_main_usage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The usage of the latest main-chain, non-synthetic ``assistant`` row of ``rows`` (None: none has one)."""
+    for row in reversed(rows):
+        message = row.get("message")
+        if (row.get("type") == "assistant" and not row.get("isSidechain") and isinstance(message, dict)
+                and message.get("model") != "<synthetic>" and isinstance(message.get("usage"), dict)):
+            return dict(message["usage"])
+    return None
+
+
+PAYLOAD_FORMS = ("usage_iterations",)
+"""The faults :func:`apply_statusline` gives the statusline payload a form of."""
+
+
+def carried_on(name: str) -> frozenset[str]:
+    """The surfaces (:data:`ctxsim.faults.SURFACES`) fault ``name`` is real on and that ctxsim writes it into: the
+    SDK stream for a stream fault, the transcript files for a transcript fault or a stream fault with a transcript
+    form (:func:`apply_transcript`), the payload for one of :data:`PAYLOAD_FORMS`. A tracker reading none of them
+    cannot meet the fault: its input is the same with or without it."""
+    written = ({"sdk"} if name in REGISTRY else set()) | (
+        {"transcript"} if name in TRANSCRIPT_REGISTRY or name in COUNTERPARTS else set()) | (
+        {"statusline"} if name in PAYLOAD_FORMS else set())
+    return FAULT_SURFACES[name].names & frozenset(written)

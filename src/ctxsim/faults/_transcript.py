@@ -6,8 +6,9 @@ keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fa
 :class:`~ctxsim.faults.FaultPlan` may hold it beside stream faults; applied to stream-json it changes nothing.
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
 faults that model the same report in a transcript (:data:`COUNTERPARTS`: ``interleaved_subagents``,
-``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``) their transcript form,
-so one scenario's ``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
+``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``)
+their transcript form, so one scenario's ``faults:`` list breaks its stream and its transcript alike (each draws its
+own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))
 
@@ -36,6 +37,8 @@ from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, is
 from ._base import Fault, FaultStream
 from ._calls import ReplayedMessages, SyntheticErrorMessages
 from ._flow import CompactionMetadata, InterleavedSubagents
+from ._units import USAGE_KEYS, is_count
+from ._usage import AdvisorIterations, iterated
 
 __all__ = ["COUNTERPARTS", "TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow",
            "InterleavedSidechains", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault", "transcript_faults"]
@@ -276,6 +279,40 @@ class HalfWrittenRow(TranscriptFault):
             transcript.points[index] = replace(point, partial={**point.partial, path: line[:len(line) // 2]})
 
 
+@dataclass(frozen=True)
+class IterationRows(TranscriptFault):
+    """The transcript form of ``usage_iterations``: a call's rows (every ``assistant`` row of its ``message.id``, in
+    any file) carry the usage the API reported over several inference iterations, as Claude Code writes the API's
+    usage into the file (every row's usage has its ``iterations`` list; Claude Code 2.1.330-2.1.332 recordings):
+    the top-level counts sum the ``message`` iterations, the context is the last one's
+    (ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666). Keeps the truth."""
+
+    name = "usage_iterations"
+    source = "ilia-pluzhnikov/claude-code-statusline#9; jarrodwatts/claude-hud#666; Bugs in the wild B10"
+    rate: float = 0.3
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        rows: dict[Any, list[dict[str, Any]]] = {}
+        for file in transcript.files.values():
+            for row in file.rows:
+                message = row.get("message")
+                if row.get("type") == "assistant" and isinstance(message, dict) and message.get("id") and (
+                        message.get("model") != SYNTHETIC_MODEL):
+                    rows.setdefault(message["id"], []).append(message)
+        plain = [ident for ident, messages in rows.items() if all(_plain_usage(m.get("usage")) for m in messages)]
+        for ident in FaultStream.pick(rng, plain, self.rate):
+            thought = rng.randint(20, 400)
+            for message in rows[ident]:
+                message["usage"] = iterated(message["usage"], thought)
+
+
+def _plain_usage(usage: Any) -> bool:
+    """A row's usage holds the three prompt counts as integers and no iterations yet."""
+    return isinstance(usage, dict) and not usage.get("iterations") and all(
+        is_count(usage.get(k)) for k in USAGE_KEYS)
+
+
 TRANSCRIPT_REGISTRY: dict[str, type[TranscriptFault]] = {cls.name: cls for cls in (
     InterleavedSidechains, ReplayedRows, SyntheticErrorRows, CompactionWithoutPostTokens, HalfWrittenRow)}
 """Every transcript fault class by name."""
@@ -290,10 +327,13 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return SyntheticErrorRows(rate=fault.rate)
     if isinstance(fault, CompactionMetadata) and fault.mode != "camel_case":
         return CompactionWithoutPostTokens(rate=fault.rate, mode=fault.mode)
+    if isinstance(fault, AdvisorIterations):
+        return IterationRows(rate=fault.rate)
     return None
 
 
-COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata")
+COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
+                "usage_iterations")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 

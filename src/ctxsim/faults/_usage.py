@@ -212,18 +212,21 @@ class AdvisorIterations(Fault):
     def transform(self, stream: FaultStream, rng: random.Random) -> None:
         for _, _, unit in stream.pick(rng, stream.calls(where=_plain), self.rate):
             thought = rng.randint(20, 400)
+            stream.edit_usage(unit, partial(iterated, thought=thought))
 
-            def edit(usage: dict[str, Any], thought: int = thought) -> dict[str, Any]:
-                out = usage.get("output_tokens")
-                last = {"type": "message", **{k: usage[k] for k in USAGE_KEYS},
-                        "output_tokens": out if is_count(out) else 1}
-                first = {"type": "message", "input_tokens": usage["input_tokens"], "cache_creation_input_tokens": 0,
-                         "cache_read_input_tokens": usage["cache_read_input_tokens"], "output_tokens": thought}
-                advisor = {**first, "type": "advisor_message"}
-                summed = {k: first[k] + last[k] for k in (*USAGE_KEYS, "output_tokens")}
-                return {**usage, **summed, "iterations": [first, advisor, last]}
 
-            stream.edit_usage(unit, edit)
+def iterated(usage: dict[str, Any], thought: int) -> dict[str, Any]:
+    """``usage`` (of one call, its three prompt counts integers) as the API reports a call of several inference
+    iterations: ``iterations`` lists a first ``message`` iteration that read the cached prefix only and wrote
+    ``thought`` output tokens, an ``advisor_message`` iteration, and the call itself as the last ``message``
+    iteration; the top-level counts are the sum of the two ``message`` iterations (:class:`AdvisorIterations`)."""
+    out = usage.get("output_tokens")
+    last = {"type": "message", **{k: usage[k] for k in USAGE_KEYS}, "output_tokens": out if is_count(out) else 1}
+    first = {"type": "message", "input_tokens": usage["input_tokens"], "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": usage["cache_read_input_tokens"], "output_tokens": thought}
+    advisor = {**first, "type": "advisor_message"}
+    summed = {k: first[k] + last[k] for k in (*USAGE_KEYS, "output_tokens")}
+    return {**usage, **summed, "iterations": [first, advisor, last]}
 
 
 # --- garbage ----------------------------------------------------------------------------------------------------

@@ -66,19 +66,25 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
     Streams are of shapes Claude Code produces (:func:`ctxsim.strategies.sessions`), with faults real on the surface
-    the tracker reads (:data:`ctxsim.faults.FAULT_SURFACES`: the SDK stream, or for a statusline command the
-    transcript and payload). A counterexample shows the bug at its size: Hypothesis is steered towards larger
-    errors (``target``), and a stream fails only where the tracker is off by more than the tolerance plus 1% of the
-    window (:data:`MARGIN`) and, once one has, by more than half the first failing stream's error, so shrinking
-    cannot reduce a large error to an off-by-one; only when no stream breaks that does a second pass look for
-    smaller errors. A tracker that raises counts as failing (its report says
-    where). The report's table names the likely cause (:func:`ctxsim.check.likely_causes`).
+    the tracker reads and written into it (:func:`ctxsim.faults.carried_on`: the SDK stream, or for a statusline
+    command the transcript and payload): a fault the tracker's input cannot carry is never drawn, and a stream
+    holding one (a counterexample replayed from the database) never counts as failing, so shrinking drops it; after
+    shrinking, every fault the counterexample still fails without, the same way, is dropped too (one that changes
+    nothing the tracker reads on that stream). A counterexample shows the bug at its size: Hypothesis is steered
+    towards larger errors (``target``), and a stream fails only where the tracker is off by more than the tolerance
+    plus 1% of the window (:data:`MARGIN`) and, once one has, by more than half the first failing stream's error,
+    so shrinking cannot reduce a large error to an off-by-one; only when no stream breaks that does a second pass
+    look for smaller errors. A tracker that raises counts as failing (its report says where). The report's table
+    names the likely cause (:func:`ctxsim.check.likely_causes`).
 
     Shrinking keeps the bug: a smaller stream counts as failing only where the formula its numbers fit
     (:func:`ctxsim.check.diagnose`; for a gauge, its confusion) is the first failing stream's, so the counterexample
-    names the same cause (:attr:`FuzzResult.cause`). It is bounded in time: past ``shrink_seconds`` (default
-    :data:`SHRINK_SECONDS`) after the first failure no smaller stream is taken, the smallest so far is the
-    counterexample, and :attr:`FuzzResult.shrink_stopped` (and :meth:`FuzzResult.timing`) say so.
+    names the same cause (:attr:`FuzzResult.cause`). The first failure is the first stream whose failing numbers
+    name a cause (a formula, a confusion, a crash or stall): a stream that fails only where nothing tells the
+    tracker's formula (a zeroed error result it shows as 0, a point that is not knowable) is taken only when no
+    stream of the run names one, in a second run over the same streams. It is bounded in time: past
+    ``shrink_seconds`` (default :data:`SHRINK_SECONDS`) after the first failure no smaller stream is taken, the
+    smallest so far is the counterexample, and :attr:`FuzzResult.shrink_stopped` (and :meth:`FuzzResult.timing`) say so.
 
     Deterministic for a given ``seed`` and the same code: besides the seed, Hypothesis draws some values from the
     literals of the local (not installed) modules loaded when it runs, such as the tracker's own module, so editing
@@ -95,11 +101,15 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     froze = freeze_imports()  # the imports out of the cyclic collector's way for the loop
     try:
         bound = SHRINK_SECONDS if shrink_seconds is None else shrink_seconds
-        found, below = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, MARGIN,
-                             bound)
-        if found is None and below:  # every failure was small: look for those
-            found, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key, started, 0.0,
-                             bound)
+        found = None
+        for margin in (MARGIN, 0.0):  # the second margin only where every failure was small: look for those
+            found, below, unnamed = _pass(factory, result, examples, tolerance, seed, progress, database, key,
+                                          started, margin, bound, named=True)
+            if found is None and unnamed:  # no failure named a cause: take the first of those that did not
+                found, below, _ = _pass(factory, result, examples, tolerance, seed, progress, database, key,
+                                        started, margin, bound, named=False)
+            if found is not None or not below:
+                break
     finally:
         if froze:
             thaw_imports()
@@ -143,18 +153,22 @@ def _same_cause(first: Any, other: Any) -> bool:
 
 def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, tolerance: int, seed: int,
           progress: TextIO | None, database: ExampleDatabase | None, key: str, started: float,
-          margin: float, bound: float) -> tuple[tuple[Any, Report] | None, int]:
+          margin: float, bound: float, *, named: bool) -> tuple[tuple[Any, Report] | None, int, int]:
     """One Hypothesis run: the shrunk failing ``(stream, report)`` (None: none failed by more than the tolerance
-    plus ``margin`` of the window), and how many streams failed by less; shrinking keeps the first failure's cause
-    and stops taking smaller streams ``bound`` seconds after it."""
+    plus ``margin`` of the window), how many streams failed by less, and how many failed by more with no cause
+    named; shrinking keeps the first failure's cause and stops taking smaller streams ``bound`` seconds after it.
+    ``named``: only a stream whose failure names a cause (:func:`_cause`) counts as the first failure, so the
+    counterexample shows what the tracker's numbers are wherever any stream of the run could."""
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, target
 
     from ..check import run_tracker_parsed
+    from ..faults import carried_on
     from ..strategies import fault_plans, message_streams
 
     step = max(1, examples // 10)
     failing: list[tuple[Any, Report]] = []
     below = [0]
+    unnamed = [0]
     floor = [0]
     """Half the first failing stream's error, once there is one: what shrinking keeps the error above (a stream
     that passed before was below it, so every verdict stays the same)."""
@@ -166,6 +180,8 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
         if progress is not None and result.examples % step == 0 and not failing:
             print(f"ctxsim fuzz: {result.examples} streams checked, {time.monotonic() - started:.1f}s",
                   file=progress)
+        if any(not carried_on(f.name) & reads for f in stream.plan.faults):
+            return  # a fault the tracker's input cannot carry: never the counterexample
         tracker = make_tracker(factory, stream.session)
         report = run_tracker_parsed(tracker, stream.session, stream.scripts, tolerance=tolerance, faults=stream.plan)
         if report.ok:
@@ -176,10 +192,14 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
             below[0] += 0 if failing else 1
             return
         if not failing:
+            cause = _cause(report, stream)
+            if named and cause is None:
+                unnamed[0] += 1
+                return  # a failure that names nothing is the counterexample only where none names a cause
             result.found_at, result.found_after = result.examples, time.monotonic() - started
             floor[0] = worst // 2 if margin else 0
-            first.update(cause=_cause(report, stream), at=time.monotonic())
-            result.cause = first["cause"]
+            first.update(cause=cause, at=time.monotonic())
+            result.cause = cause
         elif time.monotonic() - first["at"] > bound:
             if result.shrink_stopped is None:
                 result.shrink_stopped = bound
@@ -197,7 +217,8 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     key_database_entries(check, f"{key}|tolerance={tolerance}")
     phases = (Phase.generate, Phase.target, Phase.shrink) if database is None else (
         Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-    streams = message_streams(faults=fault_plans(faults=_faults(factory)))
+    reads = _reads(factory)
+    streams = message_streams(faults=fault_plans(faults=_faults(factory, reads)))
     # settings outside @seed: @seed alone turns the database off, settings applied after it give it back
     prop = settings(max_examples=examples, deadline=None, database=database, print_blob=False,
                     report_multiple_bugs=False, suppress_health_check=list(HealthCheck), phases=phases,
@@ -205,9 +226,41 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
         hypothesis_seed(seed)(given(streams)(check)))
     try:
         prop()
-    except AssertionError:
-        return failing[-1], below[0]  # Hypothesis replays the shrunk example last
-    return None, below[0]
+    except AssertionError:  # Hypothesis replays the shrunk example last
+        if result.shrink_stopped is not None:
+            return failing[-1], below[0], unnamed[0]
+        bar = max(tolerance + margin * failing[-1][0].session.window, floor[0])
+        return _without_idle_faults(failing[-1], factory, result, tolerance, bar, first["cause"]), below[0], unnamed[0]
+    return None, below[0], unnamed[0]
+
+
+def _without_idle_faults(found: tuple[Any, Report], factory: AnyTrackerFactory, result: FuzzResult, tolerance: int,
+                         bar: float, cause: Any) -> tuple[Any, Report]:
+    """``found`` (the shrunk failing stream and its report) without every fault it still fails without, by more
+    than ``bar`` tokens and with the same ``cause``: a fault that changes nothing the tracker reads on this stream
+    (a replay with no later call to follow, a fault real where the tracker does not look) is not part of the bug.
+    Hypothesis cannot drop a fault from the middle of a plan (its size and its picks shrink apart), so each is
+    tried alone, until none can go."""
+    from ..check import run_tracker_parsed
+    from ..faults import FaultPlan, apply
+    from ..strategies import MessageStream
+    from ..wire import render
+
+    stream, report = found
+    dropped = True
+    while dropped:
+        dropped = False
+        for index in range(len(stream.plan.faults)):
+            plan = FaultPlan(stream.plan.faults[:index] + stream.plan.faults[index + 1:], stream.plan.seed)
+            smaller = MessageStream(stream.session, plan, stream.partial, tuple(
+                apply(plan, render(stream.session, include_partial_messages=stream.partial))))
+            result.examples += 1
+            other = run_tracker_parsed(make_tracker(factory, smaller.session), smaller.session, smaller.scripts,
+                                       tolerance=tolerance, faults=plan)
+            if not other.ok and _worst(other) > bar and _same_cause(cause, _cause(other, smaller)):
+                stream, report, dropped = smaller, other, True
+                break
+    return stream, report
 
 
 def _worst(report: Report) -> int:
@@ -218,21 +271,25 @@ def _worst(report: Report) -> int:
     return max((sys.maxsize if p.error is None else abs(p.error) for p in report.failures), default=0)
 
 
-def _faults(factory: AnyTrackerFactory) -> list[str]:
-    """The faults a tracker from ``factory`` meets: those real on the surfaces it reads (a statusline command the
-    transcript and payload, any other tracker the SDK stream). A gauge whose number is not tokens does not meet
-    ``model_switch``, a switch to a model whose name says nothing of its window: no stream tells a gauge that
-    window before the next result; the world's own ``/model`` switches (:func:`ctxsim.strategies.sessions`) test
-    the denominator instead."""
-    from ..check import loop_fitness
-    from ..faults import FAULT_SURFACES, REGISTRY
-
+def _reads(factory: AnyTrackerFactory) -> frozenset[str]:
+    """The surfaces a tracker from ``factory`` reads: a statusline command the transcript and payload, any other
+    tracker the SDK stream."""
     probe = make_tracker(factory)
     command = callable(getattr(probe, "estimate_points", None))
-    reads = frozenset({"transcript", "statusline"}) if command else frozenset({"sdk"})
-    gauge = loop_fitness(probe) is not None
-    return [name for name in REGISTRY if FAULT_SURFACES[name].names & reads
-            and not (gauge and name == "model_switch")]
+    return frozenset({"transcript", "statusline"}) if command else frozenset({"sdk"})
+
+
+def _faults(factory: AnyTrackerFactory, reads: frozenset[str]) -> list[str]:
+    """The faults a tracker from ``factory`` meets, in the registry's order: those real on the surfaces it
+    ``reads`` and written into one of them (:func:`ctxsim.faults.carried_on`). A gauge whose number is not tokens
+    does not meet ``model_switch``, a switch to a model whose name says nothing of its window: no stream tells a
+    gauge that window before the next result; the world's own ``/model`` switches
+    (:func:`ctxsim.strategies.sessions`) test the denominator instead."""
+    from ..check import loop_fitness
+    from ..faults import REGISTRY, carried_on
+
+    gauge = loop_fitness(make_tracker(factory)) is not None
+    return [name for name in REGISTRY if carried_on(name) & reads and not (gauge and name == "model_switch")]
 
 
 def _explained(report: Report, stream: Any) -> str:

@@ -86,14 +86,16 @@ def fault_plans(
 
     ``faults`` lists what may be drawn: fault names or classes of :mod:`ctxsim.faults` (parameters drawn),
     fault instances, or strategies of faults; default every fault (with ``reads``, a set of
-    :data:`ctxsim.faults.SURFACES`, every fault real on one of those surfaces: what a tracker reading them can meet).
+    :data:`ctxsim.faults.SURFACES`, every fault real on one of those surfaces and written into it,
+    :func:`ctxsim.faults.carried_on`: what a tracker reading them can meet; a fault its input cannot carry is never
+    drawn, so no counterexample holds one).
     ``truth_keeping`` keeps to faults and parameters that keep the truth (a correct tracker must track every such
     stream). Shrinks towards fewer faults, earlier in ``faults``, with their first parameter choices.
     """
     entries: list[str | type[Fault] | Fault | SearchStrategy[Fault]] = list(F.REGISTRY) if faults is None else list(
         faults)
     if reads is not None and faults is None:
-        entries = [name for name in F.REGISTRY if F.FAULT_SURFACES[name].names & reads]
+        entries = [name for name in F.REGISTRY if F.carried_on(name) & reads]
     options = [o for o in (_option(e, truth_keeping) for e in entries) if o is not None]
     count, seeds = _knob("fault_plans", "size", size), _knob("fault_plans", "seed", seed)
 

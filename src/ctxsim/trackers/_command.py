@@ -161,8 +161,9 @@ class CommandTracker:
     def estimate_points(self, session: Session, observations: Sequence[Observation],
                         faults: FaultPlan | None = None) -> list[Estimate]:
         """Run the command at each of ``observations`` (in parallel) and read its estimates, in order. ``faults``:
-        the plan the stream was played with; its transcript form is applied to the transcript."""
-        from ..faults import apply_transcript
+        the plan the stream was played with; its transcript form is applied to the transcript, and what that makes
+        Claude Code show to the payloads (:func:`ctxsim.faults.apply_statusline`)."""
+        from ..faults import apply_statusline, apply_transcript
         from ..wire import render_transcript, statusline_payloads
 
         wanted = {o.label for o in observations}  # by label: a fault may reorder (and renumber) the stream's points
@@ -171,6 +172,8 @@ class CommandTracker:
             transcript = apply_transcript(faults, transcript)
         payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version,
                                        compaction=self.after_compaction)
+        if faults is not None and faults.faults:
+            payloads = apply_statusline(faults, transcript, payloads)
         runs = [_PointRun(i, point.observation, payloads[i], world_environment(session, point.observation.window,
                                                                                 self.cli_version))
                 for i, point in enumerate(transcript.points) if point.observation.label in wanted]
@@ -205,16 +208,20 @@ class CommandTracker:
         by_label = {run.observation.label: e for run, e in zip(runs, estimates)}
         return [by_label.get(o.label) for o in observations]
 
-    def payload_figures(self, session: Session) -> dict[str, int | None]:
-        """What Claude Code's own payload says the context is at each point of ``session``, by label: its
-        ``current_usage`` prompt (input + cache creation + cache read), None where it is null; empty without
-        ``context_window``. The oracle uses it to tell a command's bug from Claude Code's
-        (:func:`ctxsim.check.payload_wrong`)."""
-        from ..wire import render, statusline_payloads
+    def payload_figures(self, session: Session, faults: FaultPlan | None = None) -> dict[str, int | None]:
+        """What Claude Code's own payload says the context is at each point of ``session`` (``faults``: the plan
+        the stream was played with, :func:`ctxsim.faults.apply_statusline`), by label: its ``current_usage``
+        prompt (input + cache creation + cache read), None where it is null; empty without ``context_window``. The
+        oracle uses it to tell a command's bug from Claude Code's (:func:`ctxsim.check.payload_wrong`)."""
+        from ..faults import apply_statusline, apply_transcript
+        from ..wire import render, render_transcript, statusline_payloads
 
         if not self.context_window:
             return {}
         payloads = statusline_payloads(session, cli_version=self.cli_version, compaction=self.after_compaction)
+        if faults is not None and faults.faults:
+            transcript = apply_transcript(faults, render_transcript(session, cli_version=self.cli_version))
+            payloads = apply_statusline(faults, transcript, payloads)
         labels = [f.observation.label for s in render(session) for f in s.frames if f.observation is not None]
         out: dict[str, int | None] = {}
         for label, payload in zip(labels, payloads):
