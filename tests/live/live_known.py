@@ -19,6 +19,7 @@ KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "partial-messages": {},
     "parallel-tools": {},
     "subagent": {},
+    "background-subagent": {},
     "compact": {},
     "autocompact": {},
     "autocompact-midturn": {},

@@ -37,9 +37,13 @@ from ctxsim.live._claude import LiveClaude
 from ctxsim.wire import TranscriptRender, render_transcript
 from ctxsim.world import Session, SessionBuilder
 
+HELD = [name for name in SESSIONS if name != "background-subagent"]
+"""The sessions whose requests the CLI sends one at a time: a background subagent's run beside the main chain's, so
+held requests cannot order its transcript's snapshots (its REPL rows are compared with the recordings instead)."""
+
 
 @pytest.mark.live
-@pytest.mark.parametrize("name", list(SESSIONS))
+@pytest.mark.parametrize("name", HELD)
 def test_rendered_transcript_matches_the_cli_s(name: str) -> None:
     """Every file the CLI wrote, at every observation point of the session, against the rendering there.
 

@@ -86,6 +86,7 @@ SWITCHED_WIDE = {"model-switch-window": "q2 result"}
 after the switch."""
 NARROW = dict.fromkeys((
     "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
+    "background-subagent",
     "repl-compact-keeps-last-reply", "autocompact-disabled", "settings-that-move-nothing", "hard-coded-buffer",
     "model-switch-window",
     "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",

@@ -13,8 +13,8 @@ in the order the CLI reported them). :func:`play_inprocess` plays that session t
 ``compare`` names every field where the two differ.
 
 :data:`SESSIONS` are the scripted sessions of the fidelity suite: several queries with tools and thinking,
-partial messages, parallel tool uses, a foreground subagent, ``/compact``, an autocompaction the CLI performs
-itself (between queries and in the middle of a turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``,
+partial messages, parallel tool uses, a foreground and a background subagent, ``/compact``, an autocompaction the
+CLI performs itself (between queries, mid-turn), ``/clear``, a ``PreToolUse`` hook that denies ``Bash``,
 permission prompts allowed and refused.
 """
 
@@ -37,7 +37,7 @@ from claude_agent_sdk import (
 
 from ..live import FakeMessagesAPI, FrameEdit, FrameTap, LiveClaude, LiveError, Reply, Served, cli_version
 from ..sdk import FakeTransport, kept_by_client
-from ..world import DEFAULT_MODEL, Session, Text, Thinking, ToolUse
+from ..world import DEFAULT_MODEL, Session, TaskNotification, Text, Thinking, ToolUse
 from ._frame_keys import FrameKeys, frame_keys, raw_fields
 from ._projection import (
     Projection,
@@ -111,6 +111,8 @@ class Ask:
     prompt: str
     main: tuple[Reply, ...] = ()
     subagent: tuple[Reply, ...] = ()
+    results: int = 1
+    """The results the step ends with: 2 where a background subagent's notification starts a turn of its own."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                 before, taken = len(api.served), len(snapshots.taken)
                 api.model.main.extend(ask.main)
                 api.model.subagent.extend(ask.subagent)
-                messages = await live.ask(ask.prompt)
+                messages = await live.ask(ask.prompt, results=ask.results)
                 if api.model.main or api.model.subagent:
                     raise LiveError(f"ctxsim: scripted session {scripted.name!r} step {number} ({ask.prompt!r}): the "
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
@@ -230,11 +232,12 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
         async with ClaudeSDKClient(options, transport=transport) as client:
             initial = project_context_usage(await client.get_context_usage())
             for query in session.queries:
-                messages = []
+                messages, results = [], 1 + sum(isinstance(s, TaskNotification) for s in query.steps)
                 await client.query(query.prompt)
-                async for message in client.receive_response():
+                async for message in client.receive_messages():  # a background subagent's turn has its own result
                     messages.append(message)
-                    if isinstance(message, ResultMessage):
+                    results -= isinstance(message, ResultMessage)
+                    if not results:
                         break
                 steps.append(StepProjection(query.prompt, _projected(messages),
                                             project_context_usage(await client.get_context_usage()), seen[:]))
@@ -253,9 +256,9 @@ def _bash(command: str) -> ToolUse:
     return ToolUse("", "Bash", {"command": command, "description": "run a command"})
 
 
-def _agent(prompt: str) -> ToolUse:
+def _agent(prompt: str, background: bool = False) -> ToolUse:
     return ToolUse("", "Agent", {"description": "a subtask", "prompt": prompt, "subagent_type": "general-purpose",
-                                 "run_in_background": False})
+                                 "run_in_background": background})
 
 
 _TOOL_TURN = (Reply((Text("Running it."), _bash("echo one")), output_tokens=40), Reply((Text("It printed one."),)))
@@ -283,6 +286,14 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
             subagent=(Reply((_bash("echo sub"),)), Reply((Text("Counted."),)))),
         Ask("thanks"),
     ), "a foreground subagent (Agent with run_in_background false) with a tool call of its own"),
+    ScriptedSession("background-subagent", (
+        Ask("delegate this", main=(Reply((Text("Delegating."), _agent("count to three", True))),
+                                   Reply((Text("Started it in the background."),)),
+                                   Reply((Text("The background task finished."),))),
+            subagent=(Reply((_bash("echo sub"),), delay=1.0), Reply((Text("Counted."),))), results=2),
+        Ask("thanks"),
+    ), "a background subagent (run_in_background true): the launch result, the turn's result while it runs (its "
+       "first reply held a second, so the order is the same every run), then its notification's own turn"),
     ScriptedSession("compact", (
         Ask("hello"),
         Ask("run a command", main=_TOOL_TURN),

@@ -110,6 +110,10 @@ def project_message(message: Any) -> Projection | None:
     if isinstance(message, SystemMessage):
         if message.subtype == "init":
             return {"type": "system", "subtype": "init", "session_id": message.data.get("session_id")}
+        if message.subtype in ("task_started", "task_notification", "background_tasks_changed"):  # a subagent's task
+            data = message.data
+            return {"type": "system", "subtype": message.subtype, "is_backgrounded": data.get("is_backgrounded"),
+                    "status": data.get("status"), "tasks": len(data.get("tasks") or ())}
         if message.subtype != "compact_boundary":
             return None
         return _boundary(message.data)
@@ -177,8 +181,10 @@ def project_hook(hook_input: Mapping[str, Any], tool_use_id: str | None) -> Proj
     """One hook call: its event, the keys of its input, :data:`HOOK_FIELDS`, and the tool use id of a tool hook
     (for the others, whether the CLI gave one)."""
     event = hook_input.get("hook_event_name")
-    return {"type": "hook", "event": event, "keys": sorted(hook_input),
-            **{k: hook_input[k] for k in HOOK_FIELDS if k in hook_input},
+    fields = {k: hook_input[k] for k in HOOK_FIELDS if k in hook_input}
+    if str(fields.get("prompt")).startswith("<task-notification>"):  # its text names a temporary path and timings
+        fields["prompt"] = "<task-notification>"
+    return {"type": "hook", "event": event, "keys": sorted(hook_input), **fields,
             "tool_use_id": tool_use_id if event in TOOL_HOOKS else tool_use_id is not None}
 
 

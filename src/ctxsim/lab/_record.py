@@ -34,6 +34,7 @@ from ..world import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     Text,
     Thinking,
     ToolResult,
@@ -90,8 +91,11 @@ def _step_json(step: Step) -> dict[str, Any]:
         return {"tool_result": {"id": step.tool_use_id, "content": step.content, "tokens": step.tokens,
                                 "is_error": step.is_error, "parent": step.parent_tool_use_id}}
     if isinstance(step, SubagentStart):
-        return {"subagent_start": {"id": step.tool_use_id, "task_id": step.task_id,
-                                   "description": step.description, "prompt": step.prompt}}
+        return {"subagent_start": {"id": step.tool_use_id, "task_id": step.task_id, "description": step.description,
+                                   "prompt": step.prompt, "background": step.background}}
+    if isinstance(step, TaskNotification):
+        return {"task_notification": {"id": step.tool_use_id, "task_id": step.task_id, "summary": step.summary,
+                                      "tokens": step.tokens, "status": step.status}}
     if isinstance(step, Compaction):
         return {"compaction": {"pre": step.pre_tokens, "post": step.post_tokens, "trigger": step.trigger,
                                "context": step.context_tokens,
@@ -106,7 +110,10 @@ def _step(data: Mapping[str, Any]) -> Step:
     if kind == "tool_result":
         return ToolResult(body["id"], body["content"], body["tokens"], body["is_error"], body["parent"])
     if kind == "subagent_start":
-        return SubagentStart(body["id"], body["task_id"], body["description"], body["prompt"])
+        return SubagentStart(body["id"], body["task_id"], body["description"], body["prompt"],
+                             body.get("background", False))
+    if kind == "task_notification":
+        return TaskNotification(body["id"], body["task_id"], body["summary"], body["tokens"], body["status"])
     if kind == "compaction":
         summary = body.get("summary")
         return Compaction(body["pre"], body["post"], body["trigger"], body["context"],

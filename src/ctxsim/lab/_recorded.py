@@ -29,6 +29,7 @@ from ..world import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     ToolResult,
 )
 
@@ -56,6 +57,7 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
     summaries = [_call(s, model) for s in served if s.request.kind == "compact" and s.reply.error is None]
     steps: list[Step] = []
     placed: set[str] = set()
+    background: set[str] = set()
     session_id: str | None = None
 
     def place_up_to(message_id: str | None) -> None:
@@ -83,14 +85,25 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
         elif isinstance(message, UserMessage) and isinstance(message.content, list):
             for block in message.content:
                 if isinstance(block, ToolResultBlock):
-                    place_subagent(block.tool_use_id)
+                    if block.tool_use_id not in background:  # a background subagent's launch comes before its calls
+                        place_subagent(block.tool_use_id)
                     text = _text(block.content)
                     steps.append(ToolResult(block.tool_use_id, text, max(1, len(text) // CHARS_PER_TOKEN),
                                             bool(block.is_error), message.parent_tool_use_id))
         elif isinstance(message, SystemMessage) and message.subtype == "task_started":
             data = message.data
             steps.append(SubagentStart(str(data.get("tool_use_id")), str(data.get("task_id")),
-                                       str(data.get("description", "")), str(data.get("prompt", ""))))
+                                       str(data.get("description", "")), str(data.get("prompt", "")),
+                                       bool(data.get("is_backgrounded"))))
+            if data.get("is_backgrounded"):
+                background.add(str(data.get("tool_use_id")))
+        elif isinstance(message, SystemMessage) and message.subtype == "task_notification" and str(
+                message.data.get("tool_use_id")) in background:  # its calls end first, then its turn starts
+            data = message.data
+            place_subagent(str(data.get("tool_use_id")))
+            summary = str(data.get("summary") or "")
+            steps.append(TaskNotification(str(data.get("tool_use_id")), str(data.get("task_id")), summary,
+                                          max(1, len(summary) // CHARS_PER_TOKEN)))
         elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             meta = message.data.get("compact_metadata") or {}
             steps.append(Compaction(int(meta["pre_tokens"]), int(meta["post_tokens"]),

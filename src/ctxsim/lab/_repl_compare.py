@@ -34,6 +34,8 @@ from ..world import (
     Query,
     Session,
     Step,
+    SubagentStart,
+    TaskNotification,
     Text,
     ToolResult,
     ToolUse,
@@ -109,6 +111,10 @@ def world_of_recording(recording: ReplRecording) -> Session:
     """The world of a recorded REPL session (see the module's docstring)."""
     boundaries = iter(recording.boundaries())
     queries: list[Query] = []
+    launches = {str(b.get("tool_use_id")): r["toolUseResult"] for path, rows in recording.transcripts.items()
+                if "/" not in path for r in rows if isinstance(r.get("toolUseResult"), dict)  # in the background
+                and r["toolUseResult"].get("status") == "async_launched" for b in r["message"]["content"]}
+    running: list[str] = []
     for number, step in enumerate(recording.steps):
         steps: list[Step] = []
         if step["prompt"] == "/clear":
@@ -123,9 +129,18 @@ def world_of_recording(recording: ReplRecording) -> Session:
                 steps.append(Compaction(int(meta.get("preTokens", 0)), int(meta.get("postTokens", 0)),
                                         meta.get("trigger", "manual"), summary=call))
             elif served["kind"] in ("main", "subagent"):
+                if call.is_main and running:  # the background subagents' calls are done: their notifications
+                    steps += [TaskNotification(t, str(launches[t]["agentId"]), "", 0) for t in running]
+                    running.clear()
                 steps.append(call)
-                steps += [ToolResult(b.id, "", 0, parent_tool_use_id=call.parent_tool_use_id)
-                          for b in call.blocks if isinstance(b, ToolUse)]
+                for b in (b for b in call.blocks if isinstance(b, ToolUse)):
+                    if b.id in launches:
+                        launch = launches[b.id]
+                        steps.append(SubagentStart(b.id, str(launch["agentId"]), str(launch.get("description")),
+                                                   str(launch.get("prompt")), background=True))
+                    steps.append(ToolResult(b.id, "", 0, parent_tool_use_id=call.parent_tool_use_id))
+                if call.parent_tool_use_id in launches and call.parent_tool_use_id not in running:
+                    running.append(call.parent_tool_use_id)
         prompt = str(step["prompt"])
         switched = prompt.split()[1] if prompt.startswith("/model ") else None
         queries.append(Query(prompt, tuple(steps), switched))

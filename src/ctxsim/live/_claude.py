@@ -312,15 +312,17 @@ class LiveClaude:
 
     # bounded conversation -----------------------------------------------------------------------------------------
 
-    async def ask(self, prompt: str, *, timeout: float | None = None) -> list[Message]:
-        """Send ``prompt`` and collect every message up to and including its ``ResultMessage`` (bounded)."""
+    async def ask(self, prompt: str, *, timeout: float | None = None, results: int = 1) -> list[Message]:
+        """Send ``prompt`` and collect every message up to and including its ``ResultMessage`` (bounded); up to its
+        ``results``-th where more turns follow it unasked (a background subagent's notification starts one)."""
         limit = timeout or self.timeout
         messages: list[Message] = []
         with anyio.move_on_after(limit) as waited:
             await self.client.query(prompt)
             async for message in self.client.receive_messages():
                 messages.append(message)
-                if isinstance(message, ResultMessage):
+                results -= isinstance(message, ResultMessage)
+                if not results:
                     return messages
             raise self._fail(f"the CLI's message stream ended before the result of {prompt[:60]!r} "
                              f"({len(messages)} messages)")

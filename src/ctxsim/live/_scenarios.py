@@ -22,7 +22,7 @@ from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 
 from ..check import Point, Report, Tracker, tracker_name
 from ..wire import Observation, Script, render
-from ..world import Call, Compaction, ConversationReset, Session, ToolUse
+from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
 from ._serve_shapes import compaction_reason, is_model_query, window_reason
@@ -70,6 +70,9 @@ def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, wi
         return why
     for number, query in enumerate(session.queries, 1):
         steps = query.steps
+        if any(isinstance(s, SubagentStart) and s.background for s in steps):
+            return (f"query {number} runs a subagent in the background: live, the CLI answers its notification in a "
+                    f"turn of its own after the query's result, which the live backend does not wait for")
         if any(isinstance(s, Compaction) for s in steps):
             if not compactions:
                 return f"query {number} compacts: the live CLI decides compaction sizes itself"

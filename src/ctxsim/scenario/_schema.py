@@ -201,6 +201,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("out", _COUNT, "Output of the main call that starts it.", "150"),
         Key("calls", "non-empty list of call mappings", "The subagent's calls, in its own context.", required=True),
         Key("result", _COUNT, "Tokens of the answer the main chain gets.", "600"),
+        Key("background", "boolean", "Run in the background (``run_in_background``): the ``Agent`` tool's result "
+            "is the launch, at once, and a main call answers it; the subagent's end reaches the main chain as a "
+            "``<task-notification>`` of ``result`` tokens that starts a turn of its own (with a result of its own): "
+            "the calls after this step answer it.", "false"),
     )),
     Section("reset", "Takes no keys: write ``reset:`` or ``reset: {}``.", ()),
     Section("faults[]", "Each item names a fault of :mod:`ctxsim.faults`: ``- NAME`` or ``- NAME: {PARAM: VALUE}``. "

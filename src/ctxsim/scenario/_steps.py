@@ -260,11 +260,13 @@ class StepBuilder:
         out = r.get(m, "out", path, r.count, 150)
         calls = r.sequence(m["calls"], m.value_lines["calls"], join_path(path, "calls"), non_empty=True)
         result = r.get(m, "result", path, r.count, 600)
+        background = r.get(m, "background", path, r.boolean, False)
         self.spend(prompt_tokens + result, at, path)
-        self.b.start_subagent(description, prompt_tokens=prompt_tokens, output=out)
-        self.labels.call_lines.append((at, path))
-        self.labels.main += 1
-        self.labels.mark(f"call {self.labels.main}", at)
+        self.b.start_subagent(description, prompt_tokens=prompt_tokens, output=out, background=background)
+        for _ in range(1 + background):  # in the background, a main call answers the launch
+            self.labels.call_lines.append((at, path))
+            self.labels.main += 1
+            self.labels.mark(f"call {self.labels.main}", at)
         self.labels.sub = 0
         self.labels.subagents.append([])
         for i, call in enumerate(calls):

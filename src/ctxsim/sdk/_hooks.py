@@ -215,9 +215,17 @@ class HookPlayer:
             self._compacting = subtype == "status"
         elif kind == "system" and subtype == "task_started":
             agent_id, agent_type = str(data.get("task_id")), str(data.get("subagent_type") or "general-purpose")
-            self._agents[str(data.get("tool_use_id"))] = (agent_id, agent_type)
+            key = str(data.get("tool_use_id")) + ("/background" if data.get("is_backgrounded") else "")
+            self._agents[key] = (agent_id, agent_type)  # in the background: stopped at its notification, not result
             hook_input = {**self._base(session_id, "SubagentStart"), "agent_id": agent_id, "agent_type": agent_type}
             yield from self._hooks("SubagentStart", agent_type, hook_input)
+        elif subtype == "task_notification" and (stopped := self._agents.pop(f"{data.get('tool_use_id')}/background",
+                                                                            None)) is not None:
+            agent_id, agent_type = stopped
+            yield from self._subagent_stop(session_id, agent_id, agent_type, str(data.get("summary") or ""))
+            yield from self.turn_start(session_id, (  # its notification is the prompt of a turn of its own
+                f"<task-notification>\n<task-id>{agent_id}</task-id>\n<tool-use-id>{data.get('tool_use_id')}"
+                f"</tool-use-id>\n<status>{data.get('status')}</status>\n</task-notification>"))
         elif kind == "user":
             for block in _blocks(data, "tool_result"):
                 tool_use_id = str(block.get("tool_use_id"))
@@ -279,7 +287,9 @@ class HookPlayer:
         tool_use_id, name = str(block.get("id")), str(block.get("name"))
         tool = {"tool_name": name, "tool_input": block.get("input") or {}}
         if data.get("parent_tool_use_id") is not None:
-            tool["agent_id"], tool["agent_type"] = self._agents.get(str(data["parent_tool_use_id"]), ("", ""))
+            parent = str(data["parent_tool_use_id"])
+            tool["agent_id"], tool["agent_type"] = self._agents.get(parent, self._agents.get(f"{parent}/background",
+                                                                                              ("", "")))
         self._tools[tool_use_id] = tool
         hook_input = {**self._base(session_id, "PreToolUse"), **tool, "tool_use_id": tool_use_id}
         decision: str | None = None

@@ -11,10 +11,13 @@ session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["SUBAGENT_STATS_ZERO", "model_usage_entry", "num_turns", "result_data"]
+from ..world import Step, SubagentStart, TaskNotification
+
+__all__ = ["SUBAGENT_STATS_ZERO", "model_usage_entry", "num_turns", "result_data", "subagent_stats"]
 
 SUBAGENT_STATS_ZERO: Mapping[str, Any] = {
     "spawned": 0, "requested": {"background": 0, "foreground": 0, "unset": 0}, "started_in_background": 0,
@@ -22,6 +25,21 @@ SUBAGENT_STATS_ZERO: Mapping[str, Any] = {
     "killed": {"parent": 0, "user": 0, "system": 0}, "refused": {"depth_limit": 0, "concurrency_limit": 0, "budget": 0},
     "by_type": {}}
 """``subagent_stats`` of a query that started no subagent."""
+
+
+def subagent_stats(steps: Sequence[Step]) -> dict[str, Any]:
+    """``subagent_stats`` of a result, given the steps of its query up to it: each subagent started there, in the
+    foreground (counted completed at once) or the background (completed once its notification came; recorded,
+    2.1.332: 0 in the result of the turn that launched it, 1 in the notification's)."""
+    starts = [s for s in steps if isinstance(s, SubagentStart)]
+    stats = copy.deepcopy(dict(SUBAGENT_STATS_ZERO))
+    if starts:
+        background = sum(s.background for s in starts)
+        stats.update({"spawned": len(starts), "max_depth": 1, "by_type": {"general-purpose": len(starts)},
+                      "requested": {"background": background, "foreground": len(starts) - background, "unset": 0},
+                      "started_in_background": background,
+                      "completed": len(starts) - background + sum(isinstance(s, TaskNotification) for s in steps)})
+    return stats
 
 
 def model_usage_entry(model: str, window: int, max_output_tokens: int) -> dict[str, Any]:

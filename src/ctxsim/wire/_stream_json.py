@@ -36,6 +36,7 @@ from ..world import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     Text,
     Thinking,
     ToolResult,
@@ -47,7 +48,8 @@ from ._boundary import stream_compact_metadata
 from ._frames import Frame, Observation, Script
 from ._labels import query_subagents, subagent_label
 from ._prices import cost as call_cost
-from ._result import SUBAGENT_STATS_ZERO, model_usage_entry, num_turns, result_data
+from ._result import model_usage_entry, num_turns, result_data, subagent_stats
+from ._tasks import launch, task_end, task_start
 from ._versions import captured_versions, installed_cli_version
 
 __all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
@@ -131,6 +133,14 @@ class Renderer:
         """Per running subagent (by the tool use that started it): its task id and run id."""
         self.task_tokens: dict[str, int] = {}
         """Per running subagent: its last call's prompt and output (``task_notification.usage.total_tokens``)."""
+        self.background: set[str] = set()
+        """The background subagents running (by the tool use that started them)."""
+        self.launched: set[str] = set()
+        """The background subagents whose launch result was written."""
+        self.descriptions: dict[str, str] = {}
+        self.prompts: dict[str, str] = {}
+        self.turn_calls = 0
+        """The query's main-chain calls in turns already closed (a background subagent's launch ends one)."""
         self.truth: Truth | None = None
         self.observations = 0
         self.subagents: dict[str, int] = {}
@@ -200,7 +210,8 @@ class Renderer:
 
     def call_frames(self, call: Call, label: str, kind: str) -> list[Frame]:
         main = call.is_main
-        shown = call.blocks if main or self.forward_subagent_text else [
+        # A foreground subagent's text reaches no frame; a background one's does (recorded, 2.1.332).
+        shown = call.blocks if main or self.forward_subagent_text or call.parent_tool_use_id in self.background else [
             b for b in call.blocks if isinstance(b, ToolUse)]
         frames: list[Frame] = []
         usage = _assistant_usage(call, self.session.reported_input(call))
@@ -325,9 +336,10 @@ class Renderer:
             entry["costUSD"] += cost
         self.total_cost += cost
 
-    def result(self, query: Query, calls: list[Call], label: str) -> Frame:
-        """The query's ``result``, with every key the CLI writes; ``calls``: its main-chain calls
-        since the last reset."""
+    def result(self, query: Query, calls: list[Call], label: str, turn: slice = slice(None)) -> Frame:
+        """The ``result`` of the turn ``turn`` of ``query`` (the whole query, unless a background subagent's
+        notification split it in turns), with every key the CLI writes; ``calls``: its main-chain calls since the
+        last reset."""
         usage = {
             "input_tokens": sum(self.session.reported_input(c) for c in calls),
             "cache_creation_input_tokens": sum(c.cache_creation_input_tokens for c in calls),
@@ -336,22 +348,21 @@ class Renderer:
         }
         last = calls[-1] if calls else None
         text = next((b.text for b in reversed(last.blocks) if isinstance(b, Text)), "") if last else ""
-        steps = query.steps
+        steps = query.steps[turn]
         main = sum(1 for s in steps if isinstance(s, Call) and s.is_main)
         turns = num_turns(main, sum(1 for s in steps if isinstance(s, ToolResult) and s.parent_tool_use_id is None),
                           sum(1 for s in steps if isinstance(s, Compaction) and s.trigger == "auto"))
         command = query.prompt.strip()[1:].split(" ")[0] if query.prompt.startswith("/") and not main else None
-        started = sum(1 for s in steps if isinstance(s, SubagentStart))
-        subagents = dict(SUBAGENT_STATS_ZERO)
-        if started:
-            subagents.update({"spawned": started, "requested": {"background": 0, "foreground": started, "unset": 0},
-                              "max_depth": 1, "completed": started, "by_type": {"general-purpose": started}})
         frame = Frame(result_data(
             session_id=self.session_id, uuid=self.uuid(), usage=usage,
             model_usage={m: dict(u) for m, u in self.model_usage.items()},
             since_last={m: dict(u) for m, u in self.since_last.items()}, total_cost=self.total_cost, turns=turns,
             text=text, stop_reason=last.stop_reason if last and command is None else None, local_command=command,
-            index=self.results, subagents=subagents))
+            index=self.results, subagents=subagent_stats(query.steps[:turn.stop])))
+        notified = next((s for s in reversed(steps) if isinstance(s, TaskNotification)), None)
+        if notified is not None:  # a turn the notification started says so (recorded, 2.1.332)
+            frame.data["origin"] = {"kind": "task-notification", "producer": "session-task",
+                                    "runId": f"run-{notified.task_id}"}
         self.results += 1
         self.since_last.clear()
         self.observe(frame, label, "result")
@@ -382,7 +393,9 @@ class Renderer:
             yield None, [self.init(self.model)]
         sub_counts: dict[str, int] = {}
         self.subagents = query_subagents(query)
-        for step in query.steps:
+        notified = [i for i, s in enumerate(query.steps) if isinstance(s, TaskNotification)]
+        turn, self.turn_calls = 0, 0
+        for index, step in enumerate(query.steps):
             frames = self.step(step, q, main_calls, sub_counts)
             if clears:
                 frames.append(self.init(self.model))
@@ -390,23 +403,24 @@ class Renderer:
             yield step, frames
             if isinstance(step, ConversationReset):
                 main_calls.clear()
-        yield None, [self.result(query, main_calls, f"{q} result")]
-
-    def task_end(self, tool_use_id: str, calls: int) -> list[Frame]:
-        """What the CLI writes when the subagent started by ``tool_use_id`` ends, before the ``Agent`` tool's
-        result: ``system/task_updated`` (completed) and ``system/task_notification`` (its summary and usage)."""
-        task_id, run_id = self.tasks.pop(tool_use_id)
-        return [self.system("task_updated", task_id=task_id, run_id=run_id,
-                            patch={"status": "completed", "end_time": 0}),
-                self.system("task_notification", task_id=task_id, run_id=run_id, tool_use_id=tool_use_id,
-                            status="completed", output_file=f"tasks/{task_id}.output", summary="",
-                            usage={"total_tokens": self.task_tokens.pop(tool_use_id, 0), "tool_uses": calls,
-                                   "duration_ms": 100 * calls})]
+            elif (isinstance(step, Call) and step.is_main and step.stop_reason == "end_turn"
+                  and any(i > index for i in notified)):
+                # The main turn ends while a background subagent runs: its result now, the notification's turn later.
+                yield None, [self.result(query, main_calls, f"{q} turn {turn + 1} result",
+                                         slice(turn, index + 1))]
+                self.turn_calls += len(main_calls)
+                main_calls.clear()
+                turn = index + 1
+        yield None, [self.result(query, main_calls, f"{q} result", slice(turn, None))]
 
     def step(self, step: Step, q: str, main_calls: list[Call], sub_counts: dict[str, int]) -> list[Frame]:
         """The frames of ``step``, in order."""
+        if isinstance(step, ToolResult) and step.tool_use_id in self.background - self.launched:
+            return [launch(self, step)]
+        if isinstance(step, TaskNotification):
+            return task_end(self, step.tool_use_id, sub_counts.get(step.tool_use_id, 0), step)
         if isinstance(step, ToolResult):  # the truth moves with calls, compactions and resets only
-            ended = (self.task_end(step.tool_use_id, sub_counts.get(step.tool_use_id, 0))
+            ended = (task_end(self, step.tool_use_id, sub_counts.get(step.tool_use_id, 0))
                      if step.parent_tool_use_id is None and step.tool_use_id in self.tasks else [])
             return [*ended, self.tool_result(step)]
         self.truth = self.session.truth_after(step, self.truth)
@@ -414,7 +428,7 @@ class Renderer:
             self.add_model_usage(step)
             if step.is_main:
                 main_calls.append(step)
-                label, kind = f"{q} call {len(main_calls)}", "call"
+                label, kind = f"{q} call {len(main_calls) + self.turn_calls}", "call"
             else:
                 n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
                 label, kind = subagent_label(q, self.subagents.get(step.parent_tool_use_id or ""), n), "subagent"
@@ -427,15 +441,7 @@ class Renderer:
                                                  "duration_ms": 100 * n}))
             return frames
         elif isinstance(step, SubagentStart):
-            run_id = f"run-{step.task_id}"
-            self.tasks[step.tool_use_id] = (step.task_id, run_id)
-            prompt = Frame({"type": "user", "message": {"role": "user", "content": [
-                {"type": "text", "text": step.prompt}]}, "parent_tool_use_id": step.tool_use_id,
-                "session_id": self.session_id, "uuid": self.uuid()})
-            return [self.system("task_started", task_id=step.task_id, run_id=run_id, tool_use_id=step.tool_use_id,
-                                description=step.description, subagent_type="general-purpose",
-                                is_backgrounded=False, spawn_depth=1, task_type="local_agent", prompt=step.prompt),
-                    prompt]
+            return task_start(self, step)
         elif isinstance(step, Compaction):
             return self.compaction(step, q, not main_calls)
         elif isinstance(step, ConversationReset):

@@ -56,6 +56,7 @@ from ..world import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     ToolResult,
     ToolUse,
     display_name,
@@ -64,6 +65,7 @@ from ..world import (
 from ._boundary import compact_metadata
 from ._frames import Observation
 from ._stream_json import Renderer, _block_dict
+from ._tasks import TURN_COMPANION, notification_text
 
 __all__ = ["DEFAULT_CWD", "TranscriptFile", "TranscriptPoint", "TranscriptRender", "project_slug"]
 
@@ -218,6 +220,10 @@ class _Writer:
         """The uuid of the main chain's last row."""
         self.agents: dict[str, tuple[str, str | None]] = {}
         """Per subagent (by the tool use that started it): its agent id and the uuid of its last row."""
+        self.background: dict[str, SubagentStart] = {}
+        self.pending_agents = 0
+        """The background subagents running (a ``turn_duration``'s ``pendingBackgroundAgentCount``)."""
+        """The background subagents whose launch result is still to be written (by the tool use that started them)."""
         self.tool_rows: dict[str, str] = {}
         """The uuid of the assistant row holding each tool use."""
         self.files_started: set[str] = set()
@@ -282,10 +288,7 @@ class _Writer:
 
     def prompt(self, text: str, command: bool) -> None:
         """A query's first rows: its queue operations, and (unless it is a local command) its prompt."""
-        self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
-                   "sessionId": self.session_id, "content": text})
-        self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
-                   "sessionId": self.session_id})
+        self.queued(text)
         if command:
             return
         self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
@@ -379,13 +382,42 @@ class _Writer:
         source = self.tool_rows.get(result.tool_use_id)
         if source is not None:
             fields["sourceToolAssistantUUID"] = source
+        if agent is None and (launched := self.background.pop(result.tool_use_id, None)) is not None:  # async
+            fields["message"]["content"][0]["content"] = [{"type": "text", "text": result.content}]
+            fields["toolUseResult"] = {"isAsync": True, "status": "async_launched", "agentId": launched.task_id,
+                                       "description": launched.description, "prompt": launched.prompt}
         self.chained("user", fields, agent=agent, ms=100)
+
+    def queued(self, text: str) -> None:
+        """The queue operations of a message the CLI takes in (a prompt, a notification): enqueued, dequeued."""
+        self.line({"type": "queue-operation", "operation": "enqueue", "timestamp": self.tick(300),
+                   "sessionId": self.session_id, "content": text})
+        self.line({"type": "queue-operation", "operation": "dequeue", "timestamp": self.tick(2),
+                   "sessionId": self.session_id})
+
+    def notification(self, step: TaskNotification) -> None:
+        """A background subagent's end as the main chain gets it: queued, then the rows of a turn of its own."""
+        self.pending_agents -= 1
+        text = notification_text(step)
+        self.queued(text)
+        origin = {"kind": "task-notification", "producer": "session-task", "runId": f"run-{step.task_id}"}
+        self.notified({"promptId": self.uuid(), "message": {"role": "user", "content": text}, "origin": origin,
+                       "promptSource": "system", "turnOrigin": "task_notification"})
+
+    def notified(self, fields: dict[str, Any]) -> None:
+        """A notification's rows: a meta companion row, then the notification (``fields``, ``origin`` saying so)."""
+        self.chained("user", {"promptId": fields["promptId"], "message": {"role": "user", "content": TURN_COMPANION},
+                              "isMeta": True, "turnCompanion": True})
+        self.chained("user", {"permissionMode": "bypassPermissions", **fields})
 
     def agent_id(self) -> str:
         return "a" + format(self.rng.getrandbits(64), "016x")
 
     def subagent(self, start: SubagentStart) -> None:
         self.agents[start.tool_use_id] = (start.task_id, None)
+        if start.background:
+            self.background[start.tool_use_id] = start
+            self.pending_agents += 1
         self.chained("user", {"message": {"role": "user", "content": start.prompt}}, agent=start.tool_use_id,
                      ms=30)
 
@@ -437,6 +469,8 @@ class _Writer:
             self.tool_result(step)
         elif isinstance(step, SubagentStart):
             self.subagent(step)
+        elif isinstance(step, TaskNotification):
+            self.notification(step)
         elif isinstance(step, Compaction):
             self.compaction(step, command)
         elif isinstance(step, ConversationReset):
@@ -454,7 +488,7 @@ class _Writer:
         for n, (step, frames) in enumerate(walk):
             if step is not None:
                 self.step(step, command)
-            elif n == len(walk) - 1:  # the result: the query's closing lines
+            elif n:  # a result: the closing lines of the query (or of a turn a background subagent's launch ended)
                 self.close(query.prompt, command)
             for frame in frames:
                 if frame.observation is not None:

@@ -50,6 +50,8 @@ class ReplWriter(_Writer):
     def __init__(self, session: Session, cwd: str, cli_version: str, started_at: datetime | None) -> None:
         super().__init__(session, cwd, cli_version, started_at)
         self.prompts = 0
+        self.turns = 0
+        """Turns no prompt opened (a background subagent's notification opens one)."""
         self.prompt_id = ""
         self.pending_snapshot: dict[str, Any] | None = None
         """The last ``file-history-snapshot`` line, until the row it names is written."""
@@ -100,7 +102,7 @@ class ReplWriter(_Writer):
         self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
                               "turnOrigin": "human",
-                              "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts}})
+                              "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
         for kind in self.attachments:
             self.attachment(kind)
         self.attachments = ("total_tokens_reminder",)
@@ -121,9 +123,19 @@ class ReplWriter(_Writer):
             return
         elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
         self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
-                                "messageCount": self.chain_length(), "isMeta": False})
+                                "messageCount": self.chain_length(),
+                                **({"pendingBackgroundAgentCount": self.pending_agents} if self.pending_agents else {}),
+                                "isMeta": False})
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
         self.state()
+
+    def notified(self, fields: dict[str, Any]) -> None:
+        """A notification's turn as the REPL opens it: a prompt id of its own, the next turn's place."""
+        self.turns += 1
+        self.turn_started = self.now
+        self.prompt_id = self.command_prompt = fields["promptId"]
+        super().notified({**fields, "permissionMode": "default",
+                          "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
 
     def compaction(self, step: Any, manual: bool) -> None:
         if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         Session as Session,
         Step as Step,
         SubagentStart as SubagentStart,
+        TaskNotification as TaskNotification,
         Text as Text,
         Thinking as Thinking,
         ToolResult as ToolResult,

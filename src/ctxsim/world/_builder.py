@@ -30,6 +30,7 @@ from ._session import (
     Session,
     Step,
     SubagentStart,
+    TaskNotification,
     Text,
     Thinking,
     ToolResult,
@@ -128,6 +129,7 @@ class SessionBuilder:
     _prompt: str = field(init=False, repr=False, default="")
     _chains: dict[str | None, _Chain] = field(init=False, repr=False, default_factory=dict)
     _subagent: str | None = field(init=False, repr=False, default=None)
+    _background: dict[str, str] = field(init=False, repr=False, default_factory=dict)
     _ids: int = field(init=False, repr=False, default=0)
 
     def __post_init__(self) -> None:
@@ -382,8 +384,12 @@ class SessionBuilder:
         return self
 
     def start_subagent(self, description: str = "explore the code", *, prompt_tokens: int = 400,
-                       output: int = 150) -> SessionBuilder:
-        """Add a main call that starts a subagent; following :meth:`call`\\ s run in it until :meth:`end_subagent`."""
+                       output: int = 150, background: bool = False, launch_tokens: int = 260) -> SessionBuilder:
+        """Add a main call that starts a subagent; following :meth:`call`\\ s run in it until :meth:`end_subagent`.
+
+        ``background``: the ``Agent`` tool runs it in the background (``run_in_background: true``), as Claude Code
+        does: the tool's result is the launch (``launch_tokens``), at once, and a main call answering it ends the
+        main turn before the subagent's calls; :meth:`end_subagent` then hands the main chain its notification."""
         if self._subagent is not None:
             raise ValueError("ctxsim: a subagent is already open; call end_subagent() first")
         self.call(output=output, blocks=("text",))
@@ -392,11 +398,19 @@ class SessionBuilder:
         assert isinstance(call, Call)
         prompt = filler_text(self._rng, prompt_tokens)
         agent = ToolUse(self._new_id("toolu"), "Agent",
-                        {"description": description, "prompt": prompt, "subagent_type": "general-purpose"})
+                        {"description": description, "prompt": prompt, "subagent_type": "general-purpose",
+                         **({"run_in_background": True} if background else {})})
         steps[-1] = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
                          call.output_tokens, (*call.blocks[:-1], agent) if call.blocks else (agent,),
                          call.message_id, call.model, call.request_id, None)
-        steps.append(SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt))
+        start = SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt, background)
+        steps.append(start)
+        if background:
+            steps.append(ToolResult(agent.id, f"Async agent launched successfully.\nagentId: {start.task_id}",
+                                    launch_tokens))
+            self._chain(None).pending_growth += launch_tokens
+            self.call(output=40, blocks=("text",))  # the main turn goes on, and ends
+            self._background[agent.id] = start.task_id
         self._subagent = agent.id
         sub = self._chain(agent.id)
         sub.pending_growth = prompt_tokens
@@ -404,12 +418,17 @@ class SessionBuilder:
         return self
 
     def end_subagent(self, *, result_tokens: int = 600) -> SessionBuilder:
-        """Close the open subagent: its final answer reaches the main chain as the Agent tool's result."""
+        """Close the open subagent: its final answer reaches the main chain as the Agent tool's result, or, run in
+        the background, as its :class:`~ctxsim.world.TaskNotification` of ``result_tokens`` (then the calls that
+        follow answer it, in a turn of their own)."""
         if self._subagent is None:
             raise ValueError("ctxsim: no subagent is open")
         parent = self._subagent
         self._subagent = None
-        self._current_steps().append(ToolResult(parent, filler_text(self._rng, result_tokens), result_tokens))
+        text = filler_text(self._rng, result_tokens)
+        task_id = self._background.pop(parent, None)
+        self._current_steps().append(ToolResult(parent, text, result_tokens) if task_id is None
+                                     else TaskNotification(parent, task_id, text, result_tokens))
         self._chain(None).pending_growth += result_tokens
         return self
 

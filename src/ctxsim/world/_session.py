@@ -34,6 +34,7 @@ __all__ = [
     "Session",
     "Step",
     "SubagentStart",
+    "TaskNotification",
     "Text",
     "Thinking",
     "ToolResult",
@@ -179,6 +180,24 @@ class SubagentStart:
     task_id: str
     description: str
     prompt: str
+    background: bool = False
+    """Run in the background (the ``Agent`` tool's ``run_in_background``): the tool's result is the launch, at
+    once, the main turn goes on and ends, and the subagent's end reaches the main chain later as a
+    :class:`TaskNotification`, which starts a turn of its own (Claude Code 2.1.330-2.1.332, recorded)."""
+
+
+@dataclass(frozen=True)
+class TaskNotification:
+    """A background subagent ended: the CLI hands the main chain a ``<task-notification>`` user message (it grows
+    the next main-chain prompt by ``tokens``) and answers it in a turn of its own, closed by a result of its own.
+    The subagent's calls were never main context; only this message (and the launch result) is."""
+
+    tool_use_id: str
+    """The ``Agent`` tool use that started the subagent."""
+    task_id: str
+    summary: str
+    tokens: int
+    status: Literal["completed", "failed", "killed"] = "completed"
 
 
 @dataclass(frozen=True)
@@ -229,7 +248,7 @@ class ConversationReset:
     2.1.330: 118 tokens more); None: the baseline."""
 
 
-Step = Call | ToolResult | SubagentStart | Compaction | ConversationReset
+Step = Call | ToolResult | SubagentStart | TaskNotification | Compaction | ConversationReset
 
 
 @dataclass(frozen=True)
