@@ -153,3 +153,62 @@ def _environ(process: str) -> str:
         return Path(f"/proc/{process.split()[0]}/environ").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+def _ended_within(process: subprocess.Popen[str], how: str, limit: float = 10) -> tuple[str, str, float]:
+    """Send ``how``'s signals; the process's output and the seconds it took to end (killed past ``limit`` + 5)."""
+    started = _send(process, how)
+    try:
+        out, err = process.communicate(timeout=limit + 5)
+    except subprocess.TimeoutExpired:
+        Tally.stopped(process)
+        out, err = process.communicate()
+    return out, err, time.monotonic() - started
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGINT twice", "SIGTERM then SIGINT", "SIGHUP", "SIGHUP twice"])
+def test_an_interrupted_fuzz_run_ends_at_once_and_leaves_nothing(hostile: Tally, tmp_path: Path, how: str) -> None:
+    """``ctxsim fuzz`` of a command tracker whose command never ends: the signals end the run within 10 s, its
+    commands and their private homes with it."""
+    case = f"{how} during ctxsim fuzz with a command tracker"
+    seconds = 3000 + uuid.uuid4().int % 997
+    homes = tmp_path / "homes"
+    tracker = f"cmd:echo $HOME >> {homes}; s={seconds}; sleep $s; echo 1"
+    process = _start([sys.executable, "-m", "ctxsim.cli", "fuzz", "--tracker", tracker, "--examples", "5"], tmp_path)
+    try:
+        _when_running(process, f"sleep {seconds}")
+        _, err, ended = _ended_within(process, how)
+    finally:
+        Tally.stopped(process)
+    hostile.hang(case, ended, 10)
+    left = [home for home in homes.read_text().split() if Path(home).exists()]
+    hostile.leaked(case, hostile.running(f"sleep {seconds}") + left)
+    first = SIGNALS[how][0]
+    assert process.returncode in (STATUS[first], -SIGNALS[how][-1]), (process.returncode, err)
+    hostile.line(case, err, f"ctxsim: fuzz: interrupted ({first.name}); stopped, with every process and temporary "
+                            f"directory it started")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["SIGHUP", "SIGINT twice", "SIGHUP twice"])
+def test_ctxsim_serve_signalled_ends_at_once_and_frees_its_port(hostile: Tally, tmp_path: Path, how: str) -> None:
+    """``ctxsim serve`` hung up on, or interrupted twice, ends within 10 s with one ``ctxsim:`` line (what its client
+    did not play, or that it was interrupted) and no traceback, and its port takes connections no more."""
+    import json
+    import socket
+
+    case = f"{how} during ctxsim serve"
+    process = _start([sys.executable, "-m", "ctxsim.cli", "serve", "b01-no-dedupe-without-request-id", "--json",
+                      "--timeout", "60"], tmp_path)
+    try:
+        assert process.stdout is not None
+        settings = json.loads(process.stdout.readline())
+        port = int(settings["env"]["ANTHROPIC_BASE_URL"].rpartition(":")[2].strip("/"))
+        _, err, ended = _ended_within(process, how)
+    finally:
+        Tally.stopped(process)
+    hostile.hang(case, ended, 10)
+    hostile.line(case, err, "ctxsim: serve: *")
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=2):
+        pass
