@@ -4,11 +4,10 @@
 stdout and stderr, each up to :data:`OUTPUT_LIMIT` bytes; it returns once the shell itself has exited (not when its
 pipes close: a background child that keeps stdout open does not hold the point), the deadline passed, the output
 went over the limit, or ``stop()`` said so (the run was interrupted). Whatever the command left behind is then
-killed, every descendant
-included: its process group, and (on Linux, where this process is made a *child subreaper* while commands run)
-every process that escaped the group with ``setsid`` or a double fork, found as an orphan re-parented to this
-process and recognised by the token :func:`run_command` puts in the command's environment (``CTXSIM_POINT``).
-Those orphans are reaped (no zombie is left).
+killed and reaped (no zombie is left), every process found by ancestry rather than by what it says about itself
+(:func:`kill_tree`): its process group and session, the shell's descendants and, on Linux, where this process is
+made a *child subreaper* while commands run (:func:`subreaper`), the orphans re-parented to it, a ``setsid`` escape
+that dropped the point's token (``CTXSIM_POINT``) included. The caller's own children are never touched.
 
 Where there is no subreaper (not Linux), a ``setsid`` escape outlives the point: only the process group is killed.
 """
