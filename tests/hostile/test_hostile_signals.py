@@ -34,13 +34,21 @@ def _homes(session_id: str) -> list[str]:
     # the run's own temporary directory (its TMPDIR, else /tmp), whatever an earlier test left cached in this one's
     roots = {Path("/dev/shm"), Path(tempfile.gettempdir()), Path(os.environ.get("TMPDIR") or "/tmp")}
     found = []
-    for root in roots:
-        for home in root.glob("ctxsim-cmd-*/point-*") if root.is_dir() else ():
-            try:  # a home being removed meanwhile is no longer there
-                found.extend(str(p) for p in home.glob(f".claude/projects/*/{session_id}.jsonl"))
-            except OSError:
-                continue
+    for root in roots:  # read with listdir, not glob: other runs make and remove their homes meanwhile
+        for top in _listed(root, "ctxsim-cmd-"):
+            for point in _listed(root / top, "point-"):
+                projects = root / top / point / ".claude" / "projects"
+                found.extend(str(projects / slug / f"{session_id}.jsonl") for slug in _listed(projects, "")
+                             if (projects / slug / f"{session_id}.jsonl").exists())
     return found
+
+
+def _listed(directory: Path, prefix: str) -> list[str]:
+    """The entries of ``directory`` whose names start with ``prefix`` (none once it is gone)."""
+    try:
+        return [name for name in os.listdir(directory) if name.startswith(prefix)]
+    except OSError:
+        return []
 
 
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
