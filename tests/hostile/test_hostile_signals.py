@@ -101,6 +101,9 @@ def test_an_interrupted_command_tracker_run_ends_at_once_and_leaves_nothing(host
     try:
         _when_running(process, marker)
         session_id = load_scenario(tmp_path / "s.yaml").session.session_id
+        deadline = time.monotonic() + 10  # a point's transcript may be written only once the other point started
+        while not _homes(session_id) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert _homes(session_id), "the points' homes were not found while running"
         started = _send(process, how)
         # the run's own zombie (it may end before the command's death is seen) is not the command: not waited for
