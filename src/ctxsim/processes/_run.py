@@ -286,6 +286,8 @@ def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(2.0)  # once the shell is gone, what it left is orphaned: this process's (the subreaper's)
     with _shells_lock:
+        if process.pid not in _shells and _starting[0]:  # interrupted before it was counted (see run_command)
+            _starting[0] -= 1
         born = _shells.pop(process.pid, 0)
         others = frozenset(_shells)
         since = None if others or _starting[0] else _busy_since[0]
@@ -347,8 +349,8 @@ def run_command(command: str, *, stdin: bytes, env: Mapping[str, str], cwd: str 
     except BaseException:
         not_started()
         raise
-    under_way(process)
-    try:
+    try:  # from here on, an interrupt (even while it is being counted) still ends the shell and its tree
+        under_way(process)
         return _communicate(process, stdin, timeout, stop, limit)
     finally:
         kill_tree(process, token)
