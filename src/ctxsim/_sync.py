@@ -36,8 +36,8 @@ import anyio
 
 T = TypeVar("T")
 
-__all__ = ["LAST_GRACE", "Proc", "end_now", "in_event_loop", "interrupts", "processes", "run_blocking", "signal_name",
-           "step_once", "terminate_as_interrupt", "terminated"]
+__all__ = ["LAST_GRACE", "Proc", "end_descendants", "end_now", "in_event_loop", "interrupts", "processes",
+           "run_blocking", "signal_name", "step_once", "terminate_as_interrupt", "terminated"]
 
 
 def in_event_loop() -> bool:
@@ -173,6 +173,28 @@ def _descendants() -> list[int]:
     return out
 
 
+def end_descendants(limit: float = 2.0) -> None:
+    """Stop then kill every descendant of this process, found by ancestry, until none is left (at most ``limit``
+    seconds): what a ``ctxsim`` command does as it exits, whatever its children did (a child subreaper, it adopted
+    their orphans)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        left = _descendants()
+        if not left:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):  # frozen first: a forking descendant cannot outrun the kill
+            for pid in left if sig == signal.SIGSTOP else _descendants():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+        while True:  # reaped: a killed child of this process counts no more
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        time.sleep(0.005)
+
+
 def end_now(say: bool = False) -> None:
     """End this process at once, leaving nothing: every descendant stopped then killed, every temporary directory
     it made removed, one line said (``say``: the run has not said its own); the exit status is the first signal's
@@ -180,10 +202,7 @@ def end_now(say: bool = False) -> None:
     still stopping what it started, is not waited for)."""
     import shutil
 
-    for sig in (signal.SIGSTOP, signal.SIGKILL):
-        for pid in _descendants():
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
+    end_descendants(1.0)
     for directory in sorted(_made, key=len, reverse=True):
         shutil.rmtree(directory, ignore_errors=True)
     with contextlib.suppress(OSError):
@@ -271,6 +290,9 @@ class Proc:
     ppid: int
     group: int
     zombie: bool
+    session: int = 0
+    started: int = 0
+    """When it started, in clock ticks since boot."""
 
 
 def processes() -> list[Proc]:
@@ -286,7 +308,8 @@ def processes() -> list[Proc]:
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 fields = f.read().rpartition(b")")[2].split()
-            out.append(Proc(int(entry), int(fields[1]), int(fields[2]), fields[0] == b"Z"))
+            out.append(Proc(int(entry), int(fields[1]), int(fields[2]), fields[0] == b"Z", int(fields[3]),
+                            int(fields[19])))
         except (OSError, IndexError, ValueError):
             continue
     return out

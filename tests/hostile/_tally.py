@@ -71,18 +71,21 @@ class Tally:
 
     @staticmethod
     def running(marker: str) -> list[str]:
-        """The live processes whose command line holds ``marker``, and the zombies this process has not reaped, as
-        ``pid state command``."""
+        """The live processes whose command line holds ``marker``, and the zombies of the same program (``marker``'s
+        first word: a zombie keeps its name, not its command line) this process has not reaped, as ``pid state
+        command``. A zombie of another program (a run under test that just exited, not yet waited for) is not one."""
+        program = marker.split()[0].rpartition("/")[2][:15] if marker.split() else ""  # the kernel keeps 15 bytes
         out = []
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) == os.getpid():
                 continue
             try:
                 command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                fields = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+                name, _, rest = Path(f"/proc/{entry}/stat").read_text().partition(" (")[2].rpartition(")")
+                fields = rest.split()
             except (OSError, IndexError):
                 continue
-            zombie_of_mine = fields[0] == "Z" and fields[1] == str(os.getpid())
+            zombie_of_mine = fields[0] == "Z" and fields[1] == str(os.getpid()) and name == program
             if (marker in command and fields[0] != "Z") or zombie_of_mine:
-                out.append(f"{entry} {fields[0]} {command.strip()}")
+                out.append(f"{entry} {fields[0]} {command.strip() or name}")
         return out

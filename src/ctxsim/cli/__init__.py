@@ -40,6 +40,7 @@ stopped on the way, also one line, once what it started is gone.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -112,13 +113,21 @@ def _interrupt(exc: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status."""
+    """Run ``ctxsim`` with ``argv`` (default: the process's arguments); returns the exit status.
+
+    Without ``argv`` (the ``ctxsim`` command, ``python -m ctxsim.cli``) the run is the whole process: a child
+    subreaper for its whole life (Linux), it owns every process it started, whatever they did to leave its tree,
+    and ends them all, found by ancestry, as it exits. Called with ``argv`` from inside another program, it ends
+    only what it started itself."""
     args = _parser().parse_args(argv)
     command = next(c for c in COMMANDS if c.name == args.command)
-    from .._sync import end_now, interrupts, signal_name, terminate_as_interrupt, terminated
+    from .._sync import end_descendants, end_now, interrupts, signal_name, terminate_as_interrupt, terminated
+    from ..processes import subreaper
 
+    whole = argv is None
     try:
-        with terminate_as_interrupt():  # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
+        # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
+        with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
             return command.run(args)
     except CommandError as exc:
         print(exc, file=sys.stderr)
@@ -137,3 +146,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.flush()
             end_now()
         return status
+    finally:
+        if whole:
+            end_descendants()

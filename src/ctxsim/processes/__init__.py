@@ -2,7 +2,8 @@
 
 :func:`run_command` runs one shell command to completion (a statusline command at one point); :class:`LineProcess`
 keeps one child for a whole session and exchanges one line at a time with it (a ``stream:`` tracker). Both kill
-whatever the child left behind, a ``setsid`` escape included where the platform allows it (:func:`subreaper`).
+whatever the child left behind, found by ancestry: a ``setsid`` escape, a double fork or a cleaned environment
+included where the platform allows it (Linux: :func:`subreaper`).
 :func:`printable` escapes what a child (or any input) wrote that a terminal would act on. Internal: the layer
 ``cmd:`` and ``stream:`` trackers are built on.
 """
@@ -29,8 +30,11 @@ if TYPE_CHECKING:
         Outcome as Outcome,
         exited as exited,
         kill_tree as kill_tree,
+        not_started as not_started,
         run_command as run_command,
+        starting as starting,
         subreaper as subreaper,
+        under_way as under_way,
     )
     from ._shown import printable as printable, unprintable as unprintable
 

@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._run import TOKEN_ENV, exited, kill_tree, subreaper
+from ._run import TOKEN_ENV, exited, kill_tree, not_started, starting, subreaper, under_way
 
 __all__ = ["LINE_LIMIT", "LineError", "LineProcess"]
 
@@ -50,13 +50,18 @@ class LineProcess:
         self._token = uuid.uuid4().hex
         self._reaper = subreaper()  # while it lives: a child it lets escape its group stays ours to find and kill
         self._reaper.__enter__()
+        starting()
         try:
             self.process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
                                             env={**env, TOKEN_ENV: self._token}, start_new_session=True)
-        except OSError as exc:
+        except BaseException as exc:
+            not_started()
             self._reaper.__exit__(None, None, None)
-            raise LineError(f"could not be started: {exc}", "") from None
+            if isinstance(exc, OSError):
+                raise LineError(f"could not be started: {exc}", "") from None
+            raise
+        under_way(self.process)
         assert self.process.stdin and self.process.stdout and self.process.stderr
         self._stdin = self.process.stdin.fileno()
         self._stdout = self.process.stdout.fileno()

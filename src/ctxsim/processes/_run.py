@@ -4,11 +4,10 @@
 stdout and stderr, each up to :data:`OUTPUT_LIMIT` bytes; it returns once the shell itself has exited (not when its
 pipes close: a background child that keeps stdout open does not hold the point), the deadline passed, the output
 went over the limit, or ``stop()`` said so (the run was interrupted). Whatever the command left behind is then
-killed, every descendant
-included: its process group, and (on Linux, where this process is made a *child subreaper* while commands run)
-every process that escaped the group with ``setsid`` or a double fork, found as an orphan re-parented to this
-process and recognised by the token :func:`run_command` puts in the command's environment (``CTXSIM_POINT``).
-Those orphans are reaped (no zombie is left).
+killed and reaped (no zombie is left), every process found by ancestry rather than by what it says about itself
+(:func:`kill_tree`): its process group and session, the shell's descendants and, on Linux, where this process is
+made a *child subreaper* while commands run (:func:`subreaper`), the orphans re-parented to it, a ``setsid`` escape
+that dropped the point's token (``CTXSIM_POINT``) included. The caller's own children are never touched.
 
 Where there is no subreaper (not Linux), a ``setsid`` escape outlives the point: only the process group is killed.
 """
@@ -30,7 +29,18 @@ from pathlib import Path
 
 from .._sync import Proc, processes as _processes
 
-__all__ = ["OUTPUT_LIMIT", "TOKEN_ENV", "Outcome", "exited", "kill_tree", "run_command", "subreaper"]
+__all__ = [
+    "OUTPUT_LIMIT",
+    "TOKEN_ENV",
+    "Outcome",
+    "exited",
+    "kill_tree",
+    "not_started",
+    "run_command",
+    "starting",
+    "subreaper",
+    "under_way",
+]
 
 OUTPUT_LIMIT = 64 * 1024
 """Bytes of stdout, and of stderr, a command may print at one point; past it the command is killed."""
@@ -130,17 +140,106 @@ def _carries(pid: int, marker: bytes) -> bool:
         time.sleep(0.005)
 
 
-def _left(process: subprocess.Popen[bytes], token: str) -> list[Proc]:
-    """The live processes the command left: its process group, and the orphans carrying its token re-parented to
-    this process (as subreaper), with all their descendants."""
+def _start_tick(pid: int) -> int:
+    """When ``pid`` started, in clock ticks since boot (0 where ``/proc`` does not say)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rpartition(b")")[2].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+_shells: dict[int, int] = {}
+"""The command shells under way (:func:`run_command`'s and :class:`LineProcess`'s), each pid with when it started."""
+_busy_since = [0]
+"""When the first of the shells under way started: an orphan re-parented here since then, in a session of its own
+and claimed by no shell, is a leftover of theirs (ended once the last of them ends)."""
+_busy_before: list[frozenset[int]] = [frozenset()]
+"""This process's children when the first of the shells under way started: never a leftover of theirs."""
+_shells_lock = threading.Lock()
+
+
+_starting = [0]
+"""Shells about to start (between :func:`starting` and :func:`under_way`)."""
+
+
+def starting() -> None:
+    """Say a command's shell is about to start; then :func:`under_way` once it has (:func:`not_started` if it
+    could not). The first of the shells under way notes this process's children first: never a leftover of theirs."""
+    with _shells_lock:
+        if not _shells and not _starting[0]:
+            _busy_before[0] = frozenset(_my_children() or ())
+            _busy_since[0] = -1
+        _starting[0] += 1
+
+
+def not_started() -> None:
+    """The shell :func:`starting` announced could not be started."""
+    with _shells_lock:
+        _starting[0] -= 1
+
+
+def under_way(process: subprocess.Popen[bytes]) -> None:
+    """Count ``process``, a command's shell just started (after :func:`starting`), among the shells under way until
+    :func:`kill_tree`."""
+    tick = _start_tick(process.pid)
+    with _shells_lock:
+        _starting[0] -= 1
+        _busy_since[0] = tick if _busy_since[0] < 0 else min(_busy_since[0], tick)
+        _shells[process.pid] = tick
+
+
+def _main_children() -> set[int] | None:
+    """The children of this process's main thread, where the kernel re-parents the orphans a subreaper adopts."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as f:
+            return {int(pid) for pid in f.read().split()}
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """What says a process belongs to one command's point (see :func:`kill_tree`)."""
+
+    shell: int
+    marker: bytes
+    born: int
+    """When the shell started (clock ticks): nothing of its point is older."""
+    strays_since: int | None
+    """When the shells under way began, if this is the last of them to end: the orphans adopted since, claimed by
+    no shell, are ended too."""
+    me: int
+    my_session: int
+    others: frozenset[int]
+    """The other shells under way (and their trees are theirs)."""
+    before: frozenset[int]
+    """This process's children from before the shells under way: not theirs."""
+
+    def owns(self, p: Proc, adopted: set[int] | None) -> bool:
+        """Whether ``p`` is the point's; ``adopted``: the orphans re-parented here (None: not known)."""
+        if p.pid == self.shell or p.pid in self.others:
+            return False
+        if p.group == self.shell or p.session == self.shell:  # its group or its session: nothing else can join
+            return True
+        if p.ppid != self.me:
+            return False
+        if p.started >= self.born and not p.zombie and _carries(p.pid, self.marker):
+            return True
+        return (self.strays_since is not None and p.started >= self.strays_since and p.session != self.my_session
+                and p.pid not in self.before and (adopted is None or p.pid in adopted))
+
+
+def _left(claim: _Claim) -> list[Proc]:
+    """The live processes of the point: those it claims (:meth:`_Claim.owns`), and every descendant of theirs and
+    of the shell, found by ancestry."""
     procs = [p for p in _processes() if not p.zombie]
     children: dict[int, list[Proc]] = {}
     for p in procs:
         children.setdefault(p.ppid, []).append(p)
-    marker = f"{TOKEN_ENV}={token}".encode()
-    me = os.getpid()
-    stack = [p for p in procs if p.pid != process.pid and (
-        p.group == process.pid or (p.ppid == me and _carries(p.pid, marker)))]
+    adopted = _main_children()  # read again each time: a killed process's children are adopted as it dies
+    stack = [p for p in procs if claim.owns(p, adopted)] + children.get(claim.shell, [])
     out: dict[int, Proc] = {}
     while stack:
         p = stack.pop()
@@ -169,49 +268,51 @@ def _my_children() -> set[int] | None:
     return out
 
 
-def _of_point(pid: int, group: int, marker: bytes) -> bool:
-    """Whether the child ``pid`` belongs to the point: in its process group (a zombie to reap, or alive), or
-    carrying its token."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rpartition(b")")[2].split()
-    except OSError:
-        return False
-    return int(fields[2]) == group or (fields[0] != b"Z" and _carries(pid, marker))
-
-
 def kill_tree(process: subprocess.Popen[bytes], token: str) -> None:
-    """Kill the command's process group and every process of its point that escaped it, and reap those that
-    became this process's children (the killed ones, and the zombies of their groups they had not reaped).
+    """Kill every process of the command's point and reap those that became this process's children.
+
+    A point's processes are found by ancestry, not by what they say: the command's process group and session, the
+    shell's descendants (while it lives), and, where this process is a child subreaper (:func:`subreaper`), the
+    orphans re-parented to it since the shell started that carry the point's token, each with all its descendants.
+    An orphan that left the session and dropped the token (``setsid env -u CTXSIM_POINT ...``) cannot be told
+    from another point's: it is ended with the last of the shells under way (:func:`under_way`), as is every orphan
+    re-parented here since the first of them started, in a session of its own. This process's other children (what
+    other code started, in this process's session or before the shells) are never touched.
 
     Most commands leave nothing: then this process's children (a few, read from ``/proc/self/task/*/children``)
     say so, and ``/proc`` is not scanned."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(2.0)  # once the shell is gone, all it left are this process's children (it is the subreaper)
+        process.wait(2.0)  # once the shell is gone, what it left is orphaned: this process's (the subreaper's)
+    with _shells_lock:
+        if process.pid not in _shells and _starting[0]:  # interrupted before it was counted (see run_command)
+            _starting[0] -= 1
+        born = _shells.pop(process.pid, 0)
+        others = frozenset(_shells)
+        since = None if others or _starting[0] else _busy_since[0]
+        before = _busy_before[0]
     children = _my_children()
-    marker = f"{TOKEN_ENV}={token}".encode()
-    if children is not None and not any(_of_point(pid, process.pid, marker) for pid in children - {process.pid}):
+    if children is not None and not children - {process.pid} - others - before:
         return
-    groups = {process.pid}
-    killed = {p.pid for p in _processes() if p.group == process.pid and p.pid != process.pid}
+    claim = _Claim(process.pid, f"{TOKEN_ENV}={token}".encode(), born, since, os.getpid(), os.getsid(0), others,
+                   before)
+    killed: set[int] = set()
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        left = _left(process, token)
+        left = _left(claim)
         if not left:
             break
         _signal([p.pid for p in left], signal.SIGSTOP)  # frozen first: a forking stray cannot outrun the kill
-        left = _left(process, token)
+        left = _left(claim)
         _signal([p.pid for p in left], signal.SIGKILL)
         killed.update(p.pid for p in left)
-        groups.update(p.group for p in left)
     _reap(killed, deadline)
     me = os.getpid()
-    _reap({p.pid for p in _processes() if p.zombie and p.ppid == me and p.group in groups and p.pid != process.pid},
-          deadline)
+    adopted = _main_children()
+    _reap({p.pid for p in _processes() if p.zombie and p.ppid == me and claim.owns(p, adopted)}, deadline)
 
 
 def _reap(pids: set[int], deadline: float) -> None:
@@ -240,10 +341,16 @@ def run_command(command: str, *, stdin: bytes, env: Mapping[str, str], cwd: str 
     """Run ``command`` through ``/bin/sh -c`` as the module's docstring says; raises ``OSError`` when it cannot
     be started."""
     token = uuid.uuid4().hex
-    process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, cwd=cwd, env={**env, TOKEN_ENV: token},
-                               start_new_session=True)
+    starting()
     try:
+        process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, cwd=cwd, env={**env, TOKEN_ENV: token},
+                                   start_new_session=True)
+    except BaseException:
+        not_started()
+        raise
+    try:  # from here on, an interrupt (even while it is being counted) still ends the shell and its tree
+        under_way(process)
         return _communicate(process, stdin, timeout, stop, limit)
     finally:
         kill_tree(process, token)
