@@ -26,8 +26,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..world import Call, ConversationReset, Session
+from ..world import Call, Compaction, ConversationReset, Session, ToolUse, keeps_segment
 from ._prompt_ids import prompt_id
+from ._repl_requests import ConversationCost, RequestLog, merged_messages
 from ._transcript import _Writer, iso
 
 __all__ = ["ReplWriter"]
@@ -40,6 +41,10 @@ _AFTER_COMPACTION = ("deferred_tools_delta", "agent_listing_delta", "skill_listi
 _TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
                           "prompt_snapshot")
 """The attachments after the first prompt that follows a compaction."""
+_BEFORE_AUTO_SUMMARY = ("session_context", "date")
+"""The attachments an autocompaction writes between its boundary and its summary (the summary's parent)."""
+_AFTER_AUTO_COMPACTION = (*_AFTER_COMPACTION, "remote_session_change", "prompt_snapshot")
+"""The attachments an autocompaction re-injects after its summary, before the request it interrupted."""
 
 
 class ReplWriter(_Writer):
@@ -61,12 +66,28 @@ class ReplWriter(_Writer):
         self.turn_rows = 0
         self.attachments: tuple[str, ...] = _FIRST_TURN
         """The attachments the next prompt brings."""
+        self.snapshot_due = False
+        """Whether the turn owes a ``prompt_snapshot`` after its first round (a turn whose prompt brought one, or
+        that an autocompaction re-injected)."""
+        self.requests_in_turn = 0
+        self.request_ref: str | None = None
+        self.requests = RequestLog(self.session_id, cli_version, self.line, self.uuid)
+        self.cost = ConversationCost()
+        self.conversation_started = self.now
+        self.manual = True
+        """Whether the compaction being written is a ``/compact``."""
 
-    def state(self) -> None:
-        """The mode lines the REPL writes when a file opens and after each turn."""
+    def state(self, opening: bool = False) -> None:
+        """The mode lines the REPL writes when a file opens and after each turn; a file opens once its first turn
+        is done, so it names the tools that turn used (``tools-used``), if any."""
         for row in ({"type": "mode", "mode": "normal"}, {"type": "permission-mode", "permissionMode": "default"},
                     {"type": "atis-latch", "atis": ""}):
             self.line({**row, "sessionId": self.session_id})
+        steps = self.session.queries[self.query_index].steps
+        tools = [b.name for c in steps if isinstance(c, Call) and c.is_main for b in c.blocks
+                 if isinstance(b, ToolUse)]
+        if opening and tools:
+            self.line({"type": "tools-used", "tools": list(dict.fromkeys(tools)), "sessionId": self.session_id})
 
     def snapshot(self) -> None:
         """A ``file-history-snapshot`` line; its ``messageId`` is the next user row a person typed (a prompt, or a
@@ -87,7 +108,7 @@ class ReplWriter(_Writer):
 
     def prompt(self, text: str, command: bool) -> None:
         if self.main_path not in self.files:
-            self.state()
+            self.state(opening=True)
         self.now += timedelta(milliseconds=300)
         if command:
             self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
@@ -97,6 +118,7 @@ class ReplWriter(_Writer):
         self.prompts += 1
         self.prompt_id = self.command_prompt = prompt_id(self.session, self.query_index)
         self.turn_started, self.turn_rows = self.now, 0
+        self.snapshot_due, self.requests_in_turn = "prompt_snapshot" in self.attachments, 0
         self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
                               "turnOrigin": "human",
@@ -106,28 +128,49 @@ class ReplWriter(_Writer):
         self.attachments = ("total_tokens_reminder",)
 
     def api_request(self, call: Call) -> None:
-        self.line({"type": "api-request-blob", "sessionId": self.session_id, "hash": self.uuid(),
-                   "message": {"role": "user", "content": "..."}})
-        self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
-                   "timestamp": self.tick(20), "version": self.version, "querySource": "repl_main_thread",
-                   "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+        """A main-thread request: after a turn's first, the attachments the CLI adds before it (the turn's
+        ``prompt_snapshot`` if owed, a ``total_tokens_reminder``), then its lines (:class:`RequestLog`)."""
+        if self.requests_in_turn:
+            self.owed_snapshot()
+            self.attachment("total_tokens_reminder")
+        self.requests_in_turn += 1
+        self.request_ref = self.requests.request(call, self.tick(20), self.session.max_output_tokens)
+
+    def owed_snapshot(self) -> None:
+        if self.snapshot_due:
+            self.attachment("prompt_snapshot")
+            self.snapshot_due = False
 
     def reply_fields(self, call: Call) -> dict[str, Any]:
-        return {"requestedModel": call.model, "promptCacheRequested": "5m", "perTurnEffort": None,
+        ref = {"requestRef": self.request_ref} if call.is_main else {}
+        return {**ref, "requestedModel": call.model, "promptCacheRequested": "5m", "perTurnEffort": None,
                 "madeBy": "model", "session_id": self.session_id}
+
+    def call(self, call: Call) -> None:
+        super().call(call)
+        self.cost.add(call)
 
     def close(self, prompt: str, command: bool) -> None:
         if command:
             return
+        self.owed_snapshot()
         elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
         self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
                                 "messageCount": self.chain_length(), "isMeta": False})
         self.line({"type": "last-prompt", "lastPrompt": prompt, "leafUuid": self.tail, "sessionId": self.session_id})
         self.state()
 
-    def compaction(self, step: Any, manual: bool) -> None:
+    def compaction(self, step: Compaction, manual: bool) -> None:
         if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
             self.snapshot()
+        if step.summary is not None:
+            self.cost.add(step.summary)
+        self.manual = manual
+        kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else []
+        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
+        roles = [str(rows[u]["type"]) for u in kept if rows[u]["type"] != "system"]
+        self.requests.restart(self.session_id, merged_messages(
+            ["user", *("assistant" if r == "assistant" else "user" for r in roles), "user"]))
         super().compaction(step, manual)
 
     def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
@@ -151,19 +194,29 @@ class ReplWriter(_Writer):
         return count
 
     def summary(self, uid: str) -> None:
+        if not self.manual:
+            for kind in _BEFORE_AUTO_SUMMARY:
+                self.attachment(kind)
         super().summary(uid)
         if self.command_prompt is not None:
             row = self.files[self.main_path].rows[-1]
             row["promptId"] = self.command_prompt
 
     def after_compaction(self) -> None:
-        for kind in _AFTER_COMPACTION:
+        for kind in _AFTER_COMPACTION if self.manual else _AFTER_AUTO_COMPACTION:
             self.attachment(kind)
-        self.attachments = _TURN_AFTER_COMPACTION
+        self.attachments = _TURN_AFTER_COMPACTION if self.manual else ("total_tokens_reminder",)
+        if not self.manual:  # the interrupted request is the turn's first again; its round owes the snapshot
+            self.requests_in_turn, self.snapshot_due = 0, True
 
     def reset(self, step: ConversationReset) -> None:
         self.command_prompt = None
+        if self.main_path in self.files:
+            elapsed = int((self.now - self.conversation_started) / timedelta(milliseconds=1))
+            self.line(self.cost.row(self.session_id, elapsed))
+        self.cost, self.conversation_started = ConversationCost(), self.now
         self.session_id = step.new_session_id
+        self.requests.restart(self.session_id)
         self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)
         self.line({"type": "mode", "mode": "normal", "sessionId": self.session_id})
