@@ -20,7 +20,7 @@ TTL of the payload's moment, the CLI's clock being the wall's). :func:`compare_r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from ..world import (
     ToolUse,
 )
 from ._projection import Difference, field_at
-from ._transcript import compare_files
+from ._transcript import _ordered, compare_files
 
 __all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
            "load_repl_recordings", "world_of_recording"]
@@ -223,10 +223,11 @@ def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     recorded, rendered_joins = _joins([p for _, p in recording.payloads], theirs), _joins(mine, ours)
     if recorded != rendered_joins:
         out.append(Difference("the whole transcript", "prompt_id joins", recorded, rendered_joins))
-    for name, left, right in (("snapshot messageIds", _snapshot_targets(theirs), _snapshot_targets(ours)),
-                              ("turn_duration messageCounts", _counts_the_chain(theirs), _counts_the_chain(ours))):
-        if left != right:
-            out.append(Difference("the whole transcript", name, left, right))
+    outlines = (_outline(theirs), _outline(ours))
+    for label in sorted(set(outlines[0]) | set(outlines[1])):
+        left, right = (o.get(label, {}) for o in outlines)
+        out += [Difference(f"transcript {label}", k, left.get(k), right.get(k)) for k in sorted(set(left) | set(right))
+                if left.get(k) != right.get(k)]
     written = {str(r.get("type")) for rows in theirs.values() for r in rows}
     for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
         out.append(Difference("the whole transcript", "(line kind)", None, kind))
@@ -257,34 +258,69 @@ def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping
     return [r for path, file in files.items() if "/" not in path for r in file]
 
 
-def _snapshot_targets(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
-    """What each ``file-history-snapshot``'s ``messageId`` points at: the row's kind (a prompt, or a command's
-    name), or ``nothing``."""
-    rows = _main_rows(files)
-    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
-
-    def kind(row: Mapping[str, Any] | None) -> str:
-        if row is None:
-            return "nothing"
-        content = str((row.get("message") or {}).get("content"))
-        return f"{row.get('type')}:{'command' if content.startswith('<command-name>') else 'prompt'}"
-
-    return sorted(kind(by_uuid.get(r.get("messageId"))) for r in rows if r.get("type") == "file-history-snapshot")
+_TIMED = ("last-prompt", "mode", "permission-mode", "atis-latch", "tools-used")
+"""Lines the CLI re-appends on a timer (its session's metadata): where, and how often, is the timer's."""
 
 
-def _counts_the_chain(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[bool]:
-    """For each ``turn_duration`` row, whether its ``messageCount`` is the number of rows of the chain it closes
-    (from its parent back, across a compaction through the boundary's ``logicalParentUuid``), as the REPL counts
-    it in every recording; the rows themselves differ (the attachments ctxsim does not write)."""
-    rows = _main_rows(files)
-    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
-    out = []
-    for row in (r for r in rows if r.get("subtype") == "turn_duration"):
-        count, at = 0, row.get("parentUuid")
-        while at in by_uuid:
-            count += 1
-            at = by_uuid[at].get("parentUuid") or by_uuid[at].get("logicalParentUuid")
-        out.append(row.get("messageCount") == count)
+def _links(chain: Sequence[Mapping[str, Any]]) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
+    """For a file's chain: where in it a uuid is (None for none, ``elsewhere`` if not in it), and the length of the
+    chain that ends at a uuid (back through a boundary's ``logicalParentUuid``)."""
+    at = {r["uuid"]: n for n, r in enumerate(chain)}
+
+    def length(uid: Any) -> int:
+        count = 0
+        while uid in at:
+            count, row = count + 1, chain[at[uid]]
+            uid = row.get("parentUuid") or row.get("logicalParentUuid")
+        return count
+
+    return (lambda uid: None if uid is None else at.get(uid, "elsewhere")), length
+
+
+def _outline(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """Per main file (``main 1``...), what a tracker walks of it, each link as the position in the file's chain
+    (its rows with a ``uuid``) of the row it names: the chain's kinds in order (an attachment by its kind), each
+    row's ``parentUuid`` and ``logicalParentUuid``, each boundary's kept segment and rows, what each
+    ``file-history-snapshot`` names, whether each ``turn_duration``'s ``messageCount`` is its chain's length (back
+    through a boundary's ``logicalParentUuid``); each request's lines (a shape written, its blobs, whether it
+    extends the request before, ``keep``, how many hashes its ``tail`` adds, its keys), the request each reply's
+    ``requestRef`` names; the other line kinds (where and how often the CLI's timer writes :data:`_TIMED` is left
+    out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for label, path in (x for x in _ordered(files) if "/" not in x[1]):
+        rows = files[path]
+        chain = [r for r in rows if r.get("uuid")]
+        to, length = _links(chain)
+        requests: list[tuple[Any, ...]] = []
+        ids: dict[Any, int] = {}
+        shape, blobs = False, 0
+        for row in rows:
+            kind = row.get("type")
+            if kind == "api-request-shape":
+                shape = True
+            elif kind == "api-request-blob":
+                blobs += 1
+            elif kind == "api-request":
+                extends = row.get("base") is not None and ids.get(row.get("base")) == len(ids) - 1
+                requests.append((shape, blobs, extends, row.get("keep"), len(row.get("tail") or ()),
+                                 tuple(sorted(row))))
+                ids[row.get("id")] = len(ids)
+                shape, blobs = False, 0
+        metas = [r.get("compactMetadata") or {} for r in chain if r.get("subtype") == "compact_boundary"]
+        out[label] = {
+            "chain rows": [f"{r.get('type')}/{r.get('subtype') or (r.get('attachment') or {}).get('type') or ''}"
+                           for r in chain],
+            "chain parents": [(to(r.get("parentUuid")), to(r.get("logicalParentUuid"))) for r in chain],
+            "kept rows": [({k: to(v) for k, v in (m.get("preservedSegment") or {}).items()},
+                           [to(u) for u in (m.get("preservedMessages") or {}).get("uuids") or ()]) for m in metas],
+            "snapshot messageIds": [to(r.get("messageId")) for r in rows if r.get("type") == "file-history-snapshot"],
+            "turn_duration messageCounts": [r.get("messageCount") == length(r.get("parentUuid")) for r in chain
+                                            if r.get("subtype") == "turn_duration"],
+            "request lines": requests,
+            "requestRef joins": [ids.get(r.get("requestRef"), r.get("requestRef")) for r in chain
+                                 if r.get("type") == "assistant"],
+            "line kinds": sorted({str(r.get("type")) for r in rows if not r.get("uuid")} - set(_TIMED)),
+        }
     return out
 
 

@@ -12,8 +12,9 @@ can be rebuilt without writing the conversation twice (recorded from 2.1.330-2.1
   with the prompt); else the one new ``user`` message (the prompt, or the tool results, with their attachments);
 - ``api-request``: ``id`` (what the reply rows' ``requestRef`` names), ``shapeHash``, and for a request that extends
   the one before, ``base`` (that request's id) and ``keep`` (how many of its messages it keeps), then ``tail``: the
-  hashes of what it adds (the base's reply, then the new message's blob). 2.1.332 adds ``thread`` and
-  ``echoWireToolInputs``.
+  hashes of what it adds (the base's reply, then the new message's blob), ``cacheControl`` and ``requestDigest``
+  (where the request put its cache breakpoints, and a digest of it: written empty and drawn here). 2.1.332 adds
+  ``thread`` and ``echoWireToolInputs``.
 
 ``cost-state`` closes a file that ``/clear`` ends: the conversation's cost and per-model usage.
 """
@@ -76,7 +77,8 @@ class RequestLog:
                                "shapeHash": self.shape_hash, "params": {"model": call.model, "max_tokens": max_tokens}}
         if version_key(self.version) >= (2, 1, 332):
             row.update({"thread": {"type": "none"}, "echoWireToolInputs": False})
-        self.line({**row, **extends, "tail": tail})
+        self.line({**row, **extends, "tail": tail, "cacheControl": [],
+                   "requestDigest": _digest("request", request_id)})
         self.base, self.messages = request_id, int(extends["keep"]) + len(tail)
         return request_id
 

@@ -41,6 +41,10 @@ _AFTER_COMPACTION = ("deferred_tools_delta", "agent_listing_delta", "skill_listi
 _TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
                           "prompt_snapshot")
 """The attachments after the first prompt that follows a compaction."""
+_LATER_TURN = ("total_tokens_reminder",)
+"""The attachments after any other prompt."""
+_TURN_AFTER_MODEL = ("model", "total_tokens_reminder", "remote_session_change")
+"""The attachments after a prompt that follows a ``/model`` switch (the model's identity again)."""
 _BEFORE_AUTO_SUMMARY = ("session_context", "date")
 """The attachments an autocompaction writes between its boundary and its summary (the summary's parent)."""
 _AFTER_AUTO_COMPACTION = (*_AFTER_COMPACTION, "remote_session_change", "prompt_snapshot")
@@ -113,6 +117,8 @@ class ReplWriter(_Writer):
         if command:
             self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
                                    else None)
+            if text.split()[0] == "/model" and self.attachments == _LATER_TURN:
+                self.attachments = _TURN_AFTER_MODEL
             return
         self.snapshot()
         self.prompts += 1
@@ -125,7 +131,7 @@ class ReplWriter(_Writer):
                               "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts}})
         for kind in self.attachments:
             self.attachment(kind)
-        self.attachments = ("total_tokens_reminder",)
+        self.attachments = _LATER_TURN
 
     def api_request(self, call: Call) -> None:
         """A main-thread request: after a turn's first, the attachments the CLI adds before it (the turn's
@@ -205,7 +211,7 @@ class ReplWriter(_Writer):
     def after_compaction(self) -> None:
         for kind in _AFTER_COMPACTION if self.manual else _AFTER_AUTO_COMPACTION:
             self.attachment(kind)
-        self.attachments = _TURN_AFTER_COMPACTION if self.manual else ("total_tokens_reminder",)
+        self.attachments = _TURN_AFTER_COMPACTION if self.manual else _LATER_TURN
         if not self.manual:  # the interrupted request is the turn's first again; its round owes the snapshot
             self.requests_in_turn, self.snapshot_due = 0, True
 
