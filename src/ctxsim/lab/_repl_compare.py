@@ -20,12 +20,12 @@ TTL of the payload's moment, the CLI's clock being the wall's). :func:`compare_r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..wire import render, render_transcript, startup_payload, statusline_payloads
+from ..wire import render, render_transcript, startup_payload, statusline_payloads, transcript_outline
 from ..world import (
     Call,
     ClaudeSettings,
@@ -258,70 +258,9 @@ def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping
     return [r for path, file in files.items() if "/" not in path for r in file]
 
 
-_TIMED = ("last-prompt", "mode", "permission-mode", "atis-latch", "tools-used")
-"""Lines the CLI re-appends on a timer (its session's metadata): where, and how often, is the timer's."""
-
-
-def _links(chain: Sequence[Mapping[str, Any]]) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
-    """For a file's chain: where in it a uuid is (None for none, ``elsewhere`` if not in it), and the length of the
-    chain that ends at a uuid (back through a boundary's ``logicalParentUuid``)."""
-    at = {r["uuid"]: n for n, r in enumerate(chain)}
-
-    def length(uid: Any) -> int:
-        count = 0
-        while uid in at:
-            count, row = count + 1, chain[at[uid]]
-            uid = row.get("parentUuid") or row.get("logicalParentUuid")
-        return count
-
-    return (lambda uid: None if uid is None else at.get(uid, "elsewhere")), length
-
-
 def _outline(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
-    """Per main file (``main 1``...), what a tracker walks of it, each link as the position in the file's chain
-    (its rows with a ``uuid``) of the row it names: the chain's kinds in order (an attachment by its kind), each
-    row's ``parentUuid`` and ``logicalParentUuid``, each boundary's kept segment and rows, what each
-    ``file-history-snapshot`` names, whether each ``turn_duration``'s ``messageCount`` is its chain's length (back
-    through a boundary's ``logicalParentUuid``); each request's lines (a shape written, its blobs, whether it
-    extends the request before, ``keep``, how many hashes its ``tail`` adds, its keys), the request each reply's
-    ``requestRef`` names; the other line kinds (where and how often the CLI's timer writes :data:`_TIMED` is left
-    out)."""
-    out: dict[str, dict[str, Any]] = {}
-    for label, path in (x for x in _ordered(files) if "/" not in x[1]):
-        rows = files[path]
-        chain = [r for r in rows if r.get("uuid")]
-        to, length = _links(chain)
-        requests: list[tuple[Any, ...]] = []
-        ids: dict[Any, int] = {}
-        shape, blobs = False, 0
-        for row in rows:
-            kind = row.get("type")
-            if kind == "api-request-shape":
-                shape = True
-            elif kind == "api-request-blob":
-                blobs += 1
-            elif kind == "api-request":
-                extends = row.get("base") is not None and ids.get(row.get("base")) == len(ids) - 1
-                requests.append((shape, blobs, extends, row.get("keep"), len(row.get("tail") or ()),
-                                 tuple(sorted(row))))
-                ids[row.get("id")] = len(ids)
-                shape, blobs = False, 0
-        metas = [r.get("compactMetadata") or {} for r in chain if r.get("subtype") == "compact_boundary"]
-        out[label] = {
-            "chain rows": [f"{r.get('type')}/{r.get('subtype') or (r.get('attachment') or {}).get('type') or ''}"
-                           for r in chain],
-            "chain parents": [(to(r.get("parentUuid")), to(r.get("logicalParentUuid"))) for r in chain],
-            "kept rows": [({k: to(v) for k, v in (m.get("preservedSegment") or {}).items()},
-                           [to(u) for u in (m.get("preservedMessages") or {}).get("uuids") or ()]) for m in metas],
-            "snapshot messageIds": [to(r.get("messageId")) for r in rows if r.get("type") == "file-history-snapshot"],
-            "turn_duration messageCounts": [r.get("messageCount") == length(r.get("parentUuid")) for r in chain
-                                            if r.get("subtype") == "turn_duration"],
-            "request lines": requests,
-            "requestRef joins": [ids.get(r.get("requestRef"), r.get("requestRef")) for r in chain
-                                 if r.get("type") == "assistant"],
-            "line kinds": sorted({str(r.get("type")) for r in rows if not r.get("uuid")} - set(_TIMED)),
-        }
-    return out
+    """:func:`~ctxsim.wire.transcript_outline` of each main file, by its label (``main 1``...)."""
+    return {label: transcript_outline(files[path]) for label, path in _ordered(files) if "/" not in path}
 
 
 def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:
