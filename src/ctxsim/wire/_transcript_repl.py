@@ -9,14 +9,22 @@ REPL's file:
   each prompt and compaction, and no ``queue-operation`` lines;
 - writes the prompt as a ``user`` row with ``promptSource: typed``, ``permissionMode: default``, ``origin``,
   ``turnOrigin`` and ``turnPosition``, followed by ``attachment`` rows in the chain (the environment, the model,
-  tools, agents, skills, ``total_tokens_reminder``, the date, ``prompt_snapshot``...; on later turns a
-  ``total_tokens_reminder`` alone);
-- writes ``api-request-shape``, ``api-request-blob`` and ``api-request`` lines before each reply, and the reply's
-  rows with ``requestRef``, ``requestedModel``, ``promptCacheRequested``, ``perTurnEffort`` and ``madeBy``;
+  tools, agents, skills, ``total_tokens_reminder``, ``session_context``, the date, ``remote_session_change``,
+  ``prompt_snapshot``; on later turns a ``total_tokens_reminder`` alone, after ``/model`` with the model and
+  ``remote_session_change`` around it); a fresh turn (one whose prompt brought ``prompt_snapshot``) writes another
+  ``prompt_snapshot`` once its first round is done, and every request after a turn's first gets a
+  ``total_tokens_reminder`` before it;
+- writes the request lines (:mod:`._repl_requests`: ``api-request-shape``, ``api-request-blob``, ``api-request``)
+  before each main-thread reply, and the reply's rows with ``requestRef`` (the request's id), ``requestedModel``,
+  ``promptCacheRequested``, ``perTurnEffort`` and ``madeBy``;
 - ends each turn with a ``system``/``turn_duration`` row in the chain (so a boundary's ``logicalParentUuid`` and a
-  kept segment's ``tailUuid`` point at it), then ``last-prompt``, ``mode``, ``permission-mode`` and ``atis-latch``;
-- re-injects the environment, model, tool, agent and skill attachments after a compaction's rows;
-- starts a ``/clear``'s new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
+  kept segment's ``tailUuid`` point at it; ``messageCount`` the length of the chain), then ``last-prompt``,
+  ``mode``, ``permission-mode`` and ``atis-latch``;
+- re-injects the environment, model, tool, agent and skill attachments after a compaction's rows; an autocompaction
+  writes ``session_context`` and the date between its boundary and its summary, and ``remote_session_change`` and
+  ``prompt_snapshot`` after the re-injected ones;
+- names the tools of a file's first turn in ``tools-used`` when the file opens; closes a file ``/clear`` ends with
+  ``cost-state``; starts the new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
 
 ``entrypoint`` says ``cli``. Attachment bodies are short stand-ins for the CLI's (trackers skip them).
 """
