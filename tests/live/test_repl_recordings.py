@@ -20,7 +20,8 @@ import pytest
 from builder_twin import builder_twin
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.lab import tmux_skip_reason
+from ctxsim.lab import check_release, tmux_skip_reason
+from ctxsim.lab._release import REPL_CHECKED
 from ctxsim.lab._repl import REPL_SESSIONS, record_repl
 from ctxsim.lab._repl_compare import (
     ReplRecording,
@@ -268,4 +269,18 @@ def test_the_installed_repl_matches_the_rendering(name: str) -> None:
     differences = (compare_repl_payloads(recording) + compare_repl_boundaries(recording)
                    + compare_repl_transcripts(recording))
     assert not differences, "\n".join(map(str, differences))
+    assert _leftovers() <= before
+
+
+@pytest.mark.live
+def test_fidelity_holds_the_installed_repl_s_rows() -> None:
+    """``ctxsim fidelity`` records the REPL sessions of REPL_CHECKED on the installed CLI and holds every payload,
+    boundary and row to the rendering: green on every CLI the package claims (run on the floor and the newest)."""
+    reason = tmux_skip_reason()
+    if reason is not None:
+        pytest.skip(f"ctxsim: {reason}")
+    before = _leftovers()
+    check = check_release(names=["several-queries"], repl=REPL_CHECKED)
+    assert [s.name for s in check.sessions] == ["several-queries", *(f"repl {n}" for n in REPL_CHECKED)]
+    assert check.ok, check.table()
     assert _leftovers() <= before
