@@ -177,8 +177,8 @@ class ReplWriter(_Writer):
     def compaction(self, step: Compaction, manual: bool) -> None:
         if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
             self.snapshot()
-        if step.summary is not None:
-            self.cost.add(step.summary)
+        for summary in step.summary_requests:
+            self.cost.add(summary)
         self.manual = manual
         kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else []
         rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
