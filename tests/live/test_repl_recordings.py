@@ -247,6 +247,12 @@ def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: 
                                               reason="the builder twin rebuilds no /model switch yet: its payloads "
                                                      "keep the first model's window (200000 where the CLI said "
                                                      "1000000)"))
+    if recording.name == "autocompact-midturn":  # run, and must fail this way, until the builder derives it
+        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
+                                              reason="the builder derives a mid-turn autocompaction's preTokens 15 "
+                                                     "short in the REPL (90065 where the CLI said 90080): the CLI "
+                                                     "counts the tool result and the reminder it attached for the "
+                                                     "interrupted request, which the REPL world states as nothing"))
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
     differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)

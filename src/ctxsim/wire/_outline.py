@@ -18,19 +18,10 @@ TIMED_LINES = ("last-prompt", "mode", "permission-mode", "atis-latch", "tools-us
 often, they land is the timer's, so an outline names whether a file has them, not where."""
 
 
-def _links(chain: Sequence[Mapping[str, Any]]) -> tuple[Callable[[Any], Any], Callable[[Any], int]]:
-    """For a file's chain: where in it a uuid is (None for none, ``elsewhere`` if not in it), and the length of the
-    chain that ends at a uuid (back through a boundary's ``logicalParentUuid``)."""
+def _position(chain: Sequence[Mapping[str, Any]]) -> Callable[[Any], Any]:
+    """Where in a file's chain a uuid is: None for none, ``elsewhere`` if not in it."""
     at = {r["uuid"]: n for n, r in enumerate(chain)}
-
-    def length(uid: Any) -> int:
-        count = 0
-        while uid in at:
-            count, row = count + 1, chain[at[uid]]
-            uid = row.get("parentUuid") or row.get("logicalParentUuid")
-        return count
-
-    return (lambda uid: None if uid is None else at.get(uid, "elsewhere")), length
+    return lambda uid: None if uid is None else at.get(uid, "elsewhere")
 
 
 def _requests(rows: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[Any, ...]], dict[Any, int]]:
@@ -62,15 +53,16 @@ def transcript_outline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     - ``chain parents``: each row's ``parentUuid`` and ``logicalParentUuid``;
     - ``kept rows``: each boundary's ``preservedSegment`` and ``preservedMessages``;
     - ``snapshot messageIds``: the row each ``file-history-snapshot`` names;
-    - ``turn_duration messageCounts``: whether each ``messageCount`` is the length of the chain it closes (back
-      through a boundary's ``logicalParentUuid``);
+    - ``turn_duration messageCounts``: whether each ``messageCount`` is the number of chain rows before it (the
+      chain's length back through each boundary's ``logicalParentUuid``; after a mid-turn autocompaction those
+      links circle, and the CLI counts each row once);
     - ``request lines``: each request's lines (a shape written before it, its blobs, whether it extends the request
       before, ``keep``, how many hashes its ``tail`` adds, its keys); ``requestRef joins``: the request each reply
       names;
     - ``line kinds``: the kinds of the other lines (but :data:`TIMED_LINES`).
     """
     chain = [r for r in rows if r.get("uuid")]
-    to, length = _links(chain)
+    to = _position(chain)
     requests, ids = _requests(rows)
     metas = [r.get("compactMetadata") or {} for r in chain if r.get("subtype") == "compact_boundary"]
     return {
@@ -80,7 +72,7 @@ def transcript_outline(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "kept rows": [({k: to(v) for k, v in (m.get("preservedSegment") or {}).items()},
                        [to(u) for u in (m.get("preservedMessages") or {}).get("uuids") or ()]) for m in metas],
         "snapshot messageIds": [to(r.get("messageId")) for r in rows if r.get("type") == "file-history-snapshot"],
-        "turn_duration messageCounts": [r.get("messageCount") == length(r.get("parentUuid")) for r in chain
+        "turn_duration messageCounts": [r.get("messageCount") == n for n, r in enumerate(chain)
                                         if r.get("subtype") == "turn_duration"],
         "request lines": requests,
         "requestRef joins": [ids.get(r.get("requestRef"), r.get("requestRef")) for r in chain

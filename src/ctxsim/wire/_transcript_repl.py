@@ -88,6 +88,8 @@ class ReplWriter(_Writer):
         self.conversation_started = self.now
         self.manual = True
         """Whether the compaction being written is a ``/compact``."""
+        self.reminder: str | None = None
+        """The uuid of the reminder a mid-turn autocompaction drew for the request it interrupted."""
 
     def state(self, opening: bool = False) -> None:
         """The mode lines the REPL writes when a file opens and after each turn; a file opens once its first turn
@@ -180,32 +182,34 @@ class ReplWriter(_Writer):
         for summary in step.summary_requests:
             self.cost.add(summary)
         self.manual = manual
+        self.reminder = None
+        if not manual and self.requests_in_turn:  # mid-turn: the next request's reminder is drawn before it
+            self.reminder = self.tail = self.uuid()
+            self.kept += [self.reminder] if self.kept else []
         kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else []
         rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
-        roles = [str(rows[u]["type"]) for u in kept if rows[u]["type"] != "system"]
+        roles = [str(rows[u]["type"]) if u in rows else "attachment" for u in kept
+                 if u not in rows or rows[u]["type"] != "system"]
         self.requests.restart(self.session_id, merged_messages(
             ["user", *("assistant" if r == "assistant" else "user" for r in roles), "user"]))
         super().compaction(step, manual)
 
-    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5,
+                uid: str | None = None) -> str:
         if self.command_prompt is not None and kind == "user" and agent is None:
             fields = {"promptId": self.command_prompt, **fields}
-        uid = super().chained(kind, fields, agent=agent, ms=ms)
+        uid = super().chained(kind, fields, agent=agent, ms=ms, uid=uid)
         if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):
             self.pending_snapshot["messageId"] = self.pending_snapshot["snapshot"]["messageId"] = uid
             self.pending_snapshot = None
         return uid
 
     def chain_length(self) -> int:
-        """The rows of the main chain up to its last, following each ``parentUuid`` (across a compaction, the
-        boundary's ``logicalParentUuid``): a ``turn_duration``'s ``messageCount``."""
-        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
-        count, at = 0, self.tail
-        while at in rows:
-            count += 1
-            row = rows[at]
-            at = row.get("parentUuid") or row.get("logicalParentUuid")
-        return count
+        """A ``turn_duration``'s ``messageCount``: the rows of the file's chain so far. It is the chain's length back
+        through each boundary's ``logicalParentUuid``, except after a mid-turn autocompaction, whose links circle
+        (the boundary's ``logicalParentUuid`` is the reminder written after its summary): the CLI counts each row
+        once."""
+        return sum(1 for r in self.files[self.main_path].rows if "uuid" in r)
 
     def summary(self, uid: str) -> None:
         if not self.manual:
@@ -217,6 +221,8 @@ class ReplWriter(_Writer):
             row["promptId"] = self.command_prompt
 
     def after_compaction(self) -> None:
+        if self.reminder is not None:  # written now, after the summary, under the uuid the boundary names
+            self.chained("attachment", {"attachment": {"type": "total_tokens_reminder"}}, ms=1, uid=self.reminder)
         for kind in _AFTER_COMPACTION if self.manual else _AFTER_AUTO_COMPACTION:
             self.attachment(kind)
         self.attachments = _TURN_AFTER_COMPACTION if self.manual else _LATER_TURN
