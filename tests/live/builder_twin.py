@@ -3,11 +3,11 @@
 A capture's world states everything the CLI reported (each compaction's ``preTokens``, what ``/context`` showed
 after it and after ``/clear``). :func:`builder_twin` rebuilds it through the public builder the way a user would:
 each call with its usage stated (``call(input=, cache_creation=, cache_read=, output=, blocks=, results=)``), each
-compaction with what the boundary reported after it (``post``), its trigger and the summary request the API
-answered (``compact(post, trigger=, summary=)``), each ``/clear`` as ``reset()``; the compaction's ``preTokens``,
-the context after it, whether it kept a segment, and the context after ``/clear`` are the builder's to derive. The
-calls and tool results the builder made are then swapped for the recorded ones (the same usage; the ids and texts
-the API drew), so a comparison with the capture tests the derivations alone.
+compaction with what the boundary reported after it (``post``), its trigger, the summary request the API answered
+and any it refused (``compact(post, trigger=, summary=, rejected=)``), each ``/clear`` as ``reset()``; the
+compaction's ``preTokens``, the context after it, whether it kept a segment, and the context after ``/clear`` are
+the builder's to derive. The calls and tool results the builder made are then swapped for the recorded ones (the
+same usage; the ids and texts the API drew), so a comparison with the capture tests the derivations alone.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def builder_twin(session: Session) -> Session:
                              blocks=tuple(_kind(b) for b in step.blocks), results=results,
                              message_id=step.message_id, request_id=step.request_id or False)
             elif isinstance(step, Compaction):
-                builder.compact(step.post_tokens, trigger=step.trigger, summary=step.summary)
+                builder.compact(step.post_tokens, trigger=step.trigger, summary=step.summary,
+                                rejected=step.rejected)
             elif isinstance(step, ConversationReset):
                 builder.reset()
     built = builder.build()

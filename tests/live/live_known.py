@@ -23,6 +23,7 @@ KNOWN: dict[str, dict[tuple[int, str], str]] = {
     "compact": {},
     "autocompact": {},
     "autocompact-midturn": {},
+    "autocompact-refused-summary": {},
     "clear": {},
     "hook-deny": {},
     "permissions": {},

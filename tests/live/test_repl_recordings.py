@@ -12,13 +12,16 @@ import copy
 import dataclasses
 import os
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builder_twin import builder_twin
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.lab import tmux_skip_reason
+from ctxsim.lab import check_release, tmux_skip_reason
+from ctxsim.lab._release import REPL_CHECKED
 from ctxsim.lab._repl import REPL_SESSIONS, record_repl
 from ctxsim.lab._repl_compare import (
     ReplRecording,
@@ -27,7 +30,7 @@ from ctxsim.lab._repl_compare import (
     compare_repl_transcripts,
     load_repl_recordings,
 )
-from ctxsim.wire import CAPTURES
+from ctxsim.wire import CAPTURES, version_key
 
 RECORDINGS = load_repl_recordings(CAPTURES)
 VERSIONS = sorted({r.cli_version for r in RECORDINGS})
@@ -113,6 +116,50 @@ def test_the_recorded_compaction_facts(version: str) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_the_recorded_request_lines(version: str) -> None:
+    """Read from the recordings alone: a shape and one blob before a conversation's first request, one blob before
+    each later one (it extends the one before it), a shape and three blobs before the first request after a
+    compaction that kept a segment (summary, kept reply, prompt), one where none was kept; each reply's
+    ``requestRef`` names a request of its file; ``thread`` on requests from 2.1.332 on."""
+    def lines(name: str) -> list[str]:
+        rows = next(rows for path, rows in _named(name, version).transcripts.items() if "/" not in path)
+        kinds = {"api-request-shape": "S", "api-request-blob": "b", "api-request": "R "}
+        return "".join(kinds.get(str(r.get("type")), "") for r in rows).split()
+
+    assert lines("compact-two-calls") == ["SbR", "bR", "SbbbR"]
+    assert lines("compact-one-call") == ["SbR", "SbR"]
+    assert lines("cache-miss") == ["SbR", "bR", "bR"]
+    for recording in (r for r in RECORDINGS if r.cli_version == version):
+        rows = [r for path, rows in recording.transcripts.items() if "/" not in path for r in rows]
+        requests = {r["id"]: r for r in rows if r.get("type") == "api-request"}
+        assert all(r["requestRef"] in requests for r in rows if r.get("type") == "assistant"), recording.name
+        assert {"thread" in r for r in requests.values()} == {version_key(version) >= (2, 1, 332)}, recording.name
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_recorded_turn_rows(version: str) -> None:
+    """Read from the recordings alone: a fresh turn's first round ends with a prompt_snapshot; an autocompaction
+    writes session_context and date between its boundary and its summary, whose parent is the date; /clear ends
+    the old file with cost-state."""
+    def chain(name: str) -> list[Mapping[str, Any]]:
+        return [r for path, rows in _named(name, version).transcripts.items() if "/" not in path for r in rows
+                if r.get("uuid")]
+
+    def kind(row: Mapping[str, Any]) -> str:
+        return str((row.get("attachment") or {}).get("type") or row.get("subtype") or row.get("type"))
+
+    rows = chain("compact-one-call")
+    assert [kind(r) for r in rows[11:14]] == ["assistant", "prompt_snapshot", "turn_duration"]
+    rows = chain("autocompact")
+    at = next(i for i, r in enumerate(rows) if kind(r) == "compact_boundary")
+    assert [kind(r) for r in rows[at:at + 4]] == ["compact_boundary", "session_context", "date", "user"]
+    assert rows[at + 3]["parentUuid"] == rows[at + 2]["uuid"] and rows[at + 3].get("isCompactSummary")
+    ended = [rows for path, rows in _named("clear", version).transcripts.items()
+             if "/" not in path and any(r.get("type") == "cost-state" for r in rows)]
+    assert len(ended) == 1 and ended[0][-1]["type"] == "cost-state"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_the_recorded_windows(version: str) -> None:
     """1M for a [1m] model, 200k under CLAUDE_CODE_DISABLE_1M_CONTEXT, the raw window under an autocompact window."""
     sizes = {name: {p["context_window"]["context_window_size"] for _, p in _named(name, version).payloads}
@@ -150,6 +197,36 @@ def test_a_planted_divergence_is_named() -> None:
     assert any("(row)" in d.field or "type" in d.field for d in compare_repl_transcripts(planted))
 
 
+def test_a_planted_divergence_in_the_rows_trackers_skip_is_named() -> None:
+    """The outline of each file names a missing attachment, a moved parent, a request line gone, a reply joined
+    to the wrong request, a request key changed, and a line kind gone (cost-state)."""
+    def planted(name: str, test: Callable[[dict[str, Any]], bool],
+                change: Callable[[list[dict[str, Any]], dict[str, Any]], object]) -> set[str]:
+        """The fields named once ``change`` is made to the first main file with a row that passes ``test``."""
+        recording = copy.deepcopy(_named(name, VERSIONS[-1]))
+        rows = next(rows for path, rows in recording.transcripts.items() if "/" not in path and any(map(test, rows)))
+        change(rows, next(r for r in rows if test(r)))  # type: ignore[arg-type]
+        return {d.field for d in compare_repl_transcripts(recording)}
+
+    def snapshot(r: dict[str, Any]) -> bool:
+        return (r.get("attachment") or {}).get("type") == "prompt_snapshot"
+
+    def reply(r: dict[str, Any]) -> bool:
+        return r.get("type") == "assistant"
+
+    def drop(rows: list[dict[str, Any]], row: dict[str, Any]) -> None:
+        rows.remove(row)
+
+    assert {"chain rows", "chain parents"} <= planted("compact-two-calls", snapshot, drop)
+    assert "chain parents" in planted("compact-two-calls", reply,
+                                      lambda rows, r: r.update(parentUuid=rows[4]["uuid"]))
+    assert "request lines" in planted("compact-two-calls", lambda r: r.get("type") == "api-request-blob", drop)
+    assert "request lines" in planted("compact-two-calls", lambda r: r.get("type") == "api-request",
+                                      lambda rows, r: r.pop("version"))
+    assert "requestRef joins" in planted("compact-two-calls", reply, lambda rows, r: r.update(requestRef="x"))
+    assert "line kinds" in planted("clear", lambda r: r.get("type") == "cost-state", drop)
+
+
 def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison tells the shapes apart: the recording's world rendered as an SDK session differs."""
     import ctxsim.lab._repl_compare as compare
@@ -175,6 +252,12 @@ def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: 
                                               reason="the builder twin rebuilds no /model switch yet: its payloads "
                                                      "keep the first model's window (200000 where the CLI said "
                                                      "1000000)"))
+    if recording.name == "autocompact-midturn":  # run, and must fail this way, until the builder derives it
+        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
+                                              reason="the builder derives a mid-turn autocompaction's preTokens 15 "
+                                                     "short in the REPL (90065 where the CLI said 90080): the CLI "
+                                                     "counts the tool result and the reminder it attached for the "
+                                                     "interrupted request, which the REPL world states as nothing"))
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
     differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)
@@ -197,4 +280,18 @@ def test_the_installed_repl_matches_the_rendering(name: str) -> None:
     differences = (compare_repl_payloads(recording) + compare_repl_boundaries(recording)
                    + compare_repl_transcripts(recording))
     assert not differences, "\n".join(map(str, differences))
+    assert _leftovers() <= before
+
+
+@pytest.mark.live
+def test_fidelity_holds_the_installed_repl_s_rows() -> None:
+    """``ctxsim fidelity`` records the REPL sessions of REPL_CHECKED on the installed CLI and holds every payload,
+    boundary and row to the rendering: green on every CLI the package claims (run on the floor and the newest)."""
+    reason = tmux_skip_reason()
+    if reason is not None:
+        pytest.skip(f"ctxsim: {reason}")
+    before = _leftovers()
+    check = check_release(names=["several-queries"], repl=REPL_CHECKED)
+    assert [s.name for s in check.sessions] == ["several-queries", *(f"repl {n}" for n in REPL_CHECKED)]
+    assert check.ok, check.table()
     assert _leftovers() <= before

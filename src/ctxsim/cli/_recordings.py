@@ -80,6 +80,9 @@ def _configure_fidelity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--record", type=Path, metavar="DIR",
                         help="also write the live runs as captures under DIR/claude-code-<CLI version>/")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--repl", nargs="*", metavar="NAME",
+                        help="the REPL sessions also recorded under tmux and compared row by row (default: four, "
+                             "with tmux on the bundled CLI and no NAME given; --repl alone: none)")
     parser.add_argument("--all", action="store_true", help="list every key no tracker reads that differs (default: "
                                                            "one summary line)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take (default 60)")
@@ -97,7 +100,8 @@ def _fidelity(args: argparse.Namespace) -> int:
     from ..live import LiveError
 
     try:
-        check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout)
+        check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout,
+                              repl=args.repl)
     except LiveError as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(check.to_json(), indent=1) if args.json else check.table(every_key=args.all))

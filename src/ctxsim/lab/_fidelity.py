@@ -113,6 +113,8 @@ class Ask:
     subagent: tuple[Reply, ...] = ()
     results: int = 1
     """The results the step ends with: 2 where a background subagent's notification starts a turn of its own."""
+    summaries: tuple[Reply, ...] = ()
+    """Replies to the step's compaction summary requests, before the default summary."""
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,9 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                 before, taken = len(api.served), len(snapshots.taken)
                 api.model.main.extend(ask.main)
                 api.model.subagent.extend(ask.subagent)
+                api.model.summaries.extend(ask.summaries)
                 messages = await live.ask(ask.prompt, results=ask.results)
-                if api.model.main or api.model.subagent:
+                if api.model.main or api.model.subagent or api.model.summaries:
                     raise LiveError(f"ctxsim: scripted session {scripted.name!r} step {number} ({ask.prompt!r}): the "
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
@@ -305,6 +308,12 @@ SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
         Ask("read everything", main=(Reply((Text("Read a lot."),), prompt=80_000),)),
         Ask("go on"),
     ), "the CLI compacts by itself before the next query (80,000 > threshold 67,000 of a 100,000 window)",
+        autocompact_window=100_000),
+    ScriptedSession("autocompact-refused-summary", (
+        Ask("hello"),
+        Ask("read everything", main=(Reply((Text("Read a lot."),), prompt=80_000),)),
+        Ask("go on", summaries=(Reply((Text("Nothing to add."),), output_tokens=30),)),
+    ), "an autocompaction whose first summary reply holds no <summary>: the CLI refuses it and asks again",
         autocompact_window=100_000),
     ScriptedSession("autocompact-midturn", (
         Ask("hello"),

@@ -99,7 +99,8 @@ def _step_json(step: Step) -> dict[str, Any]:
     if isinstance(step, Compaction):
         return {"compaction": {"pre": step.pre_tokens, "post": step.post_tokens, "trigger": step.trigger,
                                "context": step.context_tokens,
-                               "summary": _call_json(step.summary) if step.summary is not None else None}}
+                               "summary": _call_json(step.summary) if step.summary is not None else None,
+                               **({"rejected": [_call_json(c) for c in step.rejected]} if step.rejected else {})}}
     return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
 
 
@@ -117,7 +118,8 @@ def _step(data: Mapping[str, Any]) -> Step:
     if kind == "compaction":
         summary = body.get("summary")
         return Compaction(body["pre"], body["post"], body["trigger"], body["context"],
-                          _call(summary) if summary is not None else None)
+                          _call(summary) if summary is not None else None,
+                          rejected=tuple(_call(c) for c in body.get("rejected") or ()))
     return ConversationReset(body["new_session_id"], body.get("context"))
 
 

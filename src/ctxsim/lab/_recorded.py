@@ -30,6 +30,7 @@ from ..world import (
     Step,
     SubagentStart,
     TaskNotification,
+    Text,
     ToolResult,
 )
 
@@ -40,6 +41,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content or ())
+
+
+def _summarised(call: Call) -> bool:
+    """Whether a summary request's reply holds a ``<summary>`` (the CLI refuses one without and asks again)."""
+    return any(isinstance(b, Text) and "<summary>" in b.text for b in call.blocks)
 
 
 def _call(served: Served, model: str) -> Call:
@@ -55,6 +61,7 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
     said after the step."""
     calls = [s for s in served if s.request.kind in ("main", "subagent") and s.reply.error is None]
     summaries = [_call(s, model) for s in served if s.request.kind == "compact" and s.reply.error is None]
+    refused: list[Call] = []
     steps: list[Step] = []
     placed: set[str] = set()
     background: set[str] = set()
@@ -106,9 +113,12 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
                                           max(1, len(summary) // CHARS_PER_TOKEN)))
         elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             meta = message.data.get("compact_metadata") or {}
+            while len(summaries) > 1 and not _summarised(summaries[0]):  # no <summary>: refused, asked again
+                refused.append(summaries.pop(0))
             steps.append(Compaction(int(meta["pre_tokens"]), int(meta["post_tokens"]),
                                     "manual" if meta.get("trigger") == "manual" else "auto",
-                                    summary=summaries.pop(0) if summaries else None))
+                                    summary=summaries.pop(0) if summaries else None, rejected=tuple(refused)))
+            refused = []
         elif type(message).__name__ == "ConversationResetMessage":
             steps.append(ConversationReset(""))  # the new session id is the result's, filled in below
         elif isinstance(message, ResultMessage):

@@ -12,6 +12,11 @@ live run reports, in-process through :class:`~ctxsim.sdk.FakeTransport`; then so
   CLI does differently from the last release ctxsim recorded. Listed, never failed: the fake follows the live run,
   so a release that only rewords its own prompt (every cache count moves by a few tokens) is green.
 
+With tmux, on the bundled CLI, it also records the REPL sessions of :data:`REPL_CHECKED` under tmux and holds the
+rendering to them (``repl <name>``): every statusline payload, each boundary's ``compactMetadata`` and the
+transcript's rows, kinds, order, parents and joins (:func:`~ctxsim.wire.transcript_outline`); any difference is
+tracked.
+
 ``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (its verdict first; ``--all`` lists every untracked
 key) or :meth:`ReleaseCheck.to_json`, and exits 1 on a tracked difference; ``--record DIR`` writes the live runs
 as captures named by the CLI's version.
@@ -31,9 +36,15 @@ from ..live import LiveError, cli_version
 from ._fidelity import SESSIONS, Played, play_inprocess, play_live
 from ._projection import Difference, compare, compare_keys, compare_raw
 from ._record import CAPTURES, Drift, capture_for, drift, write_capture
+from ._repl import REPL_SESSIONS, record_repl
+from ._repl_compare import ReplRecording, compare_repl_boundaries, compare_repl_payloads, compare_repl_transcripts
+from ._tmux import tmux_skip_reason
 
 __all__ = ["ReleaseCheck", "SessionCheck", "check_release"]
 
+REPL_CHECKED = ("compact-two-calls", "compact-tool-round", "autocompact", "clear")
+"""The REPL sessions ``ctxsim fidelity`` records too: between them, every row kind the REPL writes in a prompt's
+turn, a tool round, ``/compact``, an autocompaction and ``/clear``."""
 CONCURRENCY = 2
 """Scripted sessions played at once (each its own CLI and fake API): the 2-core machine CI runs on."""
 
@@ -151,11 +162,23 @@ async def _check_one(name: str, cli: str | None, timeout: float,
                         live.seconds), live
 
 
+def _check_repl(name: str, timeout: float) -> SessionCheck:
+    """Record REPL session ``name`` on the bundled CLI and hold the rendering of what happened to it."""
+    started = time.monotonic()
+    recording = ReplRecording.from_json(record_repl(REPL_SESSIONS[name], timeout=timeout))
+    differences = (compare_repl_payloads(recording) + compare_repl_boundaries(recording)
+                   + compare_repl_transcripts(recording))
+    return SessionCheck(f"repl {name}", differences, None, time.monotonic() - started)
+
+
 def check_release(cli: str | None = None, *, names: Sequence[str] | None = None, record: Path | None = None,
-                  captures: Path = CAPTURES, timeout: float = 60.0, concurrency: int = CONCURRENCY) -> ReleaseCheck:
+                  captures: Path = CAPTURES, timeout: float = 60.0, concurrency: int = CONCURRENCY,
+                  repl: Sequence[str] | None = None) -> ReleaseCheck:
     """Play the scripted sessions ``names`` (default: all) on ``cli`` (None: the CLI bundled in the installed SDK)
     and in-process, ``concurrency`` at a time, and sort their differences; with ``record``, write each live run
-    as a capture under that directory. A CLI that cannot be started is a :class:`~ctxsim.live.LiveError`."""
+    as a capture under that directory. ``repl`` names the REPL sessions recorded and compared too (default:
+    :data:`REPL_CHECKED` when every scripted session runs on the bundled CLI and tmux is there; else none). A CLI
+    that cannot be started is a :class:`~ctxsim.live.LiveError`."""
     started = time.monotonic()
     version = cli_version(cli)
     chosen = capture_for(version, captures)
@@ -163,6 +186,9 @@ def check_release(cli: str | None = None, *, names: Sequence[str] | None = None,
     unknown = [n for n in names or () if n not in SESSIONS]
     if unknown:
         raise LiveError(f"ctxsim: no scripted session {unknown[0]!r} (known: {', '.join(SESSIONS)})")
+    unknown = [n for n in repl or () if n not in REPL_SESSIONS]
+    if unknown:
+        raise LiveError(f"ctxsim: no REPL session {unknown[0]!r} (known: {', '.join(REPL_SESSIONS)})")
     wanted = list(names or SESSIONS)
     results: dict[str, tuple[SessionCheck, Played]] = {}
     failures: list[Exception] = []
@@ -192,6 +218,9 @@ def check_release(cli: str | None = None, *, names: Sequence[str] | None = None,
         raise failures[0]
     check = ReleaseCheck(str(cli) if cli is not None else "bundled", version, captured_version,
                          [results[n][0] for n in wanted])
+    if repl is None:
+        repl = REPL_CHECKED if names is None and cli is None and tmux_skip_reason() is None else ()
+    check.sessions += [_check_repl(name, max(timeout, 90.0)) for name in repl]
     if record is not None:
         check.recorded = [write_capture(record, name, results[name][1],
                                         include_partial_messages=SESSIONS[name].include_partial_messages,

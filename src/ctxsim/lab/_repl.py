@@ -88,6 +88,18 @@ REPL_SESSIONS: Mapping[str, ReplSession] = {s.name: s for s in (
                                 Ask("go on", main=(_says("Going on.", 40, (4, 900, 14_000)),))),
                 "two calls, the second at 80,003 of a 100,000 autocompact window (CLAUDE_CODE_AUTO_COMPACT_WINDOW): "
                 "the CLI compacts by itself before the third", env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}),
+    ReplSession("tool-round-later", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 30_000)),)),
+                                     Ask("run a command", main=(_says("Running it.", 40, (3, 500, 32_060),
+                                                                      _bash("echo one")),
+                                                                _says("It printed one.", 50, (3, 100, 32_600))))),
+                "a call, then a prompt with a tool round (the rows before a later request of a turn that is not "
+                "a conversation's first)"),
+    ReplSession("autocompact-midturn", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 30_000)),)),
+                                        Ask("a big tool turn", main=(_says("Running it.", 40, (3, 1_000, 89_000),
+                                                                           _bash("echo mid")),
+                                                                     _says("Finished.", 50, (4, 900, 14_000))))),
+                "a call, then a tool round at 90,043 of a 100,000 autocompact window: the CLI compacts by itself "
+                "between the tool result and the next call", env={"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}),
     ReplSession("clear", (Ask("run a command", main=_TOOL_ROUND), Ask("/clear"),
                           Ask("a fresh start", main=(_says("Fresh.", 30, (3, 12_000, 0)),))),
                 "a tool round, /clear (a new session and transcript), a call"),

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..wire import render, render_transcript, startup_payload, statusline_payloads
+from ..wire import render, render_transcript, startup_payload, statusline_payloads, transcript_outline
 from ..world import (
     Call,
     ClaudeSettings,
@@ -41,7 +41,7 @@ from ..world import (
     ToolUse,
 )
 from ._projection import Difference, field_at
-from ._transcript import compare_files
+from ._transcript import _ordered, compare_files
 
 __all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
            "load_repl_recordings", "world_of_recording"]
@@ -238,10 +238,11 @@ def compare_repl_transcripts(recording: ReplRecording) -> list[Difference]:
     recorded, rendered_joins = _joins([p for _, p in recording.payloads], theirs), _joins(mine, ours)
     if recorded != rendered_joins:
         out.append(Difference("the whole transcript", "prompt_id joins", recorded, rendered_joins))
-    for name, left, right in (("snapshot messageIds", _snapshot_targets(theirs), _snapshot_targets(ours)),
-                              ("turn_duration messageCounts", _counts_the_chain(theirs), _counts_the_chain(ours))):
-        if left != right:
-            out.append(Difference("the whole transcript", name, left, right))
+    outlines = (_outline(theirs), _outline(ours))
+    for label in sorted(set(outlines[0]) | set(outlines[1])):
+        left, right = (o.get(label, {}) for o in outlines)
+        out += [Difference(f"transcript {label}", k, left.get(k), right.get(k)) for k in sorted(set(left) | set(right))
+                if left.get(k) != right.get(k)]
     written = {str(r.get("type")) for rows in theirs.values() for r in rows}
     for kind in sorted({str(r.get("type")) for rows in ours.values() for r in rows} - written):
         out.append(Difference("the whole transcript", "(line kind)", None, kind))
@@ -272,35 +273,9 @@ def _main_rows(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Mapping
     return [r for path, file in files.items() if "/" not in path for r in file]
 
 
-def _snapshot_targets(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
-    """What each ``file-history-snapshot``'s ``messageId`` points at: the row's kind (a prompt, or a command's
-    name), or ``nothing``."""
-    rows = _main_rows(files)
-    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
-
-    def kind(row: Mapping[str, Any] | None) -> str:
-        if row is None:
-            return "nothing"
-        content = str((row.get("message") or {}).get("content"))
-        return f"{row.get('type')}:{'command' if content.startswith('<command-name>') else 'prompt'}"
-
-    return sorted(kind(by_uuid.get(r.get("messageId"))) for r in rows if r.get("type") == "file-history-snapshot")
-
-
-def _counts_the_chain(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[bool]:
-    """For each ``turn_duration`` row, whether its ``messageCount`` is the number of rows of the chain it closes
-    (from its parent back, across a compaction through the boundary's ``logicalParentUuid``), as the REPL counts
-    it in every recording; the rows themselves differ (the attachments ctxsim does not write)."""
-    rows = _main_rows(files)
-    by_uuid = {r.get("uuid"): r for r in rows if r.get("uuid")}
-    out = []
-    for row in (r for r in rows if r.get("subtype") == "turn_duration"):
-        count, at = 0, row.get("parentUuid")
-        while at in by_uuid:
-            count += 1
-            at = by_uuid[at].get("parentUuid") or by_uuid[at].get("logicalParentUuid")
-        out.append(row.get("messageCount") == count)
-    return out
+def _outline(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """:func:`~ctxsim.wire.transcript_outline` of each main file, by its label (``main 1``...)."""
+    return {label: transcript_outline(files[path]) for label, path in _ordered(files) if "/" not in path}
 
 
 def compare_repl_boundaries(recording: ReplRecording) -> list[Difference]:

@@ -172,8 +172,13 @@ class ScriptedModel:
     subagent: deque[Reply] = field(default_factory=deque)
     summary: str = "The user asked for small tasks; all of them are done."
     summary_output_tokens: int = 60
+    summaries: deque[Reply] = field(default_factory=deque)
+    """Replies to the next compaction summary requests, before the default summary (one without ``<summary>``:
+    the CLI refuses it and asks again)."""
 
     def __call__(self, request: ApiRequest) -> Reply:
+        if request.kind == "compact" and self.summaries:
+            return self.summaries.popleft()
         if request.kind == "compact":
             text = f"<analysis>Nothing open.</analysis>\n<summary>{self.summary}</summary>"
             return Reply((Text(text),), output_tokens=self.summary_output_tokens)

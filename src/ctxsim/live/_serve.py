@@ -37,7 +37,7 @@ from starlette.routing import Route
 from ..runner import ScenarioRun
 from ..trackers import TrackerWorld
 from ..wire import Observation
-from ..world import QUANTITY_NAMES, Compaction, Quantity, Session, Text, Truth, system_prefix
+from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
@@ -121,9 +121,10 @@ class _Refusing(Refuser):
         super().__init__(f"scenario {scenario!r}")
         self.model = model
         self._main_calls = len(model.main)
-        self.summaries = deque(_summary(step) for query in session.queries for step in query.steps
-                               if isinstance(step, Compaction))
-        """The answers to the CLI's compaction summary requests, in order."""
+        self.summaries = deque(reply for query in session.queries for step in query.steps
+                               if isinstance(step, Compaction) for reply in (*map(_refused, step.rejected),
+                                                                             _summary(step)))
+        """The answers to the CLI's compaction summary requests, in order (a refused one's before its summary)."""
         self.probes = sum(1 for query in session.queries if is_model_query(query))
         """The model probes left to answer: the CLI asks the API once (``max_tokens`` 1) per ``/model`` query."""
 
@@ -150,6 +151,14 @@ class _Refusing(Refuser):
     def main_served(self) -> int:
         """How many of the script's main-chain calls were served."""
         return self._main_calls - len(self.model.main)
+
+
+def _refused(call: Call) -> Reply:
+    """The answer to a summary request the CLI refuses (:attr:`~ctxsim.world.Compaction.rejected`): its usage, and
+    no ``<summary>`` in its text, so the CLI asks again."""
+    text = [b for b in call.blocks if isinstance(b, Text) and "<summary>" not in b.text] or [Text("Nothing to add.")]
+    return Reply(tuple(text), call.output_tokens,
+                 (call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens))
 
 
 def _summary(compaction: Compaction) -> Reply:

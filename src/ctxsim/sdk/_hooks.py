@@ -140,7 +140,7 @@ class HookPlayer:
     _answered: bool = False
     _prompt_id: str = ""
     _ids: int = 0
-    _summaries: deque[str] = field(default_factory=deque)
+    _summaries: deque[tuple[str, ...]] = field(default_factory=deque)
     _agent_texts: dict[str, str] = field(default_factory=dict)
     _running: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Tool uses started and without a result yet: their id -> the message that asked for them, and whether they
@@ -148,9 +148,10 @@ class HookPlayer:
     _waiting: deque[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=deque)
     """Tool uses whose ``PreToolUse`` waits for the tool uses before them: session id, frame, block."""
 
-    def know(self, summaries: list[str], agent_texts: Mapping[str, str]) -> None:
-        """What the frames do not show: the compaction summaries in order, and each subagent's last text (by the
-        tool use id of its ``Agent`` call), for the ``SubagentStop`` hooks' ``last_assistant_message``."""
+    def know(self, summaries: list[tuple[str, ...]], agent_texts: Mapping[str, str]) -> None:
+        """What the frames do not show: each compaction's summary texts in order (a refused one, then the summary:
+        each ends its own summary agent), and each subagent's last text (by the tool use id of its ``Agent``
+        call), for the ``SubagentStop`` hooks' ``last_assistant_message``."""
         self._summaries.extend(summaries)
         self._agent_texts.update(agent_texts)
 
@@ -209,9 +210,9 @@ class HookPlayer:
                 trigger = str((boundary.get("compact_metadata") or {}).get("trigger") or "manual")
                 hook_input = {**self._base(session_id, "PreCompact"), "trigger": trigger, "custom_instructions": None}
                 yield from self._hooks("PreCompact", trigger, hook_input)
-            if subtype == "compact_boundary":  # the summary agent is done
-                summary = self._summaries.popleft() if self._summaries else ""
-                yield from self._subagent_stop(session_id, "a" + self._id().replace("-", "")[:16], "", summary)
+            if subtype == "compact_boundary":  # the summary agents are done (a refused summary's, then the summary's)
+                for summary in self._summaries.popleft() if self._summaries else ("",):
+                    yield from self._subagent_stop(session_id, "a" + self._id().replace("-", "")[:16], "", summary)
             self._compacting = subtype == "status"
         elif kind == "system" and subtype == "task_started":
             agent_id, agent_type = str(data.get("task_id")), str(data.get("subagent_type") or "general-purpose")

@@ -303,16 +303,16 @@ class FakeTransport(Transport):
                 "response": {"subtype": "success", "request_id": request_id, "response": body}}
 
 
-def _unseen_texts(session: Session) -> tuple[list[str], dict[str, str]]:
-    """What the hooks tell that no frame shows: each compaction's summary text, in order, and each subagent's last
-    text, by its ``Agent`` tool use id."""
-    summaries: list[str] = []
+def _unseen_texts(session: Session) -> tuple[list[tuple[str, ...]], dict[str, str]]:
+    """What the hooks tell that no frame shows: each compaction's summary texts (the refused ones, then the
+    summary), in order, and each subagent's last text, by its ``Agent`` tool use id."""
+    summaries: list[tuple[str, ...]] = []
     agents: dict[str, str] = {}
     for query in session.queries:
         for step in query.steps:
             if isinstance(step, Compaction):
-                blocks = step.summary.blocks if step.summary is not None else ()
-                summaries.append("\n".join(b.text for b in blocks if isinstance(b, Text)))
+                summaries.append(tuple("\n".join(b.text for b in c.blocks if isinstance(b, Text))
+                                       for c in step.summary_requests) or ("",))
             elif isinstance(step, Call) and step.parent_tool_use_id is not None:
                 texts = [b.text for b in step.blocks if isinstance(b, Text)]
                 if texts:

@@ -2,6 +2,8 @@
 
 - :func:`render` — what the CLI writes on stdout for the SDK (``--output-format stream-json``), query by query;
 - :func:`render_transcript` — the session transcript JSONL the CLI appends to (``projects/<slug>/<session>.jsonl``);
+- :func:`transcript_outline` — what a tracker walks of one transcript file, every link made a position (two
+  renderings of one session match where their outlines do);
 - :func:`statusline_payloads` — the JSON payload the interactive CLI pipes to ``statusLine.command``;
 - :func:`context_usage_response` — its answer to the ``get_context_usage`` control request;
 - :class:`Frame`, :class:`Script`, :class:`Observation` — the lines of every format, grouped by query, and the
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
         query_subagents as query_subagents,
         subagent_label as subagent_label,
     )
+    from ._outline import TIMED_LINES as TIMED_LINES, transcript_outline as transcript_outline
     from ._render_transcript import render_transcript as render_transcript
     from ._statusline import (
         after_compaction as after_compaction,

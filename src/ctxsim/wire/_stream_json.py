@@ -282,8 +282,8 @@ class Renderer:
         ``logical_parent_uuid`` (the last row before it), then the summary. An autocompaction keeps, after the
         last reply, the rows the stream never shows: before a query its prompt, and the attachment the CLI adds
         (their uuids point at transcript rows)."""
-        if step.summary is not None:
-            self.add_model_usage(step.summary)  # counted in modelUsage and the cost, shown in no frame
+        for summary in step.summary_requests:
+            self.add_model_usage(summary)  # counted in modelUsage and the cost, shown in no frame
         compacting: dict[str, Any] = {"status": "compacting"}
         if step.trigger == "auto":
             compacting["compact_output_chars"] = 0

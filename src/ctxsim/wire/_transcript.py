@@ -262,9 +262,11 @@ class _Writer:
                     "sessionId": self.session_id, "version": self.version, "gitBranch": "HEAD"})
         return row
 
-    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
-        """Append a row of ``kind`` to the main chain (or subagent ``agent``'s file) after its last row."""
-        uid = self.uuid()
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5,
+                uid: str | None = None) -> str:
+        """Append a row of ``kind`` to the main chain (or subagent ``agent``'s file) after its last row (its
+        ``uuid``: ``uid``, drawn earlier, else a new one)."""
+        uid = uid or self.uuid()
         if agent is None:
             path, parent, head = self.main_path, self.tail, {"parentUuid": self.tail, "isSidechain": False}
         else:

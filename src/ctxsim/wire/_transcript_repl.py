@@ -9,14 +9,22 @@ REPL's file:
   each prompt and compaction, and no ``queue-operation`` lines;
 - writes the prompt as a ``user`` row with ``promptSource: typed``, ``permissionMode: default``, ``origin``,
   ``turnOrigin`` and ``turnPosition``, followed by ``attachment`` rows in the chain (the environment, the model,
-  tools, agents, skills, ``total_tokens_reminder``, the date, ``prompt_snapshot``...; on later turns a
-  ``total_tokens_reminder`` alone);
-- writes ``api-request-shape``, ``api-request-blob`` and ``api-request`` lines before each reply, and the reply's
-  rows with ``requestRef``, ``requestedModel``, ``promptCacheRequested``, ``perTurnEffort`` and ``madeBy``;
+  tools, agents, skills, ``total_tokens_reminder``, ``session_context``, the date, ``remote_session_change``,
+  ``prompt_snapshot``; on later turns a ``total_tokens_reminder`` alone, after ``/model`` with the model and
+  ``remote_session_change`` around it); a fresh turn (one whose prompt brought ``prompt_snapshot``) writes another
+  ``prompt_snapshot`` once its first round is done, and every request after a turn's first gets a
+  ``total_tokens_reminder`` before it;
+- writes the request lines (:mod:`._repl_requests`: ``api-request-shape``, ``api-request-blob``, ``api-request``)
+  before each main-thread reply, and the reply's rows with ``requestRef`` (the request's id), ``requestedModel``,
+  ``promptCacheRequested``, ``perTurnEffort`` and ``madeBy``;
 - ends each turn with a ``system``/``turn_duration`` row in the chain (so a boundary's ``logicalParentUuid`` and a
-  kept segment's ``tailUuid`` point at it), then ``last-prompt``, ``mode``, ``permission-mode`` and ``atis-latch``;
-- re-injects the environment, model, tool, agent and skill attachments after a compaction's rows;
-- starts a ``/clear``'s new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
+  kept segment's ``tailUuid`` point at it; ``messageCount`` the length of the chain), then ``last-prompt``,
+  ``mode``, ``permission-mode`` and ``atis-latch``;
+- re-injects the environment, model, tool, agent and skill attachments after a compaction's rows; an autocompaction
+  writes ``session_context`` and the date between its boundary and its summary, and ``remote_session_change`` and
+  ``prompt_snapshot`` after the re-injected ones;
+- names the tools of a file's first turn in ``tools-used`` when the file opens; closes a file ``/clear`` ends with
+  ``cost-state``; starts the new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
 
 ``entrypoint`` says ``cli``. Attachment bodies are short stand-ins for the CLI's (trackers skip them).
 """
@@ -26,8 +34,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..world import Call, ConversationReset, Session
+from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, keeps_segment
 from ._prompt_ids import prompt_id
+from ._repl_requests import ConversationCost, RequestLog, merged_messages
 from ._transcript import _Writer, iso
 
 __all__ = ["ReplWriter"]
@@ -40,6 +49,14 @@ _AFTER_COMPACTION = ("deferred_tools_delta", "agent_listing_delta", "skill_listi
 _TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
                           "prompt_snapshot")
 """The attachments after the first prompt that follows a compaction."""
+_LATER_TURN = ("total_tokens_reminder",)
+"""The attachments after any other prompt."""
+_TURN_AFTER_MODEL = ("model", "total_tokens_reminder", "remote_session_change")
+"""The attachments after a prompt that follows a ``/model`` switch (the model's identity again)."""
+_BEFORE_AUTO_SUMMARY = ("session_context", "date")
+"""The attachments an autocompaction writes between its boundary and its summary (the summary's parent)."""
+_AFTER_AUTO_COMPACTION = (*_AFTER_COMPACTION, "remote_session_change", "prompt_snapshot")
+"""The attachments an autocompaction re-injects after its summary, before the request it interrupted."""
 
 
 class ReplWriter(_Writer):
@@ -63,12 +80,32 @@ class ReplWriter(_Writer):
         self.turn_rows = 0
         self.attachments: tuple[str, ...] = _FIRST_TURN
         """The attachments the next prompt brings."""
+        self.snapshot_due = False
+        """Whether the turn owes a ``prompt_snapshot`` after its first round (a turn whose prompt brought one, or
+        that an autocompaction re-injected)."""
+        self.requests_in_turn = 0
+        self.request_ref: str | None = None
+        self.launched = False
+        """Whether a background subagent was launched since the last request (its reply goes out again changed)."""
+        self.requests = RequestLog(self.session_id, cli_version, self.line, self.uuid)
+        self.cost = ConversationCost()
+        self.conversation_started = self.now
+        self.manual = True
+        """Whether the compaction being written is a ``/compact``."""
+        self.reminder: str | None = None
+        """The uuid of the reminder a mid-turn autocompaction drew for the request it interrupted."""
 
-    def state(self) -> None:
-        """The mode lines the REPL writes when a file opens and after each turn."""
+    def state(self, opening: bool = False) -> None:
+        """The mode lines the REPL writes when a file opens and after each turn; a file opens once its first turn
+        is done, so it names the tools that turn used (``tools-used``), if any."""
         for row in ({"type": "mode", "mode": "normal"}, {"type": "permission-mode", "permissionMode": "default"},
                     {"type": "atis-latch", "atis": ""}):
             self.line({**row, "sessionId": self.session_id})
+        steps = self.session.queries[self.query_index].steps
+        tools = [b.name for c in steps if isinstance(c, Call) and c.is_main for b in c.blocks
+                 if isinstance(b, ToolUse)]
+        if opening and tools:
+            self.line({"type": "tools-used", "tools": list(dict.fromkeys(tools)), "sessionId": self.session_id})
 
     def snapshot(self) -> None:
         """A ``file-history-snapshot`` line; its ``messageId`` is the next user row a person typed (a prompt, or a
@@ -89,38 +126,56 @@ class ReplWriter(_Writer):
 
     def prompt(self, text: str, command: bool) -> None:
         if self.main_path not in self.files:
-            self.state()
+            self.state(opening=True)
         self.now += timedelta(milliseconds=300)
         if command:
             self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
                                    else None)
+            if text.split()[0] == "/model" and self.attachments == _LATER_TURN:
+                self.attachments = _TURN_AFTER_MODEL
             return
         self.snapshot()
         self.prompts += 1
         self.prompt_id = self.command_prompt = prompt_id(self.session, self.query_index)
         self.turn_started, self.turn_rows = self.now, 0
+        self.snapshot_due, self.requests_in_turn = "prompt_snapshot" in self.attachments, 0
         self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "default", "origin": {"kind": "human"}, "promptSource": "typed",
                               "turnOrigin": "human",
                               "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
         for kind in self.attachments:
             self.attachment(kind)
-        self.attachments = ("total_tokens_reminder",)
+        self.attachments = _LATER_TURN
 
     def api_request(self, call: Call) -> None:
-        self.line({"type": "api-request-blob", "sessionId": self.session_id, "hash": self.uuid(),
-                   "message": {"role": "user", "content": "..."}})
-        self.line({"type": "api-request", "sessionId": self.session_id, "id": self.uuid(),
-                   "timestamp": self.tick(20), "version": self.version, "querySource": "repl_main_thread",
-                   "params": {"model": call.model, "max_tokens": self.session.max_output_tokens}})
+        """A main-thread request: after a turn's first, the attachments the CLI adds before it (the turn's
+        ``prompt_snapshot`` if owed, a ``total_tokens_reminder``), then its lines (:class:`RequestLog`)."""
+        if self.requests_in_turn:
+            self.owed_snapshot()
+            self.attachment("total_tokens_reminder")
+        self.requests_in_turn += 1
+        self.request_ref = self.requests.request(call, self.tick(20), self.session.max_output_tokens,
+                                                 reply_resent=self.launched)
+        self.launched = False
+
+    def owed_snapshot(self) -> None:
+        if self.snapshot_due:
+            self.attachment("prompt_snapshot")
+            self.snapshot_due = False
 
     def reply_fields(self, call: Call) -> dict[str, Any]:
-        return {"requestedModel": call.model, "promptCacheRequested": "5m", "perTurnEffort": None,
+        ref = {"requestRef": self.request_ref} if call.is_main else {}
+        return {**ref, "requestedModel": call.model, "promptCacheRequested": "5m", "perTurnEffort": None,
                 "madeBy": "model", "session_id": self.session_id}
+
+    def call(self, call: Call) -> None:
+        super().call(call)
+        self.cost.add(call)
 
     def close(self, prompt: str, command: bool) -> None:
         if command:
             return
+        self.owed_snapshot()
         elapsed = int((self.now - self.turn_started) / timedelta(milliseconds=1))
         self.chained("system", {"subtype": "turn_duration", "durationMs": elapsed,
                                 "messageCount": self.chain_length(),
@@ -132,50 +187,76 @@ class ReplWriter(_Writer):
     def notified(self, fields: dict[str, Any]) -> None:
         """A notification's turn as the REPL opens it: a prompt id of its own, the next turn's place."""
         self.turns += 1
-        self.turn_started = self.now
+        self.turn_started, self.requests_in_turn = self.now, 0
         self.prompt_id = self.command_prompt = fields["promptId"]
         super().notified({**fields, "permissionMode": "default",
                           "turnPosition": {"promptIndex": self.prompts, "turnIndex": self.prompts + self.turns}})
 
-    def compaction(self, step: Any, manual: bool) -> None:
+    def subagent(self, start: SubagentStart) -> None:
+        super().subagent(start)
+        self.launched = self.launched or start.background
+
+    def compaction(self, step: Compaction, manual: bool) -> None:
         if manual:  # an autocompaction happens inside a prompt's turn, after its snapshot
             self.snapshot()
+        for summary in step.summary_requests:
+            self.cost.add(summary)
+        self.manual = manual
+        self.reminder = None
+        if not manual and self.requests_in_turn:  # mid-turn: the next request's reminder is drawn before it
+            self.reminder = self.tail = self.uuid()
+            self.kept += [self.reminder] if self.kept else []
+        kept = self.kept if keeps_segment(step, self.calls_since) and self.kept else []
+        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
+        roles = [str(rows[u]["type"]) if u in rows else "attachment" for u in kept
+                 if u not in rows or rows[u]["type"] != "system"]
+        self.requests.restart(self.session_id, merged_messages(
+            ["user", *("assistant" if r == "assistant" else "user" for r in roles), "user"]))
         super().compaction(step, manual)
 
-    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5) -> str:
+    def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5,
+                uid: str | None = None) -> str:
         if self.command_prompt is not None and kind == "user" and agent is None:
             fields = {"promptId": self.command_prompt, **fields}
-        uid = super().chained(kind, fields, agent=agent, ms=ms)
+        uid = super().chained(kind, fields, agent=agent, ms=ms, uid=uid)
         if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):
             self.pending_snapshot["messageId"] = self.pending_snapshot["snapshot"]["messageId"] = uid
             self.pending_snapshot = None
         return uid
 
     def chain_length(self) -> int:
-        """The rows of the main chain up to its last, following each ``parentUuid`` (across a compaction, the
-        boundary's ``logicalParentUuid``): a ``turn_duration``'s ``messageCount``."""
-        rows = {r["uuid"]: r for r in self.files[self.main_path].rows if "uuid" in r}
-        count, at = 0, self.tail
-        while at in rows:
-            count += 1
-            row = rows[at]
-            at = row.get("parentUuid") or row.get("logicalParentUuid")
-        return count
+        """A ``turn_duration``'s ``messageCount``: the rows of the file's chain so far. It is the chain's length back
+        through each boundary's ``logicalParentUuid``, except after a mid-turn autocompaction, whose links circle
+        (the boundary's ``logicalParentUuid`` is the reminder written after its summary): the CLI counts each row
+        once."""
+        return sum(1 for r in self.files[self.main_path].rows if "uuid" in r)
 
     def summary(self, uid: str) -> None:
+        if not self.manual:
+            for kind in _BEFORE_AUTO_SUMMARY:
+                self.attachment(kind)
         super().summary(uid)
         if self.command_prompt is not None:
             row = self.files[self.main_path].rows[-1]
             row["promptId"] = self.command_prompt
 
     def after_compaction(self) -> None:
-        for kind in _AFTER_COMPACTION:
+        if self.reminder is not None:  # written now, after the summary, under the uuid the boundary names
+            self.chained("attachment", {"attachment": {"type": "total_tokens_reminder"}}, ms=1, uid=self.reminder)
+        for kind in _AFTER_COMPACTION if self.manual else _AFTER_AUTO_COMPACTION:
             self.attachment(kind)
-        self.attachments = _TURN_AFTER_COMPACTION
+        self.attachments = _TURN_AFTER_COMPACTION if self.manual else _LATER_TURN
+        if not self.manual:  # the interrupted request is the turn's first again; its round owes the snapshot
+            self.requests_in_turn, self.snapshot_due = 0, True
 
     def reset(self, step: ConversationReset) -> None:
         self.command_prompt = None
+        if self.main_path in self.files:
+            elapsed = int((self.now - self.conversation_started) / timedelta(milliseconds=1))
+            self.line(self.cost.row(self.session_id, elapsed))
+        self.cost, self.conversation_started = ConversationCost(), self.now
         self.session_id = step.new_session_id
+        self.requests.restart(self.session_id)
         self.tail, self.kept, self.calls_since = None, [], 0
         self.files_started.add(self.main_path)
         self.line({"type": "mode", "mode": "normal", "sessionId": self.session_id})

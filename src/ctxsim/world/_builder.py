@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -315,7 +315,8 @@ class SessionBuilder:
 
     def compact(self, post_tokens: int | None = None, *, context: int | None = None, pre_tokens: int | None = None,
                 trigger: Literal["auto", "manual"] = "auto", preserved: bool | None = None,
-                summary: Call | tuple[int, int, int, int] | None = None) -> SessionBuilder:
+                summary: Call | tuple[int, int, int, int] | None = None,
+                rejected: Sequence[Call | tuple[int, int, int, int]] = ()) -> SessionBuilder:
         """Compact the main chain: its boundary reports ``post_tokens`` (the summary), after which the context
         holds ``context`` (the system prompt, tools and skills too: what ``/context`` shows).
 
@@ -326,7 +327,9 @@ class SessionBuilder:
         whether the last reply is kept after the summary (None: as Claude Code decides,
         :func:`~ctxsim.world.keeps_segment`). ``summary`` is the summary request Claude Code made, counted in the
         cost and ``modelUsage``: a :class:`~ctxsim.world.Call`, or its ``(input, cache_creation, cache_read,
-        output)``; None derives it (:func:`~ctxsim.world.summary_call`).
+        output)``; None derives it (:func:`~ctxsim.world.summary_call`). ``rejected`` are summary requests made
+        before it whose replies Claude Code refused (no ``<summary>``: it asked again), each given the same way and
+        counted the same (:attr:`~ctxsim.world.Compaction.rejected`).
         """
         if post_tokens is None and context is None:
             raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
@@ -341,8 +344,10 @@ class SessionBuilder:
         chain = self._chain(None)
         if pre_tokens is None:
             pre_tokens = self.main_context() + (AUTO_COMPACT_REMINDER_TOKENS if trigger == "auto" else 0)
+        refused = tuple(self._summary(r, pre_tokens, post_tokens, chain) for r in rejected)
         made = self._summary(summary, pre_tokens, post_tokens, chain)
-        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, made, preserved))
+        self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, made, preserved,
+                                                refused))
         chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
         chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self

@@ -224,6 +224,16 @@ class Compaction:
     preserved: bool | None = None
     """Whether the compaction kept the conversation's last reply verbatim after the summary (the CLI's
     ``compactMetadata.preservedSegment``); None: as the CLI decides, :func:`keeps_segment`."""
+    rejected: tuple[Call, ...] = ()
+    """Summary requests Claude Code made before ``summary`` and refused, their reply holding no ``<summary>`` (a
+    failed compaction, asked again; recorded from 2.1.330-2.1.332): each counts in ``modelUsage`` and
+    ``total_cost_usd`` as ``summary`` does, and ends with a ``SubagentStop`` hook of its own. A request the API
+    refused (an error) is not one: the CLI counts nothing of it."""
+
+    @property
+    def summary_requests(self) -> tuple[Call, ...]:
+        """Every summary request the compaction made, in order: the refused ones, then ``summary``."""
+        return (*self.rejected, *(() if self.summary is None else (self.summary,)))
 
 
 def keeps_segment(compaction: Compaction, main_calls_before: int) -> bool:
