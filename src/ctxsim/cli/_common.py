@@ -113,8 +113,12 @@ def _write_page(page: str, out: Path | None, said: str) -> None:
     if out is None:
         print(page)
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    from ..processes import FileNotWritten, write_whole
+
+    try:
+        write_whole({out: page}, who="ctxsim: " + said.partition(":")[0].removeprefix("ctxsim "))
+    except FileNotWritten as exc:
+        raise CommandError(str(exc)) from None
     print(f"{said} written to {out}", file=sys.stderr)
 
 

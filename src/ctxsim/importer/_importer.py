@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..processes import FileNotWritten, write_whole
 from ..recordings import Recording, RecordingError, read_jsonl, read_recording, transcript_frames
 from ._scrub import Scrubber
 
@@ -464,7 +465,8 @@ def _told(numbers: list[tuple[str, str, int, int, int | None]]) -> list[tuple[An
 
 
 def write_import(paths: Sequence[Path], out: Path, *, force: bool = False, steps: bool = True) -> list[Path]:
-    """Import ``paths`` into the scenario file ``out`` (and its stream beside it); returns the files written."""
+    """Import ``paths`` into the scenario file ``out`` (and its stream beside it); returns the files written. The
+    files are written whole or not at all (a full disk is one ``ctxsim:`` line, no partial file)."""
     name = out.name.removesuffix(".yaml").removesuffix(".yml")
     imported = import_recordings(paths, name=name, steps=steps)
     targets = [out] + ([out.parent / imported.stream_file] if imported.stream_file else [])
@@ -473,8 +475,9 @@ def write_import(paths: Sequence[Path], out: Path, *, force: bool = False, steps
             raise ImportFailure(f"ctxsim: import: {target} exists (--force overwrites it)")
         if target.resolve() in {p.resolve() for p in paths}:
             raise ImportFailure(f"ctxsim: import: {target} is one of the recordings read")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if imported.stream is not None:
-        targets[1].write_text(imported.stream, encoding="utf-8")
-    out.write_text(imported.scenario, encoding="utf-8")
+    texts = {out: imported.scenario, **({targets[1]: imported.stream} if imported.stream is not None else {})}
+    try:
+        write_whole(texts, who="ctxsim: import")  # both whole, or neither: no partial file on a full disk
+    except FileNotWritten as exc:
+        raise ImportFailure(str(exc)) from None
     return targets

@@ -3,8 +3,9 @@
 :func:`run_command` runs one shell command to completion (a statusline command at one point); :class:`LineProcess`
 keeps one child for a whole session and exchanges one line at a time with it (a ``stream:`` tracker). Both kill
 whatever the child left behind, a ``setsid`` escape included where the platform allows it (:func:`subreaper`).
-:func:`printable` escapes what a child (or any input) wrote that a terminal would act on. Internal: the layer
-``cmd:`` and ``stream:`` trackers are built on.
+:func:`printable` escapes what a child (or any input) wrote that a terminal would act on; :func:`write_whole`
+writes result files whole or not at all (a full disk leaves no partial file). Internal: the layer ``cmd:`` and
+``stream:`` trackers are built on.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         tail as tail,
         unstartable as unstartable,
     )
+    from ._files import FileNotWritten as FileNotWritten, write_whole as write_whole
     from ._lines import LINE_LIMIT as LINE_LIMIT, LineError as LineError, LineProcess as LineProcess
     from ._run import (
         OUTPUT_LIMIT as OUTPUT_LIMIT,
