@@ -23,7 +23,11 @@ if TYPE_CHECKING:
         tail as tail,
         unstartable as unstartable,
     )
-    from ._files import FileNotWritten as FileNotWritten, write_whole as write_whole
+    from ._files import (
+        FileNotWritten as FileNotWritten,
+        refuse_non_files as refuse_non_files,
+        write_whole as write_whole,
+    )
     from ._lines import LINE_LIMIT as LINE_LIMIT, LineError as LineError, LineProcess as LineProcess
     from ._run import (
         OUTPUT_LIMIT as OUTPUT_LIMIT,

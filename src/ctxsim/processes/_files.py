@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-__all__ = ["FileNotWritten", "write_whole"]
+__all__ = ["FileNotWritten", "refuse_non_files", "write_whole"]
 
 
 class FileNotWritten(OSError):
@@ -43,16 +43,23 @@ def _mode(target: Path) -> int:
         return 0o666 & ~mask
 
 
+def refuse_non_files(targets: Iterable[Path], *, who: str) -> None:
+    """Raise :class:`FileNotWritten` (one ``ctxsim:`` line starting with ``who``) for the first of ``targets`` that
+    exists and is not a regular file: what :func:`write_whole` refuses, checked before the work that makes the
+    text."""
+    for target in targets:
+        kind = _not_a_file(target)
+        if kind is not None:
+            raise FileNotWritten(f"{who}: {target} is {kind}, not a file it can write")
+
+
 def write_whole(files: Mapping[Path, str], *, who: str) -> list[Path]:
     """Write each text of ``files`` (target path to text, UTF-8) whole, or none of them: each is written to a
     temporary file beside its target (its directory is created) and renamed onto it once all are written. A target
     that exists and is not a regular file (a device such as ``/dev/full``, a FIFO, a directory) is refused before
     anything is written. On any failure what this call wrote is removed and :class:`FileNotWritten` says, in one
     ``ctxsim:`` line starting with ``who`` (``ctxsim: import``), which file and why. Returns the targets."""
-    for target in files:
-        kind = _not_a_file(target)
-        if kind is not None:
-            raise FileNotWritten(f"{who}: {target} is {kind}, not a file it can write")
+    refuse_non_files(files, who=who)
     written: list[Path] = []
     pending: dict[Path, Path] = {}
     current = next(iter(files), Path())

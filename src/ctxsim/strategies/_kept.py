@@ -197,7 +197,7 @@ class CheckedDirectoryDatabase(DirectoryBasedExampleDatabase):
             handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         except OSError as exc:
             if exc.errno == errno.ENXIO:
-                self._skip(path, "a FIFO or socket")
+                self._skip(path, "a socket")
             return None
         try:
             mode = os.fstat(handle).st_mode
