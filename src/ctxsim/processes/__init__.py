@@ -38,6 +38,6 @@ if TYPE_CHECKING:
         run_command as run_command,
         subreaper as subreaper,
     )
-    from ._shown import printable as printable, unprintable as unprintable
+    from ._shown import described as described, printable as printable, unprintable as unprintable
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -110,18 +110,21 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
-_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
-"""An integer written with leading zeros (``0100``): YAML 1.1 reads octal (64); a scenario means decimal (100)."""
+_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")
+"""An integer as a scenario writes one: decimal digits (underscores between them allowed). Leading zeros are
+decimal too (``0100`` is 100; YAML 1.1 reads octal, 64)."""
 
 
 def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
-    """An integer, unless written too long to convert (:class:`HugeNumber`); leading zeros are decimal."""
+    """An integer, unless written too long to convert (:class:`HugeNumber`): decimal digits only, leading zeros
+    included. What YAML 1.1 reads as an integer in another base (``0x10``, ``0b101``, base 60's ``1:30``, which it
+    reads as 90) stays the text written, as YAML 1.2 reads it: a count refuses it, a name or a prompt keeps it."""
     text = str(node.value)
     if len(text) > MAX_DIGITS:
         return HugeNumber(sum(c.isdigit() for c in text))
-    if _LEADING_ZERO.fullmatch(text):
+    if _DECIMAL.fullmatch(text):
         return int(text.replace("_", ""), 10)
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
+    return text
 
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
