@@ -245,6 +245,19 @@ def quoted(text: str) -> str:
     return repr(text) if len(text) <= QUOTE_LIMIT else f"{shown!r}... ({len(text):,} characters)"
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+
+
+def shown_key(key: object, *, near: bool = False) -> str:
+    """A mapping key as an error's key path shows it: as written when it is a plain name (letters, digits, ``_``
+    and ``-``, at most 40) that is close to a known key (``near``) or not shaped like a secret; else as
+    :func:`quoted` shows a string (a ``.env`` line read as a key is not shown)."""
+    text = str(key)
+    if _PLAIN_KEY.fullmatch(text) and (near or not _MAY_HOLD_A_SECRET.search(text)):
+        return text
+    return f"<{quoted(text)}>"
+
+
 class Reader:
     """Validates one document; knows the file name for messages."""
 
@@ -275,12 +288,12 @@ class Reader:
             raise self.error(line, path, f"expected a mapping, got {describe(value)}")
         if value.duplicate is not None:
             key, key_line = value.duplicate
-            raise self.error(key_line, join_path(path, key), "duplicate key")
+            raise self.error(key_line, join_path(path, shown_key(key, near=key in allowed)), "duplicate key")
         for key in value:
             if key not in allowed:
                 hint = difflib.get_close_matches(str(key), list(allowed), n=1)
                 suggestion = f"did you mean {hint[0]!r}? " if hint else ""
-                raise self.error(value.key_lines[key], join_path(path, key),
+                raise self.error(value.key_lines[key], join_path(path, shown_key(key, near=bool(hint))),
                                  f"unknown key ({suggestion}expected one of: {', '.join(allowed)})")
         for key in required:
             if key not in value:
