@@ -155,3 +155,20 @@ def test_a_hostile_mapping_key_is_shown_escaped(hostile: Tally, tmp_path: Path) 
     output = _ctxsim("run", "s.yaml", cwd=tmp_path)
     hostile.line("a mapping key with escapes", output, "ctxsim: s.yaml:2: <*>: unknown key*")
     _unforged("a mapping key with escapes", output)
+
+
+@pytest.mark.slow
+def test_a_hostile_scenario_file_name_under_pytest_is_escaped_in_ctxsim_s_lines(hostile: Tally,
+                                                                               tmp_path: Path) -> None:
+    """The load item's header and ctxsim's error escape the name; pytest's own node ids (its summary) are
+    pytest's."""
+    (tmp_path / "bad\x1b[31m.yaml").write_text("name: s\nqueries: 5\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "--ctx-scenarios=.", "-c", __import__("os").devnull, "--rootdir=."], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    ours = "\n".join(line for line in done.stdout.splitlines()
+                     if not line.startswith(("FAILED ", "ERROR ")) and ("ctxsim:" in line or "malformed" in line))
+    hostile.case("a scenario file named with escapes (pytest)")
+    assert "ctxsim: bad\\x1b[31m.yaml:2: queries: expected a list, got 5" in ours, done.stdout[-3000:]
+    assert "malformed scenario bad\\x1b[31m.yaml" in ours, done.stdout[-3000:]
+    assert not _raw(ours), _raw(ours)
