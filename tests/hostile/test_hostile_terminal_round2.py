@@ -172,3 +172,15 @@ def test_a_hostile_scenario_file_name_under_pytest_is_escaped_in_ctxsim_s_lines(
     assert "ctxsim: bad\\x1b[31m.yaml:2: queries: expected a list, got 5" in ours, done.stdout[-3000:]
     assert "malformed scenario bad\\x1b[31m.yaml" in ours, done.stdout[-3000:]
     assert not _raw(ours), _raw(ours)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["cmd", "stream"])
+def test_a_command_s_stdout_escapes_are_quoted_escaped(hostile: Tally, tmp_path: Path, kind: str) -> None:
+    (tmp_path / "good.yaml").write_text(GOOD)
+    command = f"{kind}:printf '\\033[2J\\342\\200\\256nonsense\\nctxsim: FAKE all good\\033[31m\\n'"
+    output = _ctxsim("run", "good.yaml", "--tracker", command, cwd=tmp_path)
+    case = f"a {kind}: command's stdout with escapes"
+    hostile.case(case)
+    _unforged(case, output)
+    assert "nonsense" in output and "\\x1b[2J" in output, output
