@@ -108,3 +108,19 @@ def test_an_import_of_a_transcript_with_a_line_separator_in_a_string(hostile: Ta
     hostile.case(f"an import with U+{ord(separator):04X} inside a string")
     assert load_scenario(written[0]).name == "x" and len(written) == 2  # the scenario and its scrubbed stream
     assert re.search(r'"cache_read_input_tokens": ?1000\b', written[1].read_text(encoding="utf-8")), written
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("printed", ["999\\r1103\\n", "\\033[2K\\r1103\\n", "1103\\r\\n"])
+def test_a_command_s_carriage_return_is_read_as_the_terminal_shows_it_end_to_end(hostile: Tally, tmp_path: Path,
+                                                                                  printed: str) -> None:
+    """Through ``ctxsim run``: the command's number is what the terminal shows (1,103, the truth), never 9,991,103."""
+    import subprocess
+    import sys
+
+    (tmp_path / "s.yaml").write_text("name: s\nqueries:\n  - prompt: hi\n    steps:\n"
+                                     "      - call: {in: 3, cc: 100, cr: 1000, out: 10}\n")
+    done = subprocess.run([sys.executable, "-m", "ctxsim.cli", "run", "s.yaml", "--tracker",
+                           f"cmd:printf '{printed}'"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    hostile.case(f"a command printing {printed!r} (run)")
+    assert done.returncode == 0 and "cmd:printf tracks session 's'" in done.stdout, done.stdout + done.stderr
