@@ -11,6 +11,7 @@ import resource
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from io import StringIO
@@ -181,9 +182,14 @@ def _dev_zero(path: Path) -> None:
 
 
 def _socket(path: Path) -> None:
-    listener = socket.socket(socket.AF_UNIX)
-    listener.bind(str(path))
-    listener.close()
+    short = Path(tempfile.mkdtemp(prefix="ctxsim-", dir="/tmp"))  # a socket's path is at most 107 bytes: bound
+    try:                                                          # where it is short, then moved into place
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(str(short / "s"))
+        listener.close()
+        os.replace(short / "s", path)
+    finally:
+        short.rmdir()
 
 
 def _big(path: Path) -> None:
