@@ -138,6 +138,7 @@ class Crashing:
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("door", ["run", "judge"])
 def test_a_tracker_s_error_message_is_quoted_escaped(hostile: Tally, tmp_path: Path, door: str) -> None:
     (tmp_path / "crashing.py").write_text(CRASHING)
