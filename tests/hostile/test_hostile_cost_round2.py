@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _tally import Tally
+from test_hostile_import_round2 import _transcript
 
 from ctxsim.importer._importer import read_sources
 from ctxsim.trackers._readout import PRESETS, UnreadableOutput, read_output
@@ -68,32 +69,19 @@ def test_a_recording_of_empty_objects_is_one_line_in_bounded_memory(hostile: Tal
 def _transcripts(directory: Path, calls: int) -> list[Path]:
     """A main transcript of ``calls`` calls and a subagent's of ``calls // 4``, every subagent line stamped an hour
     before the main chain's first: the order that made the merge quadratic."""
-    common = {"sessionId": "5d1e9f0a-1111-4222-8333-944455556666", "version": "2.1.39", "userType": "external",
-              "cwd": "/tmp/project"}
-
-    def usage(n: int) -> dict[str, int]:
-        return {"input_tokens": 3, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1_000 + n,
-                "output_tokens": 10}
-
-    main, parent = [], None
-    for n in range(calls):
-        stamp = f"2026-02-11T{10 + n // 3600 % 10:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
-        main.append({"type": "user", "uuid": f"u-{n}", "parentUuid": parent, "isSidechain": False,
-                     "timestamp": stamp, "message": {"role": "user", "content": f"step {n} " + "x" * 200}, **common})
-        main.append({"type": "assistant", "uuid": f"a-{n}", "parentUuid": f"u-{n}", "isSidechain": False,
-                     "timestamp": stamp, "requestId": f"req_{n}", **common,
-                     "message": {"id": f"msg_{n}", "model": "claude-opus-4-6", "role": "assistant",
-                                 "content": [{"type": "text", "text": "ok " * 100}], "usage": usage(n)}})
-        parent = f"a-{n}"
-    sub = [{"type": "assistant", "uuid": f"s-{n}", "parentUuid": None, "isSidechain": True, "agentId": "a1ice5",
-            "timestamp": f"2026-02-11T09:{n // 60 % 60:02d}:{n % 60:02d}Z", **common,
-            "message": {"id": f"msg_s{n}", "model": "claude-haiku-4-5", "role": "assistant",
-                        "content": [{"type": "text", "text": "ok " * 100}], "usage": usage(n)}}
-           for n in range(calls // 4)]
-    (directory / "subagents").mkdir()
     paths = [directory / "session.jsonl", directory / "subagents" / "agent-a1ice5.jsonl"]
-    for path, rows in zip(paths, (main, sub), strict=True):
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    _transcript(paths[0], calls)
+    paths[1].parent.mkdir()
+    with paths[1].open("w") as out:
+        for n in range(calls // 4):
+            row = {"type": "assistant", "uuid": f"s-{n}", "parentUuid": None, "isSidechain": True,
+                   "agentId": "a1ice5", "timestamp": f"2026-02-11T09:{n // 60 % 60:02d}:{n % 60:02d}Z",
+                   "sessionId": "5d1e9f0a-1111-4222-8333-944455556666", "version": "2.1.39",
+                   "message": {"id": f"msg_s{n}", "model": "claude-haiku-4-5", "role": "assistant",
+                               "content": [{"type": "text", "text": "ok"}],
+                               "usage": {"input_tokens": 3, "cache_creation_input_tokens": 100,
+                                         "cache_read_input_tokens": 1_000 + n, "output_tokens": 10}}}
+            out.write(json.dumps(row) + "\n")
     return paths
 
 

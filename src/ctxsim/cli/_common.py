@@ -122,6 +122,14 @@ def _write_page(page: str, out: Path | None, said: str) -> None:
     print(f"{said} written to {out}", file=sys.stderr)
 
 
+def printed_instead(report: str, counterexample: str, exc: Exception) -> int:
+    """A fuzz run's counterexample that could not be written (``exc``: a full disk, a file that is not one): the
+    report and the counterexample on stdout, one ``ctxsim:`` line on stderr saying so; the exit status (1)."""
+    print(f"{report}\n\n{counterexample}")
+    print(f"{exc}; the counterexample is printed on stdout instead", file=sys.stderr)
+    return 1
+
+
 def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:
     """``ctxsim fuzz``'s counts checked (``--examples``, ``--workers``) and its example database opened (``--db``),
     for a tracker and a restart loop alike; every mistake is one ``ctxsim:`` line."""

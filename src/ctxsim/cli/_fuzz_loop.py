@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from pathlib import Path
 
-from ._common import CommandError, _resolve_loop, _resolve_tracker, fuzz_database
+from ._common import CommandError, _resolve_loop, _resolve_tracker, fuzz_database, printed_instead
 
 
 def _fuzz_loop(args: argparse.Namespace) -> int:
@@ -46,9 +45,7 @@ def _fuzz_loop(args: argparse.Namespace) -> int:
     try:
         path = write_loop_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     except FileNotWritten as exc:  # a full disk, a read-only directory: the counterexample is printed instead
-        print(f"{result.report}\n\n{result.task.text(source=reproduction.command())}")
-        print(f"{exc}; the counterexample is printed on stdout instead", file=sys.stderr)
-        return 1
+        return printed_instead(result.report, result.task.text(source=reproduction.command()), exc)
     print(f"{result.report}\n\nctxsim fuzz: {loop.name}{with_tracker} fails after {result.examples} tasks "
           f"{result.timing()}; the shrunk counterexample is {path}")
     if loop.catalogued:

@@ -23,6 +23,7 @@ from ._common import (
     add_env_option,
     add_report_options,
     fuzz_database,
+    printed_instead,
     write_reports,
 )
 
@@ -81,9 +82,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     try:
         path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     except FileNotWritten as exc:  # a full disk, a read-only directory: the counterexample is printed instead
-        print(f"{result.report}\n\n{result.scenario}")
-        print(f"{exc}; the counterexample is printed on stdout instead", file=sys.stderr)
-        return 1
+        return printed_instead(result.report, result.scenario, exc)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
     print(f"reproduce it, from any directory: {reproduce_command(path, reproduction)}")
