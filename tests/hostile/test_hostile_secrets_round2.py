@@ -71,3 +71,30 @@ def test_a_token_as_a_key_or_a_kind_does_not_survive_an_import(hostile: Tally, t
     data = b"".join(p.read_bytes() for p in written)
     hostile.case(name)
     hostile.survived(name, [secret] if secret.encode() in data else [])
+
+
+SECRET_KEY = "sk-proj-Zx8QmW3rT9vLp2KdN7yH4sFj6GcB1aEu"
+
+
+@pytest.mark.parametrize("how", ["a stream: file", "ctxsim import", "a mapping key", "a value", "a duplicate key"])
+def test_a_credentials_line_read_by_mistake_is_not_shown(hostile: Tally, tmp_path: Path, how: str) -> None:
+    """A ``.env`` line where a recording, a key or a value was expected: the error is one line without it."""
+    (tmp_path / ".env").write_text(f"OPENAI_API_KEY={SECRET_KEY}\n")
+    call = "queries:\n  - prompt: hi\n    steps:\n      - call: {in: 3, cc: 100, cr: 1000, out: 10}\n"
+    files = {"a stream: file": "name: s\nstream: .env\n",
+             "a mapping key": f"name: s\n{SECRET_KEY}: 1\n{call}",
+             "a value": f"name: s\nqueries:\n  - prompt: hi\n    steps:\n      - call: {{in: 3, cc: {SECRET_KEY}, "
+                        f"cr: 1000, out: 10}}\n",
+             "a duplicate key": f"name: s\n{SECRET_KEY}: 1\n{SECRET_KEY}: 2\n{call}"}
+    if how == "ctxsim import":
+        argv = ["import", ".env", "-o", "out.yaml"]
+    else:
+        (tmp_path / "s.yaml").write_text(files[how])
+        argv = ["run", "s.yaml"]
+    done = subprocess.run([sys.executable, "-m", "ctxsim.cli", *argv], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    output = done.stdout + done.stderr
+    case = f"a credentials line read as {how}"
+    hostile.line(case, output, "ctxsim: *")
+    hostile.survived(case, [SECRET_KEY] if SECRET_KEY[8:] in output else [])
+    assert done.returncode == 2, output

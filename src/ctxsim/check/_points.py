@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..processes import described
 from ..trackers import Estimate, PointTracker, is_token_count
 
 if TYPE_CHECKING:
@@ -69,4 +70,4 @@ def estimates_failure(exc: Exception) -> str:
     """What the report's ``crash`` says of a point tracker that raised ``exc`` (after ``tracker NAME``)."""
     if isinstance(exc, InvalidEstimates):
         return str(exc)
-    return f"raised {type(exc).__name__}: {exc} in estimate_points()"
+    return f"raised {described(exc)} in estimate_points()"

@@ -12,6 +12,7 @@ import anyio
 from claude_agent_sdk import ClaudeSDKClient
 
 from .._sync import run_blocking, step_once
+from ..processes import described
 from ..sdk import FakeTransport, client_message
 from ..trackers import (
     AnyTracker,
@@ -150,7 +151,7 @@ class _Probe:
             self.report.error = str(exc)
             return False
         self.report.traceback = user_traceback(exc)
-        return self._fail(f"raised {type(exc).__name__}: {exc}", message, frame)
+        return self._fail(f"raised {described(exc)}", message, frame)
 
     def _waits(self, message: Any, frame: Frame) -> bool:
         self.report.crash = (f"ctxsim: tracker {self.report.tracker} waits on an event loop "

@@ -129,8 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
         with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
             return command.run(args)
-    except CommandError as exc:
-        print(exc, file=sys.stderr)
+    except CommandError as exc:  # one line: what it quotes of input (a path, a spec) cannot break it nor act
+        from ..processes import printable
+
+        print(printable(str(exc)), file=sys.stderr)
         return 2
     except BrokenPipeError:  # `ctxsim run ... | head`
         return 0

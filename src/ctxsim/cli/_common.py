@@ -113,9 +113,21 @@ def _write_page(page: str, out: Path | None, said: str) -> None:
     if out is None:
         print(page)
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(page, encoding="utf-8")
+    from ..processes import FileNotWritten, write_whole
+
+    try:
+        write_whole({out: page}, who="ctxsim: " + said.partition(":")[0].removeprefix("ctxsim "))
+    except FileNotWritten as exc:
+        raise CommandError(str(exc)) from None
     print(f"{said} written to {out}", file=sys.stderr)
+
+
+def printed_instead(report: str, counterexample: str, exc: Exception) -> int:
+    """A fuzz run's counterexample that could not be written (``exc``: a full disk, a file that is not one): the
+    report and the counterexample on stdout, one ``ctxsim:`` line on stderr saying so; the exit status (1)."""
+    print(f"{report}\n\n{counterexample}")
+    print(f"{exc}; the counterexample is printed on stdout instead", file=sys.stderr)
+    return 1
 
 
 def fuzz_database(args: argparse.Namespace) -> ExampleDatabase | None:

@@ -23,6 +23,7 @@ from ._common import (
     add_env_option,
     add_report_options,
     fuzz_database,
+    printed_instead,
     write_reports,
 )
 
@@ -51,6 +52,7 @@ def _configure_fuzz(parser: argparse.ArgumentParser) -> None:
 
 def _fuzz(args: argparse.Namespace) -> int:
     from ..fuzz import Reproduction, fuzz, fuzz_workers, import_root, reproduce_command, write_scenario
+    from ..processes import FileNotWritten
 
     if args.loop is not None:
         from ._fuzz_loop import _fuzz_loop
@@ -61,8 +63,12 @@ def _fuzz(args: argparse.Namespace) -> int:
     spec = _resolve_tracker(args.tracker, env=args.env)
     database = fuzz_database(args)
     if args.workers > 1:
-        result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples, tolerance=args.tolerance,
-                              seed=args.seed, db=args.db, search=[str(Path.cwd())], env=args.env)
+        try:
+            result = fuzz_workers(args.tracker, workers=args.workers, examples=args.examples,
+                                  tolerance=args.tolerance, seed=args.seed, db=args.db, search=[str(Path.cwd())],
+                                  env=args.env)
+        except (TimeoutError, ChildProcessError) as exc:  # one ctxsim: line from the workers' pool
+            raise CommandError(str(exc)) from None
     else:
         result = fuzz(spec.factory, examples=args.examples, tolerance=args.tolerance, seed=args.seed,
                       database=database, key=args.tracker)
@@ -73,7 +79,10 @@ def _fuzz(args: argparse.Namespace) -> int:
     reproduction = Reproduction(args.tracker, tolerance=args.tolerance, seed=args.seed, examples=args.examples,
                                 search=import_root(args.tracker) or os.getcwd(), cwd=os.getcwd(),
                                 env=tuple(args.env))
-    path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
+    try:
+        path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
+    except FileNotWritten as exc:  # a full disk, a read-only directory: the counterexample is printed instead
+        return printed_instead(result.report, result.scenario, exc)
     print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
     print(f"reproduce it, from any directory: {reproduce_command(path, reproduction)}")

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..scenario import ExpectedFailure, Scenario, SessionScenario, TaskScenario
     from ..trackers import AnyTrackerFactory
 
+from ..processes import printable
 from ._common import (
     CommandError,
     _count,
@@ -92,7 +93,7 @@ def _run_task(args: argparse.Namespace, scenario: TaskScenario) -> int:
         runs.append((f"{REFERENCE_LOOP} with tracker {name}", {"tracker_factory": made, "tracker": name}, wanted))
     mine = [_resolve_loop(spec) for spec in args.loop]
     runs += [(f"{loop.name} (--loop={loop.spec})", {"loop": loop}, "kept") for loop in mine]
-    print(f"scenario {scenario.name} ({args.scenario}): {describe_task(scenario)}")
+    print(f"scenario {scenario.name} ({printable(str(args.scenario))}): {describe_task(scenario)}")
     if scenario.source:
         print(f"source: {scenario.source}")
     all_met = True
@@ -135,7 +136,7 @@ def _run_session(args: argparse.Namespace, scenario: SessionScenario) -> int:
     under_test = [s for s in (_resolve_tracker(t, env=args.env) for t in args.tracker) if s.name != "reference"]
     planned = judgements(scenario, under_test, named=not args.tracker)
     session = scenario.session
-    print(f"scenario {scenario.name} ({args.scenario}): window {session.window:,}, tolerance "
+    print(f"scenario {scenario.name} ({printable(str(args.scenario))}): window {session.window:,}, tolerance "
           f"±{scenario.tolerance:,} tokens" + (f", recorded stream {scenario.recording.path}"
                                                if scenario.recording is not None else ""))
     if scenario.source:

@@ -34,12 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..loops import LoopSpec, declared_policy, declared_prompts
+from ..processes import write_whole
 from ..runner import TaskRun, explain_task, run_task
 from ..strategies import GeneratedTask, task_scenarios
 from ..trackers import TrackerSpec, make_tracker
 from ._hypothesis import key_database_entries
 from ._independent import independent_backend
-from ._pool import in_workers
+from ._pool import in_workers, worker_database
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -184,10 +185,9 @@ def _worker(spec: str, tracker: str | None, search: list[str], examples: int, se
             db: str | None) -> LoopFuzzResult:
     """One worker process of :func:`fuzz_loop_workers`: resolve the loop, the tracker and the database here."""
     from ..loops import resolve_loop
-    from ..strategies import example_database
     from ..trackers import resolve
 
-    database = example_database(db) if db else None
+    database = worker_database(db)
     made = resolve(tracker, search=search) if tracker else None
     return fuzz_loop(resolve_loop(spec, search=search), examples=examples, seed=seed, tracker=made, progress=None,
                      database=database, key=f"{spec}|{tracker or 'reference'}")
@@ -242,11 +242,9 @@ def write_loop_scenario(result: LoopFuzzResult, path: Path, reproduction: LoopRe
     """Write the counterexample of ``result`` to ``path`` (its directory created): the task scenario under the name
     it was run with (the agent's session ids derive from it), its header the command that found it and the one that
     reproduces it; ``expect.reference: pass`` (the reference loop keeps every invariant on it) and no other
-    expectation (the numbers are for a person to work out)."""
+    expectation (the numbers are for a person to work out). Written whole or not at all (:func:`write_scenario`)."""
     assert result.task is not None, "ctxsim: fuzz found nothing to write"
-    path.parent.mkdir(parents=True, exist_ok=True)
     comment = (f"{result.task.comment}\nFound by: {reproduction.command()}; broke {', '.join(result.broken)}.\n"
                f"Reproduce it, from any directory:\n  {reproduction.pytest_command(path)}")
-    path.write_text(result.task.text(source=reproduction.command(), comment=comment),
-                    encoding="utf-8")
+    write_whole({path: result.task.text(source=reproduction.command(), comment=comment)}, who="ctxsim: fuzz")
     return path

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..processes import write_whole
 from ..trackers import AnyTrackerFactory, make_tracker
 from ._hypothesis import key_database_entries
 from ._independent import independent_backend
-from ._pool import in_workers
+from ._pool import in_workers, worker_database
 
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
@@ -305,10 +306,9 @@ def _worker(spec: str, search: list[str], examples: int, tolerance: int, seed: i
             env: tuple[str, ...] = ()) -> FuzzResult:
     """One worker process of :func:`fuzz_workers`: resolve the tracker and open the database here (neither
     crosses a process boundary), then fuzz."""
-    from ..strategies import example_database
     from ..trackers import passed_environment, resolve
 
-    database = example_database(db) if db else None
+    database = worker_database(db)
     tracker = resolve(spec, search=search, env=passed_environment(env))
     return fuzz(tracker.factory, examples=examples, tolerance=tolerance, seed=seed, progress=None, database=database,
                 key=spec)
@@ -362,9 +362,9 @@ def write_scenario(result: FuzzResult, path: Path, reproduction: Reproduction | 
     """Write the counterexample of ``result`` to ``path`` (its directory is created). With ``reproduction``, the
     file carries the run's options: ``source`` is the fuzz command, ``expect`` its tolerance and that the tracker
     under test must track the stream (so the reproduction fails, as the fuzz run did), the header the exact command
-    that reruns it (:func:`reproduce_command`)."""
+    that reruns it (:func:`reproduce_command`). The file is written whole or not at all: a full disk or a target that
+    is not a file raises :class:`OSError` with one ``ctxsim:`` line, and leaves no partial file."""
     assert result.scenario is not None, "ctxsim: fuzz found nothing to write"
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = result.scenario
     if reproduction is not None and result.stream is not None:
         from ..strategies import scenario_text
@@ -373,7 +373,7 @@ def write_scenario(result: FuzzResult, path: Path, reproduction: Reproduction | 
                    f"Reproduce it, from any directory:\n  {reproduce_command(path, reproduction)}")
         text = scenario_text(result.stream, source=reproduction.command(), comment=comment) + (
             f"expect:\n  tolerance: {reproduction.tolerance}\n  reference: pass\n  ctx_tracker: pass\n")
-    path.write_text(text, encoding="utf-8")
+    write_whole({path: text}, who="ctxsim: fuzz")
     return path
 
 

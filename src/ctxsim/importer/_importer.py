@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..processes import FileNotWritten, refuse_non_files, write_whole
 from ..recordings import Recording, RecordingError, read_jsonl, read_recording, transcript_frames
 from ._scrub import Scrubber
 
@@ -324,15 +325,23 @@ def _in_memory(text: str) -> Iterator[Path]:
         try:
             data = text.encode("utf-8")
             view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            try:
+                while view:
+                    view = view[os.write(fd, view):]
+            except OSError as exc:  # a file size limit holds memory files too
+                raise ImportFailure(f"ctxsim: import: could not hold the scrubbed stream ({len(data):,} bytes) in "
+                                    f"memory: {exc.strerror or exc}; nothing was written") from None
             yield Path(f"/proc/self/fd/{fd}")
         finally:
             os.close(fd)
         return
     with tempfile.TemporaryDirectory(prefix="ctxsim-import-") as tmp:
         path = Path(tmp) / "stream.jsonl"
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ImportFailure(f"ctxsim: import: could not hold the scrubbed stream in {tmp}: "
+                                f"{exc.strerror or exc}; nothing was written") from None
         yield path
 
 
@@ -464,8 +473,15 @@ def _told(numbers: list[tuple[str, str, int, int, int | None]]) -> list[tuple[An
 
 
 def write_import(paths: Sequence[Path], out: Path, *, force: bool = False, steps: bool = True) -> list[Path]:
-    """Import ``paths`` into the scenario file ``out`` (and its stream beside it); returns the files written."""
+    """Import ``paths`` into the scenario file ``out`` (and its stream beside it); returns the files written. The
+    files are written whole or not at all (a full disk is one ``ctxsim:`` line, no partial file)."""
     name = out.name.removesuffix(".yaml").removesuffix(".yml")
+    if out.exists() and not force:  # refused before the work of importing
+        raise ImportFailure(f"ctxsim: import: {out} exists (--force overwrites it)")
+    try:
+        refuse_non_files([out], who="ctxsim: import")
+    except FileNotWritten as exc:
+        raise ImportFailure(str(exc)) from None
     imported = import_recordings(paths, name=name, steps=steps)
     targets = [out] + ([out.parent / imported.stream_file] if imported.stream_file else [])
     for target in targets:
@@ -473,8 +489,9 @@ def write_import(paths: Sequence[Path], out: Path, *, force: bool = False, steps
             raise ImportFailure(f"ctxsim: import: {target} exists (--force overwrites it)")
         if target.resolve() in {p.resolve() for p in paths}:
             raise ImportFailure(f"ctxsim: import: {target} is one of the recordings read")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if imported.stream is not None:
-        targets[1].write_text(imported.stream, encoding="utf-8")
-    out.write_text(imported.scenario, encoding="utf-8")
+    texts = {out: imported.scenario, **({targets[1]: imported.stream} if imported.stream is not None else {})}
+    try:
+        write_whole(texts, who="ctxsim: import")  # both whole, or neither: no partial file on a full disk
+    except FileNotWritten as exc:
+        raise ImportFailure(str(exc)) from None
     return targets

@@ -21,6 +21,7 @@ import anyio
 from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 
 from ..check import Point, Report, Tracker, tracker_name
+from ..processes import described
 from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse
 from ._api import ApiRequest, Reply
@@ -231,7 +232,7 @@ async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: in
                     if observation is not None and (judged_at is None or observation.kind in judged_at):
                         report.points.append(Point(observation, tracker.context_tokens(), tolerance))
                 except Exception as exc:
-                    report.crash = f"ctxsim: tracker {report.tracker} raised {type(exc).__name__}: {exc} (live)"
+                    report.crash = f"ctxsim: tracker {report.tracker} raised {described(exc)} (live)"
                     return report
     why = model.void()
     wanted = sum(1 for query in points for o in query.values() if judged_at is None or o.kind in judged_at)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..agent import ConnectionRecord, FakeAgent
+from ..processes import described
 from ._crossings import deadline, last_fall, restarted_at_first_reach
 from ._rig import LoopRig
 
@@ -278,7 +279,7 @@ def _judge_end(report: LoopReport) -> list[Violation]:
     elif isinstance(error, TimeoutError):
         out.append(Violation("termination", "the loop hung (it did not return before the hang guard)"))
     elif error is not None and not out and not report.agent.finished and report.restarts < bound:
-        out.append(Violation("termination", f"the loop raised {type(error).__name__}: {error} before the task "
+        out.append(Violation("termination", f"the loop raised {described(error)} before the task "
                              f"was done and before its bound of max_restarts={bound}"))
     return out
 

@@ -3,7 +3,10 @@
 As coverage.py measures subprocesses, every child a guarded test starts gets, in its environment, a directory
 first on ``PYTHONPATH`` holding a ``sitecustomize`` module (which guards that Python child as the test is guarded,
 then runs the ``sitecustomize`` it hides, if any), and ``NODE_OPTIONS`` preloading a script that refuses a Node
-child's connections and lookups beyond this machine. ``CTXSIM_BLOCK_REAL`` tells both the test and where its
+child's connections (``net``, and so ``tls``, ``http2`` and ``fetch``), lookups (``dns.lookup``, ``dns.resolve*``,
+``reverse`` and ``lookupService`` on the module, ``dns.promises`` and every ``Resolver``, and ``setServers`` to a
+remote server) and datagrams beyond this machine; Node loads it in worker threads too, and a Node child's own
+children inherit it with the environment. ``CTXSIM_BLOCK_REAL`` tells both the test and where its
 refuser listens; each refusal is reported there, so it fails the test. The directory is made once per process and
 removed when it ends.
 
@@ -101,10 +104,54 @@ _PRELOAD = r"""'use strict';
     if (typeof callback === 'function') process.nextTick(() => callback(error));
     else throw error;
   };
-  if (dns.promises) {
-    const lookupPromise = dns.promises.lookup;
-    dns.promises.lookup = (host, ...rest) => local(host) ? lookupPromise(host, ...rest)
-      : Promise.reject(refuse(`look up ${host}`));
+  // dns.resolve*, reverse and lookupService ask a DNS server (c-ares), not the system's lookup: each is refused
+  // for a name or address beyond this machine, on the module, on dns.promises and on every Resolver
+  const asking = ['resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCaa', 'resolveCname', 'resolveMx',
+    'resolveNaptr', 'resolveNs', 'resolvePtr', 'resolveSoa', 'resolveSrv', 'resolveTlsa', 'resolveTxt', 'reverse',
+    'lookupService'];
+  const guardCallback = (target, name) => {
+    const original = target[name];
+    if (typeof original !== 'function') return;
+    target[name] = function (host, ...rest) {
+      if (local(host)) return original.call(this, host, ...rest);
+      const callback = rest[rest.length - 1];
+      const error = refuse(`look up ${host}`);
+      if (typeof callback === 'function') process.nextTick(() => callback(error));
+      else throw error;
+    };
+  };
+  const guardPromise = (target, name) => {
+    const original = target[name];
+    if (typeof original !== 'function') return;
+    target[name] = function (host, ...rest) {
+      return local(host) ? original.call(this, host, ...rest) : Promise.reject(refuse(`look up ${host}`));
+    };
+  };
+  const guardServers = (target) => {
+    const original = target.setServers;
+    if (typeof original !== 'function') return;
+    target.setServers = function (servers, ...rest) {
+      const remote = (servers || []).map((s) => String(s).replace(/^\[([^\]]*)\](:\d+)?$/, '$1')
+        .replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')).find((s) => !local(s));
+      if (remote !== undefined) throw refuse(`use the DNS server ${remote}`);
+      return original.call(this, servers, ...rest);
+    };
+  };
+  for (const name of asking) {
+    guardCallback(dns, name);
+    if (dns.Resolver) guardCallback(dns.Resolver.prototype, name);
+  }
+  guardServers(dns);
+  if (dns.Resolver) guardServers(dns.Resolver.prototype);
+  const promises = dns.promises;
+  if (promises) {
+    guardPromise(promises, 'lookup');
+    for (const name of asking) {
+      guardPromise(promises, name);
+      if (promises.Resolver) guardPromise(promises.Resolver.prototype, name);
+    }
+    guardServers(promises);
+    if (promises.Resolver) guardServers(promises.Resolver.prototype);
   }
   const send = dgram.Socket.prototype.send;
   dgram.Socket.prototype.send = function (...args) {
@@ -112,6 +159,14 @@ _PRELOAD = r"""'use strict';
     if (address !== undefined && !local(address)) throw refuse(`send a datagram to ${address}`);
     return send.apply(this, args);
   };
+  const datagramConnect = dgram.Socket.prototype.connect;
+  if (typeof datagramConnect === 'function') {
+    dgram.Socket.prototype.connect = function (port, address, ...rest) {
+      const host = typeof address === 'string' ? address : undefined;
+      if (!local(host)) throw refuse(`connect a datagram socket to ${host}:${port}`);
+      return datagramConnect.call(this, port, address, ...rest);
+    };
+  }
 })();
 """
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..processes import printable
 from ._shared import BACKEND, LOOPS, TRACKERS, freeze_if_asked, shown
 
 if TYPE_CHECKING:
@@ -291,4 +292,4 @@ class MalformedScenario(_ScenarioNode):
         raise ScenarioFailed(str(self.error))
 
     def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
-        return self.path, (self.error.line or 1) - 1, f"malformed scenario {self.path.name}"
+        return self.path, (self.error.line or 1) - 1, f"malformed scenario {printable(self.path.name)}"

@@ -4,8 +4,9 @@
 keeps one child for a whole session and exchanges one line at a time with it (a ``stream:`` tracker). Both kill
 whatever the child left behind, found by ancestry: a ``setsid`` escape, a double fork or a cleaned environment
 included where the platform allows it (Linux: :func:`subreaper`).
-:func:`printable` escapes what a child (or any input) wrote that a terminal would act on. Internal: the layer
-``cmd:`` and ``stream:`` trackers are built on.
+:func:`printable` escapes what a child (or any input) wrote that a terminal would act on; :func:`write_whole`
+writes result files whole or not at all (a full disk leaves no partial file). Internal: the layer ``cmd:`` and
+``stream:`` trackers are built on.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ if TYPE_CHECKING:
         tail as tail,
         unstartable as unstartable,
     )
+    from ._files import (
+        FileNotWritten as FileNotWritten,
+        refuse_non_files as refuse_non_files,
+        write_whole as write_whole,
+    )
     from ._lines import LINE_LIMIT as LINE_LIMIT, LineError as LineError, LineProcess as LineProcess
     from ._run import (
         OUTPUT_LIMIT as OUTPUT_LIMIT,
@@ -36,6 +42,6 @@ if TYPE_CHECKING:
         subreaper as subreaper,
         under_way as under_way,
     )
-    from ._shown import printable as printable, unprintable as unprintable
+    from ._shown import described as described, printable as printable, unprintable as unprintable
 
 __getattr__, __dir__ = lazy_face(globals())

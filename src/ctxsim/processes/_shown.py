@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["printable", "unprintable"]
+__all__ = ["described", "printable", "unprintable"]
 
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """The bidirectional marks, embeddings, overrides and isolates."""
@@ -28,3 +28,17 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(repr(c)[1:-1] if unprintable(c) else c for c in text)
+
+
+QUOTED_LIMIT = 2000
+"""The most characters of an error's message :func:`described` quotes."""
+
+
+def described(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` (an error a tracker, a loop or a factory raised) as ctxsim quotes it: one
+    :func:`printable` line (a newline in the message cannot forge a line of ctxsim's own, an escape cannot act),
+    cut at :data:`QUOTED_LIMIT` characters."""
+    message = printable(str(exc))
+    if len(message) > QUOTED_LIMIT:
+        message = message[:QUOTED_LIMIT] + f"... ({len(message) - QUOTED_LIMIT:,} more characters)"
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

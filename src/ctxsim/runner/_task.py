@@ -20,6 +20,7 @@ from typing import Any
 
 from ..agent import ConnectionRecord, FakeAgent, TurnRecord
 from ..loops import CATALOGUE as LOOPS, INVARIANTS, LoopReport, LoopRig, LoopSpec, run_loop
+from ..processes import described
 from ..reference import (
     WIND_DOWN_PROMPT,
     Action,
@@ -128,7 +129,7 @@ class TaskRun:
             taken = self.checkpoints
             if taken is None:
                 error = self.report.error
-                why = f"it raised {type(error).__name__}: {error}" if error is not None else "it returned none"
+                why = f"it raised {described(error)}" if error is not None else "it returned none"
                 out.append(Problem("expect.checkpoint", lines.get("expect.checkpoint", 1),
                                    f"expect.checkpoint: {_shown(expect.checkpoint)}, but the loop's checkpoints are "
                                    f"unknown ({why})"))
@@ -208,7 +209,7 @@ class TaskRun:
                     f"{effective:,}); checkpoints: {taken if self.restarts or checkpoints else 'none'}")
         lines = [steps, restarts]
         if report.error is not None:
-            lines.append(f"the loop raised {type(report.error).__name__}: {report.error}")
+            lines.append(f"the loop raised {described(report.error)}")
         lines.append("loop checks: every invariant kept" if report.ok else
                      f"loop checks: broke {', '.join(sorted(report.broken))}")
         return "\n".join(lines)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import yaml
 
 from ..check import crossings
+from ..processes import printable
 from ..recordings import FORMATS, MAX_SCENARIO_BYTES, Recording, RecordingError, read_bounded, read_recording
 from ..wire import Observation, Script, render
 from ..world import Query, Session, SessionBuilder
@@ -434,9 +435,10 @@ def _display(path: Path) -> str:
 def load_scenario(path: str | os.PathLike[str], *, display: str | None = None, trackers: Collection[str] | None = None,
                   world: Mapping[str, Any] | None = None) -> SessionScenario | TaskScenario:
     """Load and validate the scenario file at ``path`` (a :class:`SessionScenario` or a :class:`TaskScenario`, see
-    :func:`parse_scenario`); errors name it as ``display`` (default: a short path)."""
+    :func:`parse_scenario`); errors name it as ``display`` (default: a short path), control and bidirectional
+    characters escaped (a file's name cannot forge a line nor act on the terminal)."""
     p = Path(path)
-    file = display if display is not None else _display(p)
+    file = printable(display if display is not None else _display(p))
     try:
         data = read_bounded(p, MAX_SCENARIO_BYTES)
     except OSError as exc:

@@ -110,18 +110,21 @@ def _construct_seq(loader: LineLoader, node: yaml.SequenceNode) -> Any:
     data.extend(loader.construct_object(item, deep=True) for item in node.value)
 
 
-_LEADING_ZERO = re.compile(r"[-+]?0[0-9_]+")
-"""An integer written with leading zeros (``0100``): YAML 1.1 reads octal (64); a scenario means decimal (100)."""
+_DECIMAL = re.compile(r"[-+]?[0-9][0-9_]*")
+"""An integer as a scenario writes one: decimal digits (underscores between them allowed). Leading zeros are
+decimal too (``0100`` is 100; YAML 1.1 reads octal, 64)."""
 
 
 def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
-    """An integer, unless written too long to convert (:class:`HugeNumber`); leading zeros are decimal."""
+    """An integer, unless written too long to convert (:class:`HugeNumber`): decimal digits only, leading zeros
+    included. What YAML 1.1 reads as an integer in another base (``0x10``, ``0b101``, base 60's ``1:30``, which it
+    reads as 90) stays the text written, as YAML 1.2 reads it: a count refuses it, a name or a prompt keeps it."""
     text = str(node.value)
     if len(text) > MAX_DIGITS:
         return HugeNumber(sum(c.isdigit() for c in text))
-    if _LEADING_ZERO.fullmatch(text):
+    if _DECIMAL.fullmatch(text):
         return int(text.replace("_", ""), 10)
-    return yaml.SafeLoader.construct_yaml_int(loader, node)
+    return text
 
 
 LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
@@ -242,6 +245,19 @@ def quoted(text: str) -> str:
     return repr(text) if len(text) <= QUOTE_LIMIT else f"{shown!r}... ({len(text):,} characters)"
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+
+
+def shown_key(key: object, *, near: bool = False) -> str:
+    """A mapping key as an error's key path shows it: as written when it is a plain name (letters, digits, ``_``
+    and ``-``, at most 40) that is close to a known key (``near``) or not shaped like a secret; else as
+    :func:`quoted` shows a string (a ``.env`` line read as a key is not shown)."""
+    text = str(key)
+    if _PLAIN_KEY.fullmatch(text) and (near or not _MAY_HOLD_A_SECRET.search(text)):
+        return text
+    return f"<{quoted(text)}>"
+
+
 class Reader:
     """Validates one document; knows the file name for messages."""
 
@@ -272,12 +288,12 @@ class Reader:
             raise self.error(line, path, f"expected a mapping, got {describe(value)}")
         if value.duplicate is not None:
             key, key_line = value.duplicate
-            raise self.error(key_line, join_path(path, key), "duplicate key")
+            raise self.error(key_line, join_path(path, shown_key(key, near=key in allowed)), "duplicate key")
         for key in value:
             if key not in allowed:
                 hint = difflib.get_close_matches(str(key), list(allowed), n=1)
                 suggestion = f"did you mean {hint[0]!r}? " if hint else ""
-                raise self.error(value.key_lines[key], join_path(path, key),
+                raise self.error(value.key_lines[key], join_path(path, shown_key(key, near=bool(hint))),
                                  f"unknown key ({suggestion}expected one of: {', '.join(allowed)})")
         for key in required:
             if key not in value:

@@ -15,9 +15,11 @@ what the database holds for that tracker before it generates.
 A location is ``redis://``, ``rediss://`` or ``unix://`` (a Redis server), or a directory path; anything else with
 a scheme (``http://...``, ``redis:/x``) is refused in one line, as is a URL Redis cannot read, a server that does
 not answer, refuses the credentials or the database number. Messages show a URL without its credentials
-(:func:`shown_url`). A Redis database that fails once the run is under way (the server stopped, the connection
-lost) never loses a counterexample: what it could not take is saved in a local directory instead
-(:data:`KEPT_DIRECTORY`), with one ``ctxsim:`` line on stderr saying so and how to replay it.
+(:func:`shown_url`). Every Redis command is bounded (:data:`COMMAND_TIMEOUT`, never retried). A Redis database
+that fails once the run is under way (the server stopped or killed, the connection lost) is not asked again and
+never loses a counterexample: what it could not take is saved in a local directory that really takes a file, with
+one ``ctxsim:`` line on stderr saying where and how to replay it (:class:`KeptDatabase`). A directory database
+never reads a FIFO or a device, nor more than :data:`MAX_EXAMPLE_BYTES` of a file (:class:`CheckedDirectoryDatabase`).
 
 :func:`example_database` makes either from one string (``$CTXSIM_FUZZ_DATABASE``), and
 :func:`ctxsim.strategies.register_profiles` gives the ``ctx-fuzz`` profile that database, so every process that loads
@@ -30,34 +32,45 @@ from __future__ import annotations
 import importlib
 import os
 import re
-import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from hypothesis.database import ExampleDatabase, InMemoryExampleDatabase
 
-__all__ = ["COMMAND_TIMEOUT", "CONNECT_TIMEOUT", "DATABASE_ENV", "KEPT_DIRECTORY", "DatabaseUnreachable",
-           "example_database", "shown_url"]
+from ._kept import KEPT_DIRECTORY, MAX_EXAMPLE_BYTES, CheckedDirectoryDatabase, KeptDatabase
+
+__all__ = ["COMMAND_TIMEOUT", "CONNECT_TIMEOUT", "DATABASE_ENV", "KEPT_DIRECTORY", "MAX_EXAMPLE_BYTES",
+           "CheckedDirectoryDatabase", "DatabaseUnreachable", "KeptDatabase", "example_database", "shown_url"]
 
 DATABASE_ENV = "CTXSIM_FUZZ_DATABASE"
 """The environment variable :func:`example_database` reads when given no location."""
 
 
-def example_database(location: str | os.PathLike[str] | None = None) -> ExampleDatabase | None:
+def example_database(location: str | os.PathLike[str] | None = None, *, notes: TextIO | None = None,
+                     kept_if_unreachable: bool = False) -> ExampleDatabase | None:
     """The example database at ``location`` (default ``$CTXSIM_FUZZ_DATABASE``; None when neither is set).
 
     ``redis://host:port/db`` (or ``rediss://``, ``unix://``) is a :class:`~hypothesis.extra.redis.RedisExampleDatabase`
     on that server, for campaigns over several machines (needs the ``redis`` package; a server that does not answer
-    within :data:`CONNECT_TIMEOUT` raises :class:`DatabaseUnreachable`); anything else is a directory, created if
-    missing, as a :class:`~hypothesis.database.DirectoryBasedExampleDatabase`.
+    within :data:`CONNECT_TIMEOUT` raises :class:`DatabaseUnreachable`; one that fails later is replaced by a local
+    directory, :class:`KeptDatabase`); anything else is a directory, created if missing, as a
+    :class:`CheckedDirectoryDatabase`. ``notes`` (default stderr) takes the one-line notes of what failed later.
+    With ``kept_if_unreachable`` (a worker of a run whose server answered its parent), a Redis server that does not
+    answer is taken as lost mid-run: the note says so and where the examples are kept, nothing is raised.
     """
     where = os.fspath(location) if location is not None else os.environ.get(DATABASE_ENV, "")
     if not where:
         return None
     if where.startswith(_REDIS):
-        return _redis(where)
+        try:
+            return _redis(where, notes)
+        except DatabaseUnreachable as exc:
+            if not kept_if_unreachable:
+                raise
+            kept = KeptDatabase(InMemoryExampleDatabase(), shown_url(where), notes=notes)
+            kept.lost(str(exc))
+            return kept
     scheme = _SCHEME.match(where)
     if scheme is not None and not (os.name == "nt" and len(scheme.group(1)) == 1):  # C:\... is a path
         raise DatabaseUnreachable(f"ctxsim: the example database {shown_url(where)!r} is neither a Redis URL "
@@ -68,13 +81,11 @@ def example_database(location: str | os.PathLike[str] | None = None) -> ExampleD
     except OSError as exc:
         raise DatabaseUnreachable(f"ctxsim: the example database directory {where!r} cannot be made: "
                                   f"{exc.strerror or exc}") from None
-    return DirectoryBasedExampleDatabase(str(path))
+    return CheckedDirectoryDatabase(str(path), notes=notes)
 
 
 _REDIS = ("redis://", "rediss://", "unix://")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
-KEPT_DIRECTORY = ".hypothesis/ctxsim-kept"
-"""Where a counterexample a Redis database could not take is saved (relative to the working directory)."""
 
 
 def shown_url(url: str) -> str:
@@ -92,15 +103,15 @@ def shown_url(url: str) -> str:
 
 CONNECT_TIMEOUT = 5.0
 """Seconds to wait for a Redis server to accept the connection."""
-COMMAND_TIMEOUT = 30.0
-"""Seconds to wait for a Redis command's answer."""
+COMMAND_TIMEOUT = 10.0
+"""Seconds to wait for a Redis command's answer (a stopped server): the command is not retried."""
 
 
 class DatabaseUnreachable(ConnectionError):
     """The Redis server of an example database did not answer; the message is one ``ctxsim:`` line."""
 
 
-def _redis(url: str) -> ExampleDatabase:
+def _redis(url: str, notes: TextIO | None) -> ExampleDatabase:
     try:
         redis = importlib.import_module("redis")  # optional: no stubs needed
     except ImportError:
@@ -109,9 +120,10 @@ def _redis(url: str) -> ExampleDatabase:
     from hypothesis.extra.redis import RedisExampleDatabase
 
     shown = shown_url(url)
+    once = importlib.import_module("redis.retry").Retry(importlib.import_module("redis.backoff").NoBackoff(), 0)
     try:
         client: Any = redis.Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT,
-                                           socket_timeout=COMMAND_TIMEOUT)
+                                           socket_timeout=COMMAND_TIMEOUT, retry=once)
     except (ValueError, TypeError) as exc:
         raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} is not a Redis URL it can read "
                                   f"({_secretless(str(exc), url)}): write redis://HOST:PORT/DB") from None
@@ -121,13 +133,14 @@ def _redis(url: str) -> ExampleDatabase:
         if isinstance(exc, redis.AuthenticationError):
             raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} refused the credentials: "
                                       f"{_secretless(str(exc), url)}") from None
+        bound = COMMAND_TIMEOUT if isinstance(exc, redis.TimeoutError) else CONNECT_TIMEOUT
         raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} did not answer within "
-                                  f"{CONNECT_TIMEOUT:g} s: {type(exc).__name__}: "
+                                  f"{bound:g} s: {type(exc).__name__}: "
                                   f"{_secretless(str(exc), url)}") from None
     except (redis.RedisError, OSError, ValueError) as exc:
         raise DatabaseUnreachable(f"ctxsim: the example database {shown!r} refused the connection: "
                                   f"{type(exc).__name__}: {_secretless(str(exc), url)}") from None
-    return KeptDatabase(RedisExampleDatabase(client), shown)
+    return KeptDatabase(RedisExampleDatabase(client), shown, notes=notes)
 
 
 def _secretless(text: str, url: str) -> str:
@@ -140,72 +153,3 @@ def _secretless(text: str, url: str) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return " ".join(text.split())[:300]
-
-
-class KeptDatabase(ExampleDatabase):
-    """A Redis example database that never loses what it is given: an operation that fails (the server stopped,
-    the connection lost) is done on a local directory database (:data:`KEPT_DIRECTORY`) instead, and one
-    ``ctxsim:`` line on ``notes`` (stderr) says so, once."""
-
-    def __init__(self, primary: ExampleDatabase, shown: str, *, notes: TextIO | None = None) -> None:
-        super().__init__()
-        self.primary = primary
-        self.shown = shown
-        self.notes = notes
-        self.failed: str | None = None
-        """Why the primary failed (its first failure), or None."""
-        self._local: DirectoryBasedExampleDatabase | None = None
-
-    @property
-    def local(self) -> DirectoryBasedExampleDatabase:
-        if self._local is None:
-            self._local = DirectoryBasedExampleDatabase(KEPT_DIRECTORY)
-        return self._local
-
-    def _lost(self, exc: Exception, what: str) -> None:
-        if self.failed is not None:
-            return
-        self.failed = f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-        print(f"ctxsim: the example database {self.shown!r} could not {what} ({self.failed}); what it could not "
-              f"take is kept in {KEPT_DIRECTORY} (replay it with --db {KEPT_DIRECTORY})",
-              file=self.notes or sys.stderr)
-
-    def save(self, key: bytes, value: bytes) -> None:
-        try:
-            self.primary.save(key, value)
-        except Exception as exc:  # whatever the client raises, the example must not be lost
-            self._lost(exc, "save a counterexample")
-            self.local.save(key, value)
-
-    def fetch(self, key: bytes) -> Iterable[bytes]:
-        try:
-            found = list(self.primary.fetch(key))
-        except Exception as exc:
-            self._lost(exc, "be read")
-            found = []
-        if self.failed is not None:
-            found += [v for v in self.local.fetch(key) if v not in found]
-        yield from found
-
-    def delete(self, key: bytes, value: bytes) -> None:
-        try:
-            self.primary.delete(key, value)
-        except Exception as exc:
-            self._lost(exc, "delete an example")
-        if self._local is not None:
-            self._local.delete(key, value)
-
-    def _start_listening(self) -> None:  # HypoFuzz's dashboard: the primary's changes are this one's
-        self.primary.add_listener(self._broadcast_change)
-
-    def _stop_listening(self) -> None:
-        self.primary.remove_listener(self._broadcast_change)
-
-    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
-        try:
-            self.primary.move(src, dest, value)
-        except Exception as exc:
-            self._lost(exc, "move an example")
-            self.local.save(dest, value)
-        if self._local is not None:
-            self._local.delete(src, value)

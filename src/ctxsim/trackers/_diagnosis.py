@@ -11,6 +11,8 @@ from typing import Any
 
 import claude_agent_sdk
 
+from ..processes import described
+
 _HIDDEN = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,
            os.path.dirname(os.path.abspath(claude_agent_sdk.__file__)) + os.sep)
 """ctxsim's and the SDK's source trees: their frames are left out of a tracker's traceback."""
@@ -29,7 +31,7 @@ def user_traceback(exc: BaseException) -> str | None:
     if not frames:
         return None
     lines = ["Traceback (most recent call last; ctxsim's and the SDK's frames left out):\n",
-             *traceback.format_list(frames), *traceback.format_exception_only(type(exc), exc)]
+             *traceback.format_list(frames), described(exc)]
     return "".join(lines).rstrip("\n")
 
 

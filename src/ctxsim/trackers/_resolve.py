@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from ..processes import join_spec, split_spec, unstartable
+from ..processes import described, join_spec, split_spec, unstartable
 from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._catalogue import CATALOGUE
 from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
@@ -192,7 +192,7 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
         tracker = make_tracker(factory)
     except Exception as exc:
         how = "with world=TrackerWorld()" if takes_world(factory) else "without arguments"
-        raise TrackerSpecError(f"{spec}() raised {type(exc).__name__}: {exc} (the factory is called {how})") from None
+        raise TrackerSpecError(f"{spec}() raised {described(exc)} (the factory is called {how})") from None
     missing = [m for m in ("observe", "context_tokens") if not callable(getattr(tracker, m, None))]
     if missing:
         raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
