@@ -228,8 +228,6 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     from ctxsim.cli import main
 
     bounded = ["--timeout", "5"]  # should one of these start serving after all, the test still ends
-    assert main(["serve", "seed004-autocompact-rearms-wind-down", *bounded]) == 2
-    assert "its agent compacts on its own (autocompact_at)" in capsys.readouterr().err
     assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
     (tmp_path / "mid.yaml").write_text(MID_TURN_COMPACTION)
@@ -425,8 +423,8 @@ def test_ctxsim_serve_list_says_which_scenarios_can_be_served_and_why_not(
     rows = {row["name"]: row for row in listed["scenarios"]}
     assert rows[B01] == {"name": B01, "kind": "session", "servable": True, "reason": None}
     assert rows["clear-new-session-id"]["servable"]  # the session its recording shows, built
-    assert rows["seed004-autocompact-rearms-wind-down"]["kind"] == "task"
-    assert "compacts on its own (autocompact_at)" in rows["seed004-autocompact-rearms-wind-down"]["reason"]
+    assert rows["seed004-autocompact-rearms-wind-down"]["servable"]  # the CLI's own autocompaction, steered
+    assert all(row["servable"] for row in rows.values() if row["kind"] == "task")
     assert all(row["servable"] == (row["reason"] is None) for row in rows.values())
     for kind in ("session", "task"):
         assert listed["counts"][kind] == {"servable": sum(r["servable"] for r in rows.values() if r["kind"] == kind),
@@ -652,3 +650,38 @@ def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_c
         added = len(twin.session.queries) - len(original.session.queries)
         assert [q.prompt for q in twin.session.queries].count(GO_ON) <= added
     assert twins >= 5
+
+
+@pytest.mark.live
+def test_the_real_cli_compacts_on_its_own_where_the_task_agent_does_and_the_wind_down_rearms() -> None:
+    from claude_agent_sdk import ResultMessage, SystemMessage
+
+    from ctxsim.live import TaskServer
+    from ctxsim.reference import CONTINUE_PROMPT, WIND_DOWN_PROMPT
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("seed004-autocompact-rearms-wind-down"))
+    assert isinstance(played, TaskScenario)
+    wind_downs = {19, 36}  # the turns after the crossings the scenario works out by hand (81.55% both times)
+    compacted_in: list[int] = []
+
+    async def work(server: TaskServer) -> None:
+        settings = server.settings()
+        live_env = {"ANTHROPIC_API_KEY": server.key,
+                    "CLAUDE_CODE_AUTO_COMPACT_WINDOW": settings["env"]["CLAUDE_CODE_AUTO_COMPACT_WINDOW"]}
+        async with LiveClaude(server.api, env=live_env) as live:
+            for turn in range(1, 41):
+                prompt = (settings["prompts"][0] if turn == 1 else WIND_DOWN_PROMPT if turn in wind_downs
+                          else CONTINUE_PROMPT)
+                messages = await live.ask(prompt)
+                assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, turn
+                if any(isinstance(m, SystemMessage) and m.subtype == "compact_boundary" for m in messages):
+                    compacted_in.append(turn)
+
+    with TaskServer(played) as server:
+        anyio.run(work, server)
+        record = server.record()
+    assert server.refused == [] and server.api.rejected == []
+    assert compacted_in == [19, 36]  # the CLI's own autocompaction, where the agent compacts in-process
+    assert len(record["sessions"]) == 1 and record["finished"] and record["redone"] == 0
+    assert record["skipped"] == [] and record["steps"] == {f"s{n:02d}": 1 for n in range(1, 41)}

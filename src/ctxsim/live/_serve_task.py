@@ -14,7 +14,11 @@ calls is answered 400 saying so.
 every session and turn with its kind, its steps and the true context it reached; it is printed when ``serve`` stops
 and answered at ``GET /ctxsim/truth``. Usage the agent sends that cannot be read (``unreadable_usage``) is sent
 as the API's garbage (``input_tokens`` ``"n/a"``), which the CLI passes on. A task whose agent compacts on its own
-(``autocompact_at``) cannot be played live (the CLI decides compactions itself) and is refused, saying so.
+(``autocompact_at``) is played by the CLI's own autocompaction: the agent compacts before the request its prompt
+would reach the point, the CLI (measured) before a request once the context it already has (the last call's usage)
+passes its point, which serve moves with ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` (:func:`task_autocompact_window`) to
+half a step's result under where a turn's first request reaches the agent's point; serve answers the CLI's summary
+request. Both compact at the same turns' starts in a task shaped so (``seed004-autocompact-rearms-wind-down``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ..world import Text, Thinking, ToolUse
 from ._api import ApiRequest, Reply, prompt_too_long
 from ._scenarios import _inert
 from ._serve import TRUTH_PATH, Refuser, Server, client_environment, session_serve_reason
+from ._serve_shapes import AUTOCOMPACT_RESERVE
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario
@@ -103,12 +108,25 @@ def read_loop_prompts(path: Path) -> LoopPrompts:
 
 def task_skip_reason(scenario: TaskScenario) -> str | None:
     """Why ``scenario``'s fake agent cannot be played to a live CLI, or None when it can."""
-    task = scenario.task.task
-    if task.autocompact_at is not None:
-        return ("its agent compacts on its own (autocompact_at) before the call its prompt would reach the point, "
-                "counting the step's result; the live CLI (measured) does not compact inside such a turn, its "
-                "result 24,000 characters and its last call past the point: no window serve hands it compacts there")
+    window = task_autocompact_window(scenario)
+    if window is not None and window - AUTOCOMPACT_RESERVE <= scenario.task.task.baseline:
+        return (f"its agent compacts on its own (autocompact_at) so near its baseline that no autocompact point of "
+                f"the live CLI lies under it (the CLI's point is its window less {AUTOCOMPACT_RESERVE:,})")
     return None
+
+
+def task_autocompact_window(scenario: TaskScenario) -> int | None:
+    """The ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` under which the live CLI compacts on its own at the start of the
+    turn whose first request reaches the agent's ``autocompact_at``: its point half a step's result under the
+    context such a turn starts from (None: the agent never compacts on its own). The CLI measures the context it
+    has; the agent the request it is about to send, a prompt more at a turn's start and a step's result more
+    mid-turn: the point lies between the two, so that a turn's start compacts and a step's result does not."""
+    task = scenario.task.task
+    if task.autocompact_at is None:
+        return None
+    step = min(s.tokens for s in task.steps)  # the smallest result a mid-turn request adds
+    point = task.autocompact_at - (task.prompt_tokens or 0) - task.output_tokens - step // 2
+    return point + AUTOCOMPACT_RESERVE
 
 
 def _replies(script: Script) -> list[Reply]:
@@ -166,6 +184,11 @@ def serve_skip_reason(scenario: SessionScenario | TaskScenario) -> str | None:
     return task_skip_reason(scenario)
 
 
+_SUMMARY = Reply((Text("<analysis>The work so far.</analysis>\n<summary>The task's steps so far, served by "
+                         "ctxsim.</summary>"),), output_tokens=60)
+"""The answer to the CLI's compaction summary request (its ``<summary>`` block is what the CLI keeps)."""
+
+
 class _AgentModel(Refuser):
     """The responder: the fake agent's turns, one queue of replies per CLI session."""
 
@@ -176,6 +199,8 @@ class _AgentModel(Refuser):
         self.queues: dict[str, deque[Reply]] = {}
 
     def __call__(self, request: ApiRequest) -> Reply:
+        if request.kind == "compact" and self.agent.task.autocompact_at is not None:
+            return _SUMMARY  # the CLI compacts on its own where the agent does: the truth after it is the agent's
         if request.kind != "main":
             return self.refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
         session = _session_id(request.body)
@@ -227,7 +252,11 @@ class TaskServer(Server):
         :class:`~ctxsim.agent.LoopPrompts` declares them by default), the window and where the record is."""
         task = self.scenario.task.task
         declared = prompts_json(self.agent.prompts)
-        return {"scenario": self.scenario.name, "env": client_environment(self.api.base_url, self.key),
+        env = client_environment(self.api.base_url, self.key)
+        window = task_autocompact_window(self.scenario)
+        if window is not None:  # where the CLI compacts on its own, as the agent does
+            env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
+        return {"scenario": self.scenario.name, "env": env,
                 "model": task.model, "prompts": [self.agent.task_prompt], "window": task.window,
                 "loop_prompts": {kind: declared[kind] for kind in PROMPT_KINDS},
                 "done_marker": declared["done_marker"], "include_partial_messages": self.scenario.task.partial,
