@@ -19,7 +19,10 @@ from ctxsim.faults import (
     SURFACES,
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
+    CacheReadDrop,
+    Fault,
     FaultPlan,
+    UncachedGatewayUsage,
     apply,
     apply_statusline,
     apply_transcript,
@@ -139,10 +142,8 @@ ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
     "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
-                   "reused_message_ids", "cache_read_drop", "nested_cache_creation",
-                   "uncached_gateway_usage", "missing_usage", "garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "cache_read_drop", "nested_cache_creation", "uncached_gateway_usage",
-                   "garbage_values", "model_switch", "wrong_context_window"},
+                   "reused_message_ids", "missing_usage", "garbage_values", "inserted_compaction", "model_switch"},
+    "statusline": {"reused_message_ids", "garbage_values", "model_switch", "wrong_context_window"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -200,3 +201,24 @@ def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_r
         assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
     assert carried_on("usage_iterations") == SURFACES.keys()
     assert carried_on("duplicate_blocks") == frozenset()  # real in transcripts, written on the stream only
+
+
+@pytest.mark.parametrize("fault", [CacheReadDrop(rate=1.0), UncachedGatewayUsage(rate=1.0)], ids=lambda f: f.name)
+def test_a_call_s_usage_split_otherwise_reaches_the_rows_and_the_payload_as_the_api_sent_it(fault: Fault) -> None:
+    plan = FaultPlan((fault,), seed=3)
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    by_call = {c.message_id: c for c in _SESSION.calls}
+    moved = 0
+    for file in transcript.files.values():
+        for row in (r for r in file.rows if r.get("type") == "assistant"):
+            usage, call = row["message"]["usage"], by_call[row["message"]["id"]]
+            prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                   "cache_read_input_tokens"))
+            assert prompt == call.input_tokens + call.cache_creation_input_tokens + call.cache_read_input_tokens
+            moved += usage.get("cache_read_input_tokens", 0) != call.cache_read_input_tokens
+    assert moved
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    changed = [(s["context_window"], p["context_window"]) for s, p in zip(shown, plain) if s != p]
+    assert changed and all(s["current_usage"]["cache_read_input_tokens"] < p["current_usage"]["cache_read_input_tokens"]
+                           and s["used_percentage"] == p["used_percentage"] for s, p in changed)

@@ -43,6 +43,7 @@ from ._transcript import (
     TranscriptFault,
     transcript_faults,
 )
+from ._units import is_count
 from ._usage import (
     AdvisorIterations,
     CacheReadDrop,
@@ -196,7 +197,9 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
     it was. A call the API reported over several inference iterations (``usage_iterations``): where the payload's
     ``current_usage`` is that call's (the latest main-chain row of the file in force), it is the row's top-level
     usage, the iterations' sum, as Claude Code adds it up (its own gauge inflates: Bugs in the wild B10), and the
-    percentages follow."""
+    percentages follow. A cache miss (``cache_read_drop``) or a gateway's usage without cache fields
+    (``uncached_gateway_usage``): ``current_usage`` is the row's split of the same prompt, a count the API left out
+    shown as 0."""
     from ..wire import context_window, exceeds_200k_tokens
 
     out = [copy.deepcopy(dict(p)) for p in payloads]
@@ -209,16 +212,34 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
         if not isinstance(current, dict) or file is None:
             continue
         usage = _latest_main_usage(file.rows[:point.rows.get(file.path, 0)])
-        iterations = usage.get("iterations") if usage is not None else None
-        steps = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"] if isinstance(
-            iterations, list) else []
-        if usage is None or len(steps) < 2 or any(current.get(k) != steps[-1].get(k) for k in _PROMPT_KEYS):
+        copied = _as_shown(usage, current) if usage is not None else None
+        if copied is None:
             continue
-        summed = {k: usage[k] for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
         assert isinstance(shown, dict)
-        payload["context_window"] = context_window(summed, shown["context_window_size"])
-        payload["exceeds_200k_tokens"] = exceeds_200k_tokens(summed)
+        payload["context_window"] = context_window(copied, shown["context_window_size"])
+        payload["exceeds_200k_tokens"] = exceeds_200k_tokens(copied)
     return out
+
+
+def _as_shown(usage: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, int] | None:
+    """The ``current_usage`` Claude Code shows for the call whose row has ``usage`` where the unfaulted payload
+    shows ``current``, or None where the payload is not that call's or is as it was: a call over several iterations
+    shows its top-level sum; a call whose usage splits the same prompt otherwise (a cache miss, a gateway without
+    cache fields) shows the API's split, a count the API left out as 0."""
+    iterations = usage.get("iterations")
+    steps = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"] if isinstance(
+        iterations, list) else []
+    if len(steps) >= 2:
+        if any(current.get(k) != steps[-1].get(k) for k in _PROMPT_KEYS):
+            return None
+        return {k: usage[k] for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
+    copied = {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
+    if not all(is_count(v) for v in copied.values()) or not all(is_count(current.get(k)) for k in _PROMPT_KEYS):
+        return None
+    if sum(copied[k] for k in _PROMPT_KEYS) != sum(current[k] for k in _PROMPT_KEYS) or all(
+            copied[k] == current[k] for k in _PROMPT_KEYS):
+        return None
+    return {**copied, "output_tokens": current.get("output_tokens", copied["output_tokens"])}
 
 
 _PROMPT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -234,7 +255,7 @@ def _latest_main_usage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
     return None
 
 
-PAYLOAD_FORMS = ("usage_iterations",)
+PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage")
 """The faults :func:`apply_statusline` gives the statusline payload a form of."""
 
 
