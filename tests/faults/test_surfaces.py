@@ -142,8 +142,10 @@ ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
     "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
-                   "reused_message_ids", "missing_usage", "garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "garbage_values", "model_switch", "wrong_context_window"},
+                   "reused_message_ids", "nested_cache_creation", "missing_usage", "garbage_values",
+                   "inserted_compaction", "model_switch"},
+    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch",
+                   "wrong_context_window"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a

@@ -64,9 +64,7 @@ FAULT_SURFACES: Mapping[str, Surfaces] = {
     "missing_request_ids": _on("transcript", source="transcript rows without requestId (ccusage#797, #985, #976; "
                                "tokscale#563); the SDK's messages have no request id to miss"),
     "cache_read_drop": _on(source=f"{_API}: a cache miss (claude-code#42338, #94177; crush#3841)"),
-    "nested_cache_creation": _on("sdk", "transcript", source="cache writes only in usage.cache_creation, which the "
-                                 "stream and the rows copy from the API (Claude Code 2.1.152); the payload does not "
-                                 "show it: since 2.1.152 Claude Code counts the nested breakdown in what it reports"),
+    "nested_cache_creation": _on(source=f"{_API}: cache writes only in usage.cache_creation (Claude Code 2.1.152)"),
     "uncached_gateway_usage": _on(source=f"{_API}: a gateway without cache fields (ollama#17130)"),
     "usage_iterations": _on(source=f"{_API}: usage.iterations (claude-code-statusline#9, claude-hud#666)"),
     "missing_usage": _on("sdk", "transcript", source="AssistantMessage.usage is optional in the SDK; usage not "

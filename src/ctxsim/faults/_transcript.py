@@ -38,7 +38,7 @@ from ._base import Fault, FaultStream
 from ._calls import ReplayedMessages, SyntheticErrorMessages
 from ._flow import CompactionMetadata, InterleavedSubagents
 from ._units import USAGE_KEYS, is_count
-from ._usage import AdvisorIterations, CacheReadDrop, NestedCacheCreationOnly, UncachedGatewayUsage, iterated
+from ._usage import AdvisorIterations, CacheReadDrop, UncachedGatewayUsage, iterated
 
 __all__ = ["COUNTERPARTS", "TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow",
            "InterleavedSidechains", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault", "transcript_faults"]
@@ -344,27 +344,6 @@ class CacheMissRows(TranscriptFault):
 
 
 @dataclass(frozen=True)
-class NestedCacheCreationRows(TranscriptFault):
-    """The transcript form of ``nested_cache_creation``: a call's rows carry the API's usage with its cache write
-    only in the nested ``cache_creation`` breakdown (``cache_creation_input_tokens`` 0), as Claude Code copies the
-    API's usage into the rows. Keeps the truth."""
-
-    name = "nested_cache_creation"
-    source = NestedCacheCreationOnly.source
-    rate: float = 0.5
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = {i: m for i, m in _call_rows(transcript).items() if m[0]["usage"]["cache_creation_input_tokens"] > 0}
-        for ident in FaultStream.pick(rng, list(calls), self.rate):
-            created = calls[ident][0]["usage"]["cache_creation_input_tokens"]
-            short = rng.randint(0, created)
-            for message in calls[ident]:
-                message["usage"] = {**message["usage"], "cache_creation_input_tokens": 0, "cache_creation": {
-                    "ephemeral_5m_input_tokens": short, "ephemeral_1h_input_tokens": created - short}}
-
-
-@dataclass(frozen=True)
 class GatewayRows(TranscriptFault):
     """The transcript form of ``uncached_gateway_usage``: a call's rows carry a gateway's usage without cache
     fields, the whole prompt its ``input_tokens``, as Claude Code copies the API's usage into the rows. Keeps the
@@ -408,15 +387,13 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return IterationRows(rate=fault.rate)
     if isinstance(fault, CacheReadDrop):
         return CacheMissRows(rate=fault.rate, keep_prefix=fault.keep_prefix)
-    if isinstance(fault, NestedCacheCreationOnly):
-        return NestedCacheCreationRows(rate=fault.rate)
     if isinstance(fault, UncachedGatewayUsage):
         return GatewayRows(rate=fault.rate)
     return None
 
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
-                "usage_iterations", "cache_read_drop", "nested_cache_creation", "uncached_gateway_usage")
+                "usage_iterations", "cache_read_drop", "uncached_gateway_usage")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 

@@ -144,9 +144,7 @@ class NestedCacheCreationOnly(Fault):
 
     Claude Code 2.1.152 changelog: "Fixed ``cache_creation_input_tokens`` reporting as 0 ... when the API reports
     cache writes only via the nested ``cache_creation`` breakdown" (Bugs in the wild). The write is split between
-    ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``. Keeps the truth. Real on the stream and in the
-    transcript rows, which copy the API's usage; not in the statusline payload, where Claude Code since that fix
-    counts the nested breakdown in the cache creation it reports.
+    ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``. Keeps the truth.
     """
 
     name = "nested_cache_creation"
