@@ -104,7 +104,7 @@ def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_w
     assert run_tracker(reference_for(session), session, tolerance=scenario.tolerance).ok
     report = run_tracker(_gauge("percent_until_autocompact", 200_000, 167_000), session,
                          tolerance=scenario.tolerance)
-    assert [p.shown for p in report.points if "call" in p.observation.label] == [81, 64, 91]
+    assert [p.shown for p in report.points if "call" in p.observation.label] == [81, 58, 91]
     assert report.confusion == ("ctxsim: the gauge counts to an autocompact point of 167,000 where the session "
                                 "compacts at 67,000")
 

@@ -86,9 +86,40 @@ def test_its_settings_are_what_a_client_needs_and_its_truth_names_what_closes_ea
     assert truth["points"][1]["after"] == {"type": "result", "query": 1}
 
 
-def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why() -> None:
+MID_TURN_COMPACTION = """\
+name: mid-turn-compaction
+description: "an automatic compaction mid-turn after an answer (its twin: a query of its own after one call)"
+world: {window: 200000, baseline: 12000}
+queries:
+  - prompt: "Go"
+    steps:
+      - call: {in: 3, cc: 1000, cr: 140000, out: 100}
+      - compact: {pre: 141103, post: 20000, trigger: auto}
+      - call: {out: 50}
+expect: {reference: pass}
+"""
+
+
+def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why(tmp_path: Path) -> None:
+    (tmp_path / "mid.yaml").write_text(MID_TURN_COMPACTION)
     with pytest.raises(ValueError, match="query 2 compacts on its own after a single call: the live CLI"):
-        ScenarioServer(scenario("compaction"))
+        ScenarioServer(load_scenario(tmp_path / "mid.yaml"))  # type: ignore[arg-type]
+
+
+def test_an_automatic_compaction_after_a_single_call_is_asked_for_in_the_twin_keeping_its_points() -> None:
+    from ctxsim.live._serve_shapes import COMPACT_PROMPT, live_twin
+    from ctxsim.world import Compaction
+
+    original = scenario("compaction")
+    twin = live_twin(original)
+    assert twin is not None
+    assert [q.prompt for q in twin.session.queries] == ["Keep going with the refactor", COMPACT_PROMPT, "Continue"]
+    compaction = twin.session.queries[1].steps
+    assert len(compaction) == 1 and isinstance(compaction[0], Compaction) and compaction[0].trigger == "manual"
+    before = {o.label: o.truth for o in original.observations()}
+    after = {o.label: o.truth for o in twin.observations()}
+    assert after["q2 compaction"] == before["q2 compaction"]  # where the expected failures first show
+    assert after["q3 call 1"] == before["q2 call 1"] and after["q3 result"] == before["q2 result"]
 
 
 def test_serve_places_the_clis_autocompact_point_between_the_prompts_that_must_and_must_not_compact() -> None:
@@ -124,12 +155,49 @@ def test_it_judges_estimates_by_point_and_says_where_a_file_is_wrong(tmp_path: P
         for line, says in [("not json", "summed.jsonl:2: not a JSON line"),
                            ('{"point": "q9 call 1", "estimate": 1}', "summed.jsonl:2: key 'point': 'q9 call 1' is no "
                                                                      "observation point"),
-                           ('{"point": 1, "estimate": "12"}', "summed.jsonl:2: key 'estimate': '12' is not a token "
-                                                               "count or null")]:
+                           ('{"point": 1, "estimate": "12"}', "summed.jsonl:2: key 'estimate': '12' is not a number "
+                                                               "or null"),
+                           ('{"point": 1, "estimate": 12.5}', "summed.jsonl:2: key 'estimate': 12.5 is not a token "
+                                                             "count or null (a gauge's number needs a line"),
+                           ('{"quantity": "percent"}', "summed.jsonl:2: key 'quantity': 'percent' is none of "
+                                                       "tokens, percent_of_window")]:
             summed.write_text(json.dumps({"point": 1, "estimate": 5}) + "\n" + line + "\n")
             with pytest.raises(EstimatesError) as raised:
                 read_estimates(summed, points)
             assert says in str(raised.value)
+
+
+def test_a_gauges_estimates_are_judged_in_the_quantity_they_declare_as_in_process(tmp_path: Path) -> None:
+    from ctxsim.runner import judgement, served
+    from ctxsim.world import in_quantity
+
+    played = scenario("autocompact-window-setting")  # percent_until_autocompact, 67,000 of a 100,000 window
+    session = played.session
+    with ScenarioServer(played) as server:
+        points = server.observations()
+        shown = {o.index: round(in_quantity(o.truth.prompt, "percent_until_autocompact", o.window,
+                                            session.threshold_of(o.window))) for o in points}
+        path = tmp_path / "gauge.jsonl"
+        path.write_text(json.dumps({"quantity": "percent_until_autocompact"}) + "\n" + "".join(
+            json.dumps({"point": index, "estimate": value}) + "\n" for index, value in shown.items()))
+        estimates = read_estimates(path, points)
+        assert estimates.quantity == "percent_until_autocompact" and estimates[1] == 52
+        run = server.judge(estimates)
+        assert run.ok and run.report.quantity == "percent_until_autocompact", run.table()
+        assert [p.shown for p in run.report.points][:1] == [52]
+        as_tokens = server.judge(estimates, quantity="tokens")  # 52 tokens: far under the truth
+        assert not as_tokens.ok and as_tokens.report.failures[0].observation.label == "q1 call 1"
+        model_window = {i: round(in_quantity(o.truth.prompt, "percent_until_autocompact", o.window, 167_000))
+                        for i, o in ((o.index, o) for o in points)}
+        wrong = server.judge({**model_window}, quantity="percent_until_autocompact")
+    assert not wrong.ok and wrong.report.confusion == ("ctxsim: the gauge counts to an autocompact point of 167,000 "
+                                                       "where the session compacts at 67,000")
+    verdict = served(played, "gauge", "percent_until_autocompact")
+    assert verdict.quantity == "percent_until_autocompact" and served(played, "gauge").quantity == "tokens"
+    in_process = judgement(played, "model-window-autocompact-gauge").run()
+    by_serve = served(played, "model-window-autocompact-gauge", "percent_until_autocompact").judge(wrong)
+    assert by_serve.run is not None and in_process.run is not None
+    assert by_serve.first == in_process.first and by_serve.does == in_process.does
 
 
 def test_ctxsim_serve_prints_the_settings_then_on_sigterm_the_truth_and_the_verdict(tmp_path: Path) -> None:
@@ -164,7 +232,8 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert "its agent compacts on its own (autocompact_at)" in capsys.readouterr().err
     assert main(["serve", "multi-restart-40-steps", "--judge", str(tmp_path / "x.jsonl"), *bounded]) == 2
     assert "is a task scenario: its fake agent's record is what is printed" in capsys.readouterr().err
-    assert main(["serve", "compaction", *bounded]) == 2
+    (tmp_path / "mid.yaml").write_text(MID_TURN_COMPACTION)
+    assert main(["serve", str(tmp_path / "mid.yaml"), *bounded]) == 2
     assert "query 2 compacts on its own after a single call" in capsys.readouterr().err
     assert main(["serve", B01, "--prompts", str(tmp_path / "p.json"), *bounded]) == 2
     assert "--prompts: b01-no-dedupe-without-request-id is a session scenario" in capsys.readouterr().err
@@ -177,7 +246,7 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
     assert f"cannot listen on 127.0.0.1:{server.api.port}" in capsys.readouterr().err
 
 
-def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, int | None]:
+def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, float | None]:
     """A client of the real CLI as a user of serve writes one (the settings' model, environment, CLI and prompts):
     the tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
     from ctxsim.live import ServedPoints, play_served as play
@@ -186,7 +255,7 @@ def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None
     if messages is not None:
         messages.extend(played)
     points = ServedPoints(server.truth())
-    estimates: dict[int, int | None] = {}
+    estimates: dict[int, float | None] = {}
     for message in played:
         tracker.observe(message)
         index = points.observe(message)
@@ -255,6 +324,35 @@ def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_rest
                                                                            ["continuation"]]
     assert [[t["steps"] for t in s["turns"]] for s in record["sessions"]] == [[["s01"], ["s02"], []], [["s03"]]]
     assert record["redone"] == 0 and not record["finished"]
+
+
+@pytest.mark.live
+def test_a_task_turn_whose_usage_cannot_be_read_reaches_the_client_unreadable_through_the_live_cli() -> None:
+    from claude_agent_sdk import AssistantMessage
+
+    from ctxsim.live import TaskServer
+    from ctxsim.reference import CONTINUE_PROMPT, ContextTracker
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario("unknown-context-never-fires"))  # session 1, turn 3: "n/a" prompt counts
+    assert isinstance(played, TaskScenario)
+    seen: list[tuple[Any, int | None]] = []
+
+    async def work(server: TaskServer) -> None:
+        tracker = ContextTracker()
+        async with LiveClaude(server.api, env={"ANTHROPIC_API_KEY": server.key}) as live:
+            for prompt in [server.settings()["prompts"][0], CONTINUE_PROMPT, CONTINUE_PROMPT]:
+                messages = await live.ask(prompt)
+                for message in messages:
+                    tracker.observe(message)
+                usage = [m.usage for m in messages if isinstance(m, AssistantMessage) and m.usage]
+                seen.append((usage[-1]["input_tokens"], tracker.context_tokens()))
+
+    with TaskServer(played) as server:
+        anyio.run(work, server)
+    assert server.refused == [] and server.api.rejected == []
+    assert [type(read) for read, _ in seen[:2]] == [int, int] and all(known is not None for _, known in seen[:2])
+    assert seen[2] == ("n/a", None)  # the CLI passes the garbage on; no tracker knows the context there
 
 
 def test_ctxsim_serve_a_task_prints_the_loop_prompts_it_reads_and_on_sigterm_the_agents_record() -> None:
@@ -326,8 +424,7 @@ def test_ctxsim_serve_list_says_which_scenarios_can_be_served_and_why_not(
     listed = json.loads(capsys.readouterr().out)
     rows = {row["name"]: row for row in listed["scenarios"]}
     assert rows[B01] == {"name": B01, "kind": "session", "servable": True, "reason": None}
-    assert rows["clear-new-session-id"]["reason"] == ("a recorded stream is played as recorded; the live CLI writes "
-                                                      "its own")
+    assert rows["clear-new-session-id"]["servable"]  # the session its recording shows, built
     assert rows["seed004-autocompact-rearms-wind-down"]["kind"] == "task"
     assert "compacts on its own (autocompact_at)" in rows["seed004-autocompact-rearms-wind-down"]["reason"]
     assert all(row["servable"] == (row["reason"] is None) for row in rows.values())
@@ -397,6 +494,39 @@ def test_the_live_cli_compacts_on_its_own_where_the_scenario_does_and_a_stale_ma
             assert run.report.failures[0].observation.label == "q2 compaction"
 
 
+@pytest.mark.live
+def test_compactions_twin_asks_the_live_cli_to_compact_and_its_expected_failures_show_where_they_do_in_process(
+        ) -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    played = scenario("compaction")
+    for name, failure in played.failures.items():
+        with ScenarioServer(played) as server:
+            assert server.split and server.settings()["prompts"][1] == "/compact"
+            estimates = play_served(server, make_tracker(resolve(name).factory, played.session))
+            assert server.refused == [] and server.unplayed == 0
+            assert [s.request.kind for s in server.api.served] == ["main", "compact", "main", "main"]
+            run = server.judge(estimates, tracker=name)
+        assert not run.ok and run.report.failures[0].observation.label == failure.first == "q2 compaction", name
+
+
+@pytest.mark.live
+def test_a_recorded_stream_is_served_as_the_session_it_shows_and_its_bug_shows_after_the_clear() -> None:
+    from ctxsim.trackers import make_tracker, resolve
+
+    played = scenario("clear-new-session-id")  # a recording: its twin is built from what it shows
+    for name, ok in [("reference", True), ("arbiter-msgid", False)]:
+        with ScenarioServer(played) as server:
+            assert server.split and server.settings()["prompts"][1] == "/clear"
+            tracker = reference_for(played.session) if ok else make_tracker(resolve(name).factory, played.session)
+            estimates = play_served(server, tracker)
+            assert server.refused == [] and server.unplayed == 0
+            run = server.judge(estimates, tracker=name)
+        assert run.ok is ok, run.table()
+        if not ok:  # the recording's first failing point is q2 result; the twin's /clear query has its reset first
+            assert [p.observation.label for p in run.report.failures][:2] == ["q2 reset", "q2 result"]
+
+
 def servable_session_scenarios() -> list[str]:
     from ctxsim.corpus import bundled_scenarios
     from ctxsim.live import serve_skip_reason
@@ -413,15 +543,16 @@ def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_track
     from ctxsim.trackers.mutants import MUTANTS
 
     played = scenario(name)
-    tokens = dataclasses.replace(played, session=dataclasses.replace(played.session, quantity="tokens"))
-    twin = live_twin(tokens) or tokens  # what serve plays (the scenario, or its live twin), in-process
-    makers = {"reference": lambda: reference_for(tokens.session),
-              "sums-calls": lambda: MUTANTS["sums-calls"].edit(tokens.session.usage)}
+    twin = live_twin(played) or played  # what serve plays (the scenario, or its live twin), in-process
+    makers = {"reference": lambda: reference_for(played.session),  # a gauge of the scenario's quantity
+              "sums-calls": lambda: MUTANTS["sums-calls"].edit(played.session.usage)}  # tokens
     for tracker, make in makers.items():
         with ScenarioServer(played) as server:
-            estimates = play_served(server, make())
+            made = make()
+            estimates = play_served(server, made)
             assert (server.refused, server.unplayed, server.unfaulted) == ([], 0, 0)
-            served = server.judge(estimates, tracker=tracker)
+            served = server.judge(estimates, tracker=tracker, quantity=getattr(made, "quantity", None))
+            assert served.report.quantity == getattr(made, "quantity", "tokens")
             assert [o.label for o in server.observations()] == [o.label for o in twin.observations()]
         in_process = run_scenario(twin, make(), name=tracker)
         assert served.ok == in_process.ok, (tracker, served.table(), in_process.table())
@@ -493,14 +624,16 @@ def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end
 
 def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_clis_shape() -> None:
     from ctxsim.corpus import bundled_scenarios
+    from ctxsim.live._serve_recorded import recorded_twin
     from ctxsim.live._serve_shapes import GO_ON, live_twin
     from ctxsim.world import Call, ConversationReset
 
     twins = 0
     for path in bundled_scenarios():
-        original = load_scenario(path)
-        if not isinstance(original, SessionScenario) or (twin := live_twin(original)) is None:
+        loaded = load_scenario(path)
+        if not isinstance(loaded, SessionScenario) or (twin := live_twin(loaded)) is None:
             continue
+        original = recorded_twin(loaded) or loaded  # a recording: the session it shows, built
         twins += 1
         assert twin.session.main_calls == original.session.main_calls, original.name
         def at_calls(played: SessionScenario) -> list[tuple[int, int]]:

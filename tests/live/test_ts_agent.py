@@ -30,4 +30,4 @@ def test_the_typescript_agent_and_its_tracker_pass_their_node_tests_under_ctxsim
                           env={**os.environ, "CTXSIM": str(ctxsim)}, check=False)
     summary = dict(re.findall(r"^# (pass|fail|skipped|cancelled) (\d+)$", done.stdout, re.MULTILINE))
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    assert summary == {"pass": "10", "fail": "0", "skipped": "0", "cancelled": "0"}, done.stdout[-4000:]
+    assert summary == {"pass": "11", "fail": "0", "skipped": "0", "cancelled": "0"}, done.stdout[-4000:]

@@ -49,6 +49,7 @@ async function played(scenario, tracker) {
 }
 
 for (const [scenario, shape] of [["statusline-stuck-after-compact", "a /compact"],
+                                 ["compaction", "an automatic compaction, asked for in its live twin"],
                                  ["b19-subagent-line-as-latest", "a subagent, in its live twin"],
                                  ["b25-error-result-zeroed-usage", "a stream fault, through serve's wrapper"]]) {
   test(`the agent's tracker is right on ${scenario} (${shape}) through ctxsim serve`, async () => {

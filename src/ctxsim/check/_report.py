@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..trackers import looks_like_ratio, ratio_hint
 from ..wire import Observation
@@ -107,6 +108,17 @@ class Report:
     error: str | None = None
     """A ``ctxsim:`` line saying the tracker could not be read at all (a command tracker that exited non-zero, hung
     or printed nonsense: the command, the point, the tail of its stderr). Never an expected outcome."""
+
+    def point(self, observation: Observation, estimate: int | float | None) -> Point:
+        """The point that judges ``estimate`` at ``observation`` as :attr:`quantity`: in tokens as given; a gauge's
+        number (another quantity) as the band of tokens it stands for on the window in force there, its middle the
+        estimate and the number kept as :attr:`Point.shown`."""
+        if self.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
+            from ._quantity import shown_band
+
+            low, high = shown_band(estimate, self.session, self.quantity, observation.window)
+            return Point(observation, (low + high) // 2, self.tolerance, band=(low, high), shown=estimate)
+        return Point(observation, cast("int | None", estimate), self.tolerance)  # a float kept: a ratio's hint reads it
 
     @property
     def failures(self) -> list[Point]:

@@ -30,7 +30,7 @@ from ..wire import Frame, Observation, Script
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
-from ._quantity import judged_quantity, shown_band
+from ._quantity import judged_quantity
 from ._report import Point, Report, TrackingError
 
 if TYPE_CHECKING:
@@ -138,14 +138,11 @@ class _Probe:
         return True
 
     def _record(self, estimate: Any, observation: Observation, message: Any, frame: Frame) -> bool:
-        if self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate, bool):
-            low, high = shown_band(estimate, self.report.session, self.report.quantity, observation.window)
-            self.report.points.append(Point(observation, (low + high) // 2, self.report.tolerance, band=(low, high),
-                                            shown=estimate))
-            return True
-        if estimate is not None and not is_token_count(estimate):
+        gauge = self.report.quantity != "tokens" and isinstance(estimate, int | float) and not isinstance(estimate,
+                                                                                                      bool)
+        if not gauge and estimate is not None and not is_token_count(estimate):
             return self._fail(f"returned {estimate!r} from context_tokens(), not a token count,", message, frame)
-        self.report.points.append(Point(observation, estimate, self.report.tolerance))
+        self.report.points.append(self.report.point(observation, estimate))
         return True
 
     def _raised(self, exc: Exception, message: Any, frame: Frame) -> bool:

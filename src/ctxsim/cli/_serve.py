@@ -45,7 +45,8 @@ def _configure_serve(parser: argparse.ArgumentParser) -> None:
                                                             "verdict), as one JSON line each")
     parser.add_argument("--judge", type=Path, metavar="FILE",
                         help="on exit, judge the estimates in FILE: JSON lines {\"point\": LABEL or NUMBER, "
-                             "\"estimate\": TOKENS or null}")
+                             "\"estimate\": TOKENS or null}; a gauge's numbers after a line {\"quantity\": "
+                             "QUANTITY} (percent_of_window, percent_until_autocompact, tokens_left)")
     parser.add_argument("--prompts", type=Path, metavar="FILE",
                         help="a task scenario: the loop's prompts the fake agent reads, declared in FILE (JSON: "
                              "checkpoint_request, continuation, continue_prompt, inspect, each a template text or "
@@ -187,7 +188,7 @@ def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
             print(exc, file=sys.stderr)
             return 2
         run = server.judge(estimates, tracker=args.judge.name)
-    verdict = None if run is None else served(server.scenario, args.judge.name).judge(run)
+    verdict = None if run is None else served(server.scenario, args.judge.name, estimates.quantity).judge(run)
     if args.json:
         out: dict[str, Any] = {"truth": truth}
         if verdict is not None and run is not None:  # the plan's verdict, the likely cause included

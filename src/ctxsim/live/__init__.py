@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         tracker_skip_reason as tracker_skip_reason,
     )
     from ._serve import (
+        Estimates as Estimates,
         EstimatesError as EstimatesError,
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,

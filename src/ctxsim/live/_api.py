@@ -66,6 +66,10 @@ STOP_TIMEOUT = 5.0
 """Seconds :meth:`FakeMessagesAPI.stop` waits for the server thread, before and after forcing it."""
 
 
+UNREADABLE = "n/a"
+"""The prompt count a broken gateway sends in place of a number (:attr:`Reply.unreadable`)."""
+
+
 @dataclass(frozen=True)
 class Reply:
     """What the fake model answers to one request."""
@@ -83,6 +87,9 @@ class Reply:
     """Answer with this HTTP status and JSON body instead."""
     delay: float = 0.0
     """Seconds to wait after ``message_start`` before the content (a slow or hanging model, for cancellation)."""
+    unreadable: bool = False
+    """Send ``input_tokens`` as :data:`UNREADABLE` (a broken gateway's garbage prompt count) in place of the
+    number: the CLI passes it on in its assistant messages as it came (its result counts it 0)."""
 
     @property
     def stop_reason(self) -> str:
@@ -380,7 +387,7 @@ class FakeMessagesAPI:
             return JSONResponse({
                 "id": served.message_id, "type": "message", "role": "assistant", "model": body.get("model"),
                 "content": [_block_json(b) for b in served.blocks], "stop_reason": reply.stop_reason,
-                "stop_sequence": None, "usage": {**self._usage(served.usage), "output_tokens": reply.output_tokens},
+                "stop_sequence": None, "usage": {**self._usage(served), "output_tokens": reply.output_tokens},
             }, headers=headers)
         return StreamingResponse(self._stream(served, str(body.get("model"))), headers=headers,
                                  media_type="text/event-stream")
@@ -405,15 +412,16 @@ class FakeMessagesAPI:
         return Served(request, reply, message_id, usage, blocks)
 
     @staticmethod
-    def _usage(usage: tuple[int, int, int]) -> dict[str, int]:
-        return {"input_tokens": usage[0], "cache_creation_input_tokens": usage[1],
-                "cache_read_input_tokens": usage[2]}
+    def _usage(served: Served) -> dict[str, int | str]:
+        usage = served.usage
+        return {"input_tokens": UNREADABLE if served.reply.unreadable else usage[0],
+                "cache_creation_input_tokens": usage[1], "cache_read_input_tokens": usage[2]}
 
     async def _stream(self, served: Served, model: str) -> AsyncIterator[bytes]:
         reply = served.reply
         yield _sse("message_start", {"type": "message_start", "message": {
             "id": served.message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {**self._usage(served.usage), "output_tokens": 1}}})
+            "stop_reason": None, "stop_sequence": None, "usage": {**self._usage(served), "output_tokens": 1}}})
         yield _sse("ping", {"type": "ping"})
         if reply.delay:
             await asyncio.sleep(reply.delay)
@@ -424,7 +432,7 @@ class FakeMessagesAPI:
         # As the real API: message_delta's usage is cumulative, the input and cache fields included.
         yield _sse("message_delta", {"type": "message_delta",
                                      "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
-                                     "usage": {**self._usage(served.usage), "output_tokens": reply.output_tokens}})
+                                     "usage": {**self._usage(served), "output_tokens": reply.output_tokens}})
         yield _sse("message_stop", {"type": "message_stop"})
 
     # reading ---------------------------------------------------------------------------------------------------

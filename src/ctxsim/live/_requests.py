@@ -111,8 +111,10 @@ class PromptCache:
         total = 0
         prefixes: list[tuple[str, int, bool]] = []
         for block, marked in _linear(body):
-            digest.update(json.dumps(block, sort_keys=True).encode())
-            total += estimate_tokens(block)
+            # one serialisation for both: sorting the keys moves characters, so the length is estimate_tokens'
+            text = json.dumps(block, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            digest.update(text.encode())
+            total += estimate_tokens(block) if isinstance(block, str) else max(1, len(text) // 4)
             prefixes.append((digest.hexdigest(), total, marked))
         last_breakpoint = max((n for _, n, marked in prefixes if marked), default=0)
         read = max((n for key, n, _ in prefixes if key in self._written and n <= last_breakpoint), default=0)

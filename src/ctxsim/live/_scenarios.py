@@ -25,7 +25,7 @@ from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
-from ._serve_shapes import compaction_reason, window_reason
+from ._serve_shapes import compaction_reason, is_model_query, window_reason
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun
@@ -49,12 +49,13 @@ def _inert(block: Any) -> Any:
 
 
 def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, windows: bool = False,
-                     faults: bool = False, turns: bool = False, resets: bool = False) -> str | None:
+                     faults: bool = False, turns: bool = False, resets: bool = False,
+                     models: bool = False) -> str | None:
     """Why ``scenario`` cannot run through the live backend, or None when it can. ``compactions``: the compactions
     the live CLI can be steered to make are playable; ``windows``: so are the windows a model id and the CLI's
     settings give; ``faults``: so are stream faults, applied to what the CLI writes; ``turns``: so are queries
     that end on a tool call, where a hook ends the CLI's turn; ``resets``: so is a ``/clear`` query that only
-    resets (``ctxsim serve`` does all five)."""
+    resets; ``models``: so is a ``/model`` query that only switches the model (``ctxsim serve`` does all six)."""
     if scenario.recording is not None:
         return "a recorded stream is played as recorded; the live CLI writes its own"
     if scenario.faults and not faults:
@@ -83,6 +84,8 @@ def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, wi
             if names:
                 return f"query {number} calls tools the live backend has no inert input for: {sorted(names)}"
         main = query.main_calls
+        if not main and models and is_model_query(query):
+            continue  # a /model query: the CLI switches without asking the API (a probe of the model aside)
         if not main:
             return f"query {number} makes no main-chain call"
         if main[-1].stop_reason == "tool_use" and not turns:

@@ -17,6 +17,7 @@ at those points (:func:`read_estimates`) with it, as ``ctxsim run`` does.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import shlex
@@ -33,24 +34,25 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ..check import Point, Report
-from ..runner import ScenarioRun, threshold_results
+from ..runner import ScenarioRun
 from ..trackers import TrackerWorld
 from ..wire import Observation
-from ..world import Compaction, Session, Text, Truth, system_prefix
+from ..world import QUANTITY_NAMES, Compaction, Quantity, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
-from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, live_twin
+from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, is_model_query, live_twin
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
 
-__all__ = ["EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
+__all__ = ["Estimates", "EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
 
 ESTIMATES_LIMIT = 64 * 1024 * 1024
 """Bytes an estimates file may hold."""
+QUANTITIES = tuple(QUANTITY_NAMES)
+"""What estimates may declare they are."""
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
 
@@ -59,6 +61,16 @@ FRAMES_PATH = "/ctxsim/frames"
 
 TURN_PATH = "/ctxsim/turn"
 """Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
+
+
+FAST = "-E -s -S"
+"""How serve runs its hook and CLI wrapper (standard library only): no site, no user site, no ``PYTHON*`` variables,
+so that each starts in the least time a Python takes."""
+
+
+def _file(module: str) -> str:
+    """The shell-quoted path of this package's module ``module`` (run as a file)."""
+    return shlex.quote(str(Path(__file__).with_name(f"{module}.py")))
 
 
 def client_environment(base_url: str, key: str) -> dict[str, str]:
@@ -74,7 +86,7 @@ def session_serve_reason(scenario: SessionScenario) -> str | None:
     """Why ``ctxsim serve`` cannot play the session scenario ``scenario`` (or its live twin) to a live CLI, or None
     when it can."""
     return live_skip_reason(live_twin(scenario) or scenario, compactions=True, windows=True, faults=True, turns=True,
-                            resets=True)
+                            resets=True, models=True)
 
 
 class EstimatesError(ValueError):
@@ -112,6 +124,8 @@ class _Refusing(Refuser):
         self.summaries = deque(_summary(step) for query in session.queries for step in query.steps
                                if isinstance(step, Compaction))
         """The answers to the CLI's compaction summary requests, in order."""
+        self.probes = sum(1 for query in session.queries if is_model_query(query))
+        """The model probes left to answer: the CLI asks the API once (``max_tokens`` 1) per ``/model`` query."""
 
 
     def __call__(self, request: ApiRequest) -> Reply:
@@ -119,6 +133,9 @@ class _Refusing(Refuser):
             if not self.summaries:
                 return self.refuse(request, "a compaction summary request: the scenario compacts no more")
             return self.summaries.popleft()
+        if request.kind == "side" and request.body.get("max_tokens") == 1 and self.probes:
+            self.probes -= 1  # a /model query's probe of the model it switches to: not a call of the scenario's
+            return Reply((Text("Hi"),), output_tokens=1)
         queue = {"main": self.model.main, "subagent": self.model.subagent}.get(request.kind)
         if queue:
             return self.model(request)
@@ -227,13 +244,13 @@ class ScenarioServer(Server):
         extra = ""
         if self.turns is not None:
             settings = root / "settings.json"
-            hook = f"{python} -m ctxsim.live._hook {shlex.quote(self.api.base_url + TURN_PATH)} {key}"
+            hook = f"{python} {FAST} {_file('_hook')} {shlex.quote(self.api.base_url + TURN_PATH)} {key}"
             settings.write_text(json.dumps(TurnEnds.settings(hook)))
             extra = f" --settings {shlex.quote(str(settings))}"
         wrapper = root / "bin" / "claude"
         wrapper.parent.mkdir()
         cli = shlex.quote(str(bundled_cli_path()))  # the client's own CLI where it names it in CTXSIM_CLI
-        wrapper.write_text(f"#!/bin/sh\nexec {python} -m ctxsim.live._wrap {frames} {key} "
+        wrapper.write_text(f"#!/bin/sh\nexec {python} {FAST} {_file('_wrap')} {frames} {key} "
                            f"\"${{CTXSIM_CLI:-{cli}}}\"{extra} \"$@\"\n")
         wrapper.chmod(0o700)
 
@@ -328,7 +345,8 @@ class ScenarioServer(Server):
                 **({"twin": f"the scenario in the live CLI's shapes, as needed: a query split where a main-chain "
                             f"call ends the turn, each part after the first a query of its own prompted {GO_ON!r}; "
                             f"a closing answer for a subagent whose last call calls a tool; a reset a /clear query "
-                            f"of its own. The truth lists the twin's points"} if self.split else {}),
+                            f"of its own; an automatic compaction after a single call a /compact query; a switch of "
+                            f"model a /model query. The truth lists the twin's points"} if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment(),
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
@@ -389,22 +407,36 @@ class ScenarioServer(Server):
         model = self.responder.model if isinstance(self.responder, _Refusing) else None
         return 0 if model is None else len(model.main) + len(model.subagent)
 
-    def judge(self, estimates: Mapping[int, int | None], *, tracker: str = "tracker") -> ScenarioRun:
+    def judge(self, estimates: Mapping[int, float | None], *, tracker: str = "tracker",
+              quantity: Quantity | None = None) -> ScenarioRun:
         """The run of a tracker whose estimate at each observation point (by number) is ``estimates`` (a point
-        missing: no estimate), judged as ``ctxsim run`` judges one."""
-        report = Report(tracker, self.scenario.session, self.scenario.tolerance)
-        for o in self.observations():
-            report.points.append(Point(o, estimates.get(o.index), self.scenario.tolerance))
-        return ScenarioRun(self.scenario, report, threshold_results(self.scenario, report))
+        missing: no estimate), judged as ``ctxsim run`` judges one, through the plan of judgement
+        (:func:`ctxsim.runner.served`): in the quantity ``quantity`` declares, else the one the estimates declare
+        (:class:`Estimates`), else tokens."""
+        from ..runner import served
+
+        declared = quantity or getattr(estimates, "quantity", None)
+        run = served(self.scenario, tracker, declared).judge_estimates(self.observations(), estimates).run
+        assert run is not None  # estimates are always judged
+        return run
 
 
-def read_estimates(path: Path, observations: list[Observation]) -> dict[int, int | None]:
+class Estimates(dict[int, "int | float | None"]):
+    """A tracker's estimates by point number, and the quantity they declare they are (None: tokens)."""
+
+    quantity: Quantity | None = None
+
+
+def read_estimates(path: Path, observations: list[Observation]) -> Estimates:
     """A tracker's estimates from ``path``: JSON lines ``{"point": LABEL or NUMBER, "estimate": TOKENS or null}``
-    (a point given twice: the last line wins), by point number. Raises :class:`EstimatesError` with the file and
+    (a point given twice: the last line wins), by point number; a line ``{"quantity": QUANTITY}`` declares what the
+    estimates are (``percent_of_window``, ``percent_until_autocompact``, ``tokens_left``; tokens when none is
+    declared), and a gauge's estimate is then the number it shows. Raises :class:`EstimatesError` with the file and
     line of what cannot be read."""
     by_label = {o.label: o.index for o in observations}
     numbers = set(by_label.values())
-    out: dict[int, int | None] = {}
+    out = Estimates()
+    shown: list[tuple[int, object]] = []  # (line, estimate) of each estimate that is not a token count
     try:
         if not path.is_file():  # a FIFO would block, a device never end
             raise EstimatesError(f"ctxsim: serve --judge: {path} is not a regular file")
@@ -421,6 +453,12 @@ def read_estimates(path: Path, observations: list[Observation]) -> dict[int, int
             row = json.loads(line)
         except ValueError:
             raise EstimatesError(f"{where}: not a JSON line ({line[:80]!r})") from None
+        if isinstance(row, dict) and set(row) == {"quantity"}:
+            if row["quantity"] not in QUANTITIES:
+                raise EstimatesError(f"{where}: key 'quantity': {row['quantity']!r} is none of "
+                                     f"{', '.join(QUANTITIES)}")
+            out.quantity = row["quantity"]
+            continue
         if not isinstance(row, dict) or "point" not in row or "estimate" not in row:
             raise EstimatesError(f"{where}: expected {{\"point\": LABEL or NUMBER, \"estimate\": TOKENS or null}}")
         point, estimate = row["point"], row["estimate"]
@@ -429,6 +467,12 @@ def read_estimates(path: Path, observations: list[Observation]) -> dict[int, int
             raise EstimatesError(f"{where}: key 'point': {point!r} is no observation point of the scenario "
                                  f"(known: {', '.join(by_label)})")
         if estimate is not None and (type(estimate) is not int or estimate < 0):
-            raise EstimatesError(f"{where}: key 'estimate': {estimate!r} is not a token count or null")
+            if type(estimate) not in (int, float) or not math.isfinite(estimate):
+                raise EstimatesError(f"{where}: key 'estimate': {estimate!r} is not a number or null")
+            shown.append((number, estimate))
         out[index] = estimate
+    if out.quantity in (None, "tokens") and shown:
+        number, estimate = shown[0]
+        raise EstimatesError(f"ctxsim: serve --judge: {path}:{number}: key 'estimate': {estimate!r} is not a token "
+                             f"count or null (a gauge's number needs a line {{\"quantity\": QUANTITY}})")
     return out

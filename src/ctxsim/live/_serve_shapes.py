@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult
+from ._serve_recorded import recorded_twin
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
@@ -200,10 +201,17 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
     query of its own whose prompt is :data:`GO_ON`; a subagent whose last call calls a tool (its CLI would call
     again) gets a closing answer (:func:`_close_subagents`); a reset inside a query is a ``/clear`` query of its
     own (:data:`CLEAR_PROMPT`), the query's prompt sent again after it. The main chain's calls, their usage and so
-    the truth at every main-chain point are the scenario's; the twin has a result where each added query ends, a
-    point of its own. None: the scenario is in the CLI's shape already."""
+    the truth at every main-chain point are the scenario's; an automatic compaction at a query's start after a
+    single call (the CLI compacts on its own only after two or more) is asked for, a :data:`COMPACT_PROMPT` query
+    of its own (:func:`_asked_compactions`); a switch of model is a :data:`MODEL_PROMPT` query the client sends,
+    whose own points are still under the model before it (:func:`_model_queries`). The twin has a result where each
+    added query ends, a point of its own. A recorded stream's twin is built from what it shows first
+    (:func:`recorded_twin`). None: the scenario is in the CLI's shape already."""
+    built = recorded_twin(scenario)  # a recorded stream: the session it shows, built
+    scenario = built or scenario
     queries: list[Query] = []
-    closed = [part for q in scenario.session.queries for part in _clear_queries(_close_subagents(q))]
+    asked = _model_queries(_asked_compactions(scenario.session), scenario.session.model)
+    closed = [part for q in asked for part in _clear_queries(_close_subagents(q))]
     for query in closed:
         ends = {id(c) for c in query.main_calls[:-1] if c.stop_reason != "tool_use"}
         prompt, part = query.prompt, []
@@ -213,7 +221,7 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
                 queries.append(replace(query, prompt=prompt, steps=tuple(part)))
                 prompt, part = GO_ON, []
         queries.append(replace(query, prompt=prompt, steps=tuple(part)))
-    if queries == list(scenario.session.queries):
+    if queries == list(scenario.session.queries) and built is None:
         return None
     return replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
 
@@ -274,4 +282,51 @@ def _clear_queries(query: Query) -> list[Query]:
             part.append(step)
     if part:
         out.append(replace(query, steps=tuple(part)))
+    return out
+
+
+def _asked_compactions(session: Session) -> list[Query]:
+    """``session``'s queries, each that starts with an automatic compaction the live CLI would not make on its own
+    (a single main-chain call before it, :func:`_calls_before`) split in two: a :data:`COMPACT_PROMPT` query holding
+    the compaction as the client asks for it (``trigger: manual``, its sizes the scenario's) and the query's other
+    steps, under its own prompt. The context before and after the compaction, and so the truth, is the same."""
+    out: list[Query] = []
+    for query in session.queries:
+        first = query.steps[0] if query.steps else None
+        if (isinstance(first, Compaction) and first.trigger == "auto" and len(query.steps) > 1
+                and _calls_before(session, first)[0] == 1):
+            out.append(replace(query, prompt=COMPACT_PROMPT, steps=(replace(first, trigger="manual"),)))
+            out.append(replace(query, steps=query.steps[1:]))
+        else:
+            out.append(query)
+    return out
+
+
+MODEL_PROMPT = "/model"
+"""The prompt (with the model id after it) that switches the CLI's model for the session."""
+
+
+def is_model_query(query: Query) -> bool:
+    """Whether ``query`` only switches the model: a :data:`MODEL_PROMPT` prompt, no steps."""
+    return not query.steps and query.prompt.split(maxsplit=1)[:1] == [MODEL_PROMPT]
+
+
+def _model_queries(queries: list[Query], model: str) -> list[Query]:
+    """``queries`` with each switch of model as the live CLI shows one to an SDK client: a :data:`MODEL_PROMPT`
+    query whose own init and result still carry the model before it (the CLI writes its init before the command
+    runs; the next query's says the new model), the next query on the new one; a query the scenario runs on
+    another model without such a query gets one before it. The main chain's calls are untouched."""
+    out: list[Query] = []
+    in_force, switched = model, None
+    for query in queries:
+        if is_model_query(query):
+            switched = query.model or query.prompt.split(maxsplit=1)[1].strip()
+            out.append(replace(query, model=None))
+            continue
+        wanted = query.model or switched
+        if wanted is not None and wanted != in_force and switched is None:
+            out.append(Query(f"{MODEL_PROMPT} {wanted}", ()))
+        in_force = wanted or in_force
+        out.append(replace(query, model=wanted) if wanted is not None and wanted != query.model else query)
+        switched = None
     return out

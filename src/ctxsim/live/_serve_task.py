@@ -12,9 +12,9 @@ calls is answered 400 saying so.
 
 :meth:`TaskServer.record` is what the agent recorded: every step performed (and so which were redone or skipped),
 every session and turn with its kind, its steps and the true context it reached; it is printed when ``serve`` stops
-and answered at ``GET /ctxsim/truth``. A task whose agent compacts on its own (``autocompact_at``) or sends usage that
-cannot be read (``unreadable_usage``) cannot be played live (the CLI decides compactions itself; the fake API sends
-numbers) and is refused, saying so.
+and answered at ``GET /ctxsim/truth``. Usage the agent sends that cannot be read (``unreadable_usage``) is sent
+as the API's garbage (``input_tokens`` ``"n/a"``), which the CLI passes on. A task whose agent compacts on its own
+(``autocompact_at``) cannot be played live (the CLI decides compactions itself) and is refused, saying so.
 """
 
 from __future__ import annotations
@@ -105,9 +105,9 @@ def task_skip_reason(scenario: TaskScenario) -> str | None:
     """Why ``scenario``'s fake agent cannot be played to a live CLI, or None when it can."""
     task = scenario.task.task
     if task.autocompact_at is not None:
-        return "its agent compacts on its own (autocompact_at): the live CLI decides compactions itself"
-    if task.unreadable:
-        return "its agent sends usage that cannot be read (unreadable_usage): the fake API sends numbers"
+        return ("its agent compacts on its own (autocompact_at) before the call its prompt would reach the point, "
+                "counting the step's result; the live CLI (measured) does not compact inside such a turn, its "
+                "result 24,000 characters and its last call past the point: no window serve hands it compacts there")
     return None
 
 
@@ -122,8 +122,11 @@ def _replies(script: Script) -> list[Reply]:
             if event.get("type") == "message_start":
                 message = event["message"]
                 usage = message["usage"]
-                calls[message["id"]] = {"usage": (usage["input_tokens"], usage["cache_creation_input_tokens"],
-                                                  usage["cache_read_input_tokens"]), "blocks": [], "output": 1}
+                read = usage["input_tokens"]  # a garbage count (unreadable usage): sent as the API's garbage
+                calls[message["id"]] = {"usage": (read if type(read) is int else 0,
+                                                  usage["cache_creation_input_tokens"],
+                                                  usage["cache_read_input_tokens"]), "blocks": [], "output": 1,
+                                        "unreadable": type(read) is not int}
                 last = message["id"]
             elif event.get("type") == "message_delta":
                 calls[last]["output"] = event["usage"]["output_tokens"]
@@ -131,8 +134,8 @@ def _replies(script: Script) -> list[Reply]:
             call = calls.get(data["message"]["id"])  # a synthetic message (an API error's) has no call
             if call is not None:
                 call["blocks"] += [_block(b) for b in data["message"]["content"]]
-    return [Reply(tuple(_inert(b) for b in call["blocks"]), call["output"], call["usage"], message_id=mid)
-            for mid, call in calls.items()]
+    return [Reply(tuple(_inert(b) for b in call["blocks"]), call["output"], call["usage"], message_id=mid,
+                  unreadable=call["unreadable"]) for mid, call in calls.items()]
 
 
 def _block(block: dict[str, Any]) -> Text | Thinking | ToolUse:

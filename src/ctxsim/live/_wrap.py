@@ -1,5 +1,5 @@
-"""The CLI wrapper ``ctxsim serve`` hands a client for a scenario with stream faults: run as ``python -m`` this
-module with ``URL KEY CLI ARGS...``, it runs the real CLI ``CLI ARGS...`` (its standard input and error the
+"""The CLI wrapper ``ctxsim serve`` hands a client for a scenario with stream faults: run (as a file or with
+``python -m``) with ``URL KEY CLI ARGS...``, it runs the real CLI ``CLI ARGS...`` (its standard input and error the
 wrapper's own), passes on each frame of the control protocol at once, and sends the frames of each query, once its
 ``result`` came, to serve at ``URL`` (with its credential ``KEY``), writing what serve answers: the frames with the
 scenario's faults applied (``URL`` ``-``: no faults, the frames go out as they are). Standard library only, so it
@@ -15,9 +15,12 @@ import json
 import signal
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
+
+try:
+    from ._serve_post import post
+except ImportError:  # run from its file (as serve runs it, with python -S): its directory is on the path
+    from _serve_post import post  # type: ignore[import-not-found,no-redef]
 
 CONTROL_TYPES = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
 """Passed on at once (the same set as serve's)."""
@@ -27,14 +30,10 @@ TIMEOUT = 30.0
 
 
 def _faulted(url: str, key: str, frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    request = urllib.request.Request(url, json.dumps({"frames": frames}).encode(), method="POST",
-                                     headers={"content-type": "application/json", "x-api-key": key})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            answer = json.loads(response.read())
-    except (OSError, ValueError) as exc:
-        reason = exc.read().decode(errors="replace")[:200] if isinstance(exc, urllib.error.HTTPError) else exc
-        print(f"ctxsim: serve's CLI wrapper: {url} did not fault a query's frames ({reason}); they go out as the "
+        answer = post(url, key, {"frames": frames}, TIMEOUT)
+    except OSError as exc:
+        print(f"ctxsim: serve's CLI wrapper: {url} did not fault a query's frames ({exc}); they go out as the "
               f"CLI wrote them", file=sys.stderr, flush=True)
         return frames
     out = answer.get("frames") if isinstance(answer, dict) else None

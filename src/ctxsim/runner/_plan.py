@@ -9,17 +9,19 @@ same tracker gets the same verdict at every door.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..check import Report
 from ..scenario import ExpectedFailure, SessionScenario
 from ..trackers import AnyTracker, AnyTrackerFactory, TrackerSpec, TrackerWorld, make_tracker, reference_for
-from ._scenario import ScenarioRun, run_scenario, verdict
+from ._scenario import ScenarioRun, run_scenario, threshold_results, verdict
 
 if TYPE_CHECKING:
     from ..wire import Observation
+    from ..world import Quantity
 
 __all__ = ["Judgement", "TrackerKind", "Verdict", "judgement", "judgements", "served", "tracker_kind"]
 
@@ -60,6 +62,8 @@ class Judgement:
     spec: str = ""
     """How the tracker was given (``--ctx-tracker``, ``--tracker``, ``ctxsim judge SPEC``); empty for one the
     scenario names."""
+    declared: Quantity | None = None
+    """For estimates a client of ``ctxsim serve`` wrote: the quantity they declare they are (None: tokens)."""
 
     @property
     def world(self) -> TrackerWorld:
@@ -74,7 +78,11 @@ class Judgement:
 
     @property
     def quantity(self) -> str:
-        """What a gauge must show (``world.quantity``); a tracker declaring none is judged on tokens."""
+        """What a gauge must show (``world.quantity``); a tracker declaring none is judged on tokens. Estimates
+        are judged as the quantity they declare (:attr:`declared`), tokens when they declare none, as a tracker
+        is."""
+        if self.kind == "estimates":
+            return self.declared or "tokens"
         return self.scenario.session.quantity
 
     @property
@@ -104,6 +112,19 @@ class Judgement:
     def judge(self, run: ScenarioRun) -> Verdict:
         """The verdict on a run made elsewhere (the estimates a client of ``ctxsim serve`` wrote)."""
         return Verdict(self, run)
+
+    def judge_estimates(self, observations: Sequence[Observation], estimates: Mapping[int, float | None]
+                        ) -> Verdict:
+        """The verdict on estimates given by point number (a point missing: no estimate) at ``observations`` (what
+        a client of ``ctxsim serve`` wrote), each read as :attr:`quantity` (a gauge's number as the tokens it stands
+        for on the window in force at its point), judged as a run in-process is."""
+        scenario = self.scenario
+        report = Report(self.tracker, scenario.session, scenario.tolerance)
+        report.quantity = self.declared or "tokens"
+        report.declared = self.declared
+        for o in observations:
+            report.points.append(report.point(o, estimates.get(o.index)))
+        return Verdict(self, ScenarioRun(scenario, report, threshold_results(scenario, report)))
 
 
 @dataclass(frozen=True)
@@ -236,11 +257,12 @@ def judgement(scenario: SessionScenario, tracker: TrackerSpec | str) -> Judgemen
                      spec=spec.spec)
 
 
-def served(scenario: SessionScenario, name: str) -> Judgement:
+def served(scenario: SessionScenario, name: str, declared: Quantity | None = None) -> Judgement:
     """The plan for estimates written by a tracker ctxsim does not run (``ctxsim serve --judge FILE``): judged as a
-    tracker under test, as ``expect.ctx_tracker`` says (``skip``: what it does is shown, not judged)."""
+    tracker under test, as ``expect.ctx_tracker`` says (``skip``: what it does is shown, not judged), in the
+    quantity they declare (``declared``; None: tokens)."""
     expected = {"pass": "pass", "fail": "fail"}.get(scenario.ctx_tracker, "none")
-    return Judgement(scenario, name, "estimates", expected, "expect.ctx_tracker")
+    return Judgement(scenario, name, "estimates", expected, "expect.ctx_tracker", declared=declared)
 
 
 def judgements(scenario: SessionScenario, under_test: Sequence[TrackerSpec] = (), *,

@@ -60,7 +60,9 @@ class Gauge:
             model = message.data.get("model")
             self.model = model if isinstance(model, str) and model else self.model
         elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None and message.model:
-            self.model = message.model if message.model != "<synthetic>" else self.model
+            # the API's model: the live CLI strips the [1m] suffix of the model in force before it asks
+            same = self.model is not None and self.model.removesuffix("[1m]") == message.model
+            self.model = self.model if message.model == "<synthetic>" or same else message.model
         return self.tracker.observe(message)
 
     def denominator(self) -> tuple[int, int]:
