@@ -23,6 +23,7 @@ from ctxsim.faults import (
     Fault,
     FaultPlan,
     UncachedGatewayUsage,
+    WrongContextWindow,
     apply,
     apply_statusline,
     apply_transcript,
@@ -144,8 +145,7 @@ NOT_YET_ON = {
     "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
                    "reused_message_ids", "nested_cache_creation", "missing_usage", "garbage_values",
                    "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch",
-                   "wrong_context_window"},
+    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -224,3 +224,19 @@ def test_a_call_s_usage_split_otherwise_reaches_the_rows_and_the_payload_as_the_
     changed = [(s["context_window"], p["context_window"]) for s, p in zip(shown, plain) if s != p]
     assert changed and all(s["current_usage"]["cache_read_input_tokens"] < p["current_usage"]["cache_read_input_tokens"]
                            and s["used_percentage"] == p["used_percentage"] for s, p in changed)
+
+
+def test_a_wrong_window_reaches_the_payload_as_the_window_claude_code_reports() -> None:
+    # anthropics/claude-code#76751: context_window_size 200000 on a 1M session, used 80% at 160,781, then 100%
+    b = SessionBuilder(seed=5, name="wrong-window", window=1_000_000)
+    b.query("Load", prompt_tokens=40)
+    b.call(results=(150_000,), output=100).call(results=(60_000,), output=50).call(output=20)
+    session = b.build()
+    plan = FaultPlan((WrongContextWindow(reported=200_000),), seed=3)
+    plain = statusline_payloads(session)
+    shown = apply_statusline(plan, apply_transcript(plan, render_transcript(session)), plain)
+    assert [p["context_window"]["current_usage"] for p in shown] == [p["context_window"]["current_usage"]
+                                                                     for p in plain]
+    assert {p["context_window"]["context_window_size"] for p in shown} == {200_000}
+    used = [p["context_window"]["used_percentage"] for p in shown if p["context_window"]["current_usage"]]
+    assert used and used[-1] == 100 and any(u < 100 for u in used)

@@ -199,12 +199,40 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
     usage, the iterations' sum, as Claude Code adds it up (its own gauge inflates: Bugs in the wild B10), and the
     percentages follow. A cache miss (``cache_read_drop``) or a gateway's usage without cache fields
     (``uncached_gateway_usage``): ``current_usage`` is the row's split of the same prompt, a count the API left out
-    shown as 0."""
-    from ..wire import context_window, exceeds_200k_tokens
-
+    shown as 0. A wrong window (``wrong_context_window``): ``context_window_size`` is the window reported, and the
+    percentages are of it."""
     out = [copy.deepcopy(dict(p)) for p in payloads]
     if not set(PAYLOAD_FORMS) & set(plan.names):
         return out
+    _with_usage_shown(transcript, out)
+    for fault in plan.faults:
+        if isinstance(fault, WrongContextWindow):
+            _with_window_reported(out, fault.reported)
+    return out
+
+
+def _with_window_reported(payloads: list[dict[str, Any]], reported: int | None) -> None:
+    """``payloads`` (edited in place) with the ``context_window_size`` a wrong window makes Claude Code report
+    (``reported``; None: the other of 200k and 1M), ``current_usage`` as it was, the percentages of that window
+    (anthropics/claude-code#76751: 80% at 160,781 on a 1M session, then pegged at 100%)."""
+    from ..wire import context_window
+
+    for payload in payloads:
+        shown = payload.get("context_window")
+        if not isinstance(shown, dict) or not is_count(shown.get("context_window_size")):
+            continue
+        window = reported or (200_000 if shown["context_window_size"] >= 1_000_000 else 1_000_000)
+        current = shown.get("current_usage")
+        redone = context_window(dict(current) if isinstance(current, dict) else None, window)
+        payload["context_window"] = {**shown, **{k: redone[k] for k in (
+            "context_window_size", "used_percentage", "remaining_percentage")}}
+
+
+def _with_usage_shown(transcript: TranscriptRender, out: list[dict[str, Any]]) -> None:
+    """``out`` (edited in place) with the ``current_usage`` Claude Code shows for the latest main-chain row of the
+    file in force at each point (:func:`_as_shown`)."""
+    from ..wire import context_window, exceeds_200k_tokens
+
     for point, payload in zip(transcript.points, out):
         shown = payload.get("context_window")
         current = shown.get("current_usage") if isinstance(shown, dict) else None
@@ -218,7 +246,6 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
         assert isinstance(shown, dict)
         payload["context_window"] = context_window(copied, shown["context_window_size"])
         payload["exceeds_200k_tokens"] = exceeds_200k_tokens(copied)
-    return out
 
 
 def _as_shown(usage: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, int] | None:
@@ -255,7 +282,7 @@ def _latest_main_usage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
     return None
 
 
-PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage")
+PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "wrong_context_window")
 """The faults :func:`apply_statusline` gives the statusline payload a form of."""
 
 
