@@ -19,7 +19,11 @@ from ctxsim.faults import (
     SURFACES,
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
+    CacheReadDrop,
+    Fault,
     FaultPlan,
+    UncachedGatewayUsage,
+    WrongContextWindow,
     apply,
     apply_statusline,
     apply_transcript,
@@ -139,10 +143,9 @@ ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
     "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
-                   "reused_message_ids", "cache_read_drop", "nested_cache_creation",
-                   "uncached_gateway_usage", "missing_usage", "garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "cache_read_drop", "nested_cache_creation", "uncached_gateway_usage",
-                   "garbage_values", "model_switch", "wrong_context_window"},
+                   "reused_message_ids", "nested_cache_creation", "missing_usage", "garbage_values",
+                   "inserted_compaction", "model_switch"},
+    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -200,3 +203,40 @@ def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_r
         assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
     assert carried_on("usage_iterations") == SURFACES.keys()
     assert carried_on("duplicate_blocks") == frozenset()  # real in transcripts, written on the stream only
+
+
+@pytest.mark.parametrize("fault", [CacheReadDrop(rate=1.0), UncachedGatewayUsage(rate=1.0)], ids=lambda f: f.name)
+def test_a_call_s_usage_split_otherwise_reaches_the_rows_and_the_payload_as_the_api_sent_it(fault: Fault) -> None:
+    plan = FaultPlan((fault,), seed=3)
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    by_call = {c.message_id: c for c in _SESSION.calls}
+    moved = 0
+    for file in transcript.files.values():
+        for row in (r for r in file.rows if r.get("type") == "assistant"):
+            usage, call = row["message"]["usage"], by_call[row["message"]["id"]]
+            prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                   "cache_read_input_tokens"))
+            assert prompt == call.input_tokens + call.cache_creation_input_tokens + call.cache_read_input_tokens
+            moved += usage.get("cache_read_input_tokens", 0) != call.cache_read_input_tokens
+    assert moved
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    changed = [(s["context_window"], p["context_window"]) for s, p in zip(shown, plain) if s != p]
+    assert changed and all(s["current_usage"]["cache_read_input_tokens"] < p["current_usage"]["cache_read_input_tokens"]
+                           and s["used_percentage"] == p["used_percentage"] for s, p in changed)
+
+
+def test_a_wrong_window_reaches_the_payload_as_the_window_claude_code_reports() -> None:
+    # anthropics/claude-code#76751: context_window_size 200000 on a 1M session, used 80% at 160,781, then 100%
+    b = SessionBuilder(seed=5, name="wrong-window", window=1_000_000)
+    b.query("Load", prompt_tokens=40)
+    b.call(results=(150_000,), output=100).call(results=(60_000,), output=50).call(output=20)
+    session = b.build()
+    plan = FaultPlan((WrongContextWindow(reported=200_000),), seed=3)
+    plain = statusline_payloads(session)
+    shown = apply_statusline(plan, apply_transcript(plan, render_transcript(session)), plain)
+    assert [p["context_window"]["current_usage"] for p in shown] == [p["context_window"]["current_usage"]
+                                                                     for p in plain]
+    assert {p["context_window"]["context_window_size"] for p in shown} == {200_000}
+    used = [p["context_window"]["used_percentage"] for p in shown if p["context_window"]["current_usage"]]
+    assert used and used[-1] == 100 and any(u < 100 for u in used)

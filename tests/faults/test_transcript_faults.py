@@ -135,7 +135,7 @@ def test_half_written_row_is_torn_at_the_end() -> None:
 
 
 def test_counterparts_of_stream_faults() -> None:
-    plan = F.FaultPlan((F.InterleavedSubagents(), F.CompactionMetadata(mode="no_post"), F.CacheReadDrop()))
+    plan = F.FaultPlan((F.InterleavedSubagents(), F.CompactionMetadata(mode="no_post"), F.MissingResult()))
     assert [type(f) for f in F.transcript_faults(plan.faults)] == [F.InterleavedSidechains,
                                                                  F.CompactionWithoutPostTokens]
     assert F.transcript_faults([F.CompactionMetadata(mode="camel_case")]) == ()

@@ -75,6 +75,9 @@ into a new file (a resumed session's), and every tool here reads the session's o
 ITERATED = {"advisor-iterations": "q1 call 1"}
 """Every scenario whose calls the API reports over several inference iterations (``usage_iterations``): its first
 call."""
+WRONG_WINDOW = {"b20-wrong-window-pegs-at-200k": "q2 call 1"}
+"""Every scenario where Claude Code reports the wrong window (``wrong_context_window``): the first point past the
+reported window."""
 INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
@@ -117,6 +120,7 @@ GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionSc
     "SYNTHETIC": (SYNTHETIC, lambda s: _fault(s, "synthetic_errors")),
     "REPLAYED_LATER": (REPLAYED_LATER, lambda s: _fault(s, "replayed_messages", where="later")),
     "ITERATED": (ITERATED, lambda s: _fault(s, "usage_iterations")),
+    "WRONG_WINDOW": (WRONG_WINDOW, lambda s: _fault(s, "wrong_context_window")),
     "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
     "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
     "NARROW": (NARROW, lambda s: s.recording is None and s.session.window == 200_000),
@@ -183,6 +187,9 @@ _PAYLOAD_ITERATED = Bug("shows Claude Code's current_usage, the call's top-level
 _ADDS_ITERATED = Bug("adds input + cache writes + cache reads off the last row's top level, which sums the call's "
                      "inference iterations; the context is the last message iteration's "
                      "(ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666)", "over", ITERATED)
+_PEGGED = Bug("reads the payload's used_percentage of its context_window_size: Claude Code reports a 200,000 window "
+              "on a 1,000,000-token session, so its percentage pegs at 100% and the gauge at 200,000 "
+              "(anthropics/claude-code#76751)", "under", WRONG_WINDOW)
 _CLEAR_ZERO = Bug("reads total_input_tokens whatever current_usage says: 0 right after /clear, where Claude Code's "
                   "payload has current_usage and used_percentage null (17.2.1 dist/index.js:6189-6192; 20.0.24 the "
                   "same)", "under", CLEARED)
@@ -224,10 +231,10 @@ PINS: dict[str, tuple[Bug, ...]] = {
         _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE, _ADDS_ITERATED)),
     "cc-statusline@1.4.0 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
-        _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
+        _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED, _PEGGED),
     "ccstatusline-py@0.1.2 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE,
-        _PAYLOAD_ITERATED),
+        _PAYLOAD_ITERATED, _PEGGED),
 }
 """Per tool and mode, the bugs it shows in the corpus. A scenario under several is pinned by the first listed that
 names it (the bug that shows first there)."""

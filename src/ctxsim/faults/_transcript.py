@@ -38,7 +38,7 @@ from ._base import Fault, FaultStream
 from ._calls import ReplayedMessages, SyntheticErrorMessages
 from ._flow import CompactionMetadata, InterleavedSubagents
 from ._units import USAGE_KEYS, is_count
-from ._usage import AdvisorIterations, iterated
+from ._usage import AdvisorIterations, CacheReadDrop, UncachedGatewayUsage, iterated
 
 __all__ = ["COUNTERPARTS", "TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow",
            "InterleavedSidechains", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault", "transcript_faults"]
@@ -293,18 +293,74 @@ class IterationRows(TranscriptFault):
     """The share of the calls it can act on that it acts on (at least one, when there is any)."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        rows: dict[Any, list[dict[str, Any]]] = {}
-        for file in transcript.files.values():
-            for row in file.rows:
-                message = row.get("message")
-                if row.get("type") == "assistant" and isinstance(message, dict) and message.get("id") and (
-                        message.get("model") != SYNTHETIC_MODEL):
-                    rows.setdefault(message["id"], []).append(message)
-        plain = [ident for ident, messages in rows.items() if all(_plain_usage(m.get("usage")) for m in messages)]
-        for ident in FaultStream.pick(rng, plain, self.rate):
+        rows = _call_rows(transcript)
+        for ident in FaultStream.pick(rng, list(rows), self.rate):
             thought = rng.randint(20, 400)
             for message in rows[ident]:
                 message["usage"] = iterated(message["usage"], thought)
+
+
+def _call_rows(transcript: TranscriptRender, *, main_only: bool = False) -> dict[Any, list[dict[str, Any]]]:
+    """The ``message`` of every non-synthetic ``assistant`` row by its ``message.id`` (main-chain rows only, if
+    asked), in write order over the files, whose rows all have plain usage (:func:`_plain_usage`)."""
+    rows: dict[Any, list[dict[str, Any]]] = {}
+    for file in transcript.files.values():
+        for row in file.rows:
+            message = row.get("message")
+            if row.get("type") == "assistant" and isinstance(message, dict) and message.get("id") and (
+                    message.get("model") != SYNTHETIC_MODEL) and not (main_only and row.get("isSidechain")):
+                rows.setdefault(message["id"], []).append(message)
+    return {ident: messages for ident, messages in rows.items()
+            if all(_plain_usage(m.get("usage")) for m in messages)}
+
+
+@dataclass(frozen=True)
+class CacheMissRows(TranscriptFault):
+    """The transcript form of ``cache_read_drop``: a main call's rows carry the API's usage of a cache miss, its
+    cache read (all but ``keep_prefix`` tokens) moved into cache creation, the prompt total unchanged, as Claude
+    Code copies the API's usage into every row of the call. Keeps the truth."""
+
+    name = "cache_read_drop"
+    source = CacheReadDrop.source
+    rate: float = 0.3
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+    keep_prefix: int = 0
+    """Cache-read tokens left after the miss."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        keep = self.keep_prefix
+        calls = {i: m for i, m in _call_rows(transcript, main_only=True).items()
+                 if m[0]["usage"]["cache_read_input_tokens"] > keep}
+        for ident in FaultStream.pick(rng, list(calls), self.rate):
+            for message in calls[ident]:
+                usage = message["usage"] = dict(message["usage"])
+                moved = usage["cache_read_input_tokens"] - keep
+                usage["cache_read_input_tokens"] = keep
+                usage["cache_creation_input_tokens"] += moved
+                nested = usage.get("cache_creation")
+                if isinstance(nested, dict) and is_count(nested.get("ephemeral_5m_input_tokens")):
+                    usage["cache_creation"] = {**nested,
+                                               "ephemeral_5m_input_tokens": nested["ephemeral_5m_input_tokens"] + moved}
+
+
+@dataclass(frozen=True)
+class GatewayRows(TranscriptFault):
+    """The transcript form of ``uncached_gateway_usage``: a call's rows carry a gateway's usage without cache
+    fields, the whole prompt its ``input_tokens``, as Claude Code copies the API's usage into the rows. Keeps the
+    truth."""
+
+    name = "uncached_gateway_usage"
+    source = UncachedGatewayUsage.source
+    rate: float = 1.0
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        calls = _call_rows(transcript)
+        for ident in FaultStream.pick(rng, list(calls), self.rate):
+            for message in calls[ident]:
+                usage = message["usage"]
+                message["usage"] = {"input_tokens": sum(usage[k] for k in USAGE_KEYS),
+                                    "output_tokens": usage.get("output_tokens", 1)}
 
 
 def _plain_usage(usage: Any) -> bool:
@@ -329,11 +385,15 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return CompactionWithoutPostTokens(rate=fault.rate, mode=fault.mode)
     if isinstance(fault, AdvisorIterations):
         return IterationRows(rate=fault.rate)
+    if isinstance(fault, CacheReadDrop):
+        return CacheMissRows(rate=fault.rate, keep_prefix=fault.keep_prefix)
+    if isinstance(fault, UncachedGatewayUsage):
+        return GatewayRows(rate=fault.rate)
     return None
 
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
-                "usage_iterations")
+                "usage_iterations", "cache_read_drop", "uncached_gateway_usage")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 
