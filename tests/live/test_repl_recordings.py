@@ -13,6 +13,7 @@ import dataclasses
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builder_twin import builder_twin
@@ -57,14 +58,7 @@ FOREGROUND = [r for r in RECORDINGS if r.name != "subagent"]
 ctxsim's world does not model, so the subagent recording is held on its payloads alone."""
 
 
-KNOWN_ROWS: dict[str, dict[str, str]] = {
-    "model-switch": {
-        "prompt_id joins": "the CLI writes a /model command's rows (its command row, its output) under a prompt id of "
-                           "their own; ctxsim writes the switch but no rows for the command yet",
-        "snapshot messageIds": "the CLI snapshots the file history at each /model command row; ctxsim writes no "
-                               "such row, so no snapshot points at one",
-    },
-}
+KNOWN_ROWS: dict[str, dict[str, str]] = {}
 """Per recording: the transcript fields where ctxsim is known to differ from the CLI, with why. The test fails on any
 other difference, and on a known one that no longer occurs (then delete it here)."""
 
@@ -75,6 +69,36 @@ def test_the_repl_transcript_matches_row_by_row(recording: ReplRecording) -> Non
     differences = compare_repl_transcripts(recording)
     assert not [d for d in differences if d.field not in known], "\n".join(map(str, differences))
     assert {d.field for d in differences} == set(known), "a known difference no longer occurs: delete it"
+
+
+def _command_rows(files: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, bool]]:
+    """Each local command's row in the main files: which it is (caveat, name, output), its ``rowSource``, and
+    whether it carries a ``promptId``."""
+    out = []
+    for path, rows in files.items():
+        for row in (r for r in rows if "/" not in path and r.get("type") == "user"):
+            content = str((row.get("message") or {}).get("content"))
+            for tag in ("<local-command-caveat>", "<command-name>", "<local-command-stdout>"):
+                if content.startswith(tag):
+                    out.append((tag, str(row.get("rowSource")), "promptId" in row))
+    return out
+
+
+COMMANDS = [r for r in FOREGROUND if r.name in ("model-switch", "compact-one-call", "clear")]
+
+
+@pytest.mark.parametrize("recording", COMMANDS, ids=lambda r: f"{r.cli_version}-{r.name}")
+def test_a_command_s_rows_are_marked_as_the_cli_marks_them(recording: ReplRecording) -> None:
+    """``/model``, ``/compact`` and ``/clear`` rows: their ``rowSource`` (none before 2.1.331) and their prompt id,
+    row for row as the recording has them."""
+    import ctxsim.lab._repl_compare as compare
+    from ctxsim.wire import render_transcript
+
+    world = compare.world_of_recording(recording)
+    rendered = render_transcript(world, cli_version=recording.cli_version)
+    theirs = _command_rows({p: list(rows) for p, rows in recording.transcripts.items()})
+    assert theirs  # every one of these recordings ran a local command
+    assert _command_rows({p: list(f.rows) for p, f in rendered.files.items()}) == theirs
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -158,18 +182,12 @@ def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize("recording", FOREGROUND, ids=lambda r: f"{r.cli_version}-{r.name}")
 def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: ReplRecording,
-                                                                      monkeypatch: pytest.MonkeyPatch,
-                                                                      request: pytest.FixtureRequest) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The recording's world rebuilt through the public builder (:func:`builder_twin`: each compaction's
     ``preTokens``, the context after it, whether it kept a segment, derived) renders to what the REPL wrote:
     every payload, every boundary, every row."""
     import ctxsim.lab._repl_compare as compare
 
-    if recording.name == "model-switch":  # run, and must fail this way, until the twin rebuilds /model
-        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
-                                              reason="the builder twin rebuilds no /model switch yet: its payloads "
-                                                     "keep the first model's window (200000 where the CLI said "
-                                                     "1000000)"))
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
     differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)
