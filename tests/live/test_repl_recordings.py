@@ -41,7 +41,7 @@ def _named(name: str, version: str) -> ReplRecording:
 def test_every_bundled_cli_is_recorded() -> None:
     assert {"2.1.330", "2.1.331", "2.1.332"} <= set(VERSIONS)
     newest_only = {"one-million-autocompact", "max-context-tokens", "autocompact-pct-override", "autocompact-disabled",
-                   "model-switch"}  # recorded with the newest CLI only
+                   "model-switch", "autocompact-window-disabled"}  # recorded with the newest CLI only
     wanted = set(REPL_SESSIONS) - newest_only
     for version in VERSIONS:
         assert {r.name for r in RECORDINGS if r.cli_version == version} >= wanted, version
@@ -139,6 +139,20 @@ def test_the_recorded_windows(version: str) -> None:
     assert sizes == {"one-million": {1_000_000}, "one-million-disabled": {200_000}, "autocompact": {200_000}}
     startup = _named("compact-one-call", version).initial
     assert len(startup) == 2 and all(p["context_window"]["current_usage"] is None for p in startup)
+
+
+def test_an_autocompact_window_moves_nothing_with_auto_compact_off() -> None:
+    """Read from the recording alone: DISABLE_AUTO_COMPACT beside a 100,000 autocompact window, a context past
+    that window's point (67,000) and no compaction; the world's point is then the raw window's effective window."""
+    import ctxsim.lab._repl_compare as compare
+
+    for recording in (r for r in RECORDINGS if r.name == "autocompact-window-disabled"):
+        assert recording.env == {"DISABLE_AUTO_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}
+        peak = max(p["context_window"]["total_input_tokens"] for _, p in recording.payloads)
+        assert peak > 67_000 and not recording.boundaries()
+        assert not [s for step in recording.steps for s in step["served"] if s["kind"] == "compact"]
+        world = compare.world_of_recording(recording)
+        assert world.threshold_of(world.window) == 200_000 - 20_000 > peak
 
 
 def test_a_planted_divergence_is_named() -> None:

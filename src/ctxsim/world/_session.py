@@ -378,7 +378,7 @@ class Session:
         the autocompact window where one is set, else from ``window``, under :attr:`settings`."""
         if self.auto_compact_at is not None and window == self.window:
             return self.auto_compact_at
-        return self.settings.point(self.auto_compact_window or window, self.max_output_tokens)
+        return self.settings.point(window, self.max_output_tokens, auto_compact_window=self.auto_compact_window)
 
     @property
     def calls(self) -> tuple[Call, ...]:
