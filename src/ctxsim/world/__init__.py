@@ -56,12 +56,15 @@ if TYPE_CHECKING:
     )
     from ._settings import (
         AUTOCOMPACT_BUFFER as AUTOCOMPACT_BUFFER,
+        IDLE_COMPACT_MIN_TOKENS as IDLE_COMPACT_MIN_TOKENS,
         OUTPUT_RESERVE_CAP as OUTPUT_RESERVE_CAP,
+        SUBAGENT_WINDOW_MIN as SUBAGENT_WINDOW_MIN,
         ClaudeSettings as ClaudeSettings,
         autocompact_point as autocompact_point,
         display_name as display_name,
         effective_window as effective_window,
         override_point as override_point,
+        subagent_point as subagent_point,
         window_for as window_for,
     )
     from ._shapes import (

@@ -92,6 +92,10 @@ class _Chain:
     keep_prefix: int = 0
 
 
+IDLE_SUMMARY_TOKENS = 3_000
+"""The summary an idle compaction writes by default (the boundary's ``post_tokens``; any size a summary takes)."""
+
+
 @dataclass
 class SessionBuilder:
     """Builds a :class:`Session` step by step, deriving what a real session would show.
@@ -131,6 +135,7 @@ class SessionBuilder:
     _subagent: str | None = field(init=False, repr=False, default=None)
     _background: dict[str, str] = field(init=False, repr=False, default_factory=dict)
     _ids: int = field(init=False, repr=False, default=0)
+    _idle_post: int | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
@@ -157,6 +162,9 @@ class SessionBuilder:
         self._close_query()
         self._steps = []
         self._prompt = prompt
+        if self._idle_post is not None:  # compacted while idle: the conversation the prompt meets is the summary
+            post, self._idle_post = self._idle_post, None
+            self.compact(post, pre_tokens=self.main_context(), trigger="auto")
         if prompt_tokens is not None:
             tokens = prompt_tokens
         else:
@@ -170,6 +178,21 @@ class SessionBuilder:
         self._close_query()
         self.model = model
         self._switch = model
+        return self
+
+    def idle(self, *, post_tokens: int = IDLE_SUMMARY_TOKENS) -> SessionBuilder:
+        """The conversation is left idle between queries past its prompt cache's lifetime. Claude Code compacts it
+        while idle (trigger ``auto``; the boundary reports ``post_tokens``) in the interactive REPL only
+        (``entrypoint="repl"``), with idle compaction and auto-compact on and the main context at least the idle
+        minimum (:meth:`~ctxsim.world.ClaudeSettings.idle_compacts`): the next query starts with that compaction.
+        Otherwise the cache expires, and the next main call re-creates what it read. Between queries: it closes
+        the query being built."""
+        self._close_query()
+        chain = self._chain(None)
+        if self.entrypoint == "repl" and self.settings.idle_compacts(self.main_context()):
+            self._idle_post = post_tokens
+        else:
+            chain.expired, chain.keep_prefix = True, 0
         return self
 
     def _close_query(self) -> None:
@@ -275,6 +298,8 @@ class SessionBuilder:
             request_id=rid,
             parent_tool_use_id=parent,
         )
+        if parent is not None and self.settings.subagent_compact_window is not None:
+            self._within_subagent_window(made.prompt)
         steps = self._current_steps()
         steps.append(made)
         chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
@@ -286,6 +311,16 @@ class SessionBuilder:
             steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
             chain.pending_growth += tokens
         return self
+
+    def _within_subagent_window(self, prompt: int) -> None:
+        """A subagent call must stay under its own autocompact point: ctxsim does not compact a subagent."""
+        window = self.window if self.model == self._first_model else self.settings.window_for(self.model)
+        point = self.settings.subagent_point(window, self.max_output_tokens,
+                                             auto_compact_window=self.auto_compact_window)
+        if prompt > point:
+            raise ValueError(f"ctxsim: a subagent call of {prompt:,} tokens passes the subagent's autocompact point "
+                             f"({point:,}, from subagent_compact_window "
+                             f"{self.settings.subagent_compact_window:,}); ctxsim does not compact a subagent")
 
     def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
         if prompt is None:
