@@ -43,7 +43,8 @@ from typing import Any
 from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, keeps_segment
 from ._prompt_ids import prompt_id
 from ._repl_requests import ConversationCost, RequestLog, merged_messages
-from ._transcript import _Writer, iso
+from ._transcript import _Writer
+from ._transcript_files import iso
 from ._versions import version_key
 
 __all__ = ["ReplWriter"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
+    from ._builder import SessionBuilder as SessionBuilder
     from ._compaction import (
         AUTO_COMPACT_REMINDER_TOKENS as AUTO_COMPACT_REMINDER_TOKENS,
         CLEAR_COMMAND_TOKENS as CLEAR_COMMAND_TOKENS,
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         summary_call as summary_call,
     )
     from ._content import dress as dress, prompts as prompts
+    from ._filler import filler_text as filler_text
     from ._quantity import (
         QUANTITY_NAMES as QUANTITY_NAMES,
         in_quantity as in_quantity,

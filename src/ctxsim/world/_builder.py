@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +17,7 @@ from ._compaction import (
     compacted_context,
     summary_call,
 )
+from ._filler import TOOL_INPUTS, filler_text
 from ._session import (
     CHARS_PER_TOKEN,
     DEFAULT_MODEL,
@@ -39,46 +40,7 @@ from ._session import (
 )
 from ._settings import ClaudeSettings
 
-__all__ = ["SessionBuilder", "filler_text"]
-
-# --- building sessions ----------------------------------------------------------------------------------------
-
-_WORDS = (
-    "def return import self value result config error check token cache window stream message usage call "
-    "assert test session tracker context prompt output input file line path read write json yaml parse build "
-    "class async await item list dict none true false index count total limit buffer state event handler"
-).split()
-
-_TOOLS: tuple[tuple[str, Callable[[random.Random], dict[str, object]]], ...] = (
-    ("Bash", lambda rng: {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "description": "run tests"}),
-    ("Read", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py"}),
-    ("Grep", lambda rng: {"pattern": rng.choice(_WORDS), "path": "src"}),
-    ("Edit", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py", "old_string": "a",
-                          "new_string": "b"}),
-)
-
-
-_CORPUS = " ".join(random.Random("ctxsim.world.corpus").choices(_WORDS, k=16_384)) + " "
-"""Deterministic code-like text that :func:`filler_text` slices from (about 100k characters)."""
-
-_CORPUS_RUN = _CORPUS * 3
-"""The corpus repeated: a text of up to twice its length (large tool results) is one slice, not a new repeat."""
-
-
-def filler_text(rng: random.Random, tokens: int) -> str:
-    """Deterministic code-like text of about ``tokens`` tokens (``CHARS_PER_TOKEN`` characters each).
-
-    A slice of a fixed corpus at an offset drawn from ``rng``: one draw however long the text.
-    """
-    target = max(0, tokens) * CHARS_PER_TOKEN
-    if target == 0:
-        return ""
-    start = rng.randrange(len(_CORPUS))
-    end = start + target
-    if end <= len(_CORPUS_RUN):
-        return _CORPUS_RUN[start:end]
-    return (_CORPUS * (end // len(_CORPUS) + 1))[start:end]
-
+__all__ = ["SessionBuilder"]
 
 @dataclass
 class _Chain:
@@ -276,7 +238,7 @@ class SessionBuilder:
                 built.append(Text(said if said is not None else filler_text(rng, 10)))
                 said = None  # the first text block says it; the others stay filler
             elif kind == "tool_use":
-                name, make_input = rng.choice(_TOOLS)
+                name, make_input = rng.choice(TOOL_INPUTS)
                 tool = ToolUse(self._new_id("toolu"), name, make_input(rng))
                 built.append(tool)
                 tool_uses.append(tool)
