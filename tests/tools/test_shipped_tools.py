@@ -55,7 +55,7 @@ KEPT = {"b21-autocompact-threshold-is-configuration": "q1 compaction",
         "autocompact-window-setting": "q3 compaction", "repl-compact-keeps-last-reply": "q3 compaction"}
 """Every scenario whose (first) compaction keeps a trailing segment (two or more calls before it): the point right
 after it, where Claude Code's payload is all zeros."""
-NOT_KEPT = {"compaction": "q2 compaction"}
+NOT_KEPT = {"compaction": "q2 compaction", "idle-compaction": "q2 compaction"}
 """Every scenario whose (first) compaction keeps no segment (one call before it): the point right after it, where
 Claude Code's payload has current_usage null."""
 COMPACTED = {**KEPT, **NOT_KEPT}
@@ -82,14 +82,15 @@ INCLUSIVE = {"gateway-inclusive-usage-aider-5516": "q1 call 1"}
 """Every scenario whose usage is inclusive (a gateway's ``input_tokens`` holds the cache reads): its first call."""
 WIDE = dict.fromkeys(("b12-input-tokens-only", "b17-clear-keeps-old-context", "b20-wrong-window-pegs-at-200k",
                       "b21-autocompact-threshold-is-configuration", "window-1m-suffix", "haiku-after-clear",
-                      "window-1m-lost-pegged"), "q1 call 1")
+                      "window-1m-lost-pegged", "idle-compaction", "idle-compaction-off", "subagent-as-session",
+                      "subagent-compact-window"), "q1 call 1")
 """Every rendered scenario of a 1,000,000-token window: its first call."""
 SWITCHED_WIDE = {"model-switch-window": "q2 result"}
 """Every rendered scenario of a 200,000-token window whose ``/model`` switches to a 1,000,000 one: the first point
 after the switch."""
 NARROW = dict.fromkeys((
     "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
-    "background-subagent",
+    "background-subagent", "autocompact-window-disabled",
     "repl-compact-keeps-last-reply", "autocompact-disabled", "settings-that-move-nothing", "hard-coded-buffer",
     "model-switch-window",
     "b01-no-dedupe-without-request-id", "b02-first-wins-keeps-placeholder",
