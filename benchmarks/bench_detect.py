@@ -36,7 +36,7 @@ TARGET_SECONDS = 10.0
 """Median wall seconds, startup included, to a shrunk counterexample for each catalogued tracker."""
 TARGET_PAST_STARTUP = 1.0
 """Median seconds past startup to the first failing stream, for each catalogued tracker."""
-_LAST = re.compile(r"fails after (\d+) streams \(first failing: #(\d+), ([\d.]+) s in; run ([\d.]+) s\)")
+_LAST = re.compile(r"fails after (\d+) streams \(first failing: #(\d+), ([\d.]+) s in; run ([\d.]+) s[;)]")
 
 
 def command() -> list[str]:

@@ -26,6 +26,8 @@ def _correct(quantity: Quantity) -> Callable[..., Gauge]:
     ("fixed-200k-gauge", r"\[1m\]"),  # a 1M window: a [1m] model, first or switched to
     ("hard-coded-buffer-gauge", r"auto_compact: false|auto_compact_window: \d+|max_output: (8192|16000)"),
     ("old-model-window-gauge", r"\n    model: "),  # a /model switch before a query
+    ("compact-window-when-off-gauge", r"auto_compact: false, auto_compact_window: \d+"),  # both, or it is right
+    ("subagent-as-session-gauge", r"- subagent:"),  # a subagent's calls
 ])
 def test_a_wrong_denominator_is_found_within_300_sessions_shrunk_to_its_setting(name: str, setting: str) -> None:
     result = fuzz(CATALOGUE[name].factory, examples=300, seed=0, progress=None)

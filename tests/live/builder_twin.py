@@ -4,10 +4,11 @@ A capture's world states everything the CLI reported (each compaction's ``preTok
 after it and after ``/clear``). :func:`builder_twin` rebuilds it through the public builder the way a user would:
 each call with its usage stated (``call(input=, cache_creation=, cache_read=, output=, blocks=, results=)``), each
 compaction with what the boundary reported after it (``post``), its trigger, the summary request the API answered
-and any it refused (``compact(post, trigger=, summary=, rejected=)``), each ``/clear`` as ``reset()``; the
-compaction's ``preTokens``, the context after it, whether it kept a segment, and the context after ``/clear`` are
-the builder's to derive. The calls and tool results the builder made are then swapped for the recorded ones (the
-same usage; the ids and texts the API drew), so a comparison with the capture tests the derivations alone.
+and any it refused (``compact(post, trigger=, summary=, rejected=)``), each ``/clear`` as ``reset()``, each ``/model``
+as ``switch_model(model)`` before the command's query; the compaction's ``preTokens``, the context after it, whether
+it kept a segment, and the context after ``/clear`` are the builder's to derive. The calls and tool results the
+builder made are then swapped for the recorded ones (the same usage; the ids and texts the API drew), so a comparison
+with the capture tests the derivations alone.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def builder_twin(session: Session) -> Session:
                              name=session.name, session_id=session.session_id,
                              auto_compact_window=session.auto_compact_window)
     for query in session.queries:
+        if query.model is not None:
+            builder.switch_model(query.model)
         builder.query(query.prompt)
         steps = query.steps
         for index, step in enumerate(steps):
@@ -70,7 +73,7 @@ def builder_twin(session: Session) -> Session:
         assert len(recorded.steps) == len(twin.steps), (recorded.prompt, recorded.steps, twin.steps)
         queries.append(Query(twin.prompt, tuple(
             mine if isinstance(mine, (Compaction, ConversationReset)) else theirs
-            for theirs, mine in zip(recorded.steps, twin.steps, strict=True))))
+            for theirs, mine in zip(recorded.steps, twin.steps, strict=True)), twin.model))
     session_id = built.session_id
     return dataclasses.replace(built, queries=tuple(queries), session_id=session_id,
                                auto_compact_at=session.auto_compact_at, delta_usage=session.delta_usage)

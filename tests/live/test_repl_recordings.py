@@ -43,7 +43,7 @@ def _named(name: str, version: str) -> ReplRecording:
 def test_every_bundled_cli_is_recorded() -> None:
     assert {"2.1.330", "2.1.331", "2.1.332"} <= set(VERSIONS)
     newest_only = {"one-million-autocompact", "max-context-tokens", "autocompact-pct-override", "autocompact-disabled",
-                   "model-switch"}  # recorded with the newest CLI only
+                   "model-switch", "autocompact-window-disabled"}  # recorded with the newest CLI only
     wanted = set(REPL_SESSIONS) - newest_only
     for version in VERSIONS:
         assert {r.name for r in RECORDINGS if r.cli_version == version} >= wanted, version
@@ -66,12 +66,6 @@ KNOWN_ROWS: dict[str, dict[str, str]] = {
                   "temporary path), a note, the subagent's answer and its usage; ctxsim writes the task id, tool use "
                   "id, status and summary (a text no tracker reads; the row, its place and links are compared)",
     },
-    "model-switch": {
-        "prompt_id joins": "the CLI writes a /model command's rows (its command row, its output) under a prompt id of "
-                           "their own; ctxsim writes the switch but no rows for the command yet",
-        "snapshot messageIds": "the CLI snapshots the file history at each /model command row; ctxsim writes no "
-                               "such row, so no snapshot points at one",
-    },
 }
 """Per recording: the transcript fields where ctxsim is known to differ from the CLI, with why. The test fails on any
 other difference, and on a known one that no longer occurs (then delete it here)."""
@@ -83,6 +77,36 @@ def test_the_repl_transcript_matches_row_by_row(recording: ReplRecording) -> Non
     differences = compare_repl_transcripts(recording)
     assert not [d for d in differences if d.field not in known], "\n".join(map(str, differences))
     assert {d.field for d in differences} == set(known), "a known difference no longer occurs: delete it"
+
+
+def _command_rows(files: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str, bool]]:
+    """Each local command's row in the main files: which it is (caveat, name, output), its ``rowSource``, and
+    whether it carries a ``promptId``."""
+    out = []
+    for path, rows in files.items():
+        for row in (r for r in rows if "/" not in path and r.get("type") == "user"):
+            content = str((row.get("message") or {}).get("content"))
+            for tag in ("<local-command-caveat>", "<command-name>", "<local-command-stdout>"):
+                if content.startswith(tag):
+                    out.append((tag, str(row.get("rowSource")), "promptId" in row))
+    return out
+
+
+COMMANDS = [r for r in FOREGROUND if r.name in ("model-switch", "compact-one-call", "clear")]
+
+
+@pytest.mark.parametrize("recording", COMMANDS, ids=lambda r: f"{r.cli_version}-{r.name}")
+def test_a_command_s_rows_are_marked_as_the_cli_marks_them(recording: ReplRecording) -> None:
+    """``/model``, ``/compact`` and ``/clear`` rows: their ``rowSource`` (none before 2.1.331) and their prompt id,
+    row for row as the recording has them."""
+    import ctxsim.lab._repl_compare as compare
+    from ctxsim.wire import render_transcript
+
+    world = compare.world_of_recording(recording)
+    rendered = render_transcript(world, cli_version=recording.cli_version)
+    theirs = _command_rows({p: list(rows) for p, rows in recording.transcripts.items()})
+    assert theirs  # every one of these recordings ran a local command
+    assert _command_rows({p: list(f.rows) for p, f in rendered.files.items()}) == theirs
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -169,6 +193,20 @@ def test_the_recorded_windows(version: str) -> None:
     assert len(startup) == 2 and all(p["context_window"]["current_usage"] is None for p in startup)
 
 
+def test_an_autocompact_window_moves_nothing_with_auto_compact_off() -> None:
+    """Read from the recording alone: DISABLE_AUTO_COMPACT beside a 100,000 autocompact window, a context past
+    that window's point (67,000) and no compaction; the world's point is then the raw window's effective window."""
+    import ctxsim.lab._repl_compare as compare
+
+    for recording in (r for r in RECORDINGS if r.name == "autocompact-window-disabled"):
+        assert recording.env == {"DISABLE_AUTO_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}
+        peak = max(p["context_window"]["total_input_tokens"] for _, p in recording.payloads)
+        assert peak > 67_000 and not recording.boundaries()
+        assert not [s for step in recording.steps for s in step["served"] if s["kind"] == "compact"]
+        world = compare.world_of_recording(recording)
+        assert world.threshold_of(world.window) == 200_000 - 20_000 > peak
+
+
 def test_a_planted_divergence_is_named() -> None:
     recording = _named("compact-two-calls", VERSIONS[-1])
     planted = copy.deepcopy(recording)
@@ -247,11 +285,6 @@ def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: 
     every payload, every boundary, every row."""
     import ctxsim.lab._repl_compare as compare
 
-    if recording.name == "model-switch":  # run, and must fail this way, until the twin rebuilds /model
-        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
-                                              reason="the builder twin rebuilds no /model switch yet: its payloads "
-                                                     "keep the first model's window (200000 where the CLI said "
-                                                     "1000000)"))
     if recording.name == "autocompact-midturn":  # run, and must fail this way, until the builder derives it
         request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
                                               reason="the builder derives a mid-turn autocompaction's preTokens 15 "

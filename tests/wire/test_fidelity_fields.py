@@ -1,7 +1,7 @@
 """Every field fidelity compares is really seen: a divergence planted in the fake for that field alone is named.
 
 For each field of :data:`ctxsim.lab._projection.FIELDS` and each tracked frame key of
-:data:`ctxsim.lab._frame_keys.TRACKED`, a *planter* below changes that one thing in the frames the in-process fake
+:data:`ctxsim.wire.TRACKED`, a *planter* below changes that one thing in the frames the in-process fake
 writes (through the same tap the fidelity run uses), a captured session is replayed with it, and the comparison
 with the capture must report that field by name. A field added to the projection without a planter here fails
 :func:`test_every_projected_field_has_a_planted_divergence`. No CLI is needed: the captures ship in the package.
@@ -18,9 +18,9 @@ import pytest
 from claude_agent_sdk._errors import MessageParseError  # the parser's own error (not exported)
 
 from ctxsim.lab._fidelity import play_inprocess
-from ctxsim.lab._frame_keys import RAW_FIELDS, TRACKED, frame_kind
 from ctxsim.lab._projection import CATEGORIES, FIELDS, Difference, compare, compare_keys, compare_raw, field_pattern
 from ctxsim.lab._record import Capture, captured_versions, load_captures
+from ctxsim.wire import RAW_FIELDS, TRACKED, frame_kind
 
 Frame = dict[str, Any]
 Planter = Callable[[Frame], Frame]
@@ -327,7 +327,7 @@ def test_a_tracked_key_gone_from_the_fake_is_named(kind: str, path: str) -> None
 PLANTED_RAW: dict[tuple[str, str], Planter] = {
     ("assistant", "request_id"): _on("assistant", _set("request_id", "req_planted")),
 }
-"""A planted divergence for every raw-frame value compared (:data:`~ctxsim.lab._frame_keys.RAW_FIELDS`)."""
+"""A planted divergence for every raw-frame value compared (:data:`~ctxsim.wire.RAW_FIELDS`)."""
 
 
 def test_every_raw_field_has_a_planted_divergence() -> None:

@@ -152,3 +152,79 @@ def test_get_context_usage_follows_the_switch_and_the_auto_compact_setting() -> 
     assert (off["isAutoCompactEnabled"], off["autoCompactThreshold"], off["maxTokens"]) == (False, 180_000, 200_000)
     ignored = context_usage_response(_scenario("settings-that-move-nothing"), None)
     assert (ignored["isAutoCompactEnabled"], ignored["autoCompactThreshold"]) == (True, 167_000)
+
+
+# --- idle compaction and a subagent's own window ---------------------------------------------------------------------
+
+
+def test_idle_compaction_is_rendered_on_every_surface() -> None:
+    """idle-compaction.yaml, worked by hand there: 300,203 compacted while idle to a 3,000 summary (15,000 with the
+    baseline); the next call carries 15,001."""
+    idle = _scenario("idle-compaction")
+    boundaries = [f["compact_metadata"] for f in _frames(idle) if f.get("subtype") == "compact_boundary"]
+    assert [(b["trigger"], b["pre_tokens"], b["post_tokens"]) for b in boundaries] == [("auto", 300_203, 3_000)]
+    rows = [r for f in render_transcript(idle).files.values() for r in f.rows]
+    marks = [(r["compactMetadata"]["trigger"], r["compactMetadata"]["preTokens"]) for r in rows
+             if r.get("subtype") == "compact_boundary"]
+    assert marks == [("auto", 300_203)]
+    assert [r["entrypoint"] for r in rows if r.get("type") == "user"][:1] == ["cli"]  # the REPL's transcript
+    shown = [p["context_window"]["total_input_tokens"] for p in statusline_payloads(idle)]
+    assert shown[-1] == 15_001 and 300_003 in shown
+    usage = asyncio.run(_usage_after_each_query(idle))
+    assert usage[0]["totalTokens"] >= 300_003 and usage[1]["totalTokens"] < 16_000
+
+
+def test_idle_compaction_off_or_under_the_minimum_lets_the_cache_expire() -> None:
+    """idle-compaction-off.yaml: no boundary on any surface; the next call re-creates 300,201 tokens."""
+    off = _scenario("idle-compaction-off")
+    assert not [f for f in _frames(off) if f.get("subtype") == "compact_boundary"]
+    rows = [r for f in render_transcript(off).files.values() for r in f.rows]
+    assert not [r for r in rows if r.get("subtype") == "compact_boundary"]
+    last = off.queries[-1].main_calls[-1]
+    assert (last.cache_creation_input_tokens, last.cache_read_input_tokens) == (300_201, 0)
+    assert statusline_payloads(off)[-1]["context_window"]["total_input_tokens"] == 300_204
+
+
+def test_idle_compaction_needs_the_repl_auto_compact_and_the_minimum() -> None:
+    def idled(**kwargs: Any) -> Session:
+        b = SessionBuilder(seed=0, model="claude-sonnet-4-5[1m]", window=1_000_000, **kwargs)
+        b.query("go").call(input=3, cache_creation=4_000, cache_read=196_000, output=200)  # 200,203 with output
+        return b.idle().query("next").call().build()
+
+    def compacted(session: Session) -> bool:
+        return any(type(s).__name__ == "Compaction" for q in session.queries for s in q.steps)
+
+    assert compacted(idled(entrypoint="repl"))
+    assert not compacted(idled(entrypoint="sdk"))  # unattended: no idle compaction
+    assert not compacted(idled(entrypoint="repl", settings=ClaudeSettings(idle_compaction=False)))
+    assert not compacted(idled(entrypoint="repl", settings=ClaudeSettings(auto_compact=False)))
+    assert not compacted(idled(entrypoint="repl", settings=ClaudeSettings(idle_compact_min_tokens=250_000)))
+    assert compacted(idled(entrypoint="repl", settings=ClaudeSettings(idle_compact_min_tokens=50_000)))  # floor 100k
+    assert ClaudeSettings(idle_compact_min_tokens=50_000).idle_compacts(100_000)
+    assert not ClaudeSettings(idle_compact_min_tokens=50_000).idle_compacts(99_999)
+    assert not ClaudeSettings().idle_compacts(199_999) and ClaudeSettings().idle_compacts(200_000)
+
+
+def test_a_subagent_s_own_window_lowers_its_point_only() -> None:
+    # 300,000 - 20,000 - 13,000; the inherited 1M window's point when the own window is larger; never under 100,000
+    own = ClaudeSettings(subagent_compact_window=300_000)
+    assert own.subagent_point(1_000_000, 32_000) == 267_000
+    assert ClaudeSettings(subagent_compact_window=1_500_000).subagent_point(1_000_000, 32_000) == 967_000
+    assert own.subagent_point(1_000_000, 32_000, auto_compact_window=200_000) == 167_000  # the inherited is lower
+    assert own.point(1_000_000, 32_000) == 967_000  # the main chain ignores it
+    assert ClaudeSettings().subagent_point(200_000, 32_000) == 167_000
+    scenario = _scenario("subagent-compact-window")
+    assert scenario.settings.subagent_compact_window == 300_000
+    with pytest.raises(ValueError, match=r"passes the subagent's autocompact point \(267,000"):
+        b = SessionBuilder(seed=0, model="claude-sonnet-4-5[1m]", window=1_000_000, settings=own)
+        b.query("go").call().start_subagent().call(input=3, cache_creation=8_000, cache_read=260_000)
+
+
+def test_the_subagent_s_own_window_is_on_no_surface_and_moves_no_main_figure() -> None:
+    """The statusline, get_context_usage and the results report the main chain: the subagent's calls (250,003 and
+    262,831) move none of them, with or without the subagent's window."""
+    with_window = _scenario("subagent-compact-window")
+    shown = {p["context_window"]["total_input_tokens"] for p in statusline_payloads(with_window)}
+    assert not shown & {250_003, 262_831}
+    usage = asyncio.run(_usage_after_each_query(with_window))
+    assert [(u["maxTokens"], u["autoCompactThreshold"]) for u in usage] == [(1_000_000, 967_000)] * 2

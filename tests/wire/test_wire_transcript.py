@@ -14,9 +14,8 @@ from pathlib import Path
 from hypothesis import given, settings
 
 from ctxsim.strategies import sessions
-from ctxsim.wire import Observation, render, render_transcript, statusline_payloads
+from ctxsim.wire import Observation, project_slug, render, render_transcript, statusline_payloads
 from ctxsim.wire._statusline import context_window
-from ctxsim.wire._transcript import project_slug
 from ctxsim.wire._versions import installed_cli_version
 from ctxsim.world import Call, Compaction, Query, Session, SessionBuilder, Text, ToolResult, ToolUse, display_name
 

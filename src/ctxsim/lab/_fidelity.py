@@ -37,8 +37,8 @@ from claude_agent_sdk import (
 
 from ..live import FakeMessagesAPI, FrameEdit, FrameTap, LiveClaude, LiveError, Reply, Served, cli_version
 from ..sdk import FakeTransport, kept_by_client
+from ..wire import FrameKeys, frame_keys, raw_fields
 from ..world import DEFAULT_MODEL, Session, TaskNotification, Text, Thinking, ToolUse
-from ._frame_keys import FrameKeys, frame_keys, raw_fields
 from ._projection import (
     Projection,
     StepProjection,

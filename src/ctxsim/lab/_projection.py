@@ -301,7 +301,7 @@ def _compare_items(where: str, left: Projection | None, right: Projection | None
 def compare_keys(left: Mapping[str, Sequence[str]], right: Mapping[str, Sequence[str]]) -> list[Difference]:
     """Every frame kind and key path that one run's frames carried and the other's did not
     (``frame_keys`` of each); ``tracked`` where trackers read it."""
-    from ._frame_keys import is_tracked
+    from ..wire import is_tracked
 
     out = []
     for kind in sorted(set(left) | set(right)):

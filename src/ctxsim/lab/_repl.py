@@ -144,6 +144,13 @@ REPL_SESSIONS: Mapping[str, ReplSession] = {s.name: s for s in (
                                          Ask("go on", main=(_says("Going on.", 40, (4, 900, 171_060)),))),
                 "DISABLE_AUTO_COMPACT=1: 62,003 then 171,003 (past the autocompact point, 167,000), then a call",
                 env={"DISABLE_AUTO_COMPACT": "1"}),
+    ReplSession("autocompact-window-disabled", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 30_000)),)),
+                                                Ask("read everything",
+                                                    main=(_says("Read a lot.", 90, (3, 1_000, 79_000)),)),
+                                                Ask("go on", main=(_says("Going on.", 40, (4, 900, 80_093)),))),
+                "DISABLE_AUTO_COMPACT=1 beside a 100,000 autocompact window (CLAUDE_CODE_AUTO_COMPACT_WINDOW): "
+                "32,003 then 80,003 (past that window's point, 67,000), then a call",
+                env={"DISABLE_AUTO_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}),
     ReplSession("model-switch", (Ask("hello", main=(_says("Hi.", 60, (3, 2_000, 60_000)),)),
                                  Ask(f"/model {_ONE_MILLION}"),
                                  Ask("more", main=(_says("More.", 60, (3, 1_000, 62_060)),)),

@@ -92,6 +92,17 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("max_context_tokens", "integer > 0",
             "``CLAUDE_CODE_MAX_CONTEXT_TOKENS``: recorded to move neither the statusline's window nor where the "
             "session compacts, so it moves nothing (a gauge that divides by it is wrong).", "none"),
+        Key("subagent_compact_window", "integer >= 100000",
+            "An agent definition's ``autoCompactWindow``: the window a subagent compacts against, when below the one "
+            "it inherits (it never raises it; the main chain ignores it). ctxsim does not compact a subagent, so a "
+            "subagent call past that window's autocompact point is an error.", "the session's"),
+        Key("idle_compaction", "bool",
+            "``idleCompaction``: in the REPL, a conversation left idle (``queries[].idle``) compacts before its "
+            "prompt cache expires when auto-compact is on and the context holds at least "
+            "``idle_compact_min_tokens``.", "true"),
+        Key("idle_compact_min_tokens", "integer > 0",
+            "``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``: the least context an idle compaction needs (never under "
+            "100,000).", "200,000"),
         Key("entrypoint", "``sdk`` or ``repl``",
             "How the session ran: the shape of its transcript (the Agent SDK's, or the interactive REPL's that "
             "statusline tools read).", "``sdk``"),
@@ -133,6 +144,10 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("model", "string", "``/model`` before this query: its calls and every later one run on this model, and "
                                "the window (the statusline's denominator) and the autocompact point follow it.",
             "the model in force"),
+        Key("idle", "bool",
+            "The conversation was left idle before this query, past its prompt cache's lifetime: in the REPL it "
+            "compacted while idle (trigger ``auto``, a 3,000-token summary) where ``world.idle_compaction`` says so, "
+            "and the query starts with that compaction; otherwise the cache expired.", "false"),
         Key("steps", "list", "What happens in the query, in order: each step a mapping with exactly one key "
                              "(below).", "none"),
     )),

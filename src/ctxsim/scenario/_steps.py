@@ -86,6 +86,8 @@ class StepBuilder:
         self.spend(tokens or 0, q.line, path)
         steps = r.get(q, "steps", path, lambda v, ln, p: r.sequence(v, ln, p), None)
         model = r.get(q, "model", path, r.string, None)
+        if r.get(q, "idle", path, r.boolean, False):
+            self.b.idle()
         if model is not None:
             self.b.switch_model(model)
         self.b.query(prompt, prompt_tokens=tokens)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from ..world import ClaudeSettings, Entrypoint, Quantity, SessionBuilder, model_window
+from ..world import SUBAGENT_WINDOW_MIN, ClaudeSettings, Entrypoint, Quantity, SessionBuilder, model_window
 from ._yaml import Map, Reader
 
 __all__ = ["RECORDING_WORLD", "refuse_world_keys", "world_builder"]
@@ -22,6 +22,10 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
                            lambda v, ln, p: r.integer(v, ln, p, minimum=1, maximum=100), None),
         max_context_tokens=r.get(world, "max_context_tokens", "world", r.positive, None),
         disable_1m_context=narrow,
+        subagent_compact_window=r.get(world, "subagent_compact_window", "world",
+                                      lambda v, ln, p: r.integer(v, ln, p, minimum=SUBAGENT_WINDOW_MIN), None),
+        idle_compaction=r.get(world, "idle_compaction", "world", r.boolean, True),
+        idle_compact_min_tokens=r.get(world, "idle_compact_min_tokens", "world", r.positive, None),
     )
     builder = SessionBuilder(
         seed=r.get(world, "seed", "world", lambda v, ln, p: r.integer(v, ln, p, minimum=None), 0),
@@ -60,6 +64,10 @@ RECORDING_WORLD = {
     "auto_compact": "it sets whether a simulated session auto-compacts; a recording compacts where it did",
     "autocompact_pct_override": "it sets where a simulated session auto-compacts; a recording compacts where it did",
     "max_context_tokens": "it sets where a simulated session auto-compacts; a recording compacts where it did",
+    "subagent_compact_window": "it sets where a simulated subagent compacts; a recording compacts where it did",
+    "idle_compaction": "it sets whether a simulated session compacts while idle; a recording compacts where it did",
+    "idle_compact_min_tokens": "it sets whether a simulated session compacts while idle; a recording compacts "
+                               "where it did",
 }
 """What each ``world`` key does to a recorded stream (``stream.file``): applies, or is refused saying why."""
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..world import ClaudeSettings, Session, SessionBuilder
 
-__all__ = ["autocompact_off", "autocompact_window", "disabled_1m", "model_switch_window", "one_million",
-           "output_reserve"]
+__all__ = ["autocompact_off", "autocompact_window", "autocompact_window_off", "disabled_1m", "model_switch_window",
+           "one_million", "output_reserve"]
 
 
 def one_million() -> Session:
@@ -47,6 +47,15 @@ def autocompact_off() -> Session:
     """Auto-compact off: "until auto-compact" counts to 200,000 - 20,000 = 180,000, no buffer. 90,003 tokens leave
     50% (46% of the way to 167,000)."""
     b = SessionBuilder(seed=0, name="autocompact-off", settings=ClaudeSettings(auto_compact=False))
+    return b.query("go").call(input=3, cache_creation=2_000, cache_read=88_000).build()
+
+
+def autocompact_window_off() -> Session:
+    """Auto-compact off beside ``CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000``: the autocompact window moves nothing, so
+    "until auto-compact" counts to 200,000 - 20,000 = 180,000. 90,003 tokens leave 50% (past the 80,000 that
+    window less the reserve would say: -13%)."""
+    b = SessionBuilder(seed=0, name="autocompact-window-off", auto_compact_window=100_000,
+                       settings=ClaudeSettings(auto_compact=False))
     return b.query("go").call(input=3, cache_creation=2_000, cache_read=88_000).build()
 
 

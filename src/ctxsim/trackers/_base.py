@@ -237,7 +237,7 @@ class TrackerWorld:
         stated for the session's own window, else computed under the settings."""
         if self.auto_compact_threshold and window == self.window:
             return self.auto_compact_threshold
-        return self.settings.point(self.auto_compact_window or window, self.max_output_tokens)
+        return self.settings.point(window, self.max_output_tokens, auto_compact_window=self.auto_compact_window)
 
     def environment(self, cli_version: str | None = None) -> dict[str, str]:
         """The world as a command is told it, in environment variables: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..reference import ContextTracker
-from ..world import Quantity, Session, auto_compact_threshold, model_window
+from ..world import Quantity, Session, auto_compact_threshold, autocompact_point, model_window
 from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory, TrackerWorld, make_tracker
 from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
 from ._gauge import Gauge
@@ -26,6 +26,7 @@ from ._survey import (
     ResultUsage,
     SummedUsage,
 )
+from .mutants import MUTANTS
 
 __all__ = ["CATALOGUE", "Breaks", "Entry", "make", "reference_for"]
 
@@ -110,7 +111,7 @@ _PROMPT_IN_INPUT = ("uncached-gateway-usage",)
 # A running total equals the latest call's prompt only where there is one call; every other session has several.
 # The denominator's contracts but the model switch are one call each.
 _ONE_CALL_DENOMINATORS = ("one-million-window", "disabled-1m-window", "autocompact-window", "autocompact-off",
-                          "output-reserve")
+                          "output-reserve", "autocompact-window-off")
 _ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id", *_ONE_CALL_DENOMINATORS)
 # The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
 # breakdown (under), over-counts the summed top level of usage.iterations (over), and raises on a garbage prompt
@@ -149,16 +150,19 @@ def _summed(name: str, **kwargs: Any) -> Callable[[], RawDicts]:
 
 def _gauge(quantity: Quantity, *, shows: Quantity | None = None, cap: float | None = None,
            window_of: Callable[[TrackerWorld, str], int] | None = None,
-           threshold_of: Callable[[TrackerWorld, int], int] | None = None) -> Callable[..., Gauge]:
+           threshold_of: Callable[[TrackerWorld, int], int] | None = None,
+           counts: str | None = None) -> Callable[..., Gauge]:
     """The reference shown as ``quantity`` of the window and autocompact point the world gives the model in force,
     but for one wrong idea: ``shows`` (the quantity it really computes), ``window_of`` (the window it takes for a
-    model), ``threshold_of`` (the point it takes for a window), ``cap`` (pegged there)."""
+    model), ``threshold_of`` (the point it takes for a window), ``cap`` (pegged there), ``counts`` (the mutant of
+    the reference whose tokens it shows, :data:`~ctxsim.trackers.mutants.MUTANTS`)."""
     def make(world: TrackerWorld = TrackerWorld()) -> Gauge:  # noqa: B008  (a frozen default world)
         windows = None if window_of is None else (lambda model: window_of(world, model))
         points = None if threshold_of is None else (lambda window: threshold_of(world, window))
         window = windows(world.model) if windows is not None else world.window
         threshold = points(window) if points is not None else world.threshold_of(window)
-        return Gauge(ContextTracker(usage=world.usage), quantity, window, threshold, world=world, shows=shows,
+        tokens = ContextTracker(usage=world.usage) if counts is None else MUTANTS[counts].edit(world.usage)
+        return Gauge(tokens, quantity, window, threshold, world=world, shows=shows,
                      cap=cap, window_of=windows, threshold_of=points)
     return make
 
@@ -182,6 +186,11 @@ def _model_point(world: TrackerWorld, window: int) -> int:
 def _buffer_always(world: TrackerWorld, window: int) -> int:
     return dataclasses.replace(world.settings, auto_compact=True).point(world.auto_compact_window or window,
                                                                          world.max_output_tokens)
+
+
+def _compact_window_always(world: TrackerWorld, window: int) -> int:
+    return autocompact_point(world.auto_compact_window or window, world.max_output_tokens,
+                             auto_compact=world.settings.auto_compact)
 
 
 def _fixed_buffer(world: TrackerWorld, window: int) -> int:
@@ -393,18 +402,33 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "counts to the window less a hard-coded 33,000 (167,000 of 200,000): wrong wherever the max output is "
           "under 20,000, an override or an autocompact window moves the point, or auto-compact is off",
           "anthropics/claude-code#31806 (window - min(max output, 20k) - 13k); Gitlawb/openclaude#746",
-          breaks=_gauge_breaks(autocompact_window="under", autocompact_off="over", output_reserve="over")),
+          breaks=_gauge_breaks(autocompact_window="under", autocompact_off="over", output_reserve="over",
+                               autocompact_window_off="over")),
     Entry("buffer-when-autocompact-off-gauge", _gauge("percent_until_autocompact", threshold_of=_buffer_always),
           "subtracts the autocompact buffer when auto-compact is off: counts to 167,000 where nothing compacts "
           "before 180,000, so it shows the context fuller than it is",
           "open-gsd/gsd-core#4844",
-          breaks=_gauge_breaks(autocompact_off="over")),
+          breaks=_gauge_breaks(autocompact_off="over", autocompact_window_off="over")),
     Entry("old-model-window-gauge", _gauge("percent_of_window", window_of=_first_model),
           "keeps the first model's window after /model: a switch to a [1m] model reads five times the pressure, a "
           "switch back a fifth",
           "danielmiessler/LifeOS#1358 (14% shown against 75%); anthropics/claude-code#74355 (88% in the statusline "
           "against 14% in /context after /clear and a switch to Haiku)",
           breaks=_gauge_breaks(model_switch_window="over")),
+    Entry("compact-window-when-off-gauge", _gauge("percent_until_autocompact", threshold_of=_compact_window_always),
+          "counts to CLAUDE_CODE_AUTO_COMPACT_WINDOW though auto-compact is off, where that window moves nothing: "
+          "80,000 of a 100,000 window where nothing compacts before 180,000 (the context fuller than it is)",
+          "openclaw/openclaw#111723 (a 100,000 autocompact window ignored with auto-compact off, the session grew to "
+          "984K); Claude Code's REPL recorded (autocompact-window-disabled.json: no compaction at 80,003)",
+          breaks=_gauge_breaks(autocompact_window_off="over")),
+    Entry("subagent-as-session-gauge", _gauge("percent_of_window", counts="subagents-as-main"),
+          "shows a subagent's context as the session's, against the main window: the bar jumps to a subagent's "
+          "863K of 1M while the main chain is small, and back when the main chain replies (a subagent compacts "
+          "against a window of its own, not the session's)",
+          "anthropics/claude-code#90862 (subagents at 863K and 940K of a 1M window, asking for their own compaction "
+          "window: an agent definition's autoCompactWindow), #16944 (a subagent compacts in its own transcript)",
+          breaks=_gauge_breaks(subagent_ignored="over", interleaved_subagents="under"),
+          about=frozenset({"subagent"})),
     Entry("lost-1m-pegged-gauge", _gauge("percent_of_window", window_of=_whatever_the_model, cap=100),
           "loses the [1m] suffix (the transcript's model name has none), divides by 200,000 and pegs the bar at "
           "100%: a 1M session past 200,000 is stuck at 100%",

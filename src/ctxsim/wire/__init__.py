@@ -4,6 +4,8 @@
 - :func:`render_transcript` — the session transcript JSONL the CLI appends to (``projects/<slug>/<session>.jsonl``);
 - :func:`transcript_outline` — what a tracker walks of one transcript file, every link made a position (two
   renderings of one session match where their outlines do);
+- :func:`frame_keys` — the keys a run's raw stream-json frames carry, by frame kind, and which of them trackers read
+  (:data:`TRACKED`);
 - :func:`statusline_payloads` — the JSON payload the interactive CLI pipes to ``statusLine.command``;
 - :func:`context_usage_response` — its answer to the ``get_context_usage`` control request;
 - :class:`Frame`, :class:`Script`, :class:`Observation` — the lines of every format, grouped by query, and the
@@ -22,6 +24,16 @@ from .._lazy import lazy_face
 if TYPE_CHECKING:
     from ._content import prompt_text as prompt_text, text_blocks as text_blocks
     from ._context_usage import context_usage_response as context_usage_response, thinking_tail as thinking_tail
+    from ._frame_keys import (
+        OPAQUE as OPAQUE,
+        RAW_FIELDS as RAW_FIELDS,
+        TRACKED as TRACKED,
+        FrameKeys as FrameKeys,
+        frame_keys as frame_keys,
+        frame_kind as frame_kind,
+        is_tracked as is_tracked,
+        raw_fields as raw_fields,
+    )
     from ._frames import Frame as Frame, Observation as Observation, Script as Script
     from ._labels import (
         number_subagents as number_subagents,
@@ -44,7 +56,7 @@ if TYPE_CHECKING:
         render as render,
         render_stream as render_stream,
     )
-    from ._transcript import (
+    from ._transcript_files import (
         TranscriptFile as TranscriptFile,
         TranscriptPoint as TranscriptPoint,
         TranscriptRender as TranscriptRender,

@@ -7,7 +7,8 @@ from datetime import datetime
 
 from ..world import Session
 from ._stream_json import cli_version_rendered
-from ._transcript import DEFAULT_CWD, TranscriptFile, TranscriptRender, _Writer
+from ._transcript import _Writer
+from ._transcript_files import DEFAULT_CWD, TranscriptFile, TranscriptRender
 from ._transcript_repl import ReplWriter
 
 __all__ = ["render_transcript"]

@@ -40,7 +40,7 @@ from ..world import Call, Compaction, ConversationReset, Session, display_name, 
 from ._prompt_cache import PromptCacheStats
 from ._prompt_ids import gets_prompt_id, prompt_id
 from ._stream_json import Renderer, cli_version_rendered
-from ._transcript import DEFAULT_CWD, project_slug, session_start
+from ._transcript_files import DEFAULT_CWD, project_slug, session_start
 
 __all__ = ["AfterCompaction", "after_compaction", "context_window", "display_name", "exceeds_200k_tokens",
            "startup_payload", "statusline_payloads"]

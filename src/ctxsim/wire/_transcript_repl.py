@@ -25,6 +25,12 @@ REPL's file:
   ``prompt_snapshot`` after the re-injected ones;
 - names the tools of a file's first turn in ``tools-used`` when the file opens; closes a file ``/clear`` ends with
   ``cost-state``; starts the new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
+- writes a ``/model`` switch as a command of its own: a ``file-history-snapshot`` naming its command row, then the
+  command's caveat, name and output rows under a prompt id of their own (the one the statusline payload after it
+  carries); the next prompt brings the ``model`` attachment (the new model's id) and ``remote_session_change`` (the
+  commit attribution names the model) beside ``total_tokens_reminder``;
+- from 2.1.331 on, marks a command's rows with ``rowSource``: ``harness`` on its caveat, ``local`` on its name and
+  output (2.1.330 wrote none).
 
 ``entrypoint`` says ``cli``. Attachment bodies are short stand-ins for the CLI's (trackers skip them).
 """
@@ -37,7 +43,9 @@ from typing import Any
 from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, keeps_segment
 from ._prompt_ids import prompt_id
 from ._repl_requests import ConversationCost, RequestLog, merged_messages
-from ._transcript import _Writer, iso
+from ._transcript import _Writer
+from ._transcript_files import iso
+from ._versions import version_key
 
 __all__ = ["ReplWriter"]
 
@@ -46,13 +54,15 @@ _FIRST_TURN = ("environment", "model", "deferred_tools_delta", "agent_listing_de
 """The attachments after a conversation's first prompt, in the CLI's order."""
 _AFTER_COMPACTION = ("deferred_tools_delta", "agent_listing_delta", "skill_listing", "environment", "model")
 """The attachments re-injected after a compaction's rows."""
+_LATER_TURN = ("total_tokens_reminder",)
+"""The attachments after any other prompt."""
+_TURN_AFTER_SWITCH = ("model", "total_tokens_reminder", "remote_session_change")
+"""The attachments after the first prompt that follows a ``/model`` switch."""
+_ROW_SOURCE_SINCE = (2, 1, 331)
+"""The first CLI recorded to mark a command's rows with ``rowSource``."""
 _TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
                           "prompt_snapshot")
 """The attachments after the first prompt that follows a compaction."""
-_LATER_TURN = ("total_tokens_reminder",)
-"""The attachments after any other prompt."""
-_TURN_AFTER_MODEL = ("model", "total_tokens_reminder", "remote_session_change")
-"""The attachments after a prompt that follows a ``/model`` switch (the model's identity again)."""
 _BEFORE_AUTO_SUMMARY = ("session_context", "date")
 """The attachments an autocompaction writes between its boundary and its summary (the summary's parent)."""
 _AFTER_AUTO_COMPACTION = (*_AFTER_COMPACTION, "remote_session_change", "prompt_snapshot")
@@ -94,6 +104,8 @@ class ReplWriter(_Writer):
         """Whether the compaction being written is a ``/compact``."""
         self.reminder: str | None = None
         """The uuid of the reminder a mid-turn autocompaction drew for the request it interrupted."""
+        self.in_command = False
+        """Whether the rows being written are a local command's."""
 
     def state(self, opening: bool = False) -> None:
         """The mode lines the REPL writes when a file opens and after each turn; a file opens once its first turn
@@ -121,7 +133,7 @@ class ReplWriter(_Writer):
         if kind == "date":
             body["date"] = self.now.date().isoformat()
         elif kind == "model":
-            body["identity"] = {"modelId": self.session.model}
+            body["identity"] = {"modelId": self.session.model_at(self.query_index)}
         self.chained("attachment", {"attachment": body}, ms=1)
 
     def prompt(self, text: str, command: bool) -> None:
@@ -129,10 +141,13 @@ class ReplWriter(_Writer):
             self.state(opening=True)
         self.now += timedelta(milliseconds=300)
         if command:
-            self.command_prompt = (prompt_id(self.session, self.query_index) if text.split()[0] == "/compact"
+            name = text.split()[0]
+            self.command_prompt = (prompt_id(self.session, self.query_index) if name in ("/compact", "/model")
                                    else None)
-            if text.split()[0] == "/model" and self.attachments == _LATER_TURN:
-                self.attachments = _TURN_AFTER_MODEL
+            if name == "/model":  # the switch's command row is typed: the file history is snapshotted at it
+                self.snapshot()
+                if self.attachments == _LATER_TURN:  # a first turn's attachments name the model already
+                    self.attachments = _TURN_AFTER_SWITCH
             return
         self.snapshot()
         self.prompts += 1
@@ -214,10 +229,19 @@ class ReplWriter(_Writer):
             ["user", *("assistant" if r == "assistant" else "user" for r in roles), "user"]))
         super().compaction(step, manual)
 
+    def command(self, name: str, stdout: str | None, args: str = "") -> None:
+        self.in_command = True
+        try:
+            super().command(name, stdout, args)
+        finally:
+            self.in_command = False
+
     def chained(self, kind: str, fields: dict[str, Any], *, agent: str | None = None, ms: int = 5,
                 uid: str | None = None) -> str:
         if self.command_prompt is not None and kind == "user" and agent is None:
             fields = {"promptId": self.command_prompt, **fields}
+        if self.in_command and kind == "user" and version_key(self.version) >= _ROW_SOURCE_SINCE:
+            fields = {**fields, "rowSource": "harness" if fields.get("isMeta") else "local"}
         uid = super().chained(kind, fields, agent=agent, ms=ms, uid=uid)
         if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):
             self.pending_snapshot["messageId"] = self.pending_snapshot["snapshot"]["messageId"] = uid

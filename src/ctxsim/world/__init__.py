@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from ._builder import SessionBuilder as SessionBuilder, filler_text as filler_text
+    from ._builder import SessionBuilder as SessionBuilder
     from ._compaction import (
         AUTO_COMPACT_REMINDER_TOKENS as AUTO_COMPACT_REMINDER_TOKENS,
         CLEAR_COMMAND_TOKENS as CLEAR_COMMAND_TOKENS,
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         summary_call as summary_call,
     )
     from ._content import dress as dress, prompts as prompts
+    from ._filler import filler_text as filler_text
     from ._quantity import (
         QUANTITY_NAMES as QUANTITY_NAMES,
         in_quantity as in_quantity,
@@ -56,12 +57,15 @@ if TYPE_CHECKING:
     )
     from ._settings import (
         AUTOCOMPACT_BUFFER as AUTOCOMPACT_BUFFER,
+        IDLE_COMPACT_MIN_TOKENS as IDLE_COMPACT_MIN_TOKENS,
         OUTPUT_RESERVE_CAP as OUTPUT_RESERVE_CAP,
+        SUBAGENT_WINDOW_MIN as SUBAGENT_WINDOW_MIN,
         ClaudeSettings as ClaudeSettings,
         autocompact_point as autocompact_point,
         display_name as display_name,
         effective_window as effective_window,
         override_point as override_point,
+        subagent_point as subagent_point,
         window_for as window_for,
     )
     from ._shapes import (

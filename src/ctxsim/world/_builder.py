@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +17,7 @@ from ._compaction import (
     compacted_context,
     summary_call,
 )
+from ._filler import TOOL_INPUTS, filler_text
 from ._session import (
     CHARS_PER_TOKEN,
     DEFAULT_MODEL,
@@ -39,46 +40,7 @@ from ._session import (
 )
 from ._settings import ClaudeSettings
 
-__all__ = ["SessionBuilder", "filler_text"]
-
-# --- building sessions ----------------------------------------------------------------------------------------
-
-_WORDS = (
-    "def return import self value result config error check token cache window stream message usage call "
-    "assert test session tracker context prompt output input file line path read write json yaml parse build "
-    "class async await item list dict none true false index count total limit buffer state event handler"
-).split()
-
-_TOOLS: tuple[tuple[str, Callable[[random.Random], dict[str, object]]], ...] = (
-    ("Bash", lambda rng: {"command": f"pytest -q tests/test_{rng.choice(_WORDS)}.py", "description": "run tests"}),
-    ("Read", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py"}),
-    ("Grep", lambda rng: {"pattern": rng.choice(_WORDS), "path": "src"}),
-    ("Edit", lambda rng: {"file_path": f"/home/dev/project/src/{rng.choice(_WORDS)}.py", "old_string": "a",
-                          "new_string": "b"}),
-)
-
-
-_CORPUS = " ".join(random.Random("ctxsim.world.corpus").choices(_WORDS, k=16_384)) + " "
-"""Deterministic code-like text that :func:`filler_text` slices from (about 100k characters)."""
-
-_CORPUS_RUN = _CORPUS * 3
-"""The corpus repeated: a text of up to twice its length (large tool results) is one slice, not a new repeat."""
-
-
-def filler_text(rng: random.Random, tokens: int) -> str:
-    """Deterministic code-like text of about ``tokens`` tokens (``CHARS_PER_TOKEN`` characters each).
-
-    A slice of a fixed corpus at an offset drawn from ``rng``: one draw however long the text.
-    """
-    target = max(0, tokens) * CHARS_PER_TOKEN
-    if target == 0:
-        return ""
-    start = rng.randrange(len(_CORPUS))
-    end = start + target
-    if end <= len(_CORPUS_RUN):
-        return _CORPUS_RUN[start:end]
-    return (_CORPUS * (end // len(_CORPUS) + 1))[start:end]
-
+__all__ = ["SessionBuilder"]
 
 @dataclass
 class _Chain:
@@ -90,6 +52,10 @@ class _Chain:
     pending_growth: int = 0
     expired: bool = False
     keep_prefix: int = 0
+
+
+IDLE_SUMMARY_TOKENS = 3_000
+"""The summary an idle compaction writes by default (the boundary's ``post_tokens``; any size a summary takes)."""
 
 
 @dataclass
@@ -131,6 +97,7 @@ class SessionBuilder:
     _subagent: str | None = field(init=False, repr=False, default=None)
     _background: dict[str, str] = field(init=False, repr=False, default_factory=dict)
     _ids: int = field(init=False, repr=False, default=0)
+    _idle_post: int | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
@@ -157,6 +124,9 @@ class SessionBuilder:
         self._close_query()
         self._steps = []
         self._prompt = prompt
+        if self._idle_post is not None:  # compacted while idle: the conversation the prompt meets is the summary
+            post, self._idle_post = self._idle_post, None
+            self.compact(post, pre_tokens=self.main_context(), trigger="auto")
         if prompt_tokens is not None:
             tokens = prompt_tokens
         else:
@@ -170,6 +140,21 @@ class SessionBuilder:
         self._close_query()
         self.model = model
         self._switch = model
+        return self
+
+    def idle(self, *, post_tokens: int = IDLE_SUMMARY_TOKENS) -> SessionBuilder:
+        """The conversation is left idle between queries past its prompt cache's lifetime. Claude Code compacts it
+        while idle (trigger ``auto``; the boundary reports ``post_tokens``) in the interactive REPL only
+        (``entrypoint="repl"``), with idle compaction and auto-compact on and the main context at least the idle
+        minimum (:meth:`~ctxsim.world.ClaudeSettings.idle_compacts`): the next query starts with that compaction.
+        Otherwise the cache expires, and the next main call re-creates what it read. Between queries: it closes
+        the query being built."""
+        self._close_query()
+        chain = self._chain(None)
+        if self.entrypoint == "repl" and self.settings.idle_compacts(self.main_context()):
+            self._idle_post = post_tokens
+        else:
+            chain.expired, chain.keep_prefix = True, 0
         return self
 
     def _close_query(self) -> None:
@@ -253,7 +238,7 @@ class SessionBuilder:
                 built.append(Text(said if said is not None else filler_text(rng, 10)))
                 said = None  # the first text block says it; the others stay filler
             elif kind == "tool_use":
-                name, make_input = rng.choice(_TOOLS)
+                name, make_input = rng.choice(TOOL_INPUTS)
                 tool = ToolUse(self._new_id("toolu"), name, make_input(rng))
                 built.append(tool)
                 tool_uses.append(tool)
@@ -275,6 +260,8 @@ class SessionBuilder:
             request_id=rid,
             parent_tool_use_id=parent,
         )
+        if parent is not None and self.settings.subagent_compact_window is not None:
+            self._within_subagent_window(made.prompt)
         steps = self._current_steps()
         steps.append(made)
         chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
@@ -286,6 +273,16 @@ class SessionBuilder:
             steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
             chain.pending_growth += tokens
         return self
+
+    def _within_subagent_window(self, prompt: int) -> None:
+        """A subagent call must stay under its own autocompact point: ctxsim does not compact a subagent."""
+        window = self.window if self.model == self._first_model else self.settings.window_for(self.model)
+        point = self.settings.subagent_point(window, self.max_output_tokens,
+                                             auto_compact_window=self.auto_compact_window)
+        if prompt > point:
+            raise ValueError(f"ctxsim: a subagent call of {prompt:,} tokens passes the subagent's autocompact point "
+                             f"({point:,}, from subagent_compact_window "
+                             f"{self.settings.subagent_compact_window:,}); ctxsim does not compact a subagent")
 
     def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
         if prompt is None:

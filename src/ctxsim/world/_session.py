@@ -404,10 +404,11 @@ class Session:
     def threshold_of(self, window: int) -> int:
         """Where Claude Code autocompacts while the raw window is ``window`` (the point "until auto-compact"
         counts to): :attr:`auto_compact_at` where the CLI said so for the session's own window, else computed from
-        the autocompact window where one is set, else from ``window``, under :attr:`settings`."""
+        the autocompact window where one is set and auto-compact is on, else from ``window``, under :attr:`settings`
+        (:meth:`ClaudeSettings.point`)."""
         if self.auto_compact_at is not None and window == self.window:
             return self.auto_compact_at
-        return self.settings.point(self.auto_compact_window or window, self.max_output_tokens)
+        return self.settings.point(window, self.max_output_tokens, auto_compact_window=self.auto_compact_window)
 
     @property
     def calls(self) -> tuple[Call, ...]:

@@ -15,9 +15,20 @@ of it (anthropics/claude-code#64773, #57567, #63627), so the override moves noth
 it is wrong. With auto-compact off (``autoCompactEnabled: false``, ``DISABLE_AUTO_COMPACT``) nothing compacts
 on its own, and the "until auto-compact" gauge counts to the effective window itself: no buffer subtracted
 (open-gsd/gsd-core#4844 is a statusline that subtracts it anyway). ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` replaces the
-window the point is computed from, not the statusline's window. A subagent may compact against a window of its own
-(the TypeScript SDK's per-agent ``autoCompactWindow``, anthropics/claude-code#90862); idle compaction (on by
-default) compacts a session left idle, in the main chain only.
+window the point is computed from, not the statusline's window; with auto-compact off it moves nothing (recorded:
+the REPL of 2.1.332 with both did not compact at 80,003 of a 100,000 autocompact window; openclaw/openclaw#111723
+is a session that grew to 984K so), so the limit is the raw window's effective window.
+
+A subagent's own window (:func:`subagent_point`): an agent definition's ``autoCompactWindow`` (Claude Code's
+agent frontmatter and ``--agents`` key, the TypeScript SDK's per-agent setting; at least 100,000) lowers the window
+the subagent compacts against and never raises it; the main chain ignores it (anthropics/claude-code#90862:
+subagents that reached 863K and 940K of a 1M window before compacting).
+
+Idle compaction (:meth:`ClaudeSettings.idle_compacts`), as read from the bundle of Claude Code 2.1.332 (inferred:
+no recording shows it, since it waits for most of an hour): on by default (``idleCompaction: false`` turns it off),
+main chain only, in an interactive session whose prompt cache has a one-hour TTL, it compacts (trigger ``auto``)
+a conversation left idle for 90% of the cache's lifetime, when auto-compact is on and the context holds at least
+``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS`` (default 200,000, never under 100,000).
 
 Worked by hand: 200,000 with a 32,000 max output: effective 180,000, point 167,000; auto-compact off: 180,000.
 1,000,000: effective 980,000, point 967,000. A max output of 8,192: effective 191,808, point 178,808 (a gauge that
@@ -31,12 +42,15 @@ from dataclasses import dataclass
 
 __all__ = [
     "AUTOCOMPACT_BUFFER",
+    "IDLE_COMPACT_MIN_TOKENS",
     "OUTPUT_RESERVE_CAP",
+    "SUBAGENT_WINDOW_MIN",
     "ClaudeSettings",
     "autocompact_point",
     "display_name",
     "effective_window",
     "override_point",
+    "subagent_point",
     "window_for",
 ]
 
@@ -51,6 +65,15 @@ OUTPUT_RESERVE_CAP = 20_000
 
 AUTOCOMPACT_BUFFER = 13_000
 """The safety buffer between the effective window and the autocompact point."""
+
+SUBAGENT_WINDOW_MIN = 100_000
+"""The least ``autoCompactWindow`` an agent definition may set."""
+
+IDLE_COMPACT_MIN_TOKENS = 200_000
+"""The context below which an idle session is not compacted (``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``'s default)."""
+
+IDLE_COMPACT_FLOOR = 100_000
+"""The least ``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS`` counts for."""
 
 
 def window_for(model: str, *, disable_1m_context: bool = False) -> int:
@@ -90,6 +113,14 @@ def override_point(window: int, max_output_tokens: int, pct_override: int) -> in
     return min(effective - AUTOCOMPACT_BUFFER, effective * pct_override // 100)
 
 
+def subagent_point(inherited: int, own: int | None, max_output_tokens: int, *, auto_compact: bool = True) -> int:
+    """Where a subagent compacts: against its own ``autoCompactWindow`` (``own``) where that is below the window
+    it would inherit (``inherited``: the session's autocompact window, else the model's), else against the
+    inherited one (:func:`autocompact_point`)."""
+    window = inherited if own is None else min(inherited, max(own, SUBAGENT_WINDOW_MIN))
+    return autocompact_point(window, max_output_tokens, auto_compact=auto_compact)
+
+
 @dataclass(frozen=True)
 class ClaudeSettings:
     """The settings of Claude Code that move a gauge's denominator, as a session ran with them."""
@@ -105,18 +136,37 @@ class ClaudeSettings:
     disable_1m_context: bool = False
     """``CLAUDE_CODE_DISABLE_1M_CONTEXT``: a ``[1m]`` model runs in 200,000 (its id keeps the suffix)."""
     subagent_compact_window: int | None = None
-    """A subagent's own ``autoCompactWindow`` (the TypeScript SDK's per-agent setting); None: the session's."""
+    """The subagents' own ``autoCompactWindow`` (an agent definition's key; at least 100,000; it only lowers the
+    window a subagent inherits); None: the session's (:func:`subagent_point`)."""
     idle_compaction: bool = True
-    """Whether a session left idle compacts (Claude Code's default: on)."""
+    """``idleCompaction``: whether a conversation left idle compacts before its prompt cache expires (Claude
+    Code's default: on)."""
+    idle_compact_min_tokens: int | None = None
+    """``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``: the least context an idle compaction needs (None: 200,000; never
+    under 100,000)."""
 
     def window_for(self, model: str) -> int:
         """The window ``model`` runs in under these settings (:func:`window_for`)."""
         return window_for(model, disable_1m_context=self.disable_1m_context)
 
-    def point(self, window: int, max_output_tokens: int) -> int:
-        """Where a session on ``window`` (the autocompact window where one is set) compacts under these
-        settings (:func:`autocompact_point`)."""
+    def point(self, window: int, max_output_tokens: int, *, auto_compact_window: int | None = None) -> int:
+        """Where a session on the raw ``window`` compacts under these settings (:func:`autocompact_point`):
+        computed from ``auto_compact_window`` where one is set and auto-compact is on; with auto-compact off the
+        autocompact window moves nothing, and the limit is ``window``'s effective window."""
+        if self.auto_compact and auto_compact_window is not None:
+            window = auto_compact_window
         return autocompact_point(window, max_output_tokens, auto_compact=self.auto_compact)
+
+    def subagent_point(self, window: int, max_output_tokens: int, *, auto_compact_window: int | None = None) -> int:
+        """Where a subagent compacts while the main chain's raw window is ``window`` (:func:`subagent_point`)."""
+        inherited = auto_compact_window if self.auto_compact and auto_compact_window is not None else window
+        return subagent_point(inherited, self.subagent_compact_window, max_output_tokens,
+                              auto_compact=self.auto_compact)
+
+    def idle_compacts(self, context: int) -> bool:
+        """Whether a main chain holding ``context`` tokens, left idle, compacts (see the module's docstring)."""
+        least = max(IDLE_COMPACT_FLOOR, self.idle_compact_min_tokens or IDLE_COMPACT_MIN_TOKENS)
+        return self.idle_compaction and self.auto_compact and context >= least
 
     @property
     def env(self) -> dict[str, str]:
@@ -130,4 +180,6 @@ class ClaudeSettings:
             env["CLAUDE_CODE_MAX_CONTEXT_TOKENS"] = str(self.max_context_tokens)
         if self.disable_1m_context:
             env["CLAUDE_CODE_DISABLE_1M_CONTEXT"] = "1"
+        if self.idle_compact_min_tokens is not None:
+            env["CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS"] = str(self.idle_compact_min_tokens)
         return env
