@@ -410,7 +410,7 @@ def test_ctxsim_serve_a_task_exits_1_when_it_refused_a_request_even_had_the_task
         {"type": "text", "text": "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools. <summary>"}]}]}
     status, body = call(url, compact, key=key)
     _, err = stopped(process)
-    assert status == 400 and "a compact request does not belong to the fake agent's work" in body["error"]["message"]
+    assert status == 400 and "it names no CLI session" in body["error"]["message"]
     assert process.returncode == 1 and "(1 request refused): exit 1" in err
 
 
@@ -685,3 +685,65 @@ def test_the_real_cli_compacts_on_its_own_where_the_task_agent_does_and_the_wind
     assert compacted_in == [19, 36]  # the CLI's own autocompaction, where the agent compacts in-process
     assert len(record["sessions"]) == 1 and record["finished"] and record["redone"] == 0
     assert record["skipped"] == [] and record["steps"] == {f"s{n:02d}": 1 for n in range(1, 41)}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", ["checkpoint-block",  # no autocompact_at: only the loop compacts
+                                  "seed004-autocompact-rearms-wind-down"])  # the CLI's context under its own point
+def test_a_clients_compact_in_a_served_task_is_the_loops_compact_the_agent_runs_in_process(name: str) -> None:
+    from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
+
+    from ctxsim.agent import FakeAgent
+    from ctxsim.live import TaskServer
+    from ctxsim.reference import CONTINUE_PROMPT
+    from ctxsim.scenario import TaskScenario
+
+    played = load_scenario(find_scenario(name))
+    assert isinstance(played, TaskScenario)
+    task = played.task.task
+    boundaries: list[dict[str, Any]] = []
+    seen: list[int] = []  # the context the client reads from each turn's last call, as a tracker does
+
+    def last_prompt(messages: list[Any]) -> int:
+        usage = [m.usage for m in messages if isinstance(m, ResultMessage)][-1] or {}
+        return int(usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+                   + usage.get("cache_read_input_tokens", 0))
+
+    async def work(server: TaskServer) -> None:
+        async with LiveClaude(server.api, env={"ANTHROPIC_API_KEY": server.key}) as live:
+            for prompt in (server.settings()["prompts"][0], CONTINUE_PROMPT, "/compact", CONTINUE_PROMPT):
+                messages = await live.ask(prompt)
+                assert isinstance(messages[-1], ResultMessage) and not messages[-1].is_error, prompt
+                boundaries.extend(m.data for m in messages
+                                  if isinstance(m, SystemMessage) and m.subtype == "compact_boundary")
+                if prompt != "/compact":
+                    seen.append(last_prompt(messages))
+
+    with TaskServer(played) as server:
+        anyio.run(work, server)
+        served = server.record()
+    assert server.refused == [] and server.api.rejected == []
+    assert len(boundaries) == 1 and boundaries[0]["compact_metadata"]["trigger"] == "manual"
+
+    agent = FakeAgent(task, checkpoints=played.task.checkpoints)  # the in-process run of the same prompts
+
+    async def in_process() -> list[int]:
+        options = ClaudeAgentOptions()
+        shown: list[int] = []
+        async with ClaudeSDKClient(options, transport=agent.transport(options)) as client:
+            for prompt in (agent.task_prompt, CONTINUE_PROMPT, "/compact", CONTINUE_PROMPT):
+                await client.query(prompt)
+                messages = [m async for m in client.receive_response()]
+                if prompt != "/compact":
+                    shown.append(last_prompt(messages))
+        return shown
+
+    shown = anyio.run(in_process)
+    expected = [{"turn": t.index, "kind": t.kind, "steps": list(t.steps), "prompt": t.peak_prompt,
+                 "next_request": t.peak_next, "rejected": t.rejected} for t in agent.connections[0].turns]
+    assert [t["kind"] for t in expected] == ["task", "continue", "compact", "continue"]
+    assert expected[2]["prompt"] == task.baseline + task.summary_tokens  # the world's context after /compact
+    assert served["sessions"] == [{"session": 1, "turns": expected}]
+    # the CLI's own count of what it compacted is the world's context before the /compact (its post_tokens its own)
+    assert boundaries[0]["compact_metadata"]["pre_tokens"] == expected[1]["next_request"]
+    assert seen == shown  # the client reads the usage the compaction left, as in-process

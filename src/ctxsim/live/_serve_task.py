@@ -7,7 +7,7 @@ session of the agent; a request whose last message is a prompt (not a tool resul
 plans from the prompt as it does in-process (the task prompt, a "go on", a checkpoint request, a continuation), and
 each request of the turn is answered with its next call: the tool calls inert (``true``, a file that does not
 exist), the usage exactly the world's. A prompt the agent cannot classify, a bound the loop went past, a request of
-another kind (a side request, a compaction summary, a subagent), a request with no session id or past the turn's
+another kind (a side request, a subagent), a request with no session id or past the turn's
 calls is answered 400 saying so.
 
 :meth:`TaskServer.record` is what the agent recorded: every step performed (and so which were redone or skipped),
@@ -19,6 +19,10 @@ would reach the point, the CLI (measured) before a request once the context it a
 passes its point, which serve moves with ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` (:func:`task_autocompact_window`) to
 half a step's result under where a turn's first request reaches the agent's point; serve answers the CLI's summary
 request. Both compact at the same turns' starts in a task shaped so (``seed004-autocompact-rearms-wind-down``).
+A summary request while the CLI's context is under that point (or in a task whose agent never compacts on its own)
+is the client's ``/compact``: the agent runs the loop's ``/compact`` as in-process (a turn of kind ``compact``, the
+context then its baseline plus its summary), and serve answers with the context compacted as the request's usage
+and the task's summary as its output.
 """
 
 from __future__ import annotations
@@ -192,20 +196,25 @@ _SUMMARY = Reply((Text("<analysis>The work so far.</analysis>\n<summary>The task
 class _AgentModel(Refuser):
     """The responder: the fake agent's turns, one queue of replies per CLI session."""
 
-    def __init__(self, agent: FakeAgent, scenario: str) -> None:
+    def __init__(self, agent: FakeAgent, scenario: str, autocompact_window: int | None) -> None:
         super().__init__(f"task scenario {scenario!r}")
         self.agent = agent
         self.sessions: dict[str, tuple[FakeTransport, ConnectionRecord]] = {}
         self.queues: dict[str, deque[Reply]] = {}
+        self.context: dict[str, int] = {}
+        """Per CLI session, the context the CLI has: the last call served (its prompt and output)."""
+        self.autocompact_window = autocompact_window
 
     def __call__(self, request: ApiRequest) -> Reply:
-        if request.kind == "compact" and self.agent.task.autocompact_at is not None:
-            return _SUMMARY  # the CLI compacts on its own where the agent does: the truth after it is the agent's
-        if request.kind != "main":
-            return self.refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
         session = _session_id(request.body)
+        if request.kind == "compact" and self._compacts_on_its_own(session):
+            return _SUMMARY  # the CLI compacts on its own where the agent does: the truth after it is the agent's
+        if request.kind not in ("main", "compact"):
+            return self.refuse(request, f"a {request.kind} request does not belong to the fake agent's work")
         if session is None:
             return self.refuse(request, "it names no CLI session (metadata.user_id has no session_id)")
+        if request.kind == "compact":
+            return self._manual_compaction(request, session)
         if not request.after_tool_result:
             if session not in self.sessions:
                 try:
@@ -227,7 +236,31 @@ class _AgentModel(Refuser):
         queue = self.queues.get(session)
         if not queue:
             return self.refuse(request, "the fake agent's turn has no call left")
-        return queue.popleft()
+        reply = queue.popleft()
+        self.context[session] = sum(reply.usage or (0,)) + reply.output_tokens
+        return reply
+
+    def _compacts_on_its_own(self, session: str | None) -> bool:
+        """A summary request is the CLI's own autocompaction: the agent compacts on its own and the context the CLI
+        has in ``session`` (the last call served) is past the CLI's autocompact point; else the client's
+        ``/compact``."""
+        window = self.autocompact_window
+        return window is not None and self.context.get(session or "", 0) >= window - AUTOCOMPACT_RESERVE
+
+    def _manual_compaction(self, request: ApiRequest, session: str) -> Reply:
+        """The summary request of a client's ``/compact``: the agent runs the loop's ``/compact`` as in-process
+        (a turn of kind ``compact``, the context then its baseline plus its summary) and the summary is answered
+        with the usage of the context compacted and the world's summary as its output."""
+        if session not in self.sessions:
+            return self.refuse(request, "a /compact summary request in a CLI session the fake agent has no turn in")
+        transport, record = self.sessions[session]
+        assert transport.responder is not None
+        pre = self.context.get(session, 0)
+        transport.responder({"type": "user", "session_id": session,
+                             "message": {"role": "user", "content": "/compact"}})
+        self.queues[session] = deque()
+        self.context[session] = record.turns[-1].peak_prompt
+        return Reply(_SUMMARY.blocks, output_tokens=self.agent.task.summary_tokens, prompt=pre)
 
 
 class TaskServer(Server):
@@ -243,7 +276,8 @@ class TaskServer(Server):
         spec = scenario.task
         self.agent = FakeAgent(spec.task, checkpoints=spec.checkpoints,
                                max_connections=2 * (spec.max_restarts + 1) + 2, prompts=prompts)
-        super().__init__(_AgentModel(self.agent, scenario.name), port=port, window=spec.task.window)
+        model = _AgentModel(self.agent, scenario.name, task_autocompact_window(scenario))
+        super().__init__(model, port=port, window=spec.task.window)
 
     def settings(self) -> dict[str, Any]:
         """What a client needs: ``env``, ``model``, the task prompt to start with (``prompts``: each later prompt is
