@@ -348,6 +348,7 @@ class ScenarioServer(Server):
             env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(window)
         model, window_env = client_model(session)  # the model id and settings that give the scenario's window
         env.update(window_env)
+        env.update(session.settings.env)  # Claude Code's own settings the scenario states (auto-compact off, ...)
         return {"scenario": self.scenario.name, "env": env,
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
