@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,12 @@ from ctxsim.faults import (
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
     CacheReadDrop,
+    DuplicateBlocks,
     Fault,
     FaultPlan,
+    MissingRequestIds,
+    ReusedMessageIds,
+    StaleOutputTokens,
     UncachedGatewayUsage,
     WrongContextWindow,
     apply,
@@ -34,7 +39,7 @@ from ctxsim.faults import (
 from ctxsim.runner import run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers.mutants import MUTANTS
-from ctxsim.wire import render, render_transcript, statusline_payloads
+from ctxsim.wire import TranscriptRender, render, render_transcript, statusline_payloads
 from ctxsim.world import Session, SessionBuilder
 
 SDK = frozenset({"sdk"})
@@ -142,8 +147,7 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
-                   "reused_message_ids", "nested_cache_creation", "missing_usage", "garbage_values",
+    "transcript": {"streaming_partials", "nested_cache_creation", "missing_usage", "garbage_values",
                    "inserted_compaction", "model_switch"},
     "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch"},
 }
@@ -202,7 +206,7 @@ def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_r
     for name in ALL_FAULTS:
         assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
     assert carried_on("usage_iterations") == SURFACES.keys()
-    assert carried_on("duplicate_blocks") == frozenset()  # real in transcripts, written on the stream only
+    assert carried_on("streaming_partials") == frozenset()  # real in transcripts, written on the stream only
 
 
 @pytest.mark.parametrize("fault", [CacheReadDrop(rate=1.0), UncachedGatewayUsage(rate=1.0)], ids=lambda f: f.name)
@@ -240,3 +244,43 @@ def test_a_wrong_window_reaches_the_payload_as_the_window_claude_code_reports() 
     assert {p["context_window"]["context_window_size"] for p in shown} == {200_000}
     used = [p["context_window"]["used_percentage"] for p in shown if p["context_window"]["current_usage"]]
     assert used and used[-1] == 100 and any(u < 100 for u in used)
+
+
+def _assistant_rows(transcript: TranscriptRender) -> list[tuple[str, dict[str, Any]]]:
+    return [(path, row) for path, f in transcript.files.items() for row in f.rows if row.get("type") == "assistant"]
+
+
+def test_a_call_s_per_block_messages_reach_its_rows_as_claude_code_writes_them() -> None:
+    # one row per content block, each with the API's message.id, requestId and usage: what a fault does to a call's
+    # messages on the stream it does to the call's rows
+    plain = render_transcript(_SESSION)
+    rows = _assistant_rows(plain)
+
+    def faulted(fault: Fault) -> list[tuple[str, dict[str, Any]]]:
+        return _assistant_rows(apply_transcript(FaultPlan((fault,), seed=3), plain))
+
+    doubled = faulted(DuplicateBlocks(rate=1.0, copies=2))
+    seen = [_dump(r) for _, r in doubled]
+    assert len(doubled) > len(rows) and {_dump(r) for _, r in rows} == set(seen)
+    assert all(seen.count(s) in (1, 3) for s in seen)  # a repeated row: byte for byte, twice more
+    without = [r for _, r in faulted(MissingRequestIds(rate=1.0))]
+    assert len(without) == len(rows) and all("requestId" not in r for r in without)
+    empty = [r for _, r in faulted(MissingRequestIds(rate=1.0, mode="empty"))]
+    assert {r.get("requestId") for r in empty} == {""}
+    stale = faulted(StaleOutputTokens(rate=1.0))
+    by_id: dict[str, list[int]] = {}
+    for (_, row), (_, was) in zip(stale, rows):
+        assert not row.get("isSidechain") or row == was
+        if not row.get("isSidechain"):
+            by_id.setdefault(row["message"]["id"], []).append(row["message"]["usage"]["output_tokens"])
+    finals = {c.message_id: c.output_tokens for c in _SESSION.calls if c.is_main}
+    several = [(ident, outs) for ident, outs in by_id.items() if len(outs) > 1]
+    assert several
+    for ident, outs in several:  # stale on every row, the final count on the call's last (9,9,9 -> 243)
+        assert 1 <= outs[0] <= 9 and set(outs[:-1]) == {outs[0]} and outs[-1] == max(finals[ident], outs[0]), outs
+    reused = faulted(ReusedMessageIds(rate=1.0))
+    changed = [(r, w) for (_, r), (_, w) in zip(reused, rows) if r != w]
+    assert changed and all(r["requestId"] == w["requestId"] and r["message"]["usage"] == w["message"]["usage"]
+                           and not r.get("isSidechain") for r, w in changed)
+    ids = [r["message"]["id"] for _, r in rows if not r.get("isSidechain")]
+    assert all(r["message"]["id"] in ids and r["message"]["id"] != w["message"]["id"] for r, w in changed)
