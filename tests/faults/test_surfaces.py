@@ -149,7 +149,7 @@ ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 NOT_YET_ON = {
     "transcript": {"streaming_partials", "nested_cache_creation", "missing_usage", "garbage_values",
                    "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch"},
+    "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
