@@ -25,6 +25,7 @@ from ctxsim.faults import (
     Fault,
     FaultPlan,
     MissingRequestIds,
+    MissingUsage,
     ReusedMessageIds,
     StaleOutputTokens,
     UncachedGatewayUsage,
@@ -147,8 +148,8 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"streaming_partials", "nested_cache_creation", "missing_usage", "garbage_values",
-                   "inserted_compaction", "model_switch"},
+    "transcript": {"streaming_partials", "nested_cache_creation", "garbage_values", "inserted_compaction",
+                   "model_switch"},
     "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
@@ -284,3 +285,19 @@ def test_a_call_s_per_block_messages_reach_its_rows_as_claude_code_writes_them()
                            and not r.get("isSidechain") for r, w in changed)
     ids = [r["message"]["id"] for _, r in rows if not r.get("isSidechain")]
     assert all(r["message"]["id"] in ids and r["message"]["id"] != w["message"]["id"] for r, w in changed)
+
+
+def test_a_call_s_rows_without_usage_leave_its_prompt_known_only_while_one_row_keeps_it() -> None:
+    plain = render_transcript(_SESSION)
+    some = apply_transcript(FaultPlan((MissingUsage(rate=1.0),), seed=3), plain)
+    calls: dict[str, list[object]] = {}
+    for _, row in _assistant_rows(some):
+        calls.setdefault(row["message"]["id"], []).append(row["message"]["usage"])
+    assert any(None in usages for usages in calls.values())
+    assert all(any(isinstance(u, dict) for u in usages) for usages in calls.values())  # one row keeps it
+    assert [p.observation.truth for p in some.points] == [p.observation.truth for p in plain.points]
+    whole = apply_transcript(FaultPlan((MissingUsage(rate=1.0, scope="whole_call", shape="empty"),), seed=3), plain)
+    assert {_dump(r["message"]["usage"]) for _, r in _assistant_rows(whole)} == {"{}"}
+    lost = [p.observation.label for p, q in zip(whole.points, plain.points)
+            if q.observation.truth.knowable and not p.observation.truth.knowable]
+    assert lost and len(lost) < len(whole.points)  # a compaction's point tells the size again

@@ -10,6 +10,7 @@ stream fault                its rows
 ``missing_request_ids``     a call's rows without ``requestId`` (or with ``""``)
 ``stale_output_tokens``     a main call's rows with a stale ``output_tokens`` (the last one final, if growing)
 ``reused_message_ids``      a main call's rows with the ``message.id`` of an earlier main call
+``missing_usage``           a call's rows with their usage stripped (some of them, or all)
 ==========================  ===============================================================================
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +43,10 @@ from ._transcript import (
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
+    _unknowable,
 )
 from ._units import USAGE_KEYS, is_count
-from ._usage import AdvisorIterations, CacheReadDrop, UncachedGatewayUsage
+from ._usage import AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 
@@ -180,6 +182,64 @@ class ReusedIdRows(TranscriptFault):
                     file.rows[index]["message"] = {**file.rows[index]["message"], "id": reused}
 
 
+@dataclass(frozen=True)
+class RowsWithoutUsage(TranscriptFault):
+    """The transcript form of ``missing_usage``: a call's rows with their usage stripped (``null``, ``{}`` or only
+    ``output_tokens``), as Claude Code writes the usage the API (or a gateway) gave it. ``some_blocks`` strips some
+    rows of a call of several and leaves at least one whole: keeps the truth. ``whole_call`` strips every row of
+    the call and, for a main call, makes the points from its first row until the next main call or compaction in
+    that file not knowable (nothing in the file tells its prompt), as on the stream."""
+
+    name = "missing_usage"
+    source = MissingUsage.source
+    rate: float = 0.3
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+    shape: str = "none"
+    """``none`` (``usage: null``), ``empty`` (``{}``) or ``output_only``."""
+    scope: str = "some_blocks"
+    """``some_blocks`` or ``whole_call``."""
+
+    @property
+    def keeps_truth(self) -> bool:
+        return self.scope == "some_blocks"
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        whole = self.scope == "whole_call"
+        calls = [(file, run) for file, run in _calls(transcript, main_only=False)
+                 if (whole or len(run) >= 2) and all(isinstance(file.rows[i]["message"].get("usage"), dict)
+                                                    for i in run)]
+        for file, run in FaultStream.pick(rng, calls, self.rate):
+            if whole:
+                stripped = run
+            else:
+                kept = rng.choice(run)
+                stripped = FaultStream.pick(rng, [i for i in run if i != kept], 0.5)
+            for index in stripped:
+                message = file.rows[index]["message"]
+                file.rows[index]["message"] = {**message, "usage": _STRIPPED[self.shape](_usage(file.rows[index]))}
+            if whole and not file.rows[run[0]].get("isSidechain"):
+                _unknowable_from(transcript, file, run[0])
+
+
+_STRIPPED: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+    "none": lambda usage: None,
+    "empty": lambda usage: {},
+    "output_only": lambda usage: {"output_tokens": usage.get("output_tokens", 1)},
+}
+
+
+def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int) -> None:
+    """The points of ``file`` from its row ``first`` (a main call's) until the next main call's or compaction's row
+    made not knowable."""
+    ident, start = file.rows[first]["message"]["id"], file.order[first]
+    ends = [moment for moment, row in zip(file.order, file.rows) if moment > start and (
+        row.get("subtype") == "compact_boundary" or (row.get("type") == "assistant" and not row.get("isSidechain")
+                                                     and row["message"].get("id") != ident))]
+    end = min(ends, default=float("inf"))
+    transcript.points = [_unknowable(p) if p.transcript == file.path and start <= p.written < end else p
+                         for p in transcript.points]
+
+
 def _prompt(row: dict[str, Any]) -> int | None:
     usage = _usage(row)
     counts = [usage.get(k) for k in USAGE_KEYS]
@@ -209,12 +269,14 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return StaleOutputRows(rate=fault.rate, mode=fault.mode)
     if isinstance(fault, ReusedMessageIds):
         return ReusedIdRows(rate=fault.rate, reuse=fault.reuse)
+    if isinstance(fault, MissingUsage):
+        return RowsWithoutUsage(rate=fault.rate, shape=fault.shape, scope=fault.scope)
     return None
 
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
                 "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "duplicate_blocks",
-                "missing_request_ids", "stale_output_tokens", "reused_message_ids")
+                "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 
