@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ from ._transcript import (
     _unknowable,
 )
 from ._units import USAGE_KEYS, is_count
-from ._usage import AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
+from ._usage import _SHAPES, AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 
@@ -216,16 +216,10 @@ class RowsWithoutUsage(TranscriptFault):
                 stripped = FaultStream.pick(rng, [i for i in run if i != kept], 0.5)
             for index in stripped:
                 message = file.rows[index]["message"]
-                file.rows[index]["message"] = {**message, "usage": _STRIPPED[self.shape](_usage(file.rows[index]))}
+                file.rows[index]["message"] = {**message, "usage": _SHAPES[self.shape](_usage(file.rows[index]))}
             if whole and not file.rows[run[0]].get("isSidechain"):
                 _unknowable_from(transcript, file, run[0])
 
-
-_STRIPPED: dict[str, Callable[[dict[str, Any]], dict[str, Any] | None]] = {
-    "none": lambda usage: None,
-    "empty": lambda usage: {},
-    "output_only": lambda usage: {"output_tokens": usage.get("output_tokens", 1)},
-}
 
 
 def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int) -> None:
