@@ -28,6 +28,7 @@ from ctxsim.faults import (
     MissingUsage,
     ReusedMessageIds,
     StaleOutputTokens,
+    StreamingPartials,
     UncachedGatewayUsage,
     WrongContextWindow,
     apply,
@@ -148,8 +149,7 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"streaming_partials", "nested_cache_creation", "garbage_values", "inserted_compaction",
-                   "model_switch"},
+    "transcript": {"nested_cache_creation", "garbage_values", "inserted_compaction", "model_switch"},
     "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
@@ -207,7 +207,7 @@ def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_r
     for name in ALL_FAULTS:
         assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
     assert carried_on("usage_iterations") == SURFACES.keys()
-    assert carried_on("streaming_partials") == frozenset()  # real in transcripts, written on the stream only
+    assert carried_on("replayed_messages") == {"transcript"}  # real in transcripts, written there as a new file
 
 
 @pytest.mark.parametrize("fault", [CacheReadDrop(rate=1.0), UncachedGatewayUsage(rate=1.0)], ids=lambda f: f.name)
@@ -301,3 +301,23 @@ def test_a_call_s_rows_without_usage_leave_its_prompt_known_only_while_one_row_k
     lost = [p.observation.label for p, q in zip(whole.points, plain.points)
             if q.observation.truth.knowable and not p.observation.truth.knowable]
     assert lost and len(lost) < len(whole.points)  # a compaction's point tells the size again
+
+
+def test_a_main_call_s_rows_come_after_their_streaming_partials_as_before_claude_code_2_1_97() -> None:
+    plain = render_transcript(_SESSION)
+    faulted = apply_transcript(FaultPlan((StreamingPartials(rate=1.0, partials=2),), seed=3), plain)
+    main = {c.message_id: c for c in _SESSION.calls if c.is_main}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for _, row in _assistant_rows(faulted):
+        if not row.get("isSidechain"):
+            rows.setdefault(row["message"]["id"], []).append(row)
+    plain_rows = [r for _, r in _assistant_rows(plain) if not r.get("isSidechain")]
+    for ident, call_rows in rows.items():
+        assert len(call_rows) == 3 * sum(r["message"]["id"] == ident for r in plain_rows)  # two partials each
+        assert len({r["uuid"] for r in call_rows}) == len(call_rows)
+        *partial, last = call_rows
+        assert {r["message"]["stop_reason"] for r in partial} == {None} and len(
+            {r["message"]["usage"]["output_tokens"] for r in partial}) == 1
+        assert partial[0]["message"]["usage"]["output_tokens"] <= 9  # first-wins keeps the stale out
+        assert last["message"]["usage"]["output_tokens"] == main[ident].output_tokens
+        assert last["message"]["stop_reason"] == main[ident].stop_reason

@@ -11,6 +11,7 @@ stream fault                its rows
 ``stale_output_tokens``     a main call's rows with a stale ``output_tokens`` (the last one final, if growing)
 ``reused_message_ids``      a main call's rows with the ``message.id`` of an earlier main call
 ``missing_usage``           a call's rows with their usage stripped (some of them, or all)
+``streaming_partials``      partial rows (new uuid, no stop reason, stale output) before a main call's rows
 ==========================  ===============================================================================
 """
 
@@ -30,6 +31,7 @@ from ._calls import (
     ReplayedMessages,
     ReusedMessageIds,
     StaleOutputTokens,
+    StreamingPartials,
     SyntheticErrorMessages,
 )
 from ._flow import CompactionMetadata, InterleavedSubagents
@@ -234,6 +236,42 @@ def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: 
                          for p in transcript.points]
 
 
+@dataclass(frozen=True)
+class PartialRows(TranscriptFault):
+    """The transcript form of ``streaming_partials``: before Claude Code 2.1.97 each per-block row of a main call
+    was first written as a streaming partial (a new uuid, ``stop_reason`` null, a stale ``output_tokens``) and then
+    written final; the call's last row carries the final count and stop reason (anthropics/claude-code#22686,
+    ryoppippi/ccusage#901: first-wins kept out 9 instead of 159). Keeps the truth (every copy has the same
+    prompt)."""
+
+    name = "streaming_partials"
+    source = StreamingPartials.source
+    rate: float = 0.5
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+    partials: int = 2
+    """Partial rows written before each per-block row."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        calls = [(file, run) for file, run in _calls(transcript, main_only=True)
+                 if all(is_count(_usage(file.rows[i]).get("output_tokens")) for i in run)]
+        chosen = FaultStream.pick(rng, calls, self.rate)
+        for file, run in sorted(chosen, key=lambda pair: (pair[0].path, -pair[1][0])):  # later calls first
+            stale = rng.randint(1, 9)
+            final = file.rows[run[-1]]["message"]
+            for index in reversed(run):
+                row = file.rows[index]
+                row["message"] = {**row["message"], "stop_reason": None,
+                                  "usage": {**_usage(row), "output_tokens": stale}}
+                before = file.order[index - 1] if index else file.order[index] - 1
+                step = (file.order[index] - before) / (self.partials + 1)
+                for k in range(self.partials):
+                    partial = {**copy.deepcopy(row), "uuid": FaultStream.new_uuid(rng)}
+                    file.rows.insert(index, partial)
+                    file.order.insert(index, file.order[index + k] - step * (k + 1))
+            last = file.rows[run[-1] + self.partials * len(run)]
+            last["message"] = {**last["message"], "stop_reason": final["stop_reason"], "usage": final["usage"]}
+
+
 def _prompt(row: dict[str, Any]) -> int | None:
     usage = _usage(row)
     counts = [usage.get(k) for k in USAGE_KEYS]
@@ -263,6 +301,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return StaleOutputRows(rate=fault.rate, mode=fault.mode)
     if isinstance(fault, ReusedMessageIds):
         return ReusedIdRows(rate=fault.rate, reuse=fault.reuse)
+    if isinstance(fault, StreamingPartials):
+        return PartialRows(rate=fault.rate, partials=fault.partials)
     if isinstance(fault, MissingUsage):
         return RowsWithoutUsage(rate=fault.rate, shape=fault.shape, scope=fault.scope)
     return None
@@ -270,7 +310,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
                 "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "duplicate_blocks",
-                "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage")
+                "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage",
+                "streaming_partials")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 
