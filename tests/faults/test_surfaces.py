@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,8 +21,14 @@ from ctxsim.faults import (
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
     CacheReadDrop,
+    DuplicateBlocks,
     Fault,
     FaultPlan,
+    MissingRequestIds,
+    MissingUsage,
+    ReusedMessageIds,
+    StaleOutputTokens,
+    StreamingPartials,
     UncachedGatewayUsage,
     WrongContextWindow,
     apply,
@@ -34,7 +41,7 @@ from ctxsim.faults import (
 from ctxsim.runner import run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.trackers.mutants import MUTANTS
-from ctxsim.wire import render, render_transcript, statusline_payloads
+from ctxsim.wire import TranscriptRender, render, render_transcript, statusline_payloads
 from ctxsim.world import Session, SessionBuilder
 
 SDK = frozenset({"sdk"})
@@ -142,10 +149,8 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"duplicate_blocks", "streaming_partials", "missing_request_ids", "stale_output_tokens",
-                   "reused_message_ids", "nested_cache_creation", "missing_usage", "garbage_values",
-                   "inserted_compaction", "model_switch"},
-    "statusline": {"reused_message_ids", "nested_cache_creation", "garbage_values", "model_switch"},
+    "transcript": {"nested_cache_creation", "garbage_values", "inserted_compaction", "model_switch"},
+    "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -202,7 +207,7 @@ def test_where_a_fault_is_carried_is_where_it_is_real_and_edits_what_a_tracker_r
     for name in ALL_FAULTS:
         assert carried_on(name) == FAULT_SURFACES[name].names & _edited(name), name
     assert carried_on("usage_iterations") == SURFACES.keys()
-    assert carried_on("duplicate_blocks") == frozenset()  # real in transcripts, written on the stream only
+    assert carried_on("replayed_messages") == {"transcript"}  # real in transcripts, written there as a new file
 
 
 @pytest.mark.parametrize("fault", [CacheReadDrop(rate=1.0), UncachedGatewayUsage(rate=1.0)], ids=lambda f: f.name)
@@ -240,3 +245,79 @@ def test_a_wrong_window_reaches_the_payload_as_the_window_claude_code_reports() 
     assert {p["context_window"]["context_window_size"] for p in shown} == {200_000}
     used = [p["context_window"]["used_percentage"] for p in shown if p["context_window"]["current_usage"]]
     assert used and used[-1] == 100 and any(u < 100 for u in used)
+
+
+def _assistant_rows(transcript: TranscriptRender) -> list[tuple[str, dict[str, Any]]]:
+    return [(path, row) for path, f in transcript.files.items() for row in f.rows if row.get("type") == "assistant"]
+
+
+def test_a_call_s_per_block_messages_reach_its_rows_as_claude_code_writes_them() -> None:
+    # one row per content block, each with the API's message.id, requestId and usage: what a fault does to a call's
+    # messages on the stream it does to the call's rows
+    plain = render_transcript(_SESSION)
+    rows = _assistant_rows(plain)
+
+    def faulted(fault: Fault) -> list[tuple[str, dict[str, Any]]]:
+        return _assistant_rows(apply_transcript(FaultPlan((fault,), seed=3), plain))
+
+    doubled = faulted(DuplicateBlocks(rate=1.0, copies=2))
+    seen = [_dump(r) for _, r in doubled]
+    assert len(doubled) > len(rows) and {_dump(r) for _, r in rows} == set(seen)
+    assert all(seen.count(s) in (1, 3) for s in seen)  # a repeated row: byte for byte, twice more
+    without = [r for _, r in faulted(MissingRequestIds(rate=1.0))]
+    assert len(without) == len(rows) and all("requestId" not in r for r in without)
+    empty = [r for _, r in faulted(MissingRequestIds(rate=1.0, mode="empty"))]
+    assert {r.get("requestId") for r in empty} == {""}
+    stale = faulted(StaleOutputTokens(rate=1.0))
+    by_id: dict[str, list[int]] = {}
+    for (_, row), (_, was) in zip(stale, rows):
+        assert not row.get("isSidechain") or row == was
+        if not row.get("isSidechain"):
+            by_id.setdefault(row["message"]["id"], []).append(row["message"]["usage"]["output_tokens"])
+    finals = {c.message_id: c.output_tokens for c in _SESSION.calls if c.is_main}
+    several = [(ident, outs) for ident, outs in by_id.items() if len(outs) > 1]
+    assert several
+    for ident, outs in several:  # stale on every row, the final count on the call's last (9,9,9 -> 243)
+        assert 1 <= outs[0] <= 9 and set(outs[:-1]) == {outs[0]} and outs[-1] == max(finals[ident], outs[0]), outs
+    reused = faulted(ReusedMessageIds(rate=1.0))
+    changed = [(r, w) for (_, r), (_, w) in zip(reused, rows) if r != w]
+    assert changed and all(r["requestId"] == w["requestId"] and r["message"]["usage"] == w["message"]["usage"]
+                           and not r.get("isSidechain") for r, w in changed)
+    ids = [r["message"]["id"] for _, r in rows if not r.get("isSidechain")]
+    assert all(r["message"]["id"] in ids and r["message"]["id"] != w["message"]["id"] for r, w in changed)
+
+
+def test_a_call_s_rows_without_usage_leave_its_prompt_known_only_while_one_row_keeps_it() -> None:
+    plain = render_transcript(_SESSION)
+    some = apply_transcript(FaultPlan((MissingUsage(rate=1.0),), seed=3), plain)
+    calls: dict[str, list[object]] = {}
+    for _, row in _assistant_rows(some):
+        calls.setdefault(row["message"]["id"], []).append(row["message"]["usage"])
+    assert any(None in usages for usages in calls.values())
+    assert all(any(isinstance(u, dict) for u in usages) for usages in calls.values())  # one row keeps it
+    assert [p.observation.truth for p in some.points] == [p.observation.truth for p in plain.points]
+    whole = apply_transcript(FaultPlan((MissingUsage(rate=1.0, scope="whole_call", shape="empty"),), seed=3), plain)
+    assert {_dump(r["message"]["usage"]) for _, r in _assistant_rows(whole)} == {"{}"}
+    lost = [p.observation.label for p, q in zip(whole.points, plain.points)
+            if q.observation.truth.knowable and not p.observation.truth.knowable]
+    assert lost and len(lost) < len(whole.points)  # a compaction's point tells the size again
+
+
+def test_a_main_call_s_rows_come_after_their_streaming_partials_as_before_claude_code_2_1_97() -> None:
+    plain = render_transcript(_SESSION)
+    faulted = apply_transcript(FaultPlan((StreamingPartials(rate=1.0, partials=2),), seed=3), plain)
+    main = {c.message_id: c for c in _SESSION.calls if c.is_main}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for _, row in _assistant_rows(faulted):
+        if not row.get("isSidechain"):
+            rows.setdefault(row["message"]["id"], []).append(row)
+    plain_rows = [r for _, r in _assistant_rows(plain) if not r.get("isSidechain")]
+    for ident, call_rows in rows.items():
+        assert len(call_rows) == 3 * sum(r["message"]["id"] == ident for r in plain_rows)  # two partials each
+        assert len({r["uuid"] for r in call_rows}) == len(call_rows)
+        *partial, last = call_rows
+        assert {r["message"]["stop_reason"] for r in partial} == {None} and len(
+            {r["message"]["usage"]["output_tokens"] for r in partial}) == 1
+        assert partial[0]["message"]["usage"]["output_tokens"] <= 9  # first-wins keeps the stale out
+        assert last["message"]["usage"]["output_tokens"] == main[ident].output_tokens
+        assert last["message"]["stop_reason"] == main[ident].stop_reason

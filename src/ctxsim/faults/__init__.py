@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         StreamingPartials as StreamingPartials,
         SyntheticErrorMessages as SyntheticErrorMessages,
     )
+    from ._counterparts import transcript_faults as transcript_faults
     from ._flow import (
         CompactionMetadata as CompactionMetadata,
         InsertedCompaction as InsertedCompaction,
@@ -103,7 +104,6 @@ if TYPE_CHECKING:
         ReplayedRows as ReplayedRows,
         SyntheticErrorRows as SyntheticErrorRows,
         TranscriptFault as TranscriptFault,
-        transcript_faults as transcript_faults,
     )
     from ._usage import (
         AdvisorIterations as AdvisorIterations,

@@ -272,6 +272,8 @@ class ReusedMessageIds(Fault):
     ``message.id:requestId`` for this reason). ``reuse="previous"`` gives a call the id of the main call before
     it; ``"first"`` the id of the session's first main call; never between two calls with the same prompt (then
     nothing but the request id could tell them from a replay). Keeps the truth: the calls still differ in prompt.
+    Real on the SDK stream and in the transcript rows; the statusline payload carries no message id (its keys as
+    Claude Code 2.1.330-2.1.332 pipe it), so it is the same with or without.
     """
 
     name = "reused_message_ids"

@@ -21,6 +21,7 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
+from ._counterparts import COUNTERPARTS, transcript_faults
 from ._flow import (
     CompactionMetadata,
     InsertedCompaction,
@@ -33,7 +34,6 @@ from ._flow import (
 )
 from ._surfaces import FAULT_SURFACES
 from ._transcript import (
-    COUNTERPARTS,
     TRANSCRIPT_REGISTRY,
     CompactionWithoutPostTokens,
     HalfWrittenRow,
@@ -41,7 +41,6 @@ from ._transcript import (
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
-    transcript_faults,
 )
 from ._units import is_count
 from ._usage import (

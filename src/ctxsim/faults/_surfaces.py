@@ -60,7 +60,9 @@ FAULT_SURFACES: Mapping[str, Surfaces] = {
                                   "(anthropic-sdk-typescript 6e78091; Claude Code 2.1.214)"),
     "synthetic_errors": _on("sdk", "transcript", source="API errors and interrupts are <synthetic> assistant "
                             "messages on the stream and rows in the file (ccstatusline#98, framework#686)"),
-    "reused_message_ids": _on(source=f"{_API}: proxies reuse message ids"),
+    "reused_message_ids": _on("sdk", "transcript", source="proxies reuse message ids (Bugs in the wild; ccusage keys "
+                              "on message.id:requestId), which the stream and the rows carry; the statusline payload "
+                              "has no message id (its keys in the Claude Code 2.1.330-2.1.332 captures)"),
     "missing_request_ids": _on("transcript", source="transcript rows without requestId (ccusage#797, #985, #976; "
                                "tokscale#563); the SDK's messages have no request id to miss"),
     "cache_read_drop": _on(source=f"{_API}: a cache miss (claude-code#42338, #94177; crush#3841)"),

@@ -5,10 +5,11 @@ point) as a stream fault edits stream-json: named, seeded, documented with the r
 keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fault`, so a
 :class:`~ctxsim.faults.FaultPlan` may hold it beside stream faults; applied to stream-json it changes nothing.
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
-faults that model the same report in a transcript (:data:`COUNTERPARTS`: ``interleaved_subagents``,
-``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``)
-their transcript form, so one scenario's ``faults:`` list breaks its stream and its transcript alike (each draws its
-own choices)::
+faults that model the same report in a transcript (:func:`ctxsim.faults.transcript_faults`: ``interleaved_subagents``,
+``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``,
+``cache_read_drop``, ``uncached_gateway_usage``, and those that edit a call's per-block rows: ``duplicate_blocks``,
+``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``) their transcript form, so one scenario's
+``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))
 
@@ -28,20 +29,18 @@ from __future__ import annotations
 import copy
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
 from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
 from ._base import Fault, FaultStream
-from ._calls import ReplayedMessages, SyntheticErrorMessages
-from ._flow import CompactionMetadata, InterleavedSubagents
 from ._units import USAGE_KEYS, is_count
-from ._usage import AdvisorIterations, CacheReadDrop, UncachedGatewayUsage, iterated
+from ._usage import CacheReadDrop, UncachedGatewayUsage, iterated
 
-__all__ = ["COUNTERPARTS", "TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow",
-           "InterleavedSidechains", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault", "transcript_faults"]
+__all__ = ["TRANSCRIPT_REGISTRY", "CacheMissRows", "CompactionWithoutPostTokens", "GatewayRows", "HalfWrittenRow",
+           "InterleavedSidechains", "IterationRows", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -372,38 +371,3 @@ def _plain_usage(usage: Any) -> bool:
 TRANSCRIPT_REGISTRY: dict[str, type[TranscriptFault]] = {cls.name: cls for cls in (
     InterleavedSidechains, ReplayedRows, SyntheticErrorRows, CompactionWithoutPostTokens, HalfWrittenRow)}
 """Every transcript fault class by name."""
-
-
-def _counterpart(fault: Fault) -> TranscriptFault | None:
-    if isinstance(fault, InterleavedSubagents):
-        return InterleavedSidechains(rate=fault.rate)
-    if isinstance(fault, ReplayedMessages):
-        return ReplayedRows(rate=fault.rate, where=fault.where)
-    if isinstance(fault, SyntheticErrorMessages):
-        return SyntheticErrorRows(rate=fault.rate)
-    if isinstance(fault, CompactionMetadata) and fault.mode != "camel_case":
-        return CompactionWithoutPostTokens(rate=fault.rate, mode=fault.mode)
-    if isinstance(fault, AdvisorIterations):
-        return IterationRows(rate=fault.rate)
-    if isinstance(fault, CacheReadDrop):
-        return CacheMissRows(rate=fault.rate, keep_prefix=fault.keep_prefix)
-    if isinstance(fault, UncachedGatewayUsage):
-        return GatewayRows(rate=fault.rate)
-    return None
-
-
-COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
-                "usage_iterations", "cache_read_drop", "uncached_gateway_usage")
-"""The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
-modes; ``camel_case`` is how transcripts always spell it)."""
-
-
-def transcript_faults(faults: Iterable[Fault]) -> tuple[TranscriptFault, ...]:
-    """The transcript faults ``faults`` stand for, in order: each :class:`TranscriptFault` itself, each stream
-    fault of :data:`COUNTERPARTS` its transcript form; the other stream faults have none."""
-    out = []
-    for fault in faults:
-        made = fault if isinstance(fault, TranscriptFault) else _counterpart(fault)
-        if made is not None:
-            out.append(made)
-    return tuple(out)
