@@ -236,18 +236,21 @@ class _Requested:
     """Whether that point is the step's own (a call the stream shows, a compaction)."""
 
 
-def _requested(session: Session, transcript: TranscriptRender) -> tuple[dict[str, _Requested], list[_Requested]]:
-    """The world's calls by ``request_id`` and its compactions in order, each with the observation points around
-    it: walked as the renderings walk a session (:meth:`ctxsim.wire.Renderer.walk`), so the point a request
-    comes before is the world's, whatever rows the rendering writes where."""
+def _requested(session: Session, transcript: TranscriptRender,
+               ) -> tuple[dict[str, _Requested], list[tuple[_Requested, int]]]:
+    """The world's calls by ``request_id`` and its compactions' summary requests in order (a refused one's before
+    its summary's, each with the compaction's number), each with the observation points around it: walked as the
+    renderings walk a session (:meth:`ctxsim.wire.Renderer.walk`), so the point a request comes before is the
+    world's, whatever rows the rendering writes where."""
     renderer = Renderer(session, False, False, transcript.cwd, transcript.cli_version)
     calls: dict[str, _Requested] = {}
-    compactions: list[_Requested] = []
+    compactions: list[tuple[_Requested, int]] = []
     pending: list[Call | Compaction] = []
 
     def mark(step: Call | Compaction, requested: _Requested) -> None:
         if isinstance(step, Compaction):
-            compactions.append(requested)
+            number = len({n for _, n in compactions})
+            compactions.extend([(requested, number)] * (1 + len(step.rejected)))
         elif step.request_id is not None:
             calls[step.request_id] = requested
 
@@ -295,7 +298,7 @@ def pair_transcripts(live: Sequence[Files], transcript: TranscriptRender, *, ste
     results = [i for i, p in enumerate(points) if p.observation.kind == "result"]
     calls, compactions = _requested(session, transcript) if session is not None else ({}, [])
     first_rows, boundaries = _first_rows(transcript)
-    compacted = iter(zip(compactions, boundaries + [math.inf] * (len(compactions) - len(boundaries))))
+    compacted = iter((requested, boundaries[n] if n < len(boundaries) else math.inf) for requested, n in compactions)
     pairs: list[TranscriptPair] = []
     missing: list[Difference] = []
     for number, files in enumerate(live, 1):
