@@ -269,7 +269,7 @@ def test_xdist_collects_the_tests_and_the_scenarios_alike_on_every_worker(user_p
     # the bundled corpus, outside the rootdir, alike on every worker too
     result = user_project.runpytest_subprocess("-n", "2", "--ctx-scenarios", "-k", "compaction", "-p",
                                                "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:faker")
-    result.assert_outcomes(passed=len(bundled_items("compaction")))
+    result.assert_outcomes(passed=len([i for i in bundled_items() if "compaction" in i.lower()]))
     assert "Different tests were collected" not in result.stdout.str()
 
 
