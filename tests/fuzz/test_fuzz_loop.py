@@ -163,6 +163,7 @@ def test_the_command_finds_a_users_loop_and_its_reproduction_runs_from_another_d
     (elsewhere / "conftest.py").write_text("raise RuntimeError('a broken conftest that must not be loaded')\n")
     monkeypatch.chdir(project)
     monkeypatch.syspath_prepend(str(project))
+    monkeypatch.delitem(sys.modules, "my_agent", raising=False)  # a docs example of the same name, run before
     assert main(["fuzz", "--loop", "my_agent:restart_loop", "--examples", "200", "--out", "found.yaml"]) == 1
     out = capsys.readouterr().out
     assert "the shrunk counterexample is found.yaml" in out and "broke invariant 'tracker-reset'" in out
