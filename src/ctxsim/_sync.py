@@ -36,8 +36,30 @@ import anyio
 
 T = TypeVar("T")
 
-__all__ = ["LAST_GRACE", "Proc", "end_descendants", "end_now", "in_event_loop", "interrupts", "processes",
-           "run_blocking", "signal_name", "step_once", "terminate_as_interrupt", "terminated"]
+__all__ = ["LAST_GRACE", "SIGNAL_POLL", "Proc", "end_descendants", "end_now", "in_event_loop", "interrupts",
+           "processes", "run_blocking", "signal_name", "step_once", "terminate_as_interrupt", "terminated",
+           "wait_in_slices"]
+
+SIGNAL_POLL = 0.05
+"""The longest slice of a blocking wait on the main thread (seconds): see :func:`wait_in_slices`."""
+
+
+def wait_in_slices(ready: Callable[[float], bool], timeout: float | None = None) -> bool:
+    """Call ``ready(seconds)`` (which blocks at most that long, then says whether the wait is over) with slices of
+    at most :data:`SIGNAL_POLL` seconds until it says so (True) or ``timeout`` seconds passed (False; None: no
+    limit).
+
+    Why slices: a signal's Python handler runs on the main thread only, once that thread runs Python again. The
+    kernel may deliver the signal to any other thread (a worker's, a server's); then a main thread blocked in one
+    long wait (a join, a future, an event) sees it only when that wait ends, which for a command that never ends is
+    never. Sliced, the handler runs within :data:`SIGNAL_POLL` seconds wherever the signal landed."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = SIGNAL_POLL if deadline is None else min(SIGNAL_POLL, deadline - time.monotonic())
+        if left <= 0:
+            return False
+        if ready(left):
+            return True
 
 
 def in_event_loop() -> bool:
@@ -70,14 +92,58 @@ def _run_on_reused_loop(func: Callable[[], Awaitable[T]]) -> T:
     if loop is None or loop.is_closed():
         loop = _LOOP.loop = asyncio.new_event_loop()
         atexit.register(loop.close)
+    with _signals_wake(loop):
+        try:
+            return loop.run_until_complete(_awaited(func))
+        finally:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+
+
+@contextlib.contextmanager
+def _signals_wake(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """While inside, on the main thread, any signal wakes ``loop`` from its wait for I/O, so its Python handler runs
+    at once: the kernel may deliver a signal to another thread (a worker's), and the handler runs on the main thread
+    only once that thread runs Python again, which a loop waiting on nothing due soon may not do for long. Done with
+    the interpreter's wakeup fd (``signal.set_wakeup_fd``), unless someone else set it."""
+    import socket
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read, write = socket.socketpair()
+    read.setblocking(False)
+    write.setblocking(False)
     try:
-        return loop.run_until_complete(_awaited(func))
+        previous = signal.set_wakeup_fd(write.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter
+        previous = -2
+    if previous != -1:  # someone else's (an outer loop's, trio's): theirs stays
+        if previous != -2:
+            signal.set_wakeup_fd(previous)
+        read.close()
+        write.close()
+        yield
+        return
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while read.recv(4096):
+                pass
+
+    loop.add_reader(read.fileno(), drain)
+    try:
+        yield
     finally:
-        left = asyncio.all_tasks(loop)
-        for task in left:
-            task.cancel()
-        if left:
-            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        current = signal.set_wakeup_fd(-1)
+        if current != write.fileno():  # set since by someone else: theirs stays
+            signal.set_wakeup_fd(current)
+        loop.remove_reader(read.fileno())
+        read.close()
+        write.close()
 
 
 def run_blocking(func: Callable[[], Awaitable[T]], *, backend: str = "asyncio") -> T:
@@ -97,7 +163,12 @@ def run_blocking(func: Callable[[], Awaitable[T]], *, backend: str = "asyncio") 
 
     worker = threading.Thread(target=work, name="ctxsim-run", daemon=True)
     worker.start()
-    worker.join()
+
+    def joined(seconds: float) -> bool:
+        worker.join(seconds)
+        return not worker.is_alive()
+
+    wait_in_slices(joined)
     if errors:
         raise errors[0]
     return results[0]
@@ -118,7 +189,9 @@ def step_once(awaitable: Any) -> tuple[bool, Any]:
 
 
 
-_terminated = threading.Event()
+_terminated = [False]
+"""Whether a SIGTERM or SIGHUP arrived: a plain flag, as everything a signal handler touches (an ``Event`` takes a lock
+the interrupted thread may hold)."""
 _interrupts = [0]
 _signals: list[int] = []
 """Every signal that arrived under :func:`terminate_as_interrupt`, in order."""
@@ -133,7 +206,7 @@ temporary directories removed, the interpreter ended (within 10 s of the second 
 def terminated() -> bool:
     """Whether a SIGTERM or SIGHUP arrived under :func:`terminate_as_interrupt` (the ``KeyboardInterrupt`` it
     became)."""
-    return _terminated.is_set()
+    return _terminated[0]
 
 
 def signal_name() -> str:
@@ -235,7 +308,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     _interrupts[0] += 1
     _signals.append(signum)
     if signum in (signal.SIGTERM, signal.SIGHUP):
-        _terminated.set()
+        _terminated[0] = True
     if _interrupts[0] > 1:  # already unwinding: let it finish (an interrupt now would cut its cleanup short)
         _watch(LAST_GRACE)
         return

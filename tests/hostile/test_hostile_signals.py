@@ -231,3 +231,68 @@ def test_ctxsim_serve_signalled_ends_at_once_and_frees_its_port(hostile: Tally, 
     hostile.line(case, err, "ctxsim: serve: *")
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass
+
+
+def _to_a_thread(pid: int, sig: signal.Signals) -> int:
+    """Send ``sig`` to one thread of ``pid`` other than its main thread (``tgkill``), as the kernel may do with a
+    signal sent to the process; returns that thread's id. Python runs the handler on the main thread only, once that
+    thread runs Python again."""
+    import ctypes
+
+    threads = sorted(int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid)
+    assert threads, f"process {pid} has no thread but its main one"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.tgkill(pid, threads[-1], int(sig)) == 0, os.strerror(ctypes.get_errno())
+    return threads[-1]
+
+
+@pytest.mark.parametrize("command", ["ctxsim run", "pytest", "ctxsim serve", "ctxsim fuzz"])
+def test_a_signal_landing_on_a_worker_thread_still_ends_the_run_at_once(hostile: Tally, tmp_path: Path,
+                                                                         command: str) -> None:
+    """A signal sent to the process may be delivered to any of its threads: one that lands on a worker's thread (a
+    command tracker's pool, the fake API's server, the fuzz pool's) ends the run as at once as one on the main
+    thread, which is never left blocked in one long wait."""
+    import json
+
+    case = f"SIGHUP on a worker thread of {command}"
+    seconds = 3000 + uuid.uuid4().int % 997
+    marker = f"sleep {seconds}"
+    tracker = f"cmd:s={seconds}; sleep $s; echo 1"
+    (tmp_path / "s.yaml").write_text(SCENARIO.format(seed=seconds))
+    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    if command == "ctxsim run":
+        argv = ["-m", "ctxsim.cli", "run", "s.yaml", "--tracker", tracker]
+    elif command == "pytest":
+        argv = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:hypothesispytest",
+                "--ctx-scenarios=s.yaml", f"--ctx-tracker={tracker}", "s.yaml"]
+    elif command == "ctxsim fuzz":
+        argv = ["-m", "ctxsim.cli", "fuzz", "--tracker", tracker, "--examples", "5"]
+    else:
+        argv = ["-m", "ctxsim.cli", "serve", "b01-no-dedupe-without-request-id", "--json", "--timeout", "60"]
+    process = _start([sys.executable, *argv], tmp_path)
+    try:
+        if command == "ctxsim serve":
+            assert process.stdout is not None
+            json.loads(process.stdout.readline())
+        else:
+            _when_running(process, marker)
+        started = time.monotonic()
+        _to_a_thread(process.pid, signal.SIGHUP)
+        try:
+            out, err = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            out, err = "", "(killed after 15 s)"
+        ended = time.monotonic() - started
+    finally:
+        Tally.stopped(process)
+    hostile.hang(case, ended, 10)
+    if command == "ctxsim serve":
+        hostile.line(case, err, "ctxsim: serve: *")
+        return
+    hostile.leaked(case, hostile.running(marker))
+    if command == "pytest":  # pytest's own ending for an interrupt: its summary, no traceback of ctxsim's
+        hostile.case(case)
+        assert process.returncode == 2 and "KeyboardInterrupt" in out and "Traceback" not in out + err, out + err
+    else:
+        hostile.line(case, err, f"ctxsim: {argv[2]}: interrupted (SIGHUP); stopped, with every process and temporary "
+                                f"directory it started")

@@ -21,7 +21,7 @@ import json
 import shlex
 import signal
 import sys
-import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,9 +91,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError) as exc:
         raise CommandError(str(exc)) from None
     try:
-        with _stop_signals() as stop:  # before the settings are printed: a client may stop it as soon as it reads them
+        # the handlers before the settings are printed: a client may stop it as soon as it reads them
+        with _stop_signals() as arrived:
             _print_settings(server, args.json)
-            waited_out = not stop.wait(args.timeout)
+            waited_out = not _wait_for_stop(arrived, args.timeout)
     finally:
         server.__exit__()
     if waited_out:
@@ -130,17 +131,29 @@ def _list(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _stop_signals() -> Iterator[threading.Event]:
-    """While inside, SIGINT, SIGTERM and SIGHUP set the event yielded (the server's normal stop) instead of
-    interrupting."""
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM,
-                                                                             signal.SIGHUP)}
+def _stop_signals() -> Iterator[list[signal.Signals]]:
+    """While inside, SIGINT, SIGTERM and SIGHUP are noted in the list yielded (the server's normal stop) instead of
+    interrupting. A plain list, not an ``Event``: a handler that takes a lock deadlocks when the signal lands while
+    the main thread holds it (as ``Event.wait`` does on its way in)."""
+    arrived: list[signal.Signals] = []
+    previous = {sig: signal.signal(sig, lambda signum, _: arrived.append(signal.Signals(signum)))
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     try:
-        yield stop
+        yield arrived
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _wait_for_stop(arrived: list[signal.Signals], timeout: float) -> bool:
+    """Wait until a stop signal arrived (True) or ``timeout`` seconds passed (False)."""
+    from .._sync import wait_in_slices
+
+    def stopped(seconds: float) -> bool:
+        time.sleep(seconds)  # a signal's handler runs within the sleep, or right after it: the list is read after
+        return bool(arrived)
+
+    return bool(arrived) or wait_in_slices(stopped, timeout)
 
 
 def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .._sync import wait_in_slices
+
 if TYPE_CHECKING:
     from hypothesis.database import ExampleDatabase
 
@@ -58,11 +60,15 @@ def in_workers(worker: Callable[..., R], make_job: Callable[[int, int], tuple[An
     started = time.monotonic()
     with context.Pool(len(jobs)) as pool:  # leaving it terminates every worker, also on error or interrupt
         pending = pool.starmap_async(_noted, jobs)
-        try:
-            outcomes: Sequence[tuple[R | None, str, str | None]] = pending.get(timeout)
-        except multiprocessing.TimeoutError:
+
+        def ready(seconds: float) -> bool:
+            pending.wait(seconds)
+            return pending.ready()
+
+        if not wait_in_slices(ready, timeout):  # sliced: a signal delivered to the pool's threads is seen at once
             raise TimeoutError(f"ctxsim: fuzz: the {len(jobs)} workers were still running after {timeout:g} s; "
-                               f"stopped") from None
+                               f"stopped")
+        outcomes: Sequence[tuple[R | None, str, str | None]] = pending.get()
     notes = [line for _, said, _ in outcomes for line in said.splitlines() if line]
     if notes:
         print(notes[0], file=sys.stderr)

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._sync import interrupts, terminate_as_interrupt
+from .._sync import interrupts, terminate_as_interrupt, wait_in_slices
 from ..processes import (
     OUTPUT_LIMIT,
     Outcome,
@@ -309,7 +309,12 @@ class CommandTracker:
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ctxsim-cmd")
         try:
             futures: list[Future[Estimate]] = [pool.submit(guarded, run) for run in runs]
-            wait(futures, return_when=FIRST_EXCEPTION)
+
+            def over(seconds: float) -> bool:
+                done, not_done = wait(futures, seconds, return_when=FIRST_EXCEPTION)
+                return not not_done or any(not f.cancelled() and f.exception() is not None for f in done)
+
+            wait_in_slices(over)  # sliced: a Ctrl-C delivered to a worker's thread still reaches this one at once
         except BaseException:
             cancel.set()
             raise
