@@ -20,6 +20,7 @@ permission prompts allowed and refused.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -129,6 +130,9 @@ class ScriptedSession:
     """``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` for the CLI (and the window of the world); None: the CLI's default."""
     model: str = DEFAULT_MODEL
     hooks: HookSetup = HookSetup()
+    agents: Mapping[str, Mapping[str, Any]] | None = None
+    """Agent definitions given the CLI as its ``--agents`` JSON (keys the SDK's ``AgentDefinition`` lacks, such as
+    ``autoCompactWindow``, included); None: none."""
 
 
 @dataclass
@@ -163,6 +167,11 @@ def _projected(messages: list[Any]) -> list[Projection]:
     return [p for p in (project_message(m) for m in messages) if p is not None]
 
 
+def _agents_option(scripted: ScriptedSession) -> dict[str, Any]:
+    """``ClaudeAgentOptions`` keywords that hand the CLI ``scripted``'s agent definitions as ``--agents``."""
+    return {"extra_args": {"agents": json.dumps(scripted.agents)}} if scripted.agents else {}
+
+
 def _keys(frames: list[dict[str, Any]]) -> FrameKeys:
     return frame_keys(f for f in frames if not kept_by_client(f) and f.get("type") != "control_request")
 
@@ -184,7 +193,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
     with api:
         async with LiveClaude(api, model=scripted.model, include_partial_messages=scripted.include_partial_messages,
                               autocompact_window=scripted.autocompact_window, timeout=timeout, cli=cli,
-                              **scripted.hooks.options(hooks)) as live:
+                              **_agents_option(scripted), **scripted.hooks.options(hooks)) as live:
             initial_usage = await live.context_usage()
             snapshots = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
             api.hold = snapshots if hold_at_requests else None
