@@ -3,7 +3,7 @@
 :data:`SUBAGENT_SESSIONS` give the CLI an agent definition by ``--agents`` (``autoCompactWindow``, which the Python
 SDK's ``AgentDefinition`` does not carry) and run it as a foreground subagent whose calls report a prompt past,
 or under, that window's autocompact point (100,000 - 20,000 - 13,000 = 67,000), or past it with no window of its
-own. :func:`record_subagent_compaction` plays them with :func:`~ctxsim.lab._fidelity.play_live` and writes one
+own. :func:`record_subagent_compaction` plays them live (as the fidelity suite plays its sessions) and writes one
 JSON file per session under ``claude-code-<version>/subagent/``: every request the fake API served (its kind,
 usage, and whether it carried the subagent's system prompt), the projection of every SDK message, hook call and
 context usage, the raw frames' key paths by kind, and the transcript files at the end (long strings cut as the REPL

@@ -275,14 +275,20 @@ class SessionBuilder:
         return self
 
     def _within_subagent_window(self, prompt: int) -> None:
-        """A subagent call must stay under its own autocompact point: ctxsim does not compact a subagent."""
+        """A subagent call must stay under its own autocompact point. Claude Code compacts a subagent there, in its
+        own transcript (recorded through the SDK: a summary request with the subagent's system prompt, a
+        ``compact_boundary`` and a summary row in the subagent's transcript only, a ``PreCompact`` hook naming the
+        agent; nothing in the SDK's message stream, the main chain's context unmoved); ctxsim's world does not
+        model that compaction, so it refuses the call rather than render a subagent that never compacts."""
         window = self.window if self.model == self._first_model else self.settings.window_for(self.model)
         point = self.settings.subagent_point(window, self.max_output_tokens,
                                              auto_compact_window=self.auto_compact_window)
         if prompt > point:
             raise ValueError(f"ctxsim: a subagent call of {prompt:,} tokens passes the subagent's autocompact point "
                              f"({point:,}, from subagent_compact_window "
-                             f"{self.settings.subagent_compact_window:,}); ctxsim does not compact a subagent")
+                             f"{self.settings.subagent_compact_window:,}); Claude Code compacts the subagent there "
+                             f"in its own transcript, which ctxsim's world does not model: keep the subagent's "
+                             f"calls under {point:,}")
 
     def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
         if prompt is None:
