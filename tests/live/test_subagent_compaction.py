@@ -62,6 +62,18 @@ def test_there_are_recordings() -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_a_subagent_past_its_point_after_its_second_call_compacts(version: str) -> None:
+    """The first call at 20,000, the second at 80,000: one summary request, before the third call."""
+    recording = RECORDED[version, "subagent-past-on-second-call"]
+    served = recording["served"]
+    assert [s["kind"] for s in served] == ["main", "subagent", "subagent", "compact", "subagent", "main", "main"]
+    assert [sum(s["usage"]) for s in served[1:3]] == [20_000, 80_000]
+    facts = _facts(recording)
+    assert facts["boundaries"] == [0, 1] and facts["summaries"] == [0, 1] and facts["stream_boundaries"] == []
+    assert facts["pre_compact"] == [("counter", "auto")]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_a_subagent_past_its_own_point_compacts_in_its_own_transcript(version: str) -> None:
     recording = RECORDED[version, "subagent-autocompact"]
     served = recording["served"]
@@ -103,18 +115,31 @@ def test_under_its_point_or_without_its_own_window_a_subagent_does_not_compact(v
 
 
 def test_the_builder_s_point_is_the_recorded_one_and_it_refuses_past_it() -> None:
-    """The recordings bracket the point: a subagent at 81,000 compacted, one at 66,900 did not. The builder puts
-    the point of subagent_compact_window 100,000 at 67,000, and refuses a subagent call past it, saying that
-    Claude Code compacts the subagent there and the world does not model it."""
+    """The recordings bracket the point and say when: a subagent holding about 80,000 after its second call
+    compacted before its third, one holding about 67,000 did not, and one past the point after its first call
+    called again uncompacted. The builder puts the point of subagent_compact_window 100,000 at 67,000; it lets a
+    subagent's first call pass it and refuses the call after a later one past it, saying that Claude Code compacts
+    the subagent there and the world does not model it."""
     settings = ClaudeSettings(subagent_compact_window=100_000)
     assert settings.subagent_point(200_000, 32_000) == POINT
     assert ClaudeSettings().subagent_point(200_000, 32_000) == 167_000  # without it: the session's, past 81,000
-    b = SessionBuilder(seed=0, settings=settings).query("go").call().start_subagent()
-    b.call(input=3, cache_creation=1_000, cache_read=POINT - 1_003)  # at the point: allowed
-    with pytest.raises(ValueError, match=r"^ctxsim: a subagent call of 67,001 tokens passes the subagent's "
-                                         r"autocompact point \(67,000, .*Claude Code compacts the subagent there in "
-                                         r"its own transcript, which ctxsim's world does not model"):
-        b.call(input=3, cache_creation=1_000, cache_read=POINT - 1_002)
+
+    def subagent(*prompts: int) -> SessionBuilder:
+        b = SessionBuilder(seed=0, settings=settings).query("go").call().start_subagent()
+        for prompt in prompts:
+            b.call(input=3, cache_creation=1_000, cache_read=prompt - 1_003, output=50, blocks=("tool_use",),
+                   results=(20,))
+        return b
+
+    subagent(80_000, 81_000 - 70)  # the first past the point is followed by another call (subagent-autocompact)
+    subagent(60_000, POINT - 70, 12_000)  # 66,930 + 50 + 20 = 67,000 held: not past (subagent-under-point)
+    with pytest.raises(ValueError, match=r"^ctxsim: the subagent holds 80,070 tokens after its call 2, past its "
+                                         r"autocompact point \(67,000, .*Claude Code compacts the subagent there, "
+                                         r"before its next call, in its own transcript, which ctxsim's world does "
+                                         r"not model"):
+        subagent(20_000, 80_000, 12_000)  # subagent-past-on-second-call: compacted before its third call
+    with pytest.raises(ValueError, match=r"holds 67,001 tokens after its call 2"):
+        subagent(60_000, POINT - 69, 12_000)
 
 
 @pytest.mark.live

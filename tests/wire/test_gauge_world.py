@@ -215,9 +215,11 @@ def test_a_subagent_s_own_window_lowers_its_point_only() -> None:
     assert ClaudeSettings().subagent_point(200_000, 32_000) == 167_000
     scenario = _scenario("subagent-compact-window")
     assert scenario.settings.subagent_compact_window == 300_000
-    with pytest.raises(ValueError, match=r"passes the subagent's autocompact point \(267,000"):
-        b = SessionBuilder(seed=0, model="claude-sonnet-4-5[1m]", window=1_000_000, settings=own)
-        b.query("go").call().start_subagent().call(input=3, cache_creation=8_000, cache_read=260_000)
+    b = SessionBuilder(seed=0, model="claude-sonnet-4-5[1m]", window=1_000_000, settings=own)
+    b.query("go").call().start_subagent().call(input=3, cache_creation=8_000, cache_read=260_000)
+    b.call(input=3, cache_creation=1_000, cache_read=268_003)  # after a first call past it: no compaction
+    with pytest.raises(ValueError, match=r"after its call 2, past its autocompact point \(267,000"):
+        b.call()  # after a second: Claude Code compacts the subagent first
 
 
 def test_the_subagent_s_own_window_is_on_no_surface_and_moves_no_main_figure() -> None:

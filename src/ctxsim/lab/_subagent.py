@@ -1,13 +1,13 @@
 """A subagent past its own autocompact window, recorded through the SDK: what the real CLI does, per CLI version.
 
 :data:`SUBAGENT_SESSIONS` give the CLI an agent definition by ``--agents`` (``autoCompactWindow``, which the Python
-SDK's ``AgentDefinition`` does not carry) and run it as a foreground subagent whose calls report a prompt past,
-or under, that window's autocompact point (100,000 - 20,000 - 13,000 = 67,000), or past it with no window of its
-own. :func:`record_subagent_compaction` plays them live (as the fidelity suite plays its sessions) and writes one
-JSON file per session under ``claude-code-<version>/subagent/``: every request the fake API served (its kind,
-usage, and whether it carried the subagent's system prompt), the projection of every SDK message, hook call and
-context usage, the raw frames' key paths by kind, and the transcript files at the end (long strings cut as the REPL
-recordings cut them).
+SDK's ``AgentDefinition`` does not carry) and run it as a foreground subagent whose first two calls report a prompt
+past, or under, that window's autocompact point (100,000 - 20,000 - 13,000 = 67,000), or past it with no window of
+its own; its third call is measured by the fake API. :func:`record_subagent_compaction` plays them live (as the
+fidelity suite plays its sessions) and writes one JSON file per session under ``claude-code-<version>/subagent/``:
+every request the fake API served (its kind, usage, and whether it carried the subagent's system prompt), the
+projection of every SDK message, hook call and context usage, the raw frames' key paths by kind, and the transcript
+files at the end (long strings cut as the REPL recordings cut them).
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def _session(name: str, description: str, prompts: tuple[int, int], window: int 
 SUBAGENT_SESSIONS: Mapping[str, ScriptedSession] = {s.name: s for s in (
     _session("subagent-autocompact", "an agent with autoCompactWindow 100,000 whose first two calls report 80,000 "
              "and 81,000 (past its point, 67,000), then a call the fake API measures", (80_000, 81_000), 100_000),
+    _session("subagent-past-on-second-call", "the same agent, its first call at 20,000, its second at 80,000",
+             (20_000, 80_000), 100_000),
     _session("subagent-under-point", "the same agent, its calls at 60,000 and 66,900 (under its point)",
              (60_000, 66_900), 100_000),
     _session("subagent-inherited-window", "an agent without autoCompactWindow, its calls at 80,000 and 81,000 (under "

@@ -94,8 +94,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "session compacts, so it moves nothing (a gauge that divides by it is wrong).", "none"),
         Key("subagent_compact_window", "integer >= 100000",
             "An agent definition's ``autoCompactWindow``: the window a subagent compacts against, when below the one "
-            "it inherits (it never raises it; the main chain ignores it). ctxsim does not compact a subagent, so a "
-            "subagent call past that window's autocompact point is an error.", "the session's"),
+            "it inherits (it never raises it; the main chain ignores it). Claude Code compacts a subagent past that "
+            "window's autocompact point after any call but its first, before its next call (recorded); ctxsim does "
+            "not model that compaction, so a subagent call it would precede is an error.", "the session's"),
         Key("idle_compaction", "bool",
             "``idleCompaction``: in the REPL, a conversation left idle (``queries[].idle``) compacts before its "
             "prompt cache expires when auto-compact is on and the context holds at least "

@@ -52,6 +52,7 @@ class _Chain:
     pending_growth: int = 0
     expired: bool = False
     keep_prefix: int = 0
+    calls: int = 0
 
 
 IDLE_SUMMARY_TOKENS = 3_000
@@ -213,6 +214,8 @@ class SessionBuilder:
         """
         parent = self._subagent
         chain = self._chain(parent)
+        if parent is not None and self.settings.subagent_compact_window is not None:
+            self._within_subagent_window(chain)
         stated = (input is not None) + (cache_creation is not None) + (cache_read is not None)
         if input is not None and cache_creation is not None and cache_read is not None:
             usage = (int(input), int(cache_creation), int(cache_read))
@@ -260,8 +263,6 @@ class SessionBuilder:
             request_id=rid,
             parent_tool_use_id=parent,
         )
-        if parent is not None and self.settings.subagent_compact_window is not None:
-            self._within_subagent_window(made.prompt)
         steps = self._current_steps()
         steps.append(made)
         chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
@@ -269,26 +270,32 @@ class SessionBuilder:
         chain.last_output = output
         chain.pending_growth = 0
         chain.expired = False
+        chain.calls += 1
         for tool, tokens in zip(tool_uses, result_tokens):
             steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
             chain.pending_growth += tokens
         return self
 
-    def _within_subagent_window(self, prompt: int) -> None:
-        """A subagent call must stay under its own autocompact point. Claude Code compacts a subagent there, in its
-        own transcript (recorded through the SDK: a summary request with the subagent's system prompt, a
-        ``compact_boundary`` and a summary row in the subagent's transcript only, a ``PreCompact`` hook naming the
-        agent; nothing in the SDK's message stream, the main chain's context unmoved); ctxsim's world does not
-        model that compaction, so it refuses the call rather than render a subagent that never compacts."""
+    def _within_subagent_window(self, chain: _Chain) -> None:
+        """Refuse the subagent call Claude Code would make only after compacting the subagent: one made when the
+        subagent's context (its last call's prompt and output, and the tool results since) is past the subagent's
+        own autocompact point, after a call that was not its first. As recorded through the SDK, Claude Code
+        compacts the subagent there, before its next call and in its own transcript only (a summary request with
+        the subagent's system prompt, a ``compact_boundary`` and a summary row in the subagent's transcript,
+        nothing in the SDK's message stream, the main chain unmoved); after its first call past the point it calls
+        again uncompacted. ctxsim's world does not model that compaction."""
+        if chain.calls < 2 or chain.last_prompt is None:
+            return
         window = self.window if self.model == self._first_model else self.settings.window_for(self.model)
         point = self.settings.subagent_point(window, self.max_output_tokens,
                                              auto_compact_window=self.auto_compact_window)
-        if prompt > point:
-            raise ValueError(f"ctxsim: a subagent call of {prompt:,} tokens passes the subagent's autocompact point "
-                             f"({point:,}, from subagent_compact_window "
-                             f"{self.settings.subagent_compact_window:,}); Claude Code compacts the subagent there "
-                             f"in its own transcript, which ctxsim's world does not model: keep the subagent's "
-                             f"calls under {point:,}")
+        held = chain.last_prompt + chain.last_output + chain.pending_growth
+        if held > point:
+            raise ValueError(f"ctxsim: the subagent holds {held:,} tokens after its call {chain.calls}, past its "
+                             f"autocompact point ({point:,}, from subagent_compact_window "
+                             f"{self.settings.subagent_compact_window:,}): Claude Code compacts the subagent there, "
+                             f"before its next call, in its own transcript, which ctxsim's world does not model; end "
+                             f"the subagent there or keep it under {point:,}")
 
     def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
         if prompt is None:
