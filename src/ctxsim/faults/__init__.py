@@ -79,12 +79,12 @@ if TYPE_CHECKING:
         WrongContextWindow as WrongContextWindow,
         ZeroedErrorResult as ZeroedErrorResult,
     )
+    from ._payload import apply_statusline as apply_statusline
     from ._plan import (
         PAYLOAD_FORMS as PAYLOAD_FORMS,
         REGISTRY as REGISTRY,
         FaultPlan as FaultPlan,
         apply as apply,
-        apply_statusline as apply_statusline,
         apply_transcript as apply_transcript,
         carried_on as carried_on,
         fault_from_spec as fault_from_spec,

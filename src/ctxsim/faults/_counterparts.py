@@ -37,11 +37,8 @@ from ._calls import (
 from ._flow import CompactionMetadata, InterleavedSubagents
 from ._transcript import (
     SYNTHETIC_MODEL,
-    CacheMissRows,
     CompactionWithoutPostTokens,
-    GatewayRows,
     InterleavedSidechains,
-    IterationRows,
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
@@ -49,6 +46,7 @@ from ._transcript import (
 )
 from ._units import USAGE_KEYS, is_count
 from ._usage import _SHAPES, AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
+from ._usage_rows import CacheMissRows, GatewayRows, IterationRows
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 

@@ -36,11 +36,9 @@ from typing import Any, ClassVar
 
 from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
 from ._base import Fault, FaultStream
-from ._units import USAGE_KEYS, is_count
-from ._usage import CacheReadDrop, UncachedGatewayUsage, iterated
 
-__all__ = ["TRANSCRIPT_REGISTRY", "CacheMissRows", "CompactionWithoutPostTokens", "GatewayRows", "HalfWrittenRow",
-           "InterleavedSidechains", "IterationRows", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]
+__all__ = ["TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow", "InterleavedSidechains",
+           "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -276,96 +274,6 @@ class HalfWrittenRow(TranscriptFault):
         for index, path, line in FaultStream.pick(rng, spots, self.rate):
             point = transcript.points[index]
             transcript.points[index] = replace(point, partial={**point.partial, path: line[:len(line) // 2]})
-
-
-@dataclass(frozen=True)
-class IterationRows(TranscriptFault):
-    """The transcript form of ``usage_iterations``: a call's rows (every ``assistant`` row of its ``message.id``, in
-    any file) carry the usage the API reported over several inference iterations, as Claude Code writes the API's
-    usage into the file (every row's usage has its ``iterations`` list; Claude Code 2.1.330-2.1.332 recordings):
-    the top-level counts sum the ``message`` iterations, the context is the last one's
-    (ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666). Keeps the truth."""
-
-    name = "usage_iterations"
-    source = "ilia-pluzhnikov/claude-code-statusline#9; jarrodwatts/claude-hud#666; Bugs in the wild B10"
-    rate: float = 0.3
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        rows = _call_rows(transcript)
-        for ident in FaultStream.pick(rng, list(rows), self.rate):
-            thought = rng.randint(20, 400)
-            for message in rows[ident]:
-                message["usage"] = iterated(message["usage"], thought)
-
-
-def _call_rows(transcript: TranscriptRender, *, main_only: bool = False) -> dict[Any, list[dict[str, Any]]]:
-    """The ``message`` of every non-synthetic ``assistant`` row by its ``message.id`` (main-chain rows only, if
-    asked), in write order over the files, whose rows all have plain usage (:func:`_plain_usage`)."""
-    rows: dict[Any, list[dict[str, Any]]] = {}
-    for file in transcript.files.values():
-        for row in file.rows:
-            message = row.get("message")
-            if row.get("type") == "assistant" and isinstance(message, dict) and message.get("id") and (
-                    message.get("model") != SYNTHETIC_MODEL) and not (main_only and row.get("isSidechain")):
-                rows.setdefault(message["id"], []).append(message)
-    return {ident: messages for ident, messages in rows.items()
-            if all(_plain_usage(m.get("usage")) for m in messages)}
-
-
-@dataclass(frozen=True)
-class CacheMissRows(TranscriptFault):
-    """The transcript form of ``cache_read_drop``: a main call's rows carry the API's usage of a cache miss, its
-    cache read (all but ``keep_prefix`` tokens) moved into cache creation, the prompt total unchanged, as Claude
-    Code copies the API's usage into every row of the call. Keeps the truth."""
-
-    name = "cache_read_drop"
-    source = CacheReadDrop.source
-    rate: float = 0.3
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-    keep_prefix: int = 0
-    """Cache-read tokens left after the miss."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        keep = self.keep_prefix
-        calls = {i: m for i, m in _call_rows(transcript, main_only=True).items()
-                 if m[0]["usage"]["cache_read_input_tokens"] > keep}
-        for ident in FaultStream.pick(rng, list(calls), self.rate):
-            for message in calls[ident]:
-                usage = message["usage"] = dict(message["usage"])
-                moved = usage["cache_read_input_tokens"] - keep
-                usage["cache_read_input_tokens"] = keep
-                usage["cache_creation_input_tokens"] += moved
-                nested = usage.get("cache_creation")
-                if isinstance(nested, dict) and is_count(nested.get("ephemeral_5m_input_tokens")):
-                    usage["cache_creation"] = {**nested,
-                                               "ephemeral_5m_input_tokens": nested["ephemeral_5m_input_tokens"] + moved}
-
-
-@dataclass(frozen=True)
-class GatewayRows(TranscriptFault):
-    """The transcript form of ``uncached_gateway_usage``: a call's rows carry a gateway's usage without cache
-    fields, the whole prompt its ``input_tokens``, as Claude Code copies the API's usage into the rows. Keeps the
-    truth."""
-
-    name = "uncached_gateway_usage"
-    source = UncachedGatewayUsage.source
-    rate: float = 1.0
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = _call_rows(transcript)
-        for ident in FaultStream.pick(rng, list(calls), self.rate):
-            for message in calls[ident]:
-                usage = message["usage"]
-                message["usage"] = {"input_tokens": sum(usage[k] for k in USAGE_KEYS),
-                                    "output_tokens": usage.get("output_tokens", 1)}
-
-
-def _plain_usage(usage: Any) -> bool:
-    """A row's usage holds the three prompt counts as integers and no iterations yet."""
-    return isinstance(usage, dict) and not usage.get("iterations") and all(
-        is_count(usage.get(k)) for k in USAGE_KEYS)
 
 
 TRANSCRIPT_REGISTRY: dict[str, type[TranscriptFault]] = {cls.name: cls for cls in (
