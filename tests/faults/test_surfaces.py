@@ -26,6 +26,7 @@ from ctxsim.faults import (
     FaultPlan,
     MissingRequestIds,
     MissingUsage,
+    NestedCacheCreationOnly,
     ReusedMessageIds,
     StaleOutputTokens,
     StreamingPartials,
@@ -149,8 +150,8 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"nested_cache_creation", "garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
+    "transcript": {"garbage_values", "inserted_compaction", "model_switch"},
+    "statusline": {"garbage_values", "model_switch"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -321,3 +322,32 @@ def test_a_main_call_s_rows_come_after_their_streaming_partials_as_before_claude
         assert partial[0]["message"]["usage"]["output_tokens"] <= 9  # first-wins keeps the stale out
         assert last["message"]["usage"]["output_tokens"] == main[ident].output_tokens
         assert last["message"]["stop_reason"] == main[ident].stop_reason
+
+
+def test_a_cache_write_only_in_the_breakdown_reaches_the_rows_and_the_payload_as_the_api_sent_it() -> None:
+    plan = FaultPlan((NestedCacheCreationOnly(rate=1.0),), seed=3)
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    by_call = {c.message_id: c for c in _SESSION.calls}
+    nested = 0
+    for _, row in _assistant_rows(transcript):
+        usage, call = row["message"]["usage"], by_call[row["message"]["id"]]
+        breakdown = usage["cache_creation"]
+        assert breakdown["ephemeral_5m_input_tokens"] + breakdown["ephemeral_1h_input_tokens"] == (
+            call.cache_creation_input_tokens)  # the write is still told, in the breakdown
+        if call.cache_creation_input_tokens:
+            nested += 1
+            assert usage["cache_creation_input_tokens"] == 0
+        assert (usage["input_tokens"], usage["cache_read_input_tokens"]) == (
+            _SESSION.reported_input(call), call.cache_read_input_tokens)
+    assert nested
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    changed = [(s["context_window"], p["context_window"]) for s, p in zip(shown, plain) if s != p]
+    assert changed
+    for now, was in changed:  # Claude Code's own gauge reads low by the write it shows as 0
+        written = was["current_usage"]["cache_creation_input_tokens"]
+        assert written and now["current_usage"] == {**was["current_usage"], "cache_creation_input_tokens": 0}
+        assert now["total_input_tokens"] == was["total_input_tokens"] - written
+        assert now["used_percentage"] <= was["used_percentage"]
+    assert all(p["context_window"]["current_usage"]["cache_creation_input_tokens"] == 0 for p, _ in zip(shown, plain)
+               if p["context_window"]["current_usage"] is not None)

@@ -45,8 +45,15 @@ from ._transcript import (
     _unknowable,
 )
 from ._units import USAGE_KEYS, is_count
-from ._usage import _SHAPES, AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
-from ._usage_rows import CacheMissRows, GatewayRows, IterationRows
+from ._usage import (
+    _SHAPES,
+    AdvisorIterations,
+    CacheReadDrop,
+    MissingUsage,
+    NestedCacheCreationOnly,
+    UncachedGatewayUsage,
+)
+from ._usage_rows import CacheMissRows, GatewayRows, IterationRows, NestedCacheRows
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 
@@ -291,6 +298,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return CacheMissRows(rate=fault.rate, keep_prefix=fault.keep_prefix)
     if isinstance(fault, UncachedGatewayUsage):
         return GatewayRows(rate=fault.rate)
+    if isinstance(fault, NestedCacheCreationOnly):
+        return NestedCacheRows(rate=fault.rate)
     if isinstance(fault, DuplicateBlocks):
         return DuplicateRows(rate=fault.rate, copies=fault.copies)
     if isinstance(fault, MissingRequestIds):
@@ -307,8 +316,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
 
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
-                "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "duplicate_blocks",
-                "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage",
+                "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
+                "duplicate_blocks", "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage",
                 "streaming_partials")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""

@@ -29,8 +29,11 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
     usage, the iterations' sum, as Claude Code adds it up (its own gauge inflates: Bugs in the wild B10), and the
     percentages follow. A cache miss (``cache_read_drop``) or a gateway's usage without cache fields
     (``uncached_gateway_usage``): ``current_usage`` is the row's split of the same prompt, a count the API left out
-    shown as 0. A wrong window (``wrong_context_window``): ``context_window_size`` is the window reported, and the
-    percentages are of it."""
+    shown as 0. A cache write given only in the nested breakdown (``nested_cache_creation``): ``current_usage`` is
+    the row's top-level counts, its ``cache_creation_input_tokens`` 0, so Claude Code's own gauge reads low by the
+    write (inferred from its 2.1.152 changelog, which fixed that count "reporting as 0": no capture holds such a
+    payload; ``current_usage`` has no nested breakdown). A wrong window (``wrong_context_window``):
+    ``context_window_size`` is the window reported, and the percentages are of it."""
     out = [copy.deepcopy(dict(p)) for p in payloads]
     if not set(PAYLOAD_FORMS) & set(plan.names):
         return out
@@ -82,7 +85,8 @@ def _as_shown(usage: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str,
     """The ``current_usage`` Claude Code shows for the call whose row has ``usage`` where the unfaulted payload
     shows ``current``, or None where the payload is not that call's or is as it was: a call over several iterations
     shows its top-level sum; a call whose usage splits the same prompt otherwise (a cache miss, a gateway without
-    cache fields) shows the API's split, a count the API left out as 0."""
+    cache fields, a cache write only in the nested breakdown) shows the API's top-level split, a count the API left
+    out as 0."""
     iterations = usage.get("iterations")
     steps = [i for i in iterations if isinstance(i, dict) and i.get("type") == "message"] if isinstance(
         iterations, list) else []
@@ -93,7 +97,10 @@ def _as_shown(usage: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str,
     copied = {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens", *_PROMPT_KEYS[1:])}
     if not all(is_count(v) for v in copied.values()) or not all(is_count(current.get(k)) for k in _PROMPT_KEYS):
         return None
-    if sum(copied[k] for k in _PROMPT_KEYS) != sum(current[k] for k in _PROMPT_KEYS) or all(
+    nested = usage.get("cache_creation")
+    written = sum(v for v in nested.values() if is_count(v)) if isinstance(nested, dict) and not copied[
+        "cache_creation_input_tokens"] else 0  # a write only in the breakdown: the top level's 0 shown
+    if sum(copied[k] for k in _PROMPT_KEYS) + written != sum(current[k] for k in _PROMPT_KEYS) or all(
             copied[k] == current[k] for k in _PROMPT_KEYS):
         return None
     return {**copied, "output_tokens": current.get("output_tokens", copied["output_tokens"])}

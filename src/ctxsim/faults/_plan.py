@@ -186,7 +186,8 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
     return out
 
 
-PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "wrong_context_window")
+PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
+                 "wrong_context_window")
 """The faults :func:`ctxsim.faults.apply_statusline` gives the statusline payload a form of."""
 
 

@@ -7,8 +7,9 @@ keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fa
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
 faults that model the same report in a transcript (:func:`ctxsim.faults.transcript_faults`: ``interleaved_subagents``,
 ``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``,
-``cache_read_drop``, ``uncached_gateway_usage``, and those that edit a call's per-block rows: ``duplicate_blocks``,
-``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``) their transcript form, so one scenario's
+``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, and those that edit a call's per-block
+rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``) their transcript
+form, so one scenario's
 ``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))

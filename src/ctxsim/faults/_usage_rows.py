@@ -15,9 +15,9 @@ from ..wire import TranscriptRender
 from ._base import FaultStream
 from ._transcript import SYNTHETIC_MODEL, TranscriptFault
 from ._units import USAGE_KEYS, is_count
-from ._usage import CacheReadDrop, UncachedGatewayUsage, iterated
+from ._usage import CacheReadDrop, NestedCacheCreationOnly, UncachedGatewayUsage, iterated
 
-__all__ = ["CacheMissRows", "GatewayRows", "IterationRows"]
+__all__ = ["CacheMissRows", "GatewayRows", "IterationRows", "NestedCacheRows"]
 
 
 @dataclass(frozen=True)
@@ -108,3 +108,30 @@ def _plain_usage(usage: Any) -> bool:
     """A row's usage holds the three prompt counts as integers and no iterations yet."""
     return isinstance(usage, dict) and not usage.get("iterations") and all(
         is_count(usage.get(k)) for k in USAGE_KEYS)
+
+
+@dataclass(frozen=True)
+class NestedCacheRows(TranscriptFault):
+    """The transcript form of ``nested_cache_creation``: a call's rows carry the API's usage of a cache write given
+    only in the nested ``cache_creation`` breakdown (``cache_creation_input_tokens`` 0, the write split between
+    ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``), the rest of the usage as it was. Keeps the
+    truth (the nested breakdown still tells the write).
+
+    Inferred, not recorded: no capture holds such a call. Claude Code writes the API's usage into every row of the
+    call (its rows carry the nested breakdown beside the top-level count in the 2.1.330-2.1.332 recordings), and its
+    2.1.152 changelog fixed ``cache_creation_input_tokens`` "reporting as 0" for this usage, so the rows are written
+    as the API sent it, as Claude Code did before that fix."""
+
+    name = "nested_cache_creation"
+    source = NestedCacheCreationOnly.source
+    rate: float = 0.5
+    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        calls = {i: m for i, m in _call_rows(transcript).items() if m[0]["usage"]["cache_creation_input_tokens"] > 0}
+        for ident in FaultStream.pick(rng, list(calls), self.rate):
+            created = calls[ident][0]["usage"]["cache_creation_input_tokens"]
+            short = rng.randint(0, created)
+            for message in calls[ident]:
+                message["usage"] = {**message["usage"], "cache_creation_input_tokens": 0, "cache_creation": {
+                    "ephemeral_5m_input_tokens": short, "ephemeral_1h_input_tokens": created - short}}
