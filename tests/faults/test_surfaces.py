@@ -26,6 +26,7 @@ from ctxsim.faults import (
     FaultPlan,
     MissingRequestIds,
     MissingUsage,
+    ModelSwitch,
     NestedCacheCreationOnly,
     ReusedMessageIds,
     StaleOutputTokens,
@@ -150,8 +151,8 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"garbage_values", "model_switch"},
+    "transcript": {"garbage_values", "inserted_compaction"},
+    "statusline": {"garbage_values"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -351,3 +352,32 @@ def test_a_cache_write_only_in_the_breakdown_reaches_the_rows_and_the_payload_as
         assert now["used_percentage"] <= was["used_percentage"]
     assert all(p["context_window"]["current_usage"]["cache_creation_input_tokens"] == 0 for p, _ in zip(shown, plain)
                if p["context_window"]["current_usage"] is not None)
+
+
+@pytest.mark.parametrize("at", [0.0, 0.5, 0.9])
+def test_a_model_switch_reaches_the_rows_and_the_payload_from_the_call_it_reaches_the_stream_at(at: float) -> None:
+    plan = FaultPlan((ModelSwitch(to_model="claude-opus-4-6", at=at),), seed=3)
+    stream = [f.observation for s in apply(plan, render(_SESSION)) for f in s.frames if f.observation is not None]
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    assert [(p.observation.label, p.observation.window) for p in transcript.points] == [
+        (o.label, o.window) for o in stream]  # the window switches at the same point on both surfaces
+    assert {o.window for o in stream} == ({1_000_000} if at == 0.0 else {200_000, 1_000_000})
+    main = [r["message"]["model"] for _, r in _assistant_rows(transcript) if not r.get("isSidechain")]
+    first = main.index("claude-opus-4-6")
+    assert set(main[first:]) == {"claude-opus-4-6"} and "claude-opus-4-6" not in main[:first]
+    assert (first == 0) == (at == 0.0)
+    assert all(r["message"]["model"] == _SESSION.model for _, r in _assistant_rows(transcript) if r.get("isSidechain"))
+    requests = [r["params"]["model"] for f in transcript.files.values() for r in f.rows if r["type"] == "api-request"]
+    assert requests.count("claude-opus-4-6") == len({
+        r["message"]["id"] for _, r in _assistant_rows(transcript) if not r.get("isSidechain")
+        and r["message"]["model"] == "claude-opus-4-6"})  # one request line per switched main call
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    for point, now, was in zip(transcript.points, shown, plain):
+        after = point.observation.window == 1_000_000
+        assert now["model"] == ({"id": "claude-opus-4-6", "display_name": "Opus 4.6"} if after else was["model"])
+        assert now["context_window"]["context_window_size"] == point.observation.window
+        assert now["context_window"]["current_usage"] == was["context_window"]["current_usage"]
+        used = was["context_window"]["used_percentage"]
+        assert used is None or now["context_window"]["used_percentage"] == (
+            int(now["context_window"]["total_input_tokens"] / 10_000 + 0.5) if after else used)

@@ -34,14 +34,16 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._flow import CompactionMetadata, InterleavedSubagents
+from ._flow import CompactionMetadata, InterleavedSubagents, ModelSwitch
+from ._flow_rows import ModelSwitchRows
 from ._transcript import (
-    SYNTHETIC_MODEL,
     CompactionWithoutPostTokens,
     InterleavedSidechains,
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
+    _file_runs,
+    _runs,
     _unknowable,
 )
 from ._units import USAGE_KEYS, is_count
@@ -58,29 +60,6 @@ from ._usage_rows import CacheMissRows, GatewayRows, IterationRows, NestedCacheR
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 
 
-def _runs(file: TranscriptFile, *, main_only: bool) -> list[list[int]]:
-    """The row indices of each call of ``file`` (consecutive non-synthetic ``assistant`` rows of one
-    ``message.id``), in order; main-chain calls only, if asked."""
-    out: list[list[int]] = []
-    last: Any = None
-    for index, row in enumerate(file.rows):
-        message = row.get("message")
-        if (row.get("type") != "assistant" or not isinstance(message, dict) or not message.get("id")
-                or message.get("model") == SYNTHETIC_MODEL or (main_only and row.get("isSidechain"))):
-            last = None
-            continue
-        if out and message["id"] == last and out[-1][-1] == index - 1:
-            out[-1].append(index)
-        else:
-            out.append([index])
-        last = message["id"]
-    return out
-
-
-def _calls(transcript: TranscriptRender, *, main_only: bool) -> list[tuple[TranscriptFile, list[int]]]:
-    return [(file, run) for file in transcript.files.values() for run in _runs(file, main_only=main_only)]
-
-
 @dataclass(frozen=True)
 class DuplicateRows(TranscriptFault):
     """The transcript form of ``duplicate_blocks``: some of a call's per-block rows written more than once, byte for
@@ -94,7 +73,8 @@ class DuplicateRows(TranscriptFault):
     """Extra copies of each repeated row."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        chosen = [(file, index) for file, run in FaultStream.pick(rng, _calls(transcript, main_only=False), self.rate)
+        calls = _file_runs(transcript, main_only=False)
+        chosen = [(file, index) for file, run in FaultStream.pick(rng, calls, self.rate)
                   for index in FaultStream.pick(rng, run, 0.5)]
         for file, index in sorted(chosen, key=lambda pair: (pair[0].path, -pair[1])):  # later rows first
             before = file.order[index - 1] if index else file.order[index] - 1
@@ -117,7 +97,7 @@ class RowsWithoutRequestIds(TranscriptFault):
     """``absent`` or ``empty``."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        for file, run in FaultStream.pick(rng, _calls(transcript, main_only=False), self.rate):
+        for file, run in FaultStream.pick(rng, _file_runs(transcript, main_only=False), self.rate):
             for index in run:
                 if self.mode == "absent":
                     file.rows[index].pop("requestId", None)
@@ -139,7 +119,7 @@ class StaleOutputRows(TranscriptFault):
     """``stale`` (one small value on every row) or ``growing`` (stale, then the final count on the last row)."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = [(file, run) for file, run in _calls(transcript, main_only=True)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=True)
                  if all(is_count(_usage(file.rows[i]).get("output_tokens")) for i in run)]
         for file, run in FaultStream.pick(rng, calls, self.rate):
             stale = rng.randint(1, 9)
@@ -212,7 +192,7 @@ class RowsWithoutUsage(TranscriptFault):
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
         whole = self.scope == "whole_call"
-        calls = [(file, run) for file, run in _calls(transcript, main_only=False)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=False)
                  if (whole or len(run) >= 2) and all(isinstance(file.rows[i]["message"].get("usage"), dict)
                                                     for i in run)]
         for file, run in FaultStream.pick(rng, calls, self.rate):
@@ -257,7 +237,7 @@ class PartialRows(TranscriptFault):
     """Partial rows written before each per-block row."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = [(file, run) for file, run in _calls(transcript, main_only=True)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=True)
                  if all(is_count(_usage(file.rows[i]).get("output_tokens")) for i in run)]
         chosen = FaultStream.pick(rng, calls, self.rate)
         for file, run in sorted(chosen, key=lambda pair: (pair[0].path, -pair[1][0])):  # later calls first
@@ -300,6 +280,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return GatewayRows(rate=fault.rate)
     if isinstance(fault, NestedCacheCreationOnly):
         return NestedCacheRows(rate=fault.rate)
+    if isinstance(fault, ModelSwitch):
+        return ModelSwitchRows(to_model=fault.to_model, to_window=fault.to_window, at=fault.at)
     if isinstance(fault, DuplicateBlocks):
         return DuplicateRows(rate=fault.rate, copies=fault.copies)
     if isinstance(fault, MissingRequestIds):
@@ -317,8 +299,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
                 "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
-                "duplicate_blocks", "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage",
-                "streaming_partials")
+                "model_switch", "duplicate_blocks", "missing_request_ids", "stale_output_tokens", "reused_message_ids",
+                "missing_usage", "streaming_partials")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 

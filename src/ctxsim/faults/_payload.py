@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..wire import TranscriptRender
-from ._flow import WrongContextWindow
+from ..world import display_name
+from ._flow import ModelSwitch, WrongContextWindow
+from ._flow_rows import switch_moment
 from ._plan import PAYLOAD_FORMS, FaultPlan
 from ._units import is_count
 
@@ -32,16 +34,45 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
     shown as 0. A cache write given only in the nested breakdown (``nested_cache_creation``): ``current_usage`` is
     the row's top-level counts, its ``cache_creation_input_tokens`` 0, so Claude Code's own gauge reads low by the
     write (inferred from its 2.1.152 changelog, which fixed that count "reporting as 0": no capture holds such a
-    payload; ``current_usage`` has no nested breakdown). A wrong window (``wrong_context_window``):
-    ``context_window_size`` is the window reported, and the percentages are of it."""
+    payload; ``current_usage`` has no nested breakdown). A model switch (``model_switch``): from the switch on,
+    ``model`` is the new one and ``context_window_size`` its window, the percentages of it (as a ``/model`` switch
+    was recorded; one by ``set_model`` or an auto-update is inferred to show the same). A wrong window
+    (``wrong_context_window``): ``context_window_size`` is the window reported, and the percentages are of it."""
     out = [copy.deepcopy(dict(p)) for p in payloads]
     if not set(PAYLOAD_FORMS) & set(plan.names):
         return out
     _with_usage_shown(transcript, out)
     for fault in plan.faults:
+        if isinstance(fault, ModelSwitch):
+            _with_model_switched(transcript, out, fault)
+    for fault in plan.faults:
         if isinstance(fault, WrongContextWindow):
             _with_window_reported(out, fault.reported)
     return out
+
+
+def _with_model_switched(transcript: TranscriptRender, payloads: list[dict[str, Any]], switch: ModelSwitch) -> None:
+    """``payloads`` (edited in place) from ``switch``'s moment on (:func:`switch_moment`; the transcript's points
+    carry the window it switched to): its model the ``model`` ``id`` and ``display_name``, ``context_window_size``
+    that window, the percentages of it, ``current_usage`` as it was, as Claude Code shows a ``/model`` switch (its
+    2.1.332 REPL recording of one: the same 62,003 tokens 31% of 200,000, then 6% of 1,000,000)."""
+    from ..wire import context_window
+
+    moment = switch_moment(transcript, switch.at)
+    if moment is None:
+        return
+    for point, payload in zip(transcript.points, payloads):
+        if point.written < moment:
+            continue
+        payload["model"] = {"id": switch.to_model, "display_name": display_name(switch.to_model)}
+        shown = payload.get("context_window")
+        if isinstance(shown, dict):
+            current = shown.get("current_usage")
+            redone = context_window(dict(current) if isinstance(current, dict) else None, point.observation.window)
+            payload["context_window"] = {**shown, **{k: redone[k] for k in _WINDOW_KEYS}}
+
+
+_WINDOW_KEYS = ("context_window_size", "used_percentage", "remaining_percentage")
 
 
 def _with_window_reported(payloads: list[dict[str, Any]], reported: int | None) -> None:
@@ -57,8 +88,7 @@ def _with_window_reported(payloads: list[dict[str, Any]], reported: int | None) 
         window = reported or (200_000 if shown["context_window_size"] >= 1_000_000 else 1_000_000)
         current = shown.get("current_usage")
         redone = context_window(dict(current) if isinstance(current, dict) else None, window)
-        payload["context_window"] = {**shown, **{k: redone[k] for k in (
-            "context_window_size", "used_percentage", "remaining_percentage")}}
+        payload["context_window"] = {**shown, **{k: redone[k] for k in _WINDOW_KEYS}}
 
 
 def _with_usage_shown(transcript: TranscriptRender, out: list[dict[str, Any]]) -> None:

@@ -187,7 +187,7 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
 
 
 PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
-                 "wrong_context_window")
+                 "model_switch", "wrong_context_window")
 """The faults :func:`ctxsim.faults.apply_statusline` gives the statusline payload a form of."""
 
 

@@ -7,9 +7,9 @@ keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fa
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
 faults that model the same report in a transcript (:func:`ctxsim.faults.transcript_faults`: ``interleaved_subagents``,
 ``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``,
-``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, and those that edit a call's per-block
-rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``) their transcript
-form, so one scenario's
+``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, ``model_switch``, and those that edit a
+call's per-block rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``)
+their transcript form, so one scenario's
 ``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))
@@ -73,6 +73,29 @@ def _at(moment: str, ms: int) -> str:
 
 def _timestamp_before(file: TranscriptFile, index: int) -> str | None:
     return next((r["timestamp"] for r in reversed(file.rows[:index]) if "timestamp" in r), None)
+
+
+def _runs(file: TranscriptFile, *, main_only: bool) -> list[list[int]]:
+    """The row indices of each call of ``file`` (consecutive non-synthetic ``assistant`` rows of one
+    ``message.id``), in order; main-chain calls only, if asked."""
+    out: list[list[int]] = []
+    last: Any = None
+    for index, row in enumerate(file.rows):
+        message = row.get("message")
+        if (row.get("type") != "assistant" or not isinstance(message, dict) or not message.get("id")
+                or message.get("model") == SYNTHETIC_MODEL or (main_only and row.get("isSidechain"))):
+            last = None
+            continue
+        if out and message["id"] == last and out[-1][-1] == index - 1:
+            out[-1].append(index)
+        else:
+            out.append([index])
+        last = message["id"]
+    return out
+
+
+def _file_runs(transcript: TranscriptRender, *, main_only: bool) -> list[tuple[TranscriptFile, list[int]]]:
+    return [(file, run) for file in transcript.files.values() for run in _runs(file, main_only=main_only)]
 
 
 @dataclass(frozen=True)
