@@ -15,9 +15,7 @@ import pytest
 
 from ctxsim.corpus import bundled_scenarios
 from ctxsim.faults import (
-    FAULT_SURFACES,
     REGISTRY,
-    SURFACES,
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
     CacheReadDrop,
@@ -34,14 +32,11 @@ from ctxsim.faults import (
     UncachedGatewayUsage,
     WrongContextWindow,
     apply,
-    apply_statusline,
     apply_transcript,
-    carried_on,
-    judged_on,
-    surfaces_of,
 )
 from ctxsim.runner import run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.surfaces import FAULT_SURFACES, SURFACES, apply_statusline, carried_on, judged_on, surfaces_of
 from ctxsim.trackers.mutants import MUTANTS
 from ctxsim.wire import TranscriptRender, render, render_transcript, statusline_payloads
 from ctxsim.world import Session, SessionBuilder
@@ -131,7 +126,7 @@ def _dump(value: object) -> str:
 def _edited(name: str) -> frozenset[str]:
     """The surfaces fault ``name`` (acting everywhere it can, on a session with per-block calls, a subagent, a
     compaction and three queries) edits: the SDK stream (stream-json, partial messages on), the transcript files
-    (:func:`ctxsim.faults.apply_transcript`), the statusline payloads (:func:`ctxsim.faults.apply_statusline`)."""
+    (:func:`ctxsim.faults.apply_transcript`), the statusline payloads (:func:`ctxsim.surfaces.apply_statusline`)."""
     cls = ALL_FAULTS[name]
     plan = FaultPlan((cls(**({"rate": 1.0} if "rate" in cls.__dataclass_fields__ else {})),), seed=3)
     scripts = render(_SESSION, include_partial_messages=True)

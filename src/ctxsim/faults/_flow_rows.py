@@ -2,7 +2,7 @@
 
 A model switch (``set_model``, ``/model``, an auto-update) changes the model Claude Code names in the rows it writes
 from then on, and the window every point from then on is judged against (:func:`ctxsim.faults.transcript_faults`
-picks this form; :func:`ctxsim.faults.apply_transcript` plays it; :func:`ctxsim.faults.apply_statusline` shows the
+picks this form; :func:`ctxsim.faults.apply_transcript` plays it; :func:`ctxsim.surfaces.apply_statusline` shows the
 switch in the payload from the same moment, :func:`switch_moment`).
 """
 

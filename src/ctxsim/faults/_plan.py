@@ -21,7 +21,7 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._counterparts import COUNTERPARTS, transcript_faults
+from ._counterparts import transcript_faults
 from ._flow import (
     CompactionMetadata,
     InsertedCompaction,
@@ -32,7 +32,6 @@ from ._flow import (
     WrongContextWindow,
     ZeroedErrorResult,
 )
-from ._surfaces import FAULT_SURFACES
 from ._transcript import (
     TRANSCRIPT_REGISTRY,
     CompactionWithoutPostTokens,
@@ -52,7 +51,6 @@ from ._usage import (
 )
 
 __all__ = [
-    "PAYLOAD_FORMS",
     "REGISTRY",
     "TRANSCRIPT_REGISTRY",
     "AdvisorIterations",
@@ -87,7 +85,6 @@ __all__ = [
     "ZeroedErrorResult",
     "apply",
     "apply_transcript",
-    "carried_on",
     "fault_from_spec",
     "transcript_faults",
 ]
@@ -184,19 +181,3 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
         fault.edit(out, rng)
         out.recount()
     return out
-
-
-PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
-                 "model_switch", "wrong_context_window")
-"""The faults :func:`ctxsim.faults.apply_statusline` gives the statusline payload a form of."""
-
-
-def carried_on(name: str) -> frozenset[str]:
-    """The surfaces (:data:`ctxsim.faults.SURFACES`) fault ``name`` is real on and that ctxsim writes it into: the
-    SDK stream for a stream fault, the transcript files for a transcript fault or a stream fault with a transcript
-    form (:func:`apply_transcript`), the payload for one of :data:`PAYLOAD_FORMS`. A tracker reading none of them
-    cannot meet the fault: its input is the same with or without it."""
-    written = ({"sdk"} if name in REGISTRY else set()) | (
-        {"transcript"} if name in TRANSCRIPT_REGISTRY or name in COUNTERPARTS else set()) | (
-        {"statusline"} if name in PAYLOAD_FORMS else set())
-    return FAULT_SURFACES[name].names & frozenset(written)

@@ -86,8 +86,8 @@ def fault_plans(
 
     ``faults`` lists what may be drawn: fault names or classes of :mod:`ctxsim.faults` (parameters drawn),
     fault instances, or strategies of faults; default every fault (with ``reads``, a set of
-    :data:`ctxsim.faults.SURFACES`, every fault real on one of those surfaces and written into it,
-    :func:`ctxsim.faults.carried_on`: what a tracker reading them can meet; a fault its input cannot carry is never
+    :data:`ctxsim.surfaces.SURFACES`, every fault real on one of those surfaces and written into it,
+    :func:`ctxsim.surfaces.carried_on`: what a tracker reading them can meet; a fault its input cannot carry is never
     drawn, so no counterexample holds one).
     ``truth_keeping`` keeps to faults and parameters that keep the truth (a correct tracker must track every such
     stream). Shrinks towards fewer faults, earlier in ``faults``, with their first parameter choices.

@@ -11,20 +11,26 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..faults import FaultPlan, ModelSwitch, WrongContextWindow, switch_moment
 from ..wire import TranscriptRender
 from ..world import display_name
-from ._flow import ModelSwitch, WrongContextWindow
-from ._flow_rows import switch_moment
-from ._plan import PAYLOAD_FORMS, FaultPlan
-from ._units import is_count
 
-__all__ = ["apply_statusline"]
+__all__ = ["PAYLOAD_FORMS", "apply_statusline"]
+
+PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
+                 "model_switch", "wrong_context_window")
+"""The faults :func:`apply_statusline` gives the statusline payload a form of."""
+
+
+def is_count(value: Any) -> bool:
+    """A well-formed token count: a non-negative int, not a bool."""
+    return type(value) is int and value >= 0
 
 
 def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
                      payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The statusline payloads Claude Code pipes at the points of ``transcript`` (the plan's transcript form
-    applied, :func:`apply_transcript`), ``payloads[i]`` the payload at its point ``i``
+    applied, :func:`ctxsim.faults.apply_transcript`), ``payloads[i]`` the payload at its point ``i``
     (:func:`ctxsim.wire.statusline_payloads`), with what ``plan`` changes in them; ``payloads`` itself is left as
     it was. A call the API reported over several inference iterations (``usage_iterations``): where the payload's
     ``current_usage`` is that call's (the latest main-chain row of the file in force), it is the row's top-level
@@ -52,10 +58,11 @@ def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
 
 
 def _with_model_switched(transcript: TranscriptRender, payloads: list[dict[str, Any]], switch: ModelSwitch) -> None:
-    """``payloads`` (edited in place) from ``switch``'s moment on (:func:`switch_moment`; the transcript's points
-    carry the window it switched to): its model the ``model`` ``id`` and ``display_name``, ``context_window_size``
-    that window, the percentages of it, ``current_usage`` as it was, as Claude Code shows a ``/model`` switch (its
-    2.1.332 REPL recording of one: the same 62,003 tokens 31% of 200,000, then 6% of 1,000,000)."""
+    """``payloads`` (edited in place) from ``switch``'s moment on (:func:`ctxsim.faults.switch_moment`; the
+    transcript's points carry the window it switched to): its model the ``model`` ``id`` and ``display_name``,
+    ``context_window_size`` that window, the percentages of it, ``current_usage`` as it was, as Claude Code shows a
+    ``/model`` switch (its 2.1.332 REPL recording of one: the same 62,003 tokens 31% of 200,000, then 6% of
+    1,000,000)."""
     from ..wire import context_window
 
     moment = switch_moment(transcript, switch.at)
