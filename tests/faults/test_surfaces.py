@@ -22,6 +22,7 @@ from ctxsim.faults import (
     DuplicateBlocks,
     Fault,
     FaultPlan,
+    GarbageValues,
     MissingRequestIds,
     MissingUsage,
     ModelSwitch,
@@ -146,7 +147,7 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"garbage_values", "inserted_compaction"},
+    "transcript": {"inserted_compaction"},
     "statusline": {"garbage_values"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
@@ -376,3 +377,30 @@ def test_a_model_switch_reaches_the_rows_and_the_payload_from_the_call_it_reache
         used = was["context_window"]["used_percentage"]
         assert used is None or now["context_window"]["used_percentage"] == (
             int(now["context_window"]["total_input_tokens"] / 10_000 + 0.5) if after else used)
+
+
+def test_garbage_reaches_the_rows_as_claude_code_writes_json() -> None:
+    plain = render_transcript(_SESSION)
+    rows = _assistant_rows(plain)
+    kinds = ("negative", "text", "numeric_string", "nan", "huge", "null", "bool")  # each a count no more
+    bystander = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=kinds),), seed=3), plain)
+    outputs = [r["message"]["usage"]["output_tokens"] for _, r in _assistant_rows(bystander)]
+    assert len(outputs) == len(rows) and all(type(o) is not int or o < 0 or o == 10**15 for o in outputs), outputs
+    for file in bystander.files.values():  # JSON.stringify writes no NaN: a strict reader reads every row
+        json.loads(json.dumps(file.rows, allow_nan=False))
+    assert [p.observation.truth for p in bystander.points] == [p.observation.truth for p in plain.points]
+    for kind, readable in (("text", False), ("numeric_string", True), ("nan", False)):
+        prompt = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=(kind,), fields="prompt"),), seed=3), plain)
+        spoiled = [r for _, r in _assistant_rows(prompt) if any(
+            type(r["message"]["usage"].get(k)) is not int for k in ("input_tokens", "cache_creation_input_tokens",
+                                                                   "cache_read_input_tokens"))]
+        assert len(spoiled) == len(rows), kind
+        if kind == "nan":
+            assert all(r["message"]["usage"]["input_tokens"] is None for r in spoiled)  # NaN is written null
+        lost = [(p, q) for p, q in zip(prompt.points, plain.points) if q.observation.truth.knowable
+                and not p.observation.truth.knowable]
+        assert lost and len(lost) < len(plain.points), kind  # a compaction's point tells the size again
+        assert all((p.observation.truth.unseen is not None) == readable for p, _ in lost), kind
+    whole = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=("float",), fields="prompt"),), seed=3), plain)
+    assert [p.observation.truth for p in whole.points] == [p.observation.truth for p in plain.points]
+    assert _dump(whole.files) == _dump(plain.files)  # a whole float is written as the integer it equals

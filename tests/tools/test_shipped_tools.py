@@ -78,6 +78,9 @@ call."""
 NESTED = {"nested-cache-creation-only": "q1 call 1"}
 """Every scenario whose cache writes the API reports only in the nested breakdown (``nested_cache_creation``): its
 first call."""
+GARBAGE_PROMPT = {"garbage-prompt-counts": "q1 call 1"}
+"""Every scenario where a gateway's prompt count is not a count (``garbage_values`` on the prompt): its first call
+(the scenario's seed spoils it)."""
 WRONG_WINDOW = {"b20-wrong-window-pegs-at-200k": "q2 call 1"}
 """Every scenario where Claude Code reports the wrong window (``wrong_context_window``): the first point past the
 reported window."""
@@ -125,6 +128,7 @@ GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionSc
     "REPLAYED_LATER": (REPLAYED_LATER, lambda s: _fault(s, "replayed_messages", where="later")),
     "ITERATED": (ITERATED, lambda s: _fault(s, "usage_iterations")),
     "NESTED": (NESTED, lambda s: _fault(s, "nested_cache_creation")),
+    "GARBAGE_PROMPT": (GARBAGE_PROMPT, lambda s: _fault(s, "garbage_values", fields="prompt")),
     "WRONG_WINDOW": (WRONG_WINDOW, lambda s: _fault(s, "wrong_context_window")),
     "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
     "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
@@ -233,7 +237,10 @@ PINS: dict[str, tuple[Bug, ...]] = {
         _CCSTATUSLINE_CLEAR,
         _ADDS_INCLUSIVE,
         _ADDS_ITERATED,
-        _ADDS_NESTED),
+        _ADDS_NESTED,
+        Bug("a count that is not a number (a gateway's 'n/a' in the row) is 0 in its sum, where the call's size "
+            "cannot be read: dist/ccstatusline.js:49581-49593 (toFiniteNonNegativeNumber(...) ?? 0)", "under",
+            GARBAGE_PROMPT)),
     "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED,
                                     _PAYLOAD_NESTED),
     "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE,

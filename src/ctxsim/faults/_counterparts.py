@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..wire import TranscriptFile, TranscriptRender
+from ..wire import TranscriptRender
 from ._base import Fault, FaultStream
 from ._calls import (
     DuplicateBlocks,
@@ -44,18 +44,19 @@ from ._transcript import (
     TranscriptFault,
     _file_runs,
     _runs,
-    _unknowable,
+    _unknowable_from,
 )
 from ._units import USAGE_KEYS, is_count
 from ._usage import (
     _SHAPES,
     AdvisorIterations,
     CacheReadDrop,
+    GarbageValues,
     MissingUsage,
     NestedCacheCreationOnly,
     UncachedGatewayUsage,
 )
-from ._usage_rows import CacheMissRows, GatewayRows, IterationRows, NestedCacheRows
+from ._usage_rows import CacheMissRows, GarbageRows, GatewayRows, IterationRows, NestedCacheRows
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
 
@@ -208,19 +209,6 @@ class RowsWithoutUsage(TranscriptFault):
                 _unknowable_from(transcript, file, run[0])
 
 
-
-def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int) -> None:
-    """The points of ``file`` from its row ``first`` (a main call's) until the next main call's or compaction's row
-    made not knowable."""
-    ident, start = file.rows[first]["message"]["id"], file.order[first]
-    ends = [moment for moment, row in zip(file.order, file.rows) if moment > start and (
-        row.get("subtype") == "compact_boundary" or (row.get("type") == "assistant" and not row.get("isSidechain")
-                                                     and row["message"].get("id") != ident))]
-    end = min(ends, default=float("inf"))
-    transcript.points = [_unknowable(p) if p.transcript == file.path and start <= p.written < end else p
-                         for p in transcript.points]
-
-
 @dataclass(frozen=True)
 class PartialRows(TranscriptFault):
     """The transcript form of ``streaming_partials``: before Claude Code 2.1.97 each per-block row of a main call
@@ -280,6 +268,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return GatewayRows(rate=fault.rate)
     if isinstance(fault, NestedCacheCreationOnly):
         return NestedCacheRows(rate=fault.rate)
+    if isinstance(fault, GarbageValues):
+        return GarbageRows(rate=fault.rate, kinds=fault.kinds, fields=fault.fields)
     if isinstance(fault, ModelSwitch):
         return ModelSwitchRows(to_model=fault.to_model, to_window=fault.to_window, at=fault.at)
     if isinstance(fault, DuplicateBlocks):
@@ -299,8 +289,8 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
                 "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
-                "model_switch", "duplicate_blocks", "missing_request_ids", "stale_output_tokens", "reused_message_ids",
-                "missing_usage", "streaming_partials")
+                "model_switch", "garbage_values", "duplicate_blocks", "missing_request_ids", "stale_output_tokens",
+                "reused_message_ids", "missing_usage", "streaming_partials")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 

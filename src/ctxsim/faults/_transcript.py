@@ -7,10 +7,10 @@ keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fa
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
 faults that model the same report in a transcript (:func:`ctxsim.faults.transcript_faults`: ``interleaved_subagents``,
 ``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``,
-``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, ``model_switch``, and those that edit a
-call's per-block rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``)
-their transcript form, so one scenario's
-``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
+``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, ``model_switch``, ``garbage_values``, and
+those that edit a call's per-block rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``,
+``reused_message_ids``) their transcript form, so one scenario's ``faults:`` list breaks its stream and its transcript
+alike (each draws its own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))
 
@@ -269,9 +269,24 @@ def _call_since(file: TranscriptFile, start: float, end: float) -> bool:
                for moment, row in zip(file.order, file.rows))
 
 
-def _unknowable(point: TranscriptPoint) -> TranscriptPoint:
+def _unknowable(point: TranscriptPoint, why: str | None = None) -> TranscriptPoint:
+    """``point`` not knowable; with ``why``, the number still readable there (its band an answer, as unknown is)."""
     truth = replace(point.observation.truth, knowable=False, estimated=None)
+    if why is not None:
+        truth = replace(truth, unseen=(truth.prompt, truth.next_request), why=why)
     return replace(point, observation=replace(point.observation, truth=truth))
+
+
+def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int, why: str | None = None) -> None:
+    """The points of ``file`` from its row ``first`` (a main call's) until the next main call's or compaction's row
+    made not knowable (:func:`_unknowable`, ``why``)."""
+    ident, start = file.rows[first]["message"]["id"], file.order[first]
+    ends = [moment for moment, row in zip(file.order, file.rows) if moment > start and (
+        row.get("subtype") == "compact_boundary" or (row.get("type") == "assistant" and not row.get("isSidechain")
+                                                     and row["message"].get("id") != ident))]
+    end = min(ends, default=float("inf"))
+    transcript.points = [_unknowable(p, why) if p.transcript == file.path and start <= p.written < end else p
+                         for p in transcript.points]
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,27 @@ picks these forms; :func:`ctxsim.faults.apply_transcript` plays them).
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from ..wire import TranscriptRender
 from ._base import FaultStream
-from ._transcript import SYNTHETIC_MODEL, TranscriptFault
+from ._transcript import SYNTHETIC_MODEL, TranscriptFault, _file_runs, _unknowable_from
 from ._units import USAGE_KEYS, is_count
-from ._usage import CacheReadDrop, NestedCacheCreationOnly, UncachedGatewayUsage, iterated
+from ._usage import (
+    _GARBAGE,
+    _RETYPED,
+    LENIENT_GARBAGE,
+    CacheReadDrop,
+    GarbageValues,
+    NestedCacheCreationOnly,
+    UncachedGatewayUsage,
+    iterated,
+)
 
-__all__ = ["CacheMissRows", "GatewayRows", "IterationRows", "NestedCacheRows"]
+__all__ = ["CacheMissRows", "GarbageRows", "GatewayRows", "IterationRows", "NestedCacheRows", "as_written"]
 
 
 @dataclass(frozen=True)
@@ -135,3 +145,67 @@ class NestedCacheRows(TranscriptFault):
             for message in calls[ident]:
                 message["usage"] = {**message["usage"], "cache_creation_input_tokens": 0, "cache_creation": {
                     "ephemeral_5m_input_tokens": short, "ephemeral_1h_input_tokens": created - short}}
+
+
+def as_written(value: Any) -> Any:
+    """``value`` as Claude Code writes it into a JSONL row (``JSON.stringify``): NaN as ``null``, a whole float as
+    the integer it equals (JavaScript has one number type)."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else int(value) if value.is_integer() else value
+    return value
+
+
+@dataclass(frozen=True)
+class GarbageRows(TranscriptFault):
+    """The transcript form of ``garbage_values``: counts a gateway sent that are not counts, in the rows Claude Code
+    writes of them. ``fields="bystander"`` spoils counts a context tracker does not need: a row's ``output_tokens``
+    and a boundary's ``compactMetadata.preTokens``; keeps the truth. ``fields="prompt"`` spoils one of a call's
+    ``input``/``cache_creation``/``cache_read`` counts on all its rows (``null``, and NaN, which is written ``null``,
+    to ``input_tokens`` only, as ``null`` on the stream): a main call's points from its rows until the next main
+    call or compaction in that file are not knowable, a numeric string's band still an answer (changes the truth on
+    purpose).
+
+    Inferred, not recorded: no capture holds a gateway's garbage. Claude Code writes the usage it parsed with
+    ``JSON.stringify`` (:func:`as_written`), so NaN is written ``null`` and a whole float as the integer: that kind
+    leaves a prompt count as it was, and its point keeps its truth."""
+
+    name = "garbage_values"
+    source = GarbageValues.source
+    rate: float = 0.3
+    """The share of the places it can act on that it acts on (at least one, when there is any)."""
+    kinds: tuple[str, ...] = tuple(_GARBAGE)
+    """The kinds of garbage drawn from (each value draws one)."""
+    fields: str = "bystander"
+    """``bystander`` or ``prompt``."""
+
+    @property
+    def keeps_truth(self) -> bool:
+        return self.fields == "bystander"
+
+    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
+        if self.fields == "bystander":
+            spots = [(row["message"]["usage"], "output_tokens") for file in transcript.files.values()
+                     for row in file.rows if row.get("type") == "assistant" and isinstance(
+                         row.get("message"), dict) and isinstance(row["message"].get("usage"), dict)
+                     and "output_tokens" in row["message"]["usage"]]
+            spots += [(row["compactMetadata"], "preTokens") for file in transcript.files.values()
+                      for row in file.rows if isinstance(row.get("compactMetadata"), dict)
+                      and "preTokens" in row["compactMetadata"]]
+            for holder, key in FaultStream.pick(rng, spots, self.rate):
+                holder[key] = as_written(_GARBAGE[rng.choice(self.kinds)](holder[key]))
+            return
+        plain = _call_rows(transcript)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=False)
+                 if file.rows[run[0]]["message"].get("id") in plain]
+        for file, run in FaultStream.pick(rng, calls, self.rate):
+            key, kind = rng.choice(USAGE_KEYS), rng.choice(self.kinds)
+            if kind in ("null", "nan"):  # both written null: the API's cache counts are nullable (null reads as 0)
+                key = "input_tokens"
+            before = file.rows[run[0]]["message"]["usage"][key]
+            value = as_written(_GARBAGE[kind](before))
+            for index in run:
+                message = file.rows[index]["message"]
+                message["usage"] = {**message["usage"], key: value}
+            spoiled = value != before or type(value) is not type(before)  # a whole float is written as it was
+            if spoiled and not file.rows[run[0]].get("isSidechain"):
+                _unknowable_from(transcript, file, run[0], _RETYPED if kind in LENIENT_GARBAGE else None)
