@@ -1,6 +1,6 @@
-"""A subagent past its own autocompact window, as the recordings of ctxsim.lab._subagent hold it.
+"""A subagent past its own autocompact window, as the recordings of ``subagent_recorder.py`` hold it.
 
-Offline: the recordings under ``src/ctxsim/wire/captures/claude-code-<version>/subagent/`` say what the real CLI did
+Offline: the recordings under ``tests/captures/claude-code-<version>/subagent/`` say what the real CLI did
 with an agent given ``autoCompactWindow`` 100,000 (point 67,000) whose calls reported 80,000 then 81,000: one
 summary request with the subagent's system prompt, a ``compact_boundary`` and a summary row in the subagent's
 transcript only, ``PreCompact`` hooks naming the agent, nothing in the SDK's stream, the main chain unmoved; and
@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from subagent_recorder import SUBAGENT_SESSIONS, record_subagent_compaction
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
-from ctxsim.lab._subagent import SUBAGENT_SESSIONS, record_subagent_compaction
 from ctxsim.live import bundled_cli_version
-from ctxsim.wire import CAPTURES, version_key
+from ctxsim.wire import version_key
 from ctxsim.world import ClaudeSettings, SessionBuilder
 
 POINT = 67_000
@@ -32,6 +32,7 @@ def _recordings(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
                                                         for p in sorted(directory.glob("*/subagent/*.json")))}
 
 
+CAPTURES = Path(__file__).parents[1] / "captures"
 RECORDED = _recordings(CAPTURES)
 VERSIONS = sorted({v for v, _ in RECORDED}, key=version_key)
 

@@ -1,4 +1,6 @@
-"""A subagent past its own autocompact window, recorded through the SDK: what the real CLI does, per CLI version.
+"""A subagent past its own autocompact window, recorded through the SDK: what the real CLI does, per CLI version
+(test data: the recordings are in ``tests/captures/claude-code-<version>/subagent/``, read by
+``test_subagent_compaction.py``, which records them again with ``-m live``).
 
 :data:`SUBAGENT_SESSIONS` give the CLI an agent definition by ``--agents`` (``autoCompactWindow``, which the Python
 SDK's ``AgentDefinition`` does not carry) and run it as a foreground subagent whose first two calls report a prompt
@@ -21,10 +23,10 @@ from typing import Any
 import anyio
 import claude_agent_sdk
 
-from ..live import LiveError, Reply, Served
-from ..world import Text, ToolUse
-from ._fidelity import Ask, ScriptedSession, play_live
-from ._repl import _served, trimmed_files
+from ctxsim.lab._fidelity import Ask, ScriptedSession, play_live
+from ctxsim.lab._repl import _served, trimmed_files
+from ctxsim.live import LiveError, Reply, Served
+from ctxsim.world import Text, ToolUse
 
 __all__ = ["SUBAGENT_SESSIONS", "record_subagent_compaction"]
 
