@@ -18,6 +18,7 @@ or vanished.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,12 +290,58 @@ class Drift:
                 + ("; ".join(parts) if parts else "nothing changed"))
 
 
+_NUMBERED_ID = re.compile(r"(?:msg|toolu|req)_ctxsim(\d+)(?:_\d+)?")
+"""The ids the fake API draws from a request's number: message, tool use and request ids."""
+
+
+def _request_numbers(value: Any, found: list[str]) -> None:
+    """Add to ``found`` each request number of a numbered id in ``value`` not seen before, in order of appearance."""
+    if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
+        if match[1] not in found:
+            found.append(match[1])
+    elif isinstance(value, (list, tuple, Mapping)):
+        for item in value.values() if isinstance(value, Mapping) else value:
+            _request_numbers(item, found)
+
+
+def _renumbered(value: Any, numbers: Mapping[str, str]) -> Any:
+    if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
+        return value[:match.start(1)] + numbers.get(match[1], match[1]) + value[match.end(1):]
+    if isinstance(value, Mapping):
+        return {k: _renumbered(v, numbers) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_renumbered(v, numbers) for v in value)
+    return value
+
+
+def _numbered_as_captured(capture: Capture, live: Played) -> tuple[list[StepProjection], dict[str, list[Any]]]:
+    """``live``'s steps and raw values, its numbered ids renumbered to the capture's by order of appearance where
+    both runs hold ids of the same request numbers in another order (the same requests, reaching the fake API in
+    another order)."""
+    def numbers(steps: Sequence[StepProjection], raw: Mapping[str, list[Any]]) -> list[str]:
+        found: list[str] = []
+        _request_numbers([[(s.messages, s.context_usage, s.hooks) for s in steps], sorted(raw.items())], found)
+        return found
+
+    theirs, ours = numbers(capture.steps, capture.raw), numbers(live.steps, live.raw)
+    renumber = dict(zip(ours, theirs)) if sorted(ours) == sorted(theirs) else {}
+    return ([StepProjection(s.prompt, _renumbered(s.messages, renumber), _renumbered(s.context_usage, renumber),
+                            _renumbered(s.hooks, renumber)) for s in live.steps], _renumbered(live.raw, renumber))
+
+
 def drift(capture: Capture, live: Played) -> Drift:
-    """How the live run ``live`` differs from ``capture`` of the same scripted session."""
+    """How the live run ``live`` differs from ``capture`` of the same scripted session.
+
+    The fake API numbers its message, tool use and request ids by when each request reaches it. Where two chains
+    run at once (a background subagent beside the main chain) the same requests can reach it in either order, a
+    race of the harness, not a change of the CLI: where the live run's ids carry the same request numbers as the
+    capture's in another order of appearance, they are renumbered to the capture's by that order before comparing.
+    A request number that appeared or vanished (a request more or fewer) renumbers nothing, and is a change."""
     from ._projection import compare, compare_keys, compare_raw
 
-    differences = compare(capture.steps, live.steps, initial=(capture.initial, live.initial))
-    differences += compare_raw(capture.raw, live.raw)
+    steps, raw = _numbered_as_captured(capture, live)
+    differences = compare(capture.steps, steps, initial=(capture.initial, live.initial))
+    differences += compare_raw(capture.raw, raw)
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
     return Drift(capture.cli_version, live.cli_version, [d for d in differences if d not in numbers], numbers,
                  compare_keys(capture.frame_keys, live.frame_keys))
