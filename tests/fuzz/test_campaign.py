@@ -16,7 +16,7 @@ from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from ctxsim.strategies import register_profiles
-from ctxsim.strategies._database import DATABASE_ENV, example_database
+from ctxsim.strategies._database import DATABASE_ENV, KeptDatabase, example_database
 
 # The README's campaign test file, on a catalogued tracker the fuzzer finds within a few dozen streams. PHASES lets
 # a process replay the database and nothing else: then only a counterexample saved by another process can fail it.
@@ -95,8 +95,10 @@ def test_example_database_reads_the_environment(tmp_path: Path, monkeypatch: pyt
     assert example_database() is None
     monkeypatch.setenv(DATABASE_ENV, str(tmp_path / "shared"))
     db = example_database()
-    assert isinstance(db, DirectoryBasedExampleDatabase) and (tmp_path / "shared").is_dir()
-    assert isinstance(example_database(tmp_path / "given"), DirectoryBasedExampleDatabase)
+    assert isinstance(db, KeptDatabase) and isinstance(db.primary, DirectoryBasedExampleDatabase)
+    assert (tmp_path / "shared").is_dir()
+    given = example_database(tmp_path / "given")
+    assert isinstance(given, KeptDatabase) and isinstance(given.primary, DirectoryBasedExampleDatabase)
 
 
 def test_redis_without_the_client_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,8 +112,8 @@ def test_the_fuzz_profile_takes_the_shared_database(tmp_path: Path, monkeypatch:
     register_profiles()
     try:
         database = settings.get_profile("ctx-fuzz").database
-        assert isinstance(database, DirectoryBasedExampleDatabase)
-        assert Path(database.path) == tmp_path / "shared"
+        assert isinstance(database, KeptDatabase) and isinstance(database.primary, DirectoryBasedExampleDatabase)
+        assert Path(database.primary.path) == tmp_path / "shared"
     finally:
         monkeypatch.delenv(DATABASE_ENV)
         register_profiles()  # as the rest of the suite knows it

@@ -243,3 +243,29 @@ def test_fuzz_on_a_shared_directory_holding_a_fifo_ends_in_one_line(hostile: Tal
     hostile.line(case, second.stderr, "ctxsim: the example database directory 'db' holds 'db/*', a FIFO: "
                                       "skipped*")
     assert second.returncode == 1 and (tmp_path / "b.yaml").is_file(), second.stderr
+
+
+SAVE_ON_A_FULL_DISK = """\
+import sys
+from ctxsim.strategies import example_database
+database = example_database("db", notes=sys.stderr)
+database.save(b"hostile-key", b"a counterexample " * 10)
+print(list(database.fetch(b"hostile-key")) == [b"a counterexample " * 10])
+"""
+
+
+def test_a_directory_database_on_a_full_disk_keeps_the_example_and_says_where(hostile: Tally,
+                                                                              tmp_path: Path) -> None:
+    """Hypothesis' own directory database drops a save it cannot write without a word; ctxsim's says so in one line
+    and keeps the example (here in memory: with every file capped at 5 bytes, no fallback directory takes one
+    either), and it is read back."""
+    case = "a directory database on a full disk"
+    done = subprocess.run([sys.executable, "-c", SAVE_ON_A_FULL_DISK], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+                                            "TMPDIR": str(tmp_path / "tmp")}, preexec_fn=_limited(5))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True", done.stdout
+    hostile.line(case, done.stderr, "ctxsim: the example database 'db' could not save a counterexample (OSError: the "
+                                    "directory did not take the file (a full disk, or no longer writable)); no "
+                                    "directory could keep what it cannot take (*): it is kept in memory for this "
+                                    "run, and the counterexample is in the scenario file the run writes")

@@ -113,6 +113,24 @@ def test_every_route_wants_the_exact_key(hostile: Tally, key: str) -> None:
             assert answer.startswith(b"HTTP/1.1 401"), (path, answer[:200])
 
 
+@pytest.mark.parametrize(("case", "given", "status"), [
+    ("a trailing space", "{key} ", b"404"), ("a trailing tab", "{key}\t", b"404"),
+    ("a leading space", " {key}", b"404"),
+    ("a trailing non-breaking space", "{key}\u00a0", b"401"), ("a space inside", "{head} {tail}", b"401"),
+    ("a trailing space and one more character", "{key} x", b"401")])
+def test_a_key_with_spaces_around_it_on_the_wire_is_the_key_and_with_anything_else_is_not(
+        hostile: Tally, case: str, given: str, status: bytes) -> None:
+    """Spaces and tabs around a header's value are not part of it (RFC 9110, section 5.5): the key sent with a
+    trailing space is the key (past the check: ``/anything`` is a 404); a non-breaking space, or a space within, is
+    another key (401)."""
+    with FakeMessagesAPI() as api:
+        sent = given.format(key=api.key, head=api.key[:8], tail=api.key[8:])
+        head = b"GET /anything HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nx-api-key: " + sent.encode()
+        answer = _raw(api, head + b"\r\n\r\n")[0]
+    hostile.case(f"the key with {case}")
+    assert answer.startswith(b"HTTP/1.1 " + status), (case, answer[:200])
+
+
 def test_the_port_is_reusable_at_once_after_the_server_closed_its_connections(hostile: Tally) -> None:
     first = FakeMessagesAPI().start()
     port = first.port

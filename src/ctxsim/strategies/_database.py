@@ -18,8 +18,9 @@ not answer, refuses the credentials or the database number. Messages show a URL 
 (:func:`shown_url`). Every Redis command is bounded (:data:`COMMAND_TIMEOUT`, never retried). A Redis database
 that fails once the run is under way (the server stopped or killed, the connection lost) is not asked again and
 never loses a counterexample: what it could not take is saved in a local directory that really takes a file, with
-one ``ctxsim:`` line on stderr saying where and how to replay it (:class:`KeptDatabase`). A directory database
-never reads a FIFO or a device, nor more than :data:`MAX_EXAMPLE_BYTES` of a file (:class:`CheckedDirectoryDatabase`).
+one ``ctxsim:`` line on stderr saying where and how to replay it (:class:`KeptDatabase`); so is a directory
+database whose disk fills (Hypothesis' own drops such a save without a word). A directory database never reads a
+FIFO or a device, nor more than :data:`MAX_EXAMPLE_BYTES` of a file (:class:`CheckedDirectoryDatabase`).
 
 :func:`example_database` makes either from one string (``$CTXSIM_FUZZ_DATABASE``), and
 :func:`ctxsim.strategies.register_profiles` gives the ``ctx-fuzz`` profile that database, so every process that loads
@@ -55,7 +56,8 @@ def example_database(location: str | os.PathLike[str] | None = None, *, notes: T
     on that server, for campaigns over several machines (needs the ``redis`` package; a server that does not answer
     within :data:`CONNECT_TIMEOUT` raises :class:`DatabaseUnreachable`; one that fails later is replaced by a local
     directory, :class:`KeptDatabase`); anything else is a directory, created if missing, as a
-    :class:`CheckedDirectoryDatabase`. ``notes`` (default stderr) takes the one-line notes of what failed later.
+    :class:`CheckedDirectoryDatabase` kept the same way (a save it does not take, on a full disk, goes to a local
+    directory that does, said in one line). ``notes`` (default stderr) takes the one-line notes of what failed later.
     With ``kept_if_unreachable`` (a worker of a run whose server answered its parent), a Redis server that does not
     answer is taken as lost mid-run: the note says so and where the examples are kept, nothing is raised.
     """
@@ -81,7 +83,7 @@ def example_database(location: str | os.PathLike[str] | None = None, *, notes: T
     except OSError as exc:
         raise DatabaseUnreachable(f"ctxsim: the example database directory {where!r} cannot be made: "
                                   f"{exc.strerror or exc}") from None
-    return CheckedDirectoryDatabase(str(path), notes=notes)
+    return KeptDatabase(CheckedDirectoryDatabase(str(path), notes=notes), where, notes=notes)
 
 
 _REDIS = ("redis://", "rediss://", "unix://")

@@ -1,8 +1,9 @@
-"""Example databases that never lose a counterexample and never hang on a file: a Redis database backed by a local
-directory that is really written (:class:`KeptDatabase`), and a directory database whose reads are bounded and that
-refuses FIFOs and devices (:class:`CheckedDirectoryDatabase`).
+"""Example databases that never lose a counterexample and never hang on a file: a Redis or directory database backed
+by a local directory that is really written (:class:`KeptDatabase`), and a directory database whose reads are bounded
+and that refuses FIFOs and devices (:class:`CheckedDirectoryDatabase`).
 
-A Redis database that fails once the run is under way (the server stopped or killed, the connection lost) is not
+A database that fails once the run is under way (a Redis server stopped or killed, the connection lost; a directory
+that stops taking files, its disk full) is not
 asked again: what it is given from then on is saved in the first directory that really takes a file, of
 :data:`KEPT_DIRECTORY` (under the working directory), ``$XDG_CACHE_HOME/ctxsim/kept`` (``~/.cache``) and
 ``ctxsim-kept-<uid>`` in the temporary directory; one ``ctxsim:`` line says which, and how to replay it. Where none
@@ -12,6 +13,7 @@ the scenario file the run writes (or prints, when that cannot be written either)
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -50,7 +52,8 @@ def kept_directory() -> tuple[str | None, list[str]]:
             os.makedirs(candidate, exist_ok=True)
             handle, probe = tempfile.mkstemp(prefix=".probe-", dir=candidate)
             try:
-                os.write(handle, b"ctxsim")
+                if os.write(handle, b"ctxsim") != len(b"ctxsim"):  # cut short: a full disk, a file size limit
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             finally:
                 os.close(handle)
                 os.unlink(probe)
@@ -62,10 +65,10 @@ def kept_directory() -> tuple[str | None, list[str]]:
 
 
 class KeptDatabase(ExampleDatabase):
-    """A Redis example database that never loses what it is given: once an operation fails (the server stopped,
-    the connection lost) the primary is not asked again, every operation is done on a local directory that really
-    takes a file (:func:`kept_directory`; in memory where none does), and one ``ctxsim:`` line on ``notes``
-    (default stderr) says where, once."""
+    """An example database (Redis, or a directory) that never loses what it is given: once an operation fails (the
+    server stopped, the connection lost, a save the directory did not take) the primary is not asked again, every
+    operation is done on a local directory that really takes a file (:func:`kept_directory`; in memory where none
+    does), and one ``ctxsim:`` line on ``notes`` (default stderr) says where, once."""
 
     def __init__(self, primary: ExampleDatabase, shown: str, *, notes: TextIO | None = None) -> None:
         super().__init__()
@@ -86,7 +89,8 @@ class KeptDatabase(ExampleDatabase):
         if self._local is None:
             where, refused = kept_directory()
             self.where = where
-            self._local = InMemoryExampleDatabase() if where is None else DirectoryBasedExampleDatabase(where)
+            self._local = InMemoryExampleDatabase() if where is None else CheckedDirectoryDatabase(where,
+                                                                                                 notes=self.notes)
             self._refused = refused
         return self._local
 
@@ -111,7 +115,7 @@ class KeptDatabase(ExampleDatabase):
         """Save on the local database, and fall back to memory (saying so) where the directory did not take it."""
         local = self.local
         local.save(key, value)
-        if isinstance(local, InMemoryExampleDatabase) or value in set(local.fetch(key)):
+        if not isinstance(local, CheckedDirectoryDatabase) or local.holds(key, value):
             return
         memory = InMemoryExampleDatabase()  # the directory stopped taking files (a full disk): keep the rest here
         for old in local.fetch(key):
@@ -126,6 +130,8 @@ class KeptDatabase(ExampleDatabase):
         if self.failed is None:
             try:
                 self.primary.save(key, value)
+                if isinstance(self.primary, CheckedDirectoryDatabase) and not self.primary.holds(key, value):
+                    raise OSError("the directory did not take the file (a full disk, or no longer writable)")
                 return
             except Exception as exc:  # whatever the client raises, the example must not be lost
                 self._lost(exc, "save a counterexample")
@@ -214,6 +220,21 @@ class CheckedDirectoryDatabase(DirectoryBasedExampleDatabase):
             return None
         finally:
             os.close(handle)
+
+    def holds(self, key: bytes, value: bytes) -> bool:
+        """Whether ``value`` is on disk under ``key``, whole: Hypothesis' own ``save`` drops an example it could not
+        write (a full disk) without a word, or keeps the part of it that was written, so a caller that must not lose
+        it asks."""
+        return self._read(self._value_path(key, value)) == value  # Hypothesis' own layout (tests/architecture)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        """Hypothesis' save, less the part of an example a full disk cut short (removed: it would be replayed as
+        another example)."""
+        super().save(key, value)
+        path = self._value_path(key, value)
+        if path.is_file() and not self.holds(key, value):
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def fetch(self, key: bytes) -> Iterable[bytes]:
         directory = self._key_path(key)  # Hypothesis' own layout (checked by tests/architecture)
