@@ -6,6 +6,7 @@ Only the cases of ``tests/hostile`` use it; the rest of the suite shares the roo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -27,3 +28,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             f"ctxsim hostile cases: {tally.cases} cases, {tally.clean_lines} clean one-line errors, "
             f"{tally.tracebacks} tracebacks, {tally.hangs} hangs, {tally.leaks} leaks, {tally.secrets} secrets "
             f"surviving")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With ``CTXSIM_HOSTILE_CASES=FILE``, every case's name is added to FILE, one a line (each xdist worker adds its
+    own): the list of what the session tried."""
+    listed = os.environ.get("CTXSIM_HOSTILE_CASES")
+    if listed and _TALLY.names:
+        with open(listed, "a", encoding="utf-8") as out:
+            out.write("".join(f"{' '.join(name.split())}\n" for name in _TALLY.names))

@@ -146,8 +146,12 @@ trap_pid=$!
 for i in $(seq 100); do grep -q ready "$WORK/trap.out" && break; sleep 0.05; done
 # the controls: without the guard, the real CLI (its --settings), a Python and a Node child reach the trap
 mkdir -p "$WORK/control-home"
+# (until it reached the trap, at most 60 s: a loaded machine starts the CLI slowly; then it is stopped)
 HOME="$WORK/control-home" CLAUDE_CONFIG_DIR="$WORK/control-home" ANTHROPIC_API_KEY=sk-ant-hostile IS_SANDBOX=1 \
-  ANTHROPIC_BASE_URL=http://127.0.0.1:9 timeout 10 "$CLI" --settings "$REMOTE" -p hi > /dev/null 2>&1 || true
+  ANTHROPIC_BASE_URL=http://127.0.0.1:9 timeout 60 "$CLI" --settings "$REMOTE" -p hi > /dev/null 2>&1 &
+cli_pid=$!
+for i in $(seq 1200); do grep -q "tcp 80 " "$WORK/trapped" 2>/dev/null && break; sleep 0.05; done
+kill $cli_pid 2>/dev/null; wait $cli_pid 2>/dev/null || true
 "$PYTHON" -c "import socket; socket.create_connection(('192.0.2.1', 443), timeout=5).close()"
 node -e "require('net').connect(8443, '192.0.2.1').on('connect', function () { this.end() })"
 sleep 0.3; cp "$WORK/trapped" "$WORK/control"; : > "$WORK/trapped"

@@ -2,7 +2,8 @@
 
 A capture's world states everything the CLI reported (each compaction's ``preTokens``, what ``/context`` showed
 after it and after ``/clear``). :func:`builder_twin` rebuilds it through the public builder the way a user would:
-each call with its usage stated (``call(input=, cache_creation=, cache_read=, output=, blocks=, results=)``), each
+each call with its usage and its blocks stated (``call(input=, cache_creation=, cache_read=, output=, blocks=,
+results=)``: the blocks as the world holds them, what the model said and the tools and inputs it asked for), each
 compaction with what the boundary reported after it (``post``), its trigger, the summary request the API answered
 and any it refused (``compact(post, trigger=, summary=, rejected=)``), each ``/clear`` as ``reset()``, each ``/model``
 as ``switch_model(model)`` before the command's query; the compaction's ``preTokens``, the context after it, whether
@@ -23,8 +24,6 @@ from ctxsim.world import (
     Session,
     SessionBuilder,
     SubagentStart,
-    Text,
-    Thinking,
     ToolResult,
     ToolUse,
 )
@@ -37,10 +36,6 @@ def twin_ready(session: Session) -> bool:
     around a subagent, which a recording cannot state)."""
     return not any(isinstance(s, SubagentStart) or (isinstance(s, Call) and not s.is_main)
                    for q in session.queries for s in q.steps)
-
-
-def _kind(block: Text | Thinking | ToolUse) -> str:
-    return {Text: "text", Thinking: "thinking", ToolUse: "tool_use"}[type(block)]
 
 
 def builder_twin(session: Session) -> Session:
@@ -60,7 +55,7 @@ def builder_twin(session: Session) -> Session:
                            if isinstance(s, ToolResult)][:sum(isinstance(b, ToolUse) for b in step.blocks)]
                 builder.call(input=step.input_tokens, cache_creation=step.cache_creation_input_tokens,
                              cache_read=step.cache_read_input_tokens, output=step.output_tokens,
-                             blocks=tuple(_kind(b) for b in step.blocks), results=results,
+                             blocks=step.blocks, results=results,
                              message_id=step.message_id, request_id=step.request_id or False)
             elif isinstance(step, Compaction):
                 builder.compact(step.post_tokens, trigger=step.trigger, summary=step.summary,

@@ -278,19 +278,12 @@ def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.parametrize("recording", FOREGROUND, ids=lambda r: f"{r.cli_version}-{r.name}")
 def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: ReplRecording,
-                                                                      monkeypatch: pytest.MonkeyPatch,
-                                                                      request: pytest.FixtureRequest) -> None:
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The recording's world rebuilt through the public builder (:func:`builder_twin`: each compaction's
     ``preTokens``, the context after it, whether it kept a segment, derived) renders to what the REPL wrote:
     every payload, every boundary, every row."""
     import ctxsim.lab._repl_compare as compare
 
-    if recording.name == "autocompact-midturn":  # run, and must fail this way, until the builder derives it
-        request.applymarker(pytest.mark.xfail(raises=AssertionError, strict=True,
-                                              reason="the builder derives a mid-turn autocompaction's preTokens 15 "
-                                                     "short in the REPL (90065 where the CLI said 90080): the CLI "
-                                                     "counts the tool result and the reminder it attached for the "
-                                                     "interrupted request, which the REPL world states as nothing"))
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))
     differences = (compare.compare_repl_payloads(recording) + compare.compare_repl_boundaries(recording)

@@ -242,6 +242,10 @@ MALFORMED = [
      "5: queries[0].steps[0].compact.summary.cache_creation: required key is missing"),
     (Q + "      - compact:\n          post: 10\n          summary: {input: 3, cache_creation: 1, cache_read: 5, "
          "output: -9}\n", "5: queries[0].steps[0].compact.summary.output: expected a non-negative integer"),
+    (Q + "      - compact:\n          post: 10\n          rejected:\n            - {input: 3, cache_creation: 1, "
+         "cache_read: 5}\n", "6: queries[0].steps[0].compact.rejected[0].output: required key is missing"),
+    (Q + "      - compact: {post: 10, rejected: {input: 3}}\n",
+     "3: queries[0].steps[0].compact.rejected: expected a list, got a mapping"),
     (Q + "      - subagent: {calls: []}\n",
      "3: queries[0].steps[0].subagent.calls: expected a non-empty list"),
     (Q + "      - subagent:\n          calls:\n            - {cr: 5}\n",
@@ -344,3 +348,23 @@ def test_a_compaction_s_summary_request_is_stated_or_derived() -> None:
     # an autocompaction: the context (the call's prompt and 120 out) and 22 more
     assert derived.pre_tokens == call.prompt + 120 + 22 and derived.context_tokens == 12_000 + 2000
     assert usage(derived.summary) == (3, derived.pre_tokens + 2154 - 3 - call.prompt + 3, call.prompt - 3, 2000)
+
+
+def test_a_compaction_s_rejected_summary_requests_are_stated_and_counted() -> None:
+    """``compact: {rejected: [...]}`` states the summary requests Claude Code made and refused before the one it
+    kept: each is among the compaction's summary requests, before the summary it kept."""
+    text = (Q + "      - call: {in: 3, cc: 2000, cr: 16000, out: 97}\n"
+            "      - compact:\n          post: 3000\n"
+            "          summary: {input: 5, cache_creation: 40, cache_read: 17000, output: 600}\n"
+            "          rejected:\n            - {input: 5, cache_creation: 40, cache_read: 17000, output: 30}\n"
+            "            - {input: 6, cache_creation: 0, cache_read: 17040, output: 20}\n")
+    plain = parse_scenario(text.split("          rejected:")[0], file="plain.yaml")
+    scenario = parse_scenario(text, file="rejected.yaml")
+    assert isinstance(scenario, SessionScenario) and isinstance(plain, SessionScenario)
+    compaction = next(s for s in scenario.session.queries[0].steps if isinstance(s, Compaction))
+    assert [usage(c) for c in compaction.rejected] == [(5, 40, 17_000, 30), (6, 0, 17_040, 20)]
+    assert [usage(c) for c in compaction.summary_requests] == [(5, 40, 17_000, 30), (6, 0, 17_040, 20),
+                                                               (5, 40, 17_000, 600)]
+    plain_compaction = next(s for s in plain.session.queries[0].steps if isinstance(s, Compaction))
+    assert plain_compaction.rejected == () and plain_compaction.summary is not None and compaction.summary is not None
+    assert usage(plain_compaction.summary) == usage(compaction.summary)

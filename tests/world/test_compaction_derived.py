@@ -19,6 +19,10 @@ from ctxsim.world import (
     ConversationReset,
     SessionBuilder,
     Text,
+    Thinking,
+    ToolResult,
+    ToolUse,
+    later_blocks_tokens,
 )
 
 
@@ -72,3 +76,41 @@ def test_a_bad_summary_is_one_ctxsim_error(summary: tuple[int, ...]) -> None:
     b = SessionBuilder(seed=1).query("go").call()
     with pytest.raises(ValueError, match=r"^ctxsim: compact\(summary="):
         b.compact(1_000, summary=summary)  # type: ignore[arg-type]
+
+
+def test_a_reply_of_several_blocks_counts_its_later_blocks_again_in_pre_tokens() -> None:
+    """The REPL's mid-turn autocompaction: a reply of a text and a ``Bash`` call, then the call's result."""
+    tool = ToolUse("toolu_1", "Bash", {"command": "echo mid", "description": "run a command"})
+    b = SessionBuilder(seed=1).query("a big tool turn")
+    b.call(input=3, cache_creation=1_000, cache_read=89_000, output=40, blocks=(Text("Running it."), tool),
+           results=[1])
+    call, result = b.pending[-2:]
+    assert isinstance(call, Call) and call.blocks == (Text("Running it."), tool)  # kept as given
+    assert isinstance(result, ToolResult) and result.tool_use_id == "toolu_1"  # and answered
+    # 'Bash{"command":"echo mid","description":"run a command"}' is 56 characters: 14 tokens
+    assert _compaction(b.compact(3_000)).pre_tokens == 90_003 + 40 + 1 + 14 + 22
+
+
+@pytest.mark.parametrize(("later", "tokens"), [
+    ((), 0),  # a reply of one block adds nothing
+    ((Text("ab"),), 1),  # half a token rounds up
+    ((Text("abcde"),), 1),
+    ((Text("abcdef"),), 2),
+    ((Text("\U0001F600" * 3),), 2),  # six UTF-16 units
+    ((Thinking("abcd"), Text("abcdefgh")), 3),
+])
+def test_later_blocks_count_their_characters_over_four_rounded(later: tuple[Text | Thinking, ...],
+                                                               tokens: int) -> None:
+    reply = Call(3, 0, 0, 10, (Text("first"), *later), "msg_1")
+    assert later_blocks_tokens(reply) == tokens
+    b = SessionBuilder(seed=1).query("go").call(input=3, cache_creation=0, cache_read=9_000, output=10,
+                                                blocks=reply.blocks)
+    b.query("/compact")
+    assert _compaction(b.compact(1_000, trigger="manual")).pre_tokens == 9_003 + 10 + tokens  # /compact too
+    after = 12_000 + 1_000 + COMPACT_COMMAND_TOKENS  # the baseline, the summary, the command: the reply is gone
+    assert _compaction(b.compact(500, trigger="manual")).pre_tokens == after
+
+
+def test_a_bad_block_is_one_ctxsim_error() -> None:
+    with pytest.raises(ValueError, match=r"^ctxsim: unknown block kind 'picture'"):
+        SessionBuilder(seed=1).query("go").call(blocks=("text", "picture"))

@@ -2,8 +2,10 @@
 
 A :class:`ReplRecording` is one recorded REPL session as shipped under ``captures/claude-code-<version>/repl/``.
 :func:`world_of_recording` makes the world that happened from it: each step's main-chain calls as the fake API
-served them (usage exact), each compaction as its ``compact_boundary`` recorded it (its summary request's usage in
-the cost), each ``/clear`` as a reset to the session the next payload names; the model, its window
+served them (usage exact), each tool call with the input and the result its transcript's message rows hold (the
+result's tokens its characters over four, at least one, as for a recorded stream-json session), each compaction
+as its ``compact_boundary`` recorded it (its summary request's usage in the cost), each ``/clear`` as a reset to
+the session the next payload names; the model, its window
 (:func:`~ctxsim.world.model_window`: ``[1m]``, ``CLAUDE_CODE_DISABLE_1M_CONTEXT``) and the autocompact window from
 the recording's environment; ``entrypoint: repl``. Whether a compaction kept a segment is left to the world
 (:func:`~ctxsim.world.keeps_segment`), so the comparison tests it.
@@ -27,6 +29,7 @@ from typing import Any
 
 from ..wire import render, render_transcript, startup_payload, statusline_payloads, transcript_outline
 from ..world import (
+    CHARS_PER_TOKEN,
     Call,
     ClaudeSettings,
     Compaction,
@@ -41,6 +44,7 @@ from ..world import (
     ToolUse,
 )
 from ._projection import Difference, field_at
+from ._recorded import _text
 from ._transcript import _ordered, compare_files
 
 __all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
@@ -95,12 +99,35 @@ def load_repl_recordings(directory: Path) -> list[ReplRecording]:
             for p in sorted(directory.glob("claude-code-*/repl/*.json"))]
 
 
-def _call(served: Mapping[str, Any], model: str) -> Call:
+def _tool_rows(recording: ReplRecording) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
+    """What the transcripts' message rows say of each tool call, by its id: the input the model gave it, and its
+    result's text as the tool returned it (a request line's copy carries what Claude Code attached later)."""
+    inputs: dict[str, dict[str, object]] = {}
+    results: dict[str, str] = {}
+    for rows in recording.transcripts.values():
+        for row in rows:
+            message = row.get("message") if row.get("type") in ("user", "assistant") else None
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else ():
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("input"), dict):
+                    inputs[str(block.get("id"))] = dict(block["input"])
+                elif block.get("type") == "tool_result":
+                    results[str(block.get("tool_use_id"))] = _text(block.get("content"))
+    return inputs, results
+
+
+def _call(served: Mapping[str, Any], model: str, inputs: Mapping[str, dict[str, object]]) -> Call:
     blocks: list[Text | ToolUse] = []
     ids = iter(served.get("tool_use_ids") or ())
     for block in served["blocks"]:
         kind, _, rest = str(block).partition(":")
-        blocks.append(ToolUse(next(ids, ""), rest, {}) if kind == "ToolUse" else Text(rest))
+        if kind == "ToolUse":
+            ident = next(ids, "")
+            blocks.append(ToolUse(ident, rest, dict(inputs.get(ident, {}))))
+        else:
+            blocks.append(Text(rest))
     usage = served["usage"]
     return Call(int(usage[0]), int(usage[1]), int(usage[2]), int(served["output_tokens"]), tuple(blocks),
                 str(served["message_id"]), str(served.get("model") or model), str(served["request_id"]),
@@ -115,6 +142,7 @@ def world_of_recording(recording: ReplRecording) -> Session:
                 if "/" not in path for r in rows if isinstance(r.get("toolUseResult"), dict)  # in the background
                 and r["toolUseResult"].get("status") == "async_launched" for b in r["message"]["content"]}
     running: list[str] = []
+    inputs, results = _tool_rows(recording)
     for number, step in enumerate(recording.steps):
         steps: list[Step] = []
         if step["prompt"] == "/clear":
@@ -123,7 +151,7 @@ def world_of_recording(recording: ReplRecording) -> Session:
         for served in step["served"]:
             if served["error"] is not None:
                 continue
-            call = _call(served, recording.model)
+            call = _call(served, recording.model, inputs)
             if served["kind"] == "compact":
                 meta = dict(next(boundaries, {}).get("compactMetadata") or {})
                 steps.append(Compaction(int(meta.get("preTokens", 0)), int(meta.get("postTokens", 0)),
@@ -138,7 +166,9 @@ def world_of_recording(recording: ReplRecording) -> Session:
                         launch = launches[b.id]
                         steps.append(SubagentStart(b.id, str(launch["agentId"]), str(launch.get("description")),
                                                    str(launch.get("prompt")), background=True))
-                    steps.append(ToolResult(b.id, "", 0, parent_tool_use_id=call.parent_tool_use_id))
+                    text = results.get(b.id, "")
+                    steps.append(ToolResult(b.id, text, max(1, len(text) // CHARS_PER_TOKEN) if text else 0,
+                                            parent_tool_use_id=call.parent_tool_use_id))
                 if call.parent_tool_use_id in launches and call.parent_tool_use_id not in running:
                     running.append(call.parent_tool_use_id)
         prompt = str(step["prompt"])

@@ -208,6 +208,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
             "The summary request Claude Code made (counted in the cost and ``modelUsage``, shown in no frame).",
             "derived: the conversation and the summary instructions, read from the main chain's cache, answering "
             "``post``"),
+        Key("rejected", "list of mappings ``{input, cache_creation, cache_read, output}``",
+            "Summary requests made before it whose replies Claude Code refused (no ``<summary>`` in them: it asked "
+            "again); each counted in the cost and ``modelUsage`` as the summary is.", "none"),
     )),
     Section("subagent", "Claude Code forwards only the tool uses of a subagent's calls, so a subagent call without "
                         "a ``tool_use`` block reaches no tracker (and has no observation point).", (

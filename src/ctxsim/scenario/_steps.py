@@ -239,18 +239,22 @@ class StepBuilder:
                           f"the context after compaction, {context:,} tokens (the system prefix and the summary), "
                           f"exceeds the window ({self.window:,})")
         preserved = r.get(m, "preserved", path, r.boolean, None)
-        summary = self.summary(m, path)
-        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger, preserved=preserved, summary=summary)
+        summary = None if "summary" not in m else self.request(m["summary"], m.value_lines["summary"],
+                                                               join_path(path, "summary"))
+        rejected = []
+        if "rejected" in m:
+            where = join_path(path, "rejected")
+            items = r.sequence(m["rejected"], m.value_lines["rejected"], where)
+            rejected = [self.request(item, items.item_lines[i], f"{where}[{i}]") for i, item in enumerate(items)]
+        self.b.compact(post, context=context, pre_tokens=pre, trigger=trigger, preserved=preserved, summary=summary,
+                       rejected=rejected)
         self.labels.mark("compaction", at)
 
-    def summary(self, m: Any, path: str) -> tuple[int, int, int, int] | None:
-        """A compaction's stated ``summary`` request: ``{input, cache_creation, cache_read, output}``."""
+    def request(self, value: Any, line: int, where: str) -> tuple[int, int, int, int]:
+        """A summary request stated in a compaction: ``{input, cache_creation, cache_read, output}``."""
         r = self.r
-        if "summary" not in m:
-            return None
-        where = join_path(path, "summary")
         fields = ("input", "cache_creation", "cache_read", "output")
-        s = r.mapping(m["summary"], m.value_lines["summary"], where, fields, required=fields)
+        s = r.mapping(value, line, where, fields, required=fields)
         return (r.get(s, "input", where, r.count), r.get(s, "cache_creation", where, r.count),
                 r.get(s, "cache_read", where, r.count), r.get(s, "output", where, r.count))
 

@@ -229,9 +229,13 @@ class CheckedDirectoryDatabase(DirectoryBasedExampleDatabase):
 
     def save(self, key: bytes, value: bytes) -> None:
         """Hypothesis' save, less the part of an example a full disk cut short (removed: it would be replayed as
-        another example)."""
-        super().save(key, value)
+        another example); an entry in the example's own place that is not a regular file (a FIFO, a device, a link to
+        one) is replaced (Hypothesis' own would take it for the example already saved)."""
         path = self._value_path(key, value)
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                path.unlink()
+        super().save(key, value)
         if path.is_file() and not self.holds(key, value):
             with contextlib.suppress(OSError):
                 path.unlink()

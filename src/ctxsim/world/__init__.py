@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         COMPACT_COMMAND_TOKENS as COMPACT_COMMAND_TOKENS,
         COMPACT_INSTRUCTION_TOKENS as COMPACT_INSTRUCTION_TOKENS,
         compacted_context as compacted_context,
+        later_blocks_tokens as later_blocks_tokens,
         summary_call as summary_call,
     )
     from ._content import dress as dress, prompts as prompts

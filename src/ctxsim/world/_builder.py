@@ -15,6 +15,7 @@ from ._compaction import (
     AUTO_COMPACT_REMINDER_TOKENS,
     CLEAR_COMMAND_TOKENS,
     compacted_context,
+    later_blocks_tokens,
     summary_call,
 )
 from ._filler import TOOL_INPUTS, filler_text
@@ -52,6 +53,8 @@ class _Chain:
     pending_growth: int = 0
     expired: bool = False
     keep_prefix: int = 0
+    later_blocks: int = 0
+    """What a compaction's ``preTokens`` counts of the last reply beyond its usage (:func:`later_blocks_tokens`)."""
 
 
 IDLE_SUMMARY_TOKENS = 3_000
@@ -126,7 +129,7 @@ class SessionBuilder:
         self._prompt = prompt
         if self._idle_post is not None:  # compacted while idle: the conversation the prompt meets is the summary
             post, self._idle_post = self._idle_post, None
-            self.compact(post, pre_tokens=self.main_context(), trigger="auto")
+            self.compact(post, pre_tokens=self.main_context() + self._chain(None).later_blocks, trigger="auto")
         if prompt_tokens is not None:
             tokens = prompt_tokens
         else:
@@ -194,7 +197,7 @@ class SessionBuilder:
         cache_read: int | None = None,
         prompt: int | None = None,
         output: int = 120,
-        blocks: tuple[str, ...] | None = None,
+        blocks: Sequence[str | Block] | None = None,
         results: tuple[int, ...] | list[int] = (),
         model: str | None = None,
         message_id: str | None = None,
@@ -206,7 +209,10 @@ class SessionBuilder:
         Give all of ``input``/``cache_creation``/``cache_read`` to state the usage exactly; otherwise the prompt
         is ``prompt`` or, by default, the previous prompt plus its output plus everything added since, split as a
         real cache would split it. ``results`` adds one tool use per entry whose result carries that many tokens.
-        ``blocks`` names the block kinds (``thinking``, ``text``, ``tool_use``); ``request_id=False`` omits it.
+        ``blocks`` names the block kinds (``thinking``, ``text``, ``tool_use``), or gives a block itself (a
+        :class:`~ctxsim.world.Text`, :class:`~ctxsim.world.Thinking` or :class:`~ctxsim.world.ToolUse`, kept as
+        given: what the model said, or the tool and input it asked for, matters to a later compaction's
+        ``preTokens``, :func:`~ctxsim.world.later_blocks_tokens`); ``request_id=False`` omits it.
         ``text`` is what the model says: the call's text blocks carry it (the first one; the others stay filler),
         so an agent that branches on the reply (``TASK COMPLETE``, a ``<checkpoint>`` block) can be scripted. The
         usage stays what is stated or derived.
@@ -222,8 +228,9 @@ class SessionBuilder:
             usage = self._derive_split(chain, prompt)
         kinds = tuple(blocks) if blocks is not None else ("text",) + ("tool_use",) * len(results)
         if text is not None and "text" not in kinds:
-            raise ValueError(f"ctxsim: text={text[:40]!r} needs a text block, but blocks are {list(kinds)}")
-        n_tools = kinds.count("tool_use")
+            raise ValueError(f"ctxsim: text={text[:40]!r} needs a text block named \"text\", but blocks are "
+                             f"{list(kinds)}")
+        n_tools = sum(k == "tool_use" or isinstance(k, ToolUse) for k in kinds)
         if results and len(results) != n_tools:
             raise ValueError(f"ctxsim: {len(results)} results for {n_tools} tool_use blocks")
         result_tokens = list(results) if results else [200] * n_tools
@@ -232,7 +239,11 @@ class SessionBuilder:
         tool_uses: list[ToolUse] = []
         said = text
         for kind in kinds:
-            if kind == "thinking":
+            if isinstance(kind, (Text, Thinking, ToolUse)):
+                built.append(kind)
+                if isinstance(kind, ToolUse):
+                    tool_uses.append(kind)
+            elif kind == "thinking":
                 built.append(Thinking(filler_text(rng, 12)))
             elif kind == "text":
                 built.append(Text(said if said is not None else filler_text(rng, 10)))
@@ -243,7 +254,8 @@ class SessionBuilder:
                 built.append(tool)
                 tool_uses.append(tool)
             else:
-                raise ValueError(f"ctxsim: unknown block kind {kind!r} (thinking, text or tool_use)")
+                raise ValueError(f"ctxsim: unknown block kind {kind!r} (thinking, text or tool_use, or a Text, "
+                                 f"Thinking or ToolUse block)")
         rid: str | None
         if request_id is False:
             rid = None
@@ -267,6 +279,7 @@ class SessionBuilder:
         chain.cached_prefix = made.cache_read_input_tokens + made.cache_creation_input_tokens
         chain.last_prompt = made.prompt
         chain.last_output = output
+        chain.later_blocks = later_blocks_tokens(made)
         chain.pending_growth = 0
         chain.expired = False
         for tool, tokens in zip(tool_uses, result_tokens):
@@ -319,9 +332,10 @@ class SessionBuilder:
 
         Give either: ``context`` defaults to the baseline plus ``post_tokens`` (plus, for ``/compact``, the
         command's own messages, :data:`~ctxsim.world.COMPACT_COMMAND_TOKENS`), ``post_tokens`` to ``context``
-        less the baseline. ``pre_tokens`` defaults to the current context (:meth:`main_context`), plus the
-        reminder an autocompaction counts (:data:`~ctxsim.world.AUTO_COMPACT_REMINDER_TOKENS`). ``preserved`` says
-        whether the last reply is kept after the summary (None: as Claude Code decides,
+        less the baseline. ``pre_tokens`` defaults to the current context (:meth:`main_context`), plus what Claude
+        Code's estimate counts again of the last reply's later blocks (:func:`~ctxsim.world.later_blocks_tokens`),
+        plus the reminder an autocompaction counts (:data:`~ctxsim.world.AUTO_COMPACT_REMINDER_TOKENS`).
+        ``preserved`` says whether the last reply is kept after the summary (None: as Claude Code decides,
         :func:`~ctxsim.world.keeps_segment`). ``summary`` is the summary request Claude Code made, counted in the
         cost and ``modelUsage``: a :class:`~ctxsim.world.Call`, or its ``(input, cache_creation, cache_read,
         output)``; None derives it (:func:`~ctxsim.world.summary_call`). ``rejected`` are summary requests made
@@ -340,12 +354,13 @@ class SessionBuilder:
             post_tokens = context - self.baseline
         chain = self._chain(None)
         if pre_tokens is None:
-            pre_tokens = self.main_context() + (AUTO_COMPACT_REMINDER_TOKENS if trigger == "auto" else 0)
+            pre_tokens = (self.main_context() + chain.later_blocks
+                          + (AUTO_COMPACT_REMINDER_TOKENS if trigger == "auto" else 0))
         refused = tuple(self._summary(r, pre_tokens, post_tokens, chain) for r in rejected)
         made = self._summary(summary, pre_tokens, post_tokens, chain)
         self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, made, preserved,
                                                 refused))
-        chain.last_prompt, chain.last_output, chain.pending_growth = context, 0, 0
+        chain.last_prompt, chain.last_output, chain.pending_growth, chain.later_blocks = context, 0, 0, 0
         chain.expired, chain.keep_prefix = True, min(self.baseline, context)
         return self
 
@@ -367,7 +382,7 @@ class SessionBuilder:
 
     def main_context(self) -> int:
         """What the main chain's next request would carry now (the last prompt, its output and what was added since):
-        a compaction's ``pre_tokens``."""
+        a compaction's ``pre_tokens``, with what :meth:`compact` adds to it."""
         chain = self._chain(None)
         return (chain.last_prompt or self.baseline) + chain.last_output + chain.pending_growth
 
@@ -402,9 +417,11 @@ class SessionBuilder:
         agent = ToolUse(self._new_id("toolu"), "Agent",
                         {"description": description, "prompt": prompt, "subagent_type": "general-purpose",
                          **({"run_in_background": True} if background else {})})
-        steps[-1] = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
+        launching = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
                          call.output_tokens, (*call.blocks[:-1], agent) if call.blocks else (agent,),
                          call.message_id, call.model, call.request_id, None)
+        steps[-1] = launching
+        self._chain(None).later_blocks = later_blocks_tokens(launching)
         start = SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt, background)
         steps.append(start)
         if background:

@@ -9,10 +9,13 @@ scripted Messages API), where the CLI's numbers did not move between versions.
 
 from __future__ import annotations
 
-from ._session import Call, Text
+import json
+
+from ._session import Block, Call, Text, Thinking
 
 __all__ = ["AUTO_COMPACT_REMINDER_TOKENS", "CLEAR_COMMAND_TOKENS", "COMPACT_COMMAND_TOKENS",
-           "COMPACT_INSTRUCTION_TOKENS", "SUMMARY_UNCACHED", "compacted_context", "summary_call"]
+           "COMPACT_INSTRUCTION_TOKENS", "SUMMARY_UNCACHED", "compacted_context", "later_blocks_tokens",
+           "summary_call"]
 
 COMPACT_INSTRUCTION_TOKENS = 2_154
 """What the summary request carries beyond the conversation it summarises: Claude Code's instructions for the
@@ -27,6 +30,30 @@ AUTO_COMPACT_REMINDER_TOKENS = 22
 output, and what was added since: the new prompt or the tool result, a token each in the captures): 80,073 after
 a call of 80,000 and 50 out, before a prompt of a token; 90,073 after a call of 90,000 and 50 out, before that
 call's one-token tool result; 80,116 after 80,003 and 90 out in the REPL. A ``/compact`` counts nothing more."""
+
+def _estimate(text: str) -> int:
+    """Claude Code's estimate of ``text``: its UTF-16 length over four, rounded half up."""
+    return (len(text.encode("utf-16-le")) // 2 + 2) // 4
+
+
+def _block_estimate(block: Block) -> int:
+    if isinstance(block, (Text, Thinking)):
+        return _estimate(block.text)
+    return _estimate(block.name + json.dumps(block.input, separators=(",", ":"), ensure_ascii=False))
+
+
+def later_blocks_tokens(reply: Call | None) -> int:
+    """What a compaction's ``preTokens`` counts of ``reply`` (the main chain's last call) beyond its usage: Claude
+    Code keeps a reply of several blocks as one message per block, takes the reply's usage from its first one, and
+    estimates the messages after it again as if they were new: each later block's characters over four, rounded
+    (a text's or thinking's text; a tool use's name and its input as compact JSON). In the REPL captures a reply of
+    ``Running it.`` and a ``Bash`` call of ``{"command":"echo mid","description":"run a command"}`` (56 characters
+    with the name) added 14 to ``preTokens``, beside the tool's one-token result and
+    :data:`AUTO_COMPACT_REMINDER_TOKENS`; a reply of one block adds nothing."""
+    if reply is None:
+        return 0
+    return sum(_block_estimate(b) for b in reply.blocks[1:])
+
 
 COMPACT_COMMAND_TOKENS = 227
 """What ``/context`` shows right after ``/compact`` beyond the system prefix and the boundary's ``postTokens``: the
