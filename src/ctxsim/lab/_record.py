@@ -294,52 +294,37 @@ _NUMBERED_ID = re.compile(r"(?:msg|toolu|req)_ctxsim(\d+)(?:_\d+)?")
 """The ids the fake API draws from a request's number: message, tool use and request ids."""
 
 
-def _request_numbers(value: Any, found: list[str]) -> None:
-    """Add to ``found`` each request number of a numbered id in ``value`` not seen before, in order of appearance."""
+def _renumbered(value: Any, numbers: Mapping[str, str], seen: list[str]) -> Any:
+    """``value`` with the request number of each numbered id renumbered by ``numbers``; each number met is added to
+    ``seen`` (in order of first appearance)."""
     if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
-        if match[1] not in found:
-            found.append(match[1])
-    elif isinstance(value, (list, tuple, Mapping)):
-        for item in value.values() if isinstance(value, Mapping) else value:
-            _request_numbers(item, found)
-
-
-def _renumbered(value: Any, numbers: Mapping[str, str]) -> Any:
-    if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
+        seen.extend(() if match[1] in seen else (match[1],))
         return value[:match.start(1)] + numbers.get(match[1], match[1]) + value[match.end(1):]
     if isinstance(value, Mapping):
-        return {k: _renumbered(v, numbers) for k, v in value.items()}
+        return {k: _renumbered(v, numbers, seen) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_renumbered(v, numbers) for v in value)
+        return type(value)(_renumbered(v, numbers, seen) for v in value)
     return value
-
-
-def _numbered_as_captured(capture: Capture, live: Played) -> tuple[list[StepProjection], dict[str, list[Any]]]:
-    """``live``'s steps and raw values, its numbered ids renumbered to the capture's by order of appearance where
-    both runs hold ids of the same request numbers in another order (the same requests, reaching the fake API in
-    another order)."""
-    def numbers(steps: Sequence[StepProjection], raw: Mapping[str, list[Any]]) -> list[str]:
-        found: list[str] = []
-        _request_numbers([[(s.messages, s.context_usage, s.hooks) for s in steps], sorted(raw.items())], found)
-        return found
-
-    theirs, ours = numbers(capture.steps, capture.raw), numbers(live.steps, live.raw)
-    renumber = dict(zip(ours, theirs)) if sorted(ours) == sorted(theirs) else {}
-    return ([StepProjection(s.prompt, _renumbered(s.messages, renumber), _renumbered(s.context_usage, renumber),
-                            _renumbered(s.hooks, renumber)) for s in live.steps], _renumbered(live.raw, renumber))
 
 
 def drift(capture: Capture, live: Played) -> Drift:
     """How the live run ``live`` differs from ``capture`` of the same scripted session.
 
-    The fake API numbers its message, tool use and request ids by when each request reaches it. Where two chains
-    run at once (a background subagent beside the main chain) the same requests can reach it in either order, a
-    race of the harness, not a change of the CLI: where the live run's ids carry the same request numbers as the
-    capture's in another order of appearance, they are renumbered to the capture's by that order before comparing.
-    A request number that appeared or vanished (a request more or fewer) renumbers nothing, and is a change."""
+    The fake API numbers its message, tool use and request ids by when each request reaches it; two chains at once
+    (a background subagent beside the main chain) can reach it in either order, a race of the harness, not a change
+    of the CLI. So where the live run's ids carry the capture's request numbers in another order of first
+    appearance, they are renumbered to the capture's by that order first; a number more or fewer renumbers none."""
     from ._projection import compare, compare_keys, compare_raw
 
-    steps, raw = _numbered_as_captured(capture, live)
+    theirs: list[str] = []
+    ours: list[str] = []
+    _renumbered([[(s.messages, s.context_usage, s.hooks) for s in capture.steps], sorted(capture.raw.items())], {},
+                theirs)
+    live_steps = [(s.messages, s.context_usage, s.hooks) for s in live.steps]
+    _renumbered([live_steps, sorted(live.raw.items())], {}, ours)
+    renumber = dict(zip(ours, theirs)) if sorted(ours) == sorted(theirs) else {}
+    steps = [StepProjection(s.prompt, *_renumbered(kept, renumber, [])) for s, kept in zip(live.steps, live_steps)]
+    raw = _renumbered(live.raw, renumber, [])
     differences = compare(capture.steps, steps, initial=(capture.initial, live.initial))
     differences += compare_raw(capture.raw, raw)
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
