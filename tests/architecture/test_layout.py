@@ -25,6 +25,7 @@ LAYERS = (
     "ctxsim.world",
     "ctxsim.wire",
     "ctxsim.faults",
+    "ctxsim.surfaces",
     "ctxsim.sdk",
     "ctxsim.recordings",
     "ctxsim.reference",

@@ -15,31 +15,29 @@ import pytest
 
 from ctxsim.corpus import bundled_scenarios
 from ctxsim.faults import (
-    FAULT_SURFACES,
     REGISTRY,
-    SURFACES,
     TRANSCRIPT_REGISTRY,
     AdvisorIterations,
     CacheReadDrop,
     DuplicateBlocks,
     Fault,
     FaultPlan,
+    GarbageValues,
     MissingRequestIds,
     MissingUsage,
+    ModelSwitch,
+    NestedCacheCreationOnly,
     ReusedMessageIds,
     StaleOutputTokens,
     StreamingPartials,
     UncachedGatewayUsage,
     WrongContextWindow,
     apply,
-    apply_statusline,
     apply_transcript,
-    carried_on,
-    judged_on,
-    surfaces_of,
 )
 from ctxsim.runner import run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.surfaces import FAULT_SURFACES, SURFACES, apply_statusline, carried_on, judged_on, surfaces_of
 from ctxsim.trackers.mutants import MUTANTS
 from ctxsim.wire import TranscriptRender, render, render_transcript, statusline_payloads
 from ctxsim.world import Session, SessionBuilder
@@ -129,7 +127,7 @@ def _dump(value: object) -> str:
 def _edited(name: str) -> frozenset[str]:
     """The surfaces fault ``name`` (acting everywhere it can, on a session with per-block calls, a subagent, a
     compaction and three queries) edits: the SDK stream (stream-json, partial messages on), the transcript files
-    (:func:`ctxsim.faults.apply_transcript`), the statusline payloads (:func:`ctxsim.faults.apply_statusline`)."""
+    (:func:`ctxsim.faults.apply_transcript`), the statusline payloads (:func:`ctxsim.surfaces.apply_statusline`)."""
     cls = ALL_FAULTS[name]
     plan = FaultPlan((cls(**({"rate": 1.0} if "rate" in cls.__dataclass_fields__ else {})),), seed=3)
     scripts = render(_SESSION, include_partial_messages=True)
@@ -149,8 +147,8 @@ def _edited(name: str) -> frozenset[str]:
 ALL_FAULTS = {**REGISTRY, **TRANSCRIPT_REGISTRY}
 
 NOT_YET_ON = {
-    "transcript": {"nested_cache_creation", "garbage_values", "inserted_compaction", "model_switch"},
-    "statusline": {"nested_cache_creation", "garbage_values", "model_switch"},
+    "transcript": {"inserted_compaction"},
+    "statusline": {"garbage_values"},
 }
 """Declared on a surface their stream form has no counterpart on yet: the transcript files and payloads a statusline
 command reads are rendered from the session, and these faults do not reach them (a command is judged on such a
@@ -321,3 +319,88 @@ def test_a_main_call_s_rows_come_after_their_streaming_partials_as_before_claude
         assert partial[0]["message"]["usage"]["output_tokens"] <= 9  # first-wins keeps the stale out
         assert last["message"]["usage"]["output_tokens"] == main[ident].output_tokens
         assert last["message"]["stop_reason"] == main[ident].stop_reason
+
+
+def test_a_cache_write_only_in_the_breakdown_reaches_the_rows_and_the_payload_as_the_api_sent_it() -> None:
+    plan = FaultPlan((NestedCacheCreationOnly(rate=1.0),), seed=3)
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    by_call = {c.message_id: c for c in _SESSION.calls}
+    nested = 0
+    for _, row in _assistant_rows(transcript):
+        usage, call = row["message"]["usage"], by_call[row["message"]["id"]]
+        breakdown = usage["cache_creation"]
+        assert breakdown["ephemeral_5m_input_tokens"] + breakdown["ephemeral_1h_input_tokens"] == (
+            call.cache_creation_input_tokens)  # the write is still told, in the breakdown
+        if call.cache_creation_input_tokens:
+            nested += 1
+            assert usage["cache_creation_input_tokens"] == 0
+        assert (usage["input_tokens"], usage["cache_read_input_tokens"]) == (
+            _SESSION.reported_input(call), call.cache_read_input_tokens)
+    assert nested
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    changed = [(s["context_window"], p["context_window"]) for s, p in zip(shown, plain) if s != p]
+    assert changed
+    for now, was in changed:  # Claude Code's own gauge reads low by the write it shows as 0
+        written = was["current_usage"]["cache_creation_input_tokens"]
+        assert written and now["current_usage"] == {**was["current_usage"], "cache_creation_input_tokens": 0}
+        assert now["total_input_tokens"] == was["total_input_tokens"] - written
+        assert now["used_percentage"] <= was["used_percentage"]
+    assert all(p["context_window"]["current_usage"]["cache_creation_input_tokens"] == 0 for p, _ in zip(shown, plain)
+               if p["context_window"]["current_usage"] is not None)
+
+
+@pytest.mark.parametrize("at", [0.0, 0.5, 0.9])
+def test_a_model_switch_reaches_the_rows_and_the_payload_from_the_call_it_reaches_the_stream_at(at: float) -> None:
+    plan = FaultPlan((ModelSwitch(to_model="claude-opus-4-6", at=at),), seed=3)
+    stream = [f.observation for s in apply(plan, render(_SESSION)) for f in s.frames if f.observation is not None]
+    transcript = apply_transcript(plan, render_transcript(_SESSION))
+    assert [(p.observation.label, p.observation.window) for p in transcript.points] == [
+        (o.label, o.window) for o in stream]  # the window switches at the same point on both surfaces
+    assert {o.window for o in stream} == ({1_000_000} if at == 0.0 else {200_000, 1_000_000})
+    main = [r["message"]["model"] for _, r in _assistant_rows(transcript) if not r.get("isSidechain")]
+    first = main.index("claude-opus-4-6")
+    assert set(main[first:]) == {"claude-opus-4-6"} and "claude-opus-4-6" not in main[:first]
+    assert (first == 0) == (at == 0.0)
+    assert all(r["message"]["model"] == _SESSION.model for _, r in _assistant_rows(transcript) if r.get("isSidechain"))
+    requests = [r["params"]["model"] for f in transcript.files.values() for r in f.rows if r["type"] == "api-request"]
+    assert requests.count("claude-opus-4-6") == len({
+        r["message"]["id"] for _, r in _assistant_rows(transcript) if not r.get("isSidechain")
+        and r["message"]["model"] == "claude-opus-4-6"})  # one request line per switched main call
+    plain = statusline_payloads(_SESSION)
+    shown = apply_statusline(plan, transcript, plain)
+    for point, now, was in zip(transcript.points, shown, plain):
+        after = point.observation.window == 1_000_000
+        assert now["model"] == ({"id": "claude-opus-4-6", "display_name": "Opus 4.6"} if after else was["model"])
+        assert now["context_window"]["context_window_size"] == point.observation.window
+        assert now["context_window"]["current_usage"] == was["context_window"]["current_usage"]
+        used = was["context_window"]["used_percentage"]
+        assert used is None or now["context_window"]["used_percentage"] == (
+            int(now["context_window"]["total_input_tokens"] / 10_000 + 0.5) if after else used)
+
+
+def test_garbage_reaches_the_rows_as_claude_code_writes_json() -> None:
+    plain = render_transcript(_SESSION)
+    rows = _assistant_rows(plain)
+    kinds = ("negative", "text", "numeric_string", "nan", "huge", "null", "bool")  # each a count no more
+    bystander = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=kinds),), seed=3), plain)
+    outputs = [r["message"]["usage"]["output_tokens"] for _, r in _assistant_rows(bystander)]
+    assert len(outputs) == len(rows) and all(type(o) is not int or o < 0 or o == 10**15 for o in outputs), outputs
+    for file in bystander.files.values():  # JSON.stringify writes no NaN: a strict reader reads every row
+        json.loads(json.dumps(file.rows, allow_nan=False))
+    assert [p.observation.truth for p in bystander.points] == [p.observation.truth for p in plain.points]
+    for kind, readable in (("text", False), ("numeric_string", True), ("nan", False)):
+        prompt = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=(kind,), fields="prompt"),), seed=3), plain)
+        spoiled = [r for _, r in _assistant_rows(prompt) if any(
+            type(r["message"]["usage"].get(k)) is not int for k in ("input_tokens", "cache_creation_input_tokens",
+                                                                   "cache_read_input_tokens"))]
+        assert len(spoiled) == len(rows), kind
+        if kind == "nan":
+            assert all(r["message"]["usage"]["input_tokens"] is None for r in spoiled)  # NaN is written null
+        lost = [(p, q) for p, q in zip(prompt.points, plain.points) if q.observation.truth.knowable
+                and not p.observation.truth.knowable]
+        assert lost and len(lost) < len(plain.points), kind  # a compaction's point tells the size again
+        assert all((p.observation.truth.unseen is not None) == readable for p, _ in lost), kind
+    whole = apply_transcript(FaultPlan((GarbageValues(rate=1.0, kinds=("float",), fields="prompt"),), seed=3), plain)
+    assert [p.observation.truth for p in whole.points] == [p.observation.truth for p in plain.points]
+    assert _dump(whole.files) == _dump(plain.files)  # a whole float is written as the integer it equals

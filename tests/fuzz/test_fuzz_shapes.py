@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 
 from ctxsim.cli import main
-from ctxsim.faults import FAULT_SURFACES
 from ctxsim.strategies import fault_plans, sessions
+from ctxsim.surfaces import FAULT_SURFACES
 from ctxsim.world import Call, Compaction, ConversationReset
 
 LEAKY = ("from claude_agent_sdk import AssistantMessage\n"

@@ -75,6 +75,12 @@ into a new file (a resumed session's), and every tool here reads the session's o
 ITERATED = {"advisor-iterations": "q1 call 1"}
 """Every scenario whose calls the API reports over several inference iterations (``usage_iterations``): its first
 call."""
+NESTED = {"nested-cache-creation-only": "q1 call 1"}
+"""Every scenario whose cache writes the API reports only in the nested breakdown (``nested_cache_creation``): its
+first call."""
+GARBAGE_PROMPT = {"garbage-prompt-counts": "q1 call 1"}
+"""Every scenario where a gateway's prompt count is not a count (``garbage_values`` on the prompt): its first call
+(the scenario's seed spoils it)."""
 WRONG_WINDOW = {"b20-wrong-window-pegs-at-200k": "q2 call 1"}
 """Every scenario where Claude Code reports the wrong window (``wrong_context_window``): the first point past the
 reported window."""
@@ -121,6 +127,8 @@ GROUPS: dict[str, tuple[Mapping[str, str] | tuple[str, ...], Callable[[SessionSc
     "SYNTHETIC": (SYNTHETIC, lambda s: _fault(s, "synthetic_errors")),
     "REPLAYED_LATER": (REPLAYED_LATER, lambda s: _fault(s, "replayed_messages", where="later")),
     "ITERATED": (ITERATED, lambda s: _fault(s, "usage_iterations")),
+    "NESTED": (NESTED, lambda s: _fault(s, "nested_cache_creation")),
+    "GARBAGE_PROMPT": (GARBAGE_PROMPT, lambda s: _fault(s, "garbage_values", fields="prompt")),
     "WRONG_WINDOW": (WRONG_WINDOW, lambda s: _fault(s, "wrong_context_window")),
     "INCLUSIVE": (INCLUSIVE, lambda s: s.session.usage == "inclusive"),
     "WIDE": (WIDE, lambda s: s.recording is None and s.session.window == 1_000_000),
@@ -188,6 +196,12 @@ _PAYLOAD_ITERATED = Bug("shows Claude Code's current_usage, the call's top-level
 _ADDS_ITERATED = Bug("adds input + cache writes + cache reads off the last row's top level, which sums the call's "
                      "inference iterations; the context is the last message iteration's "
                      "(ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666)", "over", ITERATED)
+_PAYLOAD_NESTED = Bug("shows Claude Code's current_usage, whose cache_creation_input_tokens is 0 when the API reports "
+                      "the cache write only in the nested cache_creation breakdown (Claude Code 2.1.152 changelog): "
+                      "3 for 30,003", "under", NESTED)
+_ADDS_NESTED = Bug("adds input + cache writes + cache reads off the last row's top level, whose "
+                   "cache_creation_input_tokens is 0 when the API reports the write only in the nested cache_creation "
+                   "breakdown; no fall-back to the breakdown's sum (Claude Code 2.1.152 changelog)", "under", NESTED)
 _PEGGED = Bug("reads the payload's used_percentage of its context_window_size: Claude Code reports a 200,000 window "
               "on a 1,000,000-token session, so its percentage pegs at 100% and the gauge at 200,000 "
               "(anthropics/claude-code#76751)", "under", WRONG_WINDOW)
@@ -216,26 +230,33 @@ _CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet 
 
 PINS: dict[str, tuple[Bug, ...]] = {
     "ccstatusline@2.2.30 (payload)": (_PAYLOAD_ZERO, _NULL_POST, _CCSTATUSLINE_CLEAR, _PAYLOAD_INCLUSIVE,
-                                      _PAYLOAD_ITERATED),
+                                      _PAYLOAD_ITERATED, _PAYLOAD_NESTED),
     "ccstatusline@2.2.30 (transcript)": (
         Bug("copies the compact_boundary's postTokens, the summary alone (2,680 vs 14,477 in fixture b1 T): "
             "dist/ccstatusline.js:58073", "under", COMPACTED),
         _CCSTATUSLINE_CLEAR,
         _ADDS_INCLUSIVE,
-        _ADDS_ITERATED),
-    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
+        _ADDS_ITERATED,
+        _ADDS_NESTED,
+        Bug("a count that is not a number (a gateway's 'n/a' in the row) is 0 in its sum, where the call's size "
+            "cannot be read: dist/ccstatusline.js:49581-49593 (toFiniteNonNegativeNumber(...) ?? 0)", "under",
+            GARBAGE_PROMPT)),
+    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED,
+                                    _PAYLOAD_NESTED),
     "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE,
-                                       _ADDS_ITERATED),
-    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED),
+                                       _ADDS_ITERATED, _ADDS_NESTED),
+    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED,
+                                     _PAYLOAD_NESTED),
     "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
     "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
-        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE, _ADDS_ITERATED)),
+        _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE, _ADDS_ITERATED, _ADDS_NESTED)),
     "cc-statusline@1.4.0 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
-        _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED, _PEGGED),
+        _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED, _PAYLOAD_NESTED, _PEGGED),
     "ccstatusline-py@0.1.2 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE,
-        _PAYLOAD_ITERATED, _PEGGED),
+        _PAYLOAD_ITERATED, Bug(_PAYLOAD_NESTED.why + ", 0%, which it shows blank (widgets/core.py:41)", "none",
+                               NESTED), _PEGGED),
 }
 """Per tool and mode, the bugs it shows in the corpus. A scenario under several is pinned by the first listed that
 names it (the bug that shows first there)."""

@@ -45,9 +45,9 @@ truncated_stream           keeps  the stream stops part-way (later points go)
 The transcript files Claude Code writes have faults of their own (:class:`TranscriptFault`, :data:`TRANSCRIPT_REGISTRY`:
 the older interleaved-sidechain layout, replayed rows, synthetic error rows, compactions without ``postTokens``, a row
 half-written when read), played on a :class:`~ctxsim.wire.TranscriptRender` by :func:`apply_transcript`, which also
-gives the stream faults above that model the same reports their transcript form. :func:`apply_statusline` gives the
-statusline payloads what the faulted transcript makes Claude Code show in them (a call reported over several
-iterations: ``current_usage`` their sum).
+gives the stream faults above that model the same reports their transcript form (:data:`COUNTERPARTS`).
+:func:`ctxsim.surfaces.apply_statusline` gives the statusline payloads what the faulted transcript makes Claude Code
+show in them, and :mod:`ctxsim.surfaces` says on which surfaces each fault is real.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         StreamingPartials as StreamingPartials,
         SyntheticErrorMessages as SyntheticErrorMessages,
     )
-    from ._counterparts import transcript_faults as transcript_faults
+    from ._counterparts import COUNTERPARTS as COUNTERPARTS, transcript_faults as transcript_faults
     from ._flow import (
         CompactionMetadata as CompactionMetadata,
         InsertedCompaction as InsertedCompaction,
@@ -79,22 +79,13 @@ if TYPE_CHECKING:
         WrongContextWindow as WrongContextWindow,
         ZeroedErrorResult as ZeroedErrorResult,
     )
+    from ._flow_rows import switch_moment as switch_moment
     from ._plan import (
-        PAYLOAD_FORMS as PAYLOAD_FORMS,
         REGISTRY as REGISTRY,
         FaultPlan as FaultPlan,
         apply as apply,
-        apply_statusline as apply_statusline,
         apply_transcript as apply_transcript,
-        carried_on as carried_on,
         fault_from_spec as fault_from_spec,
-    )
-    from ._surfaces import (
-        FAULT_SURFACES as FAULT_SURFACES,
-        SURFACES as SURFACES,
-        Surfaces as Surfaces,
-        judged_on as judged_on,
-        surfaces_of as surfaces_of,
     )
     from ._transcript import (
         TRANSCRIPT_REGISTRY as TRANSCRIPT_REGISTRY,

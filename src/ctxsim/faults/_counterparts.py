@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..wire import TranscriptFile, TranscriptRender
+from ..wire import TranscriptRender
 from ._base import Fault, FaultStream
 from ._calls import (
     DuplicateBlocks,
@@ -34,46 +34,31 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._flow import CompactionMetadata, InterleavedSubagents
+from ._flow import CompactionMetadata, InterleavedSubagents, ModelSwitch
+from ._flow_rows import ModelSwitchRows
 from ._transcript import (
-    SYNTHETIC_MODEL,
-    CacheMissRows,
     CompactionWithoutPostTokens,
-    GatewayRows,
     InterleavedSidechains,
-    IterationRows,
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
-    _unknowable,
+    _file_runs,
+    _runs,
+    _unknowable_from,
 )
 from ._units import USAGE_KEYS, is_count
-from ._usage import _SHAPES, AdvisorIterations, CacheReadDrop, MissingUsage, UncachedGatewayUsage
+from ._usage import (
+    _SHAPES,
+    AdvisorIterations,
+    CacheReadDrop,
+    GarbageValues,
+    MissingUsage,
+    NestedCacheCreationOnly,
+    UncachedGatewayUsage,
+)
+from ._usage_rows import CacheMissRows, GarbageRows, GatewayRows, IterationRows, NestedCacheRows
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]
-
-
-def _runs(file: TranscriptFile, *, main_only: bool) -> list[list[int]]:
-    """The row indices of each call of ``file`` (consecutive non-synthetic ``assistant`` rows of one
-    ``message.id``), in order; main-chain calls only, if asked."""
-    out: list[list[int]] = []
-    last: Any = None
-    for index, row in enumerate(file.rows):
-        message = row.get("message")
-        if (row.get("type") != "assistant" or not isinstance(message, dict) or not message.get("id")
-                or message.get("model") == SYNTHETIC_MODEL or (main_only and row.get("isSidechain"))):
-            last = None
-            continue
-        if out and message["id"] == last and out[-1][-1] == index - 1:
-            out[-1].append(index)
-        else:
-            out.append([index])
-        last = message["id"]
-    return out
-
-
-def _calls(transcript: TranscriptRender, *, main_only: bool) -> list[tuple[TranscriptFile, list[int]]]:
-    return [(file, run) for file in transcript.files.values() for run in _runs(file, main_only=main_only)]
 
 
 @dataclass(frozen=True)
@@ -89,7 +74,8 @@ class DuplicateRows(TranscriptFault):
     """Extra copies of each repeated row."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        chosen = [(file, index) for file, run in FaultStream.pick(rng, _calls(transcript, main_only=False), self.rate)
+        calls = _file_runs(transcript, main_only=False)
+        chosen = [(file, index) for file, run in FaultStream.pick(rng, calls, self.rate)
                   for index in FaultStream.pick(rng, run, 0.5)]
         for file, index in sorted(chosen, key=lambda pair: (pair[0].path, -pair[1])):  # later rows first
             before = file.order[index - 1] if index else file.order[index] - 1
@@ -112,7 +98,7 @@ class RowsWithoutRequestIds(TranscriptFault):
     """``absent`` or ``empty``."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        for file, run in FaultStream.pick(rng, _calls(transcript, main_only=False), self.rate):
+        for file, run in FaultStream.pick(rng, _file_runs(transcript, main_only=False), self.rate):
             for index in run:
                 if self.mode == "absent":
                     file.rows[index].pop("requestId", None)
@@ -134,7 +120,7 @@ class StaleOutputRows(TranscriptFault):
     """``stale`` (one small value on every row) or ``growing`` (stale, then the final count on the last row)."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = [(file, run) for file, run in _calls(transcript, main_only=True)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=True)
                  if all(is_count(_usage(file.rows[i]).get("output_tokens")) for i in run)]
         for file, run in FaultStream.pick(rng, calls, self.rate):
             stale = rng.randint(1, 9)
@@ -207,7 +193,7 @@ class RowsWithoutUsage(TranscriptFault):
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
         whole = self.scope == "whole_call"
-        calls = [(file, run) for file, run in _calls(transcript, main_only=False)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=False)
                  if (whole or len(run) >= 2) and all(isinstance(file.rows[i]["message"].get("usage"), dict)
                                                     for i in run)]
         for file, run in FaultStream.pick(rng, calls, self.rate):
@@ -221,19 +207,6 @@ class RowsWithoutUsage(TranscriptFault):
                 file.rows[index]["message"] = {**message, "usage": _SHAPES[self.shape](_usage(file.rows[index]))}
             if whole and not file.rows[run[0]].get("isSidechain"):
                 _unknowable_from(transcript, file, run[0])
-
-
-
-def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int) -> None:
-    """The points of ``file`` from its row ``first`` (a main call's) until the next main call's or compaction's row
-    made not knowable."""
-    ident, start = file.rows[first]["message"]["id"], file.order[first]
-    ends = [moment for moment, row in zip(file.order, file.rows) if moment > start and (
-        row.get("subtype") == "compact_boundary" or (row.get("type") == "assistant" and not row.get("isSidechain")
-                                                     and row["message"].get("id") != ident))]
-    end = min(ends, default=float("inf"))
-    transcript.points = [_unknowable(p) if p.transcript == file.path and start <= p.written < end else p
-                         for p in transcript.points]
 
 
 @dataclass(frozen=True)
@@ -252,7 +225,7 @@ class PartialRows(TranscriptFault):
     """Partial rows written before each per-block row."""
 
     def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = [(file, run) for file, run in _calls(transcript, main_only=True)
+        calls = [(file, run) for file, run in _file_runs(transcript, main_only=True)
                  if all(is_count(_usage(file.rows[i]).get("output_tokens")) for i in run)]
         chosen = FaultStream.pick(rng, calls, self.rate)
         for file, run in sorted(chosen, key=lambda pair: (pair[0].path, -pair[1][0])):  # later calls first
@@ -293,6 +266,12 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
         return CacheMissRows(rate=fault.rate, keep_prefix=fault.keep_prefix)
     if isinstance(fault, UncachedGatewayUsage):
         return GatewayRows(rate=fault.rate)
+    if isinstance(fault, NestedCacheCreationOnly):
+        return NestedCacheRows(rate=fault.rate)
+    if isinstance(fault, GarbageValues):
+        return GarbageRows(rate=fault.rate, kinds=fault.kinds, fields=fault.fields)
+    if isinstance(fault, ModelSwitch):
+        return ModelSwitchRows(to_model=fault.to_model, to_window=fault.to_window, at=fault.at)
     if isinstance(fault, DuplicateBlocks):
         return DuplicateRows(rate=fault.rate, copies=fault.copies)
     if isinstance(fault, MissingRequestIds):
@@ -309,9 +288,9 @@ def _counterpart(fault: Fault) -> TranscriptFault | None:
 
 
 COUNTERPARTS = ("interleaved_subagents", "replayed_messages", "synthetic_errors", "compaction_metadata",
-                "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "duplicate_blocks",
-                "missing_request_ids", "stale_output_tokens", "reused_message_ids", "missing_usage",
-                "streaming_partials")
+                "usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
+                "model_switch", "garbage_values", "duplicate_blocks", "missing_request_ids", "stale_output_tokens",
+                "reused_message_ids", "missing_usage", "streaming_partials")
 """The stream faults with a transcript form (``compaction_metadata`` in its ``no_post`` and ``no_metadata``
 modes; ``camel_case`` is how transcripts always spell it)."""
 

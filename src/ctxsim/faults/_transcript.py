@@ -7,9 +7,10 @@ keeping the truth or saying how it changes it. It is a :class:`~ctxsim.faults.Fa
 :func:`ctxsim.faults.apply_transcript` plays a plan on a transcript: its transcript faults, and for the stream
 faults that model the same report in a transcript (:func:`ctxsim.faults.transcript_faults`: ``interleaved_subagents``,
 ``replayed_messages``, ``compaction_metadata`` without the post size, ``synthetic_errors``, ``usage_iterations``,
-``cache_read_drop``, ``uncached_gateway_usage``, and those that edit a call's per-block rows: ``duplicate_blocks``,
-``missing_request_ids``, ``stale_output_tokens``, ``reused_message_ids``) their transcript form, so one scenario's
-``faults:`` list breaks its stream and its transcript alike (each draws its own choices)::
+``cache_read_drop``, ``uncached_gateway_usage``, ``nested_cache_creation``, ``model_switch``, ``garbage_values``, and
+those that edit a call's per-block rows: ``duplicate_blocks``, ``missing_request_ids``, ``stale_output_tokens``,
+``reused_message_ids``) their transcript form, so one scenario's ``faults:`` list breaks its stream and its transcript
+alike (each draws its own choices)::
 
     transcript = apply_transcript(plan, render_transcript(session))
 
@@ -36,11 +37,9 @@ from typing import Any, ClassVar
 
 from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
 from ._base import Fault, FaultStream
-from ._units import USAGE_KEYS, is_count
-from ._usage import CacheReadDrop, UncachedGatewayUsage, iterated
 
-__all__ = ["TRANSCRIPT_REGISTRY", "CacheMissRows", "CompactionWithoutPostTokens", "GatewayRows", "HalfWrittenRow",
-           "InterleavedSidechains", "IterationRows", "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]
+__all__ = ["TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow", "InterleavedSidechains",
+           "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]
 
 SYNTHETIC_MODEL = "<synthetic>"
 
@@ -74,6 +73,29 @@ def _at(moment: str, ms: int) -> str:
 
 def _timestamp_before(file: TranscriptFile, index: int) -> str | None:
     return next((r["timestamp"] for r in reversed(file.rows[:index]) if "timestamp" in r), None)
+
+
+def _runs(file: TranscriptFile, *, main_only: bool) -> list[list[int]]:
+    """The row indices of each call of ``file`` (consecutive non-synthetic ``assistant`` rows of one
+    ``message.id``), in order; main-chain calls only, if asked."""
+    out: list[list[int]] = []
+    last: Any = None
+    for index, row in enumerate(file.rows):
+        message = row.get("message")
+        if (row.get("type") != "assistant" or not isinstance(message, dict) or not message.get("id")
+                or message.get("model") == SYNTHETIC_MODEL or (main_only and row.get("isSidechain"))):
+            last = None
+            continue
+        if out and message["id"] == last and out[-1][-1] == index - 1:
+            out[-1].append(index)
+        else:
+            out.append([index])
+        last = message["id"]
+    return out
+
+
+def _file_runs(transcript: TranscriptRender, *, main_only: bool) -> list[tuple[TranscriptFile, list[int]]]:
+    return [(file, run) for file in transcript.files.values() for run in _runs(file, main_only=main_only)]
 
 
 @dataclass(frozen=True)
@@ -247,9 +269,24 @@ def _call_since(file: TranscriptFile, start: float, end: float) -> bool:
                for moment, row in zip(file.order, file.rows))
 
 
-def _unknowable(point: TranscriptPoint) -> TranscriptPoint:
+def _unknowable(point: TranscriptPoint, why: str | None = None) -> TranscriptPoint:
+    """``point`` not knowable; with ``why``, the number still readable there (its band an answer, as unknown is)."""
     truth = replace(point.observation.truth, knowable=False, estimated=None)
+    if why is not None:
+        truth = replace(truth, unseen=(truth.prompt, truth.next_request), why=why)
     return replace(point, observation=replace(point.observation, truth=truth))
+
+
+def _unknowable_from(transcript: TranscriptRender, file: TranscriptFile, first: int, why: str | None = None) -> None:
+    """The points of ``file`` from its row ``first`` (a main call's) until the next main call's or compaction's row
+    made not knowable (:func:`_unknowable`, ``why``)."""
+    ident, start = file.rows[first]["message"]["id"], file.order[first]
+    ends = [moment for moment, row in zip(file.order, file.rows) if moment > start and (
+        row.get("subtype") == "compact_boundary" or (row.get("type") == "assistant" and not row.get("isSidechain")
+                                                     and row["message"].get("id") != ident))]
+    end = min(ends, default=float("inf"))
+    transcript.points = [_unknowable(p, why) if p.transcript == file.path and start <= p.written < end else p
+                         for p in transcript.points]
 
 
 @dataclass(frozen=True)
@@ -276,96 +313,6 @@ class HalfWrittenRow(TranscriptFault):
         for index, path, line in FaultStream.pick(rng, spots, self.rate):
             point = transcript.points[index]
             transcript.points[index] = replace(point, partial={**point.partial, path: line[:len(line) // 2]})
-
-
-@dataclass(frozen=True)
-class IterationRows(TranscriptFault):
-    """The transcript form of ``usage_iterations``: a call's rows (every ``assistant`` row of its ``message.id``, in
-    any file) carry the usage the API reported over several inference iterations, as Claude Code writes the API's
-    usage into the file (every row's usage has its ``iterations`` list; Claude Code 2.1.330-2.1.332 recordings):
-    the top-level counts sum the ``message`` iterations, the context is the last one's
-    (ilia-pluzhnikov/claude-code-statusline#9, jarrodwatts/claude-hud#666). Keeps the truth."""
-
-    name = "usage_iterations"
-    source = "ilia-pluzhnikov/claude-code-statusline#9; jarrodwatts/claude-hud#666; Bugs in the wild B10"
-    rate: float = 0.3
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        rows = _call_rows(transcript)
-        for ident in FaultStream.pick(rng, list(rows), self.rate):
-            thought = rng.randint(20, 400)
-            for message in rows[ident]:
-                message["usage"] = iterated(message["usage"], thought)
-
-
-def _call_rows(transcript: TranscriptRender, *, main_only: bool = False) -> dict[Any, list[dict[str, Any]]]:
-    """The ``message`` of every non-synthetic ``assistant`` row by its ``message.id`` (main-chain rows only, if
-    asked), in write order over the files, whose rows all have plain usage (:func:`_plain_usage`)."""
-    rows: dict[Any, list[dict[str, Any]]] = {}
-    for file in transcript.files.values():
-        for row in file.rows:
-            message = row.get("message")
-            if row.get("type") == "assistant" and isinstance(message, dict) and message.get("id") and (
-                    message.get("model") != SYNTHETIC_MODEL) and not (main_only and row.get("isSidechain")):
-                rows.setdefault(message["id"], []).append(message)
-    return {ident: messages for ident, messages in rows.items()
-            if all(_plain_usage(m.get("usage")) for m in messages)}
-
-
-@dataclass(frozen=True)
-class CacheMissRows(TranscriptFault):
-    """The transcript form of ``cache_read_drop``: a main call's rows carry the API's usage of a cache miss, its
-    cache read (all but ``keep_prefix`` tokens) moved into cache creation, the prompt total unchanged, as Claude
-    Code copies the API's usage into every row of the call. Keeps the truth."""
-
-    name = "cache_read_drop"
-    source = CacheReadDrop.source
-    rate: float = 0.3
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-    keep_prefix: int = 0
-    """Cache-read tokens left after the miss."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        keep = self.keep_prefix
-        calls = {i: m for i, m in _call_rows(transcript, main_only=True).items()
-                 if m[0]["usage"]["cache_read_input_tokens"] > keep}
-        for ident in FaultStream.pick(rng, list(calls), self.rate):
-            for message in calls[ident]:
-                usage = message["usage"] = dict(message["usage"])
-                moved = usage["cache_read_input_tokens"] - keep
-                usage["cache_read_input_tokens"] = keep
-                usage["cache_creation_input_tokens"] += moved
-                nested = usage.get("cache_creation")
-                if isinstance(nested, dict) and is_count(nested.get("ephemeral_5m_input_tokens")):
-                    usage["cache_creation"] = {**nested,
-                                               "ephemeral_5m_input_tokens": nested["ephemeral_5m_input_tokens"] + moved}
-
-
-@dataclass(frozen=True)
-class GatewayRows(TranscriptFault):
-    """The transcript form of ``uncached_gateway_usage``: a call's rows carry a gateway's usage without cache
-    fields, the whole prompt its ``input_tokens``, as Claude Code copies the API's usage into the rows. Keeps the
-    truth."""
-
-    name = "uncached_gateway_usage"
-    source = UncachedGatewayUsage.source
-    rate: float = 1.0
-    """The share of the calls it can act on that it acts on (at least one, when there is any)."""
-
-    def edit(self, transcript: TranscriptRender, rng: random.Random) -> None:
-        calls = _call_rows(transcript)
-        for ident in FaultStream.pick(rng, list(calls), self.rate):
-            for message in calls[ident]:
-                usage = message["usage"]
-                message["usage"] = {"input_tokens": sum(usage[k] for k in USAGE_KEYS),
-                                    "output_tokens": usage.get("output_tokens", 1)}
-
-
-def _plain_usage(usage: Any) -> bool:
-    """A row's usage holds the three prompt counts as integers and no iterations yet."""
-    return isinstance(usage, dict) and not usage.get("iterations") and all(
-        is_count(usage.get(k)) for k in USAGE_KEYS)
 
 
 TRANSCRIPT_REGISTRY: dict[str, type[TranscriptFault]] = {cls.name: cls for cls in (

@@ -67,7 +67,7 @@ def fuzz(factory: AnyTrackerFactory, *, examples: int = 200, tolerance: int = 0,
     """Check fresh trackers from ``factory`` on up to ``examples`` generated streams; shrink the first failure.
 
     Streams are of shapes Claude Code produces (:func:`ctxsim.strategies.sessions`), with faults real on the surface
-    the tracker reads and written into it (:func:`ctxsim.faults.carried_on`: the SDK stream, or for a statusline
+    the tracker reads and written into it (:func:`ctxsim.surfaces.carried_on`: the SDK stream, or for a statusline
     command the transcript and payload): a fault the tracker's input cannot carry is never drawn, and a stream
     holding one (a counterexample replayed from the database) never counts as failing, so shrinking drops it; after
     shrinking, every fault the counterexample still fails without, the same way, is dropped too (one that changes
@@ -163,8 +163,8 @@ def _pass(factory: AnyTrackerFactory, result: FuzzResult, examples: int, toleran
     from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings, target
 
     from ..check import run_tracker_parsed
-    from ..faults import carried_on
     from ..strategies import fault_plans, message_streams
+    from ..surfaces import carried_on
 
     step = max(1, examples // 10)
     failing: list[tuple[Any, Report]] = []
@@ -282,12 +282,13 @@ def _reads(factory: AnyTrackerFactory) -> frozenset[str]:
 
 def _faults(factory: AnyTrackerFactory, reads: frozenset[str]) -> list[str]:
     """The faults a tracker from ``factory`` meets, in the registry's order: those real on the surfaces it
-    ``reads`` and written into one of them (:func:`ctxsim.faults.carried_on`). A gauge whose number is not tokens
+    ``reads`` and written into one of them (:func:`ctxsim.surfaces.carried_on`). A gauge whose number is not tokens
     does not meet ``model_switch``, a switch to a model whose name says nothing of its window: no stream tells a
     gauge that window before the next result; the world's own ``/model`` switches
     (:func:`ctxsim.strategies.sessions`) test the denominator instead."""
     from ..check import loop_fitness
-    from ..faults import REGISTRY, carried_on
+    from ..faults import REGISTRY
+    from ..surfaces import carried_on
 
     gauge = loop_fitness(make_tracker(factory)) is not None
     return [name for name in REGISTRY if carried_on(name) & reads and not (gauge and name == "model_switch")]

@@ -8,7 +8,7 @@ CLI wrote so far (each frame given the observation point its rendered twin close
 come, so a fault that draws across queries draws as it does in-process, and keeps the query's faulted frames with the
 points they close. Frames of the control protocol never reach it: the wrapper passes them on at once.
 
-The plan is the stream's: a fault real only in the transcript files (:data:`ctxsim.faults.FAULT_SURFACES`) edits the
+The plan is the stream's: a fault real only in the transcript files (:data:`ctxsim.surfaces.FAULT_SURFACES`) edits the
 stream as the in-process stream has it, and the transcript the CLI writes stays the CLI's.
 """
 

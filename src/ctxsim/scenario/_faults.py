@@ -41,16 +41,16 @@ def plan(specs: Sequence[FaultSpec], seed: int) -> FaultPlan:
 
 
 def surfaces(specs: Sequence[FaultSpec]) -> frozenset[str]:
-    """Where a scenario with the faults ``specs`` is real (:func:`ctxsim.faults.surfaces_of`)."""
-    from ..faults import surfaces_of
+    """Where a scenario with the faults ``specs`` is real (:func:`ctxsim.surfaces.surfaces_of`)."""
+    from ..surfaces import surfaces_of
 
     return surfaces_of(spec.name for spec in specs)
 
 
 def not_judged(specs: Sequence[FaultSpec], reads: frozenset[str]) -> str | None:
     """Why a tracker reading the surfaces ``reads`` is not judged on a scenario with the faults ``specs``
-    (:func:`ctxsim.faults.judged_on`), or None when it is."""
-    from ..faults import judged_on
+    (:func:`ctxsim.surfaces.judged_on`), or None when it is."""
+    from ..surfaces import judged_on
 
     return judged_on((spec.name for spec in specs), reads)
 

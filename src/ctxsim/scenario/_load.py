@@ -153,7 +153,7 @@ class SessionScenario(Scenario):
 
     @property
     def surfaces(self) -> frozenset[str]:
-        """Where the stream is real (:data:`ctxsim.faults.SURFACES`): where all its faults are."""
+        """Where the stream is real (:data:`ctxsim.surfaces.SURFACES`): where all its faults are."""
         return surfaces(self.faults)
 
     def not_judged(self, reads: frozenset[str]) -> str | None:

@@ -11,6 +11,7 @@ from hypothesis.strategies import SearchStrategy
 
 from .. import faults as F
 from ..faults import Fault, FaultPlan
+from ..surfaces import carried_on
 from ._knobs import _SEEDS, _UP_TO_3, IntKnob, _checked, _knob
 
 __all__ = ["fault_plans"]
@@ -86,8 +87,8 @@ def fault_plans(
 
     ``faults`` lists what may be drawn: fault names or classes of :mod:`ctxsim.faults` (parameters drawn),
     fault instances, or strategies of faults; default every fault (with ``reads``, a set of
-    :data:`ctxsim.faults.SURFACES`, every fault real on one of those surfaces and written into it,
-    :func:`ctxsim.faults.carried_on`: what a tracker reading them can meet; a fault its input cannot carry is never
+    :data:`ctxsim.surfaces.SURFACES`, every fault real on one of those surfaces and written into it,
+    :func:`ctxsim.surfaces.carried_on`: what a tracker reading them can meet; a fault its input cannot carry is never
     drawn, so no counterexample holds one).
     ``truth_keeping`` keeps to faults and parameters that keep the truth (a correct tracker must track every such
     stream). Shrinks towards fewer faults, earlier in ``faults``, with their first parameter choices.
@@ -95,7 +96,7 @@ def fault_plans(
     entries: list[str | type[Fault] | Fault | SearchStrategy[Fault]] = list(F.REGISTRY) if faults is None else list(
         faults)
     if reads is not None and faults is None:
-        entries = [name for name in F.REGISTRY if F.carried_on(name) & reads]
+        entries = [name for name in F.REGISTRY if carried_on(name) & reads]
     options = [o for o in (_option(e, truth_keeping) for e in entries) if o is not None]
     count, seeds = _knob("fault_plans", "size", size), _knob("fault_plans", "seed", seed)
 

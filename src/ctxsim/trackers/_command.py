@@ -162,8 +162,9 @@ class CommandTracker:
                         faults: FaultPlan | None = None) -> list[Estimate]:
         """Run the command at each of ``observations`` (in parallel) and read its estimates, in order. ``faults``:
         the plan the stream was played with; its transcript form is applied to the transcript, and what that makes
-        Claude Code show to the payloads (:func:`ctxsim.faults.apply_statusline`)."""
-        from ..faults import apply_statusline, apply_transcript
+        Claude Code show to the payloads (:func:`ctxsim.surfaces.apply_statusline`)."""
+        from ..faults import apply_transcript
+        from ..surfaces import apply_statusline
         from ..wire import render_transcript, statusline_payloads
 
         wanted = {o.label for o in observations}  # by label: a fault may reorder (and renumber) the stream's points
@@ -210,10 +211,11 @@ class CommandTracker:
 
     def payload_figures(self, session: Session, faults: FaultPlan | None = None) -> dict[str, int | None]:
         """What Claude Code's own payload says the context is at each point of ``session`` (``faults``: the plan
-        the stream was played with, :func:`ctxsim.faults.apply_statusline`), by label: its ``current_usage``
+        the stream was played with, :func:`ctxsim.surfaces.apply_statusline`), by label: its ``current_usage``
         prompt (input + cache creation + cache read), None where it is null; empty without ``context_window``. The
         oracle uses it to tell a command's bug from Claude Code's (:func:`ctxsim.check.payload_wrong`)."""
-        from ..faults import apply_statusline, apply_transcript
+        from ..faults import apply_transcript
+        from ..surfaces import apply_statusline
         from ..wire import render, render_transcript, statusline_payloads
 
         if not self.context_window:

@@ -61,7 +61,7 @@ class TrackerSpec:
 
     @property
     def reads(self) -> frozenset[str]:
-        """The surfaces its input carries (:data:`ctxsim.faults.SURFACES`): a statusline command reads the payload
+        """The surfaces its input carries (:data:`ctxsim.surfaces.SURFACES`): a statusline command reads the payload
         and the transcript files, any other tracker the SDK stream."""
         return frozenset({"statusline", "transcript"}) if self.command else frozenset({"sdk"})
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["FAULT_SURFACES", "SURFACES", "Surfaces", "judged_on", "surfaces_of"]
+from ..faults import COUNTERPARTS, REGISTRY, TRANSCRIPT_REGISTRY
+from ._payload import PAYLOAD_FORMS
+
+__all__ = ["FAULT_SURFACES", "SURFACES", "Surfaces", "carried_on", "judged_on", "surfaces_of"]
 
 SURFACES: Mapping[str, str] = {
     "sdk": "the SDK stream",
@@ -120,3 +123,14 @@ def judged_on(names: Iterable[str], reads: frozenset[str]) -> str | None:
             return (f"fault {name} is real only on {where.shown()} ({where.source}), and the tracker reads "
                     f"{' and '.join(SURFACES[r] for r in SURFACES if r in reads)}")
     return None
+
+
+def carried_on(name: str) -> frozenset[str]:
+    """The surfaces (:data:`SURFACES`) fault ``name`` is real on and that ctxsim writes it into: the SDK stream for a
+    stream fault, the transcript files for a transcript fault or a stream fault with a transcript form
+    (:func:`ctxsim.faults.apply_transcript`), the payload for one of :data:`PAYLOAD_FORMS`. A tracker reading none
+    of them cannot meet the fault: its input is the same with or without it."""
+    written = ({"sdk"} if name in REGISTRY else set()) | (
+        {"transcript"} if name in TRANSCRIPT_REGISTRY or name in COUNTERPARTS else set()) | (
+        {"statusline"} if name in PAYLOAD_FORMS else set())
+    return FAULT_SURFACES[name].names & frozenset(written)
