@@ -18,6 +18,7 @@ or vanished.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,12 +290,43 @@ class Drift:
                 + ("; ".join(parts) if parts else "nothing changed"))
 
 
+_NUMBERED_ID = re.compile(r"(?:msg|toolu|req)_ctxsim(\d+)(?:_\d+)?")
+"""The ids the fake API draws from a request's number: message, tool use and request ids."""
+
+
+def _renumbered(value: Any, numbers: Mapping[str, str], seen: list[str]) -> Any:
+    """``value`` with the request number of each numbered id renumbered by ``numbers``; each number met is added to
+    ``seen`` (in order of first appearance)."""
+    if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
+        seen.extend(() if match[1] in seen else (match[1],))
+        return value[:match.start(1)] + numbers.get(match[1], match[1]) + value[match.end(1):]
+    if isinstance(value, Mapping):
+        return {k: _renumbered(v, numbers, seen) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_renumbered(v, numbers, seen) for v in value)
+    return value
+
+
 def drift(capture: Capture, live: Played) -> Drift:
-    """How the live run ``live`` differs from ``capture`` of the same scripted session."""
+    """How the live run ``live`` differs from ``capture`` of the same scripted session.
+
+    The fake API numbers its message, tool use and request ids by when each request reaches it; two chains at once
+    (a background subagent beside the main chain) can reach it in either order, a race of the harness, not a change
+    of the CLI. So where the live run's ids carry the capture's request numbers in another order of first
+    appearance, they are renumbered to the capture's by that order first; a number more or fewer renumbers none."""
     from ._projection import compare, compare_keys, compare_raw
 
-    differences = compare(capture.steps, live.steps, initial=(capture.initial, live.initial))
-    differences += compare_raw(capture.raw, live.raw)
+    theirs: list[str] = []
+    ours: list[str] = []
+    _renumbered([[(s.messages, s.context_usage, s.hooks) for s in capture.steps], sorted(capture.raw.items())], {},
+                theirs)
+    live_steps = [(s.messages, s.context_usage, s.hooks) for s in live.steps]
+    _renumbered([live_steps, sorted(live.raw.items())], {}, ours)
+    renumber = dict(zip(ours, theirs)) if sorted(ours) == sorted(theirs) else {}
+    steps = [StepProjection(s.prompt, *_renumbered(kept, renumber, [])) for s, kept in zip(live.steps, live_steps)]
+    raw = _renumbered(live.raw, renumber, [])
+    differences = compare(capture.steps, steps, initial=(capture.initial, live.initial))
+    differences += compare_raw(capture.raw, raw)
     numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
     return Drift(capture.cli_version, live.cli_version, [d for d in differences if d not in numbers], numbers,
                  compare_keys(capture.frame_keys, live.frame_keys))

@@ -3,8 +3,12 @@ and the order in which the CLI reported it. Private to :mod:`ctxsim.lab`.
 
 The calls are the fake API's (usage, output, blocks, message id: the truth it reported); the steps between them
 (tool results, subagent starts, compaction boundaries, conversation resets) and their order are the CLI's, read
-from its messages. A call the stream never shows (a subagent's text-only reply, which the CLI does not forward)
-is placed where the API served it, a subagent's before the result of the tool use that ran it. What the boundary
+from its messages. A call the stream never shows (a foreground subagent's text-only reply, which the CLI does not
+forward) is placed where the API served it, a subagent's before the result of the tool use that ran it. A background
+subagent's calls are placed where the stream shows them (the rest of them at its ``task_notification``), never by
+when their requests reached the API: the subagent runs beside the main chain, so its request can reach the API
+before the main chain's next one while the CLI streams that main-chain reply (and the turn's result) first; the
+world follows what the CLI delivered, which is what an in-process play streams. What the boundary
 reports becomes a :class:`~ctxsim.world.Compaction`, and the compaction summary request its ``summary`` call.
 Where no call follows a compaction or a ``/clear`` in its step, its ``context_tokens`` is what the CLI's
 ``get_context_usage`` said right after (the world's definition: what ``/context`` shows); otherwise the next
@@ -64,12 +68,17 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
     refused: list[Call] = []
     steps: list[Step] = []
     placed: set[str] = set()
-    background: set[str] = set()
+    background = {str(m.data.get("tool_use_id")) for m in messages if isinstance(m, SystemMessage)
+                  and m.subtype == "task_started" and m.data.get("is_backgrounded")}
     session_id: str | None = None
 
     def place_up_to(message_id: str | None) -> None:
+        """The calls served up to the one the stream shows (``message_id``; None: every call left), in the order
+        served; a background subagent's other than the shown call's own chain wait for the stream to show them."""
+        chain = next((s.request.agent for s in calls if s.message_id == message_id), None)
         for s in calls:
-            if s.message_id in placed:
+            if s.message_id in placed or (message_id is not None and s.request.agent in background
+                                          and s.request.agent != chain):
                 continue
             placed.add(s.message_id)
             steps.append(_call(s, model))
@@ -102,8 +111,6 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
             steps.append(SubagentStart(str(data.get("tool_use_id")), str(data.get("task_id")),
                                        str(data.get("description", "")), str(data.get("prompt", "")),
                                        bool(data.get("is_backgrounded"))))
-            if data.get("is_backgrounded"):
-                background.add(str(data.get("tool_use_id")))
         elif isinstance(message, SystemMessage) and message.subtype == "task_notification" and str(
                 message.data.get("tool_use_id")) in background:  # its calls end first, then its turn starts
             data = message.data
