@@ -368,3 +368,18 @@ def test_a_compaction_s_rejected_summary_requests_are_stated_and_counted() -> No
     plain_compaction = next(s for s in plain.session.queries[0].steps if isinstance(s, Compaction))
     assert plain_compaction.rejected == () and plain_compaction.summary is not None and compaction.summary is not None
     assert usage(plain_compaction.summary) == usage(compaction.summary)
+
+
+def test_a_call_s_prompt_is_held_to_the_window_of_the_model_in_force() -> None:
+    """After ``/model`` to a ``[1m]`` model a call may reach past 200,000 (found by the stream fuzz: a drawn
+    stream's 200,001-token call after such a switch did not load); back on a 200,000 model it may not."""
+    text = ("world: {model: claude-sonnet-4-5, window: 200000}\nqueries:\n  - prompt: a\n    steps:\n"
+            "      - call: {}\n  - prompt: b\n    model: \"claude-sonnet-4-5[1m]\"\n    steps:\n"
+            "      - call: {in: 3, cc: 1000, cr: 199000}\n")
+    scenario = parse_scenario(text, file="switch.yaml")
+    assert isinstance(scenario, SessionScenario)
+    assert scenario.session.main_calls[-1].prompt == 200_003
+    back = text + ("  - prompt: c\n    model: claude-sonnet-4-5\n    steps:\n"
+                   "      - call: {in: 3, cc: 1000, cr: 199000}\n")
+    with pytest.raises(ScenarioError, match=r"switch.yaml:13: queries\[2\].steps\[0\].call: a prompt of 200,003 "):
+        parse_scenario(back, file="switch.yaml")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..world import Session, SessionBuilder, compacted_context
+from ..world import Call, Session, SessionBuilder, compacted_context
 from ._schema import keys
 from ._yaml import Reader, describe, join_path
 
@@ -65,6 +65,7 @@ class StepBuilder:
         self.r = reader
         self.b = builder
         self.window = window
+        """The window of the model in force: what a call's prompt may reach."""
         self.labels = _Labels()
         self.checked: dict[int, dict[str, Any]] = {}
         """The builder keywords of each call mapping checked so far, by the mapping's id."""
@@ -90,6 +91,7 @@ class StepBuilder:
             self.b.idle()
         if model is not None:
             self.b.switch_model(model)
+            self.window = self.b.world().window_of(model)  # /model: the window in force follows the model
         self.b.query(prompt, prompt_tokens=tokens)
         self.labels.query += 1
         self.labels.main = self.labels.sub = 0
@@ -286,9 +288,11 @@ class StepBuilder:
         self.labels.mark("reset", at)
 
     def check_windows(self, session: Session) -> None:
-        """Derived prompts are known only once built: none may exceed the window."""
-        for call, (line, path) in zip(session.calls, self.labels.call_lines):
-            if call.prompt > self.window:
+        """Derived prompts are known only once built: none may exceed the window of the model in force."""
+        windows = [session.window_of(session.model_at(i)) for i, query in enumerate(session.queries)
+                   for step in query.steps if isinstance(step, Call)]
+        for call, window, (line, path) in zip(session.calls, windows, self.labels.call_lines):
+            if call.prompt > window:
                 raise self.r.error(line, path, f"this call's prompt grows to {call.prompt:,} tokens, more than "
-                                               f"the window ({self.window:,})")
+                                               f"the window ({window:,})")
 

@@ -294,7 +294,7 @@ class SessionBuilder:
         its own point after a call not its first; in its own transcript only), which the world does not model."""
         if chain.calls < 2 or chain.last_prompt is None:
             return
-        window = self.window if self.model == self._first_model else self.settings.window_for(self.model)
+        window = self.world().window_of(self.model)
         point = self.settings.subagent_point(window, self.max_output_tokens,
                                              auto_compact_window=self.auto_compact_window)
         held = chain.last_prompt + chain.last_output + chain.pending_growth
