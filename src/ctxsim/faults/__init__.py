@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         SyntheticErrorRows as SyntheticErrorRows,
         TranscriptFault as TranscriptFault,
     )
+    from ._units import is_count as is_count
     from ._usage import (
         AdvisorIterations as AdvisorIterations,
         CacheReadDrop as CacheReadDrop,

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..faults import FaultPlan, ModelSwitch, WrongContextWindow, switch_moment
+from ..faults import FaultPlan, ModelSwitch, WrongContextWindow, is_count, switch_moment
 from ..wire import TranscriptRender
 from ..world import display_name
 
@@ -20,11 +20,6 @@ __all__ = ["PAYLOAD_FORMS", "apply_statusline"]
 PAYLOAD_FORMS = ("usage_iterations", "cache_read_drop", "uncached_gateway_usage", "nested_cache_creation",
                  "model_switch", "wrong_context_window")
 """The faults :func:`apply_statusline` gives the statusline payload a form of."""
-
-
-def is_count(value: Any) -> bool:
-    """A well-formed token count: a non-negative int, not a bool."""
-    return type(value) is int and value >= 0
 
 
 def apply_statusline(plan: FaultPlan, transcript: TranscriptRender,
