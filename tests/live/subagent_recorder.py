@@ -1,12 +1,12 @@
 """A subagent past its own autocompact window, recorded through the SDK: what the real CLI does, per CLI version
-(test data: the recordings are in ``tests/captures/claude-code-<version>/subagent/``, read by
+(test data: the recordings are in ``tests/captures/subagent/claude-code-<version>/``, read by
 ``test_subagent_compaction.py``, which records them again with ``-m live``).
 
 :data:`SUBAGENT_SESSIONS` give the CLI an agent definition by ``--agents`` (``autoCompactWindow``, which the Python
 SDK's ``AgentDefinition`` does not carry) and run it as a foreground subagent whose first two calls report a prompt
 past, or under, that window's autocompact point (100,000 - 20,000 - 13,000 = 67,000), or past it with no window of
 its own; its third call is measured by the fake API. :func:`record_subagent_compaction` plays them live (as the
-fidelity suite plays its sessions) and writes one JSON file per session under ``claude-code-<version>/subagent/``:
+fidelity suite plays its sessions) and writes one JSON file per session under ``claude-code-<version>/``:
 every request the fake API served (its kind, usage, and whether it carried the subagent's system prompt), the
 projection of every SDK message, hook call and context usage, the raw frames' key paths by kind, and the transcript
 files at the end (long strings cut as the REPL recordings cut them).
@@ -69,7 +69,7 @@ def _request(served: Served) -> dict[str, Any]:
 
 def record_subagent_compaction(directory: Path, names: Sequence[str] = (), *, timeout: float = 90.0) -> list[Path]:
     """Play the sessions ``names`` (all of :data:`SUBAGENT_SESSIONS` when empty) live and write each as
-    ``claude-code-<version>/subagent/<name>.json`` under ``directory``; returns the files written."""
+    ``claude-code-<version>/<name>.json`` under ``directory``; returns the files written."""
     unknown = [n for n in names if n not in SUBAGENT_SESSIONS]
     if unknown:
         raise LiveError(f"ctxsim: no subagent session {unknown[0]!r} (known: {', '.join(SUBAGENT_SESSIONS)})")
@@ -82,7 +82,7 @@ def record_subagent_compaction(directory: Path, names: Sequence[str] = (), *, ti
                 "agents": scripted.agents, "served": [_request(s) for s in played.served],
                 "initial": played.initial, "steps": [s.to_json() for s in played.steps],
                 "frame_keys": played.frame_keys, "transcripts": trimmed_files(played.transcripts[-1])}
-        target = directory / f"claude-code-{played.cli_version}" / "subagent"
+        target = directory / f"claude-code-{played.cli_version}"
         target.mkdir(parents=True, exist_ok=True)
         path = target / f"{name}.json"
         path.write_text(json.dumps(data, separators=(",", ":")) + "\n")

@@ -1,6 +1,6 @@
 """A subagent past its own autocompact window, as the recordings of ``subagent_recorder.py`` hold it.
 
-Offline: the recordings under ``tests/captures/claude-code-<version>/subagent/`` say what the real CLI did
+Offline: the recordings under ``tests/captures/subagent/claude-code-<version>/`` say what the real CLI did
 with an agent given ``autoCompactWindow`` 100,000 (point 67,000) whose calls reported 80,000 then 81,000: one
 summary request with the subagent's system prompt, a ``compact_boundary`` and a summary row in the subagent's
 transcript only, ``PreCompact`` hooks naming the agent, nothing in the SDK's stream, the main chain unmoved; and
@@ -29,10 +29,10 @@ POINT = 67_000
 
 def _recordings(directory: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(d["cli_version"], d["name"]): d for d in (json.loads(p.read_text())
-                                                        for p in sorted(directory.glob("*/subagent/*.json")))}
+                                                        for p in sorted(directory.glob("claude-code-*/*.json")))}
 
 
-CAPTURES = Path(__file__).parents[1] / "captures"
+CAPTURES = Path(__file__).parents[1] / "captures" / "subagent"
 RECORDED = _recordings(CAPTURES)
 VERSIONS = sorted({v for v, _ in RECORDED}, key=version_key)
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import claude_agent_sdk
 
+from .._sync import run_blocking
 from ..wire import CAPTURES, captured_versions, version_key
 from ..world import (
     Call,
@@ -234,7 +235,6 @@ def record_command(names: Sequence[str], directory: Path, *, list_only: bool = F
     Returns the exit status (2, with a ``ctxsim:`` line on stderr, for an unknown name)."""
     import sys
 
-    import anyio
 
     if list_only:
         for name, scripted in SESSIONS.items():
@@ -244,7 +244,7 @@ def record_command(names: Sequence[str], directory: Path, *, list_only: bool = F
     if unknown:
         print(f"ctxsim: record: no scripted session {unknown[0]!r} (known: {', '.join(SESSIONS)})", file=sys.stderr)
         return 2
-    for path in anyio.run(lambda: record(directory, list(names) or None)):
+    for path in run_blocking(lambda: record(directory, list(names) or None)):
         print(f"wrote {path}")
     return 0
 

@@ -17,9 +17,9 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 
+from .._sync import run_blocking
 from ..check import Point, Report, Tracker, tracker_name
 from ..processes import described
 from ..wire import Observation, Script, render
@@ -254,7 +254,7 @@ def run_scenario_live(scenario: SessionScenario, tracker: Tracker, *, name: str 
     reason = tracker_skip_reason(tracker)
     if reason is not None:
         raise ValueError(f"ctxsim: tracker {tracker_name(tracker)} cannot be judged live: {reason}")
-    report = anyio.run(lambda: arun_tracker_live(tracker, scenario.session, tolerance=scenario.tolerance,
+    report = run_blocking(lambda: arun_tracker_live(tracker, scenario.session, tolerance=scenario.tolerance,
                                                  include_partial_messages=scenario.partial, timeout=timeout))
     if name is not None:
         report.tracker = name
