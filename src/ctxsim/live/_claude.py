@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, Message, PermissionMode, ResultMessage
 
-from .._sync import processes
+from .._sync import interrupts, processes
 from ..sdk import subprocess_pid, subprocess_transport
 from ..wire import installed_cli_version, project_slug, sdk_bundled_file
 from ..world import DEFAULT_MODEL
@@ -282,9 +282,14 @@ class LiveClaude:
         await self._close()
 
     async def _close(self) -> None:
-        """Stop everything this started, whatever state it is in; bounded, and shielded from cancellation."""
+        """Stop everything this started, whatever state it is in; bounded, and shielded from cancellation. Once the
+        run was interrupted (SIGINT, SIGTERM or SIGHUP), the CLI is sent SIGTERM first: the SDK's own
+        disconnect gives it seconds to flush its session files, which an interrupted run does not keep."""
         problems: list[str] = []
         with anyio.CancelScope(shield=True):
+            if interrupts():
+                for pid in sorted(self.pids & child_processes()):
+                    os.kill(pid, signal.SIGTERM)
             if self._client is not None:
                 with anyio.move_on_after(self.disconnect_timeout) as waited:
                     try:
