@@ -89,3 +89,10 @@ class Tally:
             if (marker in command and fields[0] != "Z") or zombie_of_mine:
                 out.append(f"{entry} {fields[0]} {command.strip() or name}")
         return out
+
+
+def default_hangup() -> None:
+    """A child's pre-exec hook: SIGHUP's default action, whatever this process inherited (under ``nohup`` it is
+    ignored, and a run that inherits that keeps ignoring it, as it should: a case that sends SIGHUP gives its run the
+    default first)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _tally import Tally
+from _tally import Tally, default_hangup
 
 KEY = "sk-ant-api03-" + "Q" * 80 + "-hostileAA"
 
@@ -61,7 +61,8 @@ def test_an_interrupted_import_leaves_no_unscrubbed_copy(hostile: Tally, tmp_pat
     process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "import", str(source), "-o",
                                 str(tmp_path / "out" / "x.yaml")], cwd=tmp_path, env={**os.environ,
                                                                                         "TMPDIR": str(private)},
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=default_hangup)
     try:
         time.sleep(1.5)  # reading and scrubbing a transcript of this size takes longer
         assert process.poll() is None, process.communicate()

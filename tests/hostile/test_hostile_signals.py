@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _tally import Tally
+from _tally import Tally, default_hangup
 
 from ctxsim.scenario import load_scenario
 
@@ -51,9 +51,10 @@ def _listed(directory: Path, prefix: str) -> list[str]:
         return []
 
 
-def _start(argv: list[str], cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)  # its own group: the signal goes to it alone, as kill(1) does
+def _start(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True,  # its own group: the signal goes to it alone, as kill(1) does
+                            preexec_fn=default_hangup)
 
 
 def _when_running(process: subprocess.Popen[str], marker: str, limit: float = 120) -> None:
@@ -144,8 +145,7 @@ def test_an_interrupted_fidelity_run_stops_the_cli_and_removes_its_directories(h
     private = tmp_path / "tmp"
     private.mkdir()
     env = {**os.environ, "TMPDIR": str(private)}
-    process = subprocess.Popen([sys.executable, "-m", "ctxsim.cli", "fidelity"], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = _start([sys.executable, "-m", "ctxsim.cli", "fidelity"], tmp_path, env)
     cli = str(bundled)
     try:
         deadline = time.monotonic() + 120
