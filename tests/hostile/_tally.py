@@ -91,8 +91,9 @@ class Tally:
         return out
 
 
-def default_hangup() -> None:
-    """A child's pre-exec hook: SIGHUP's default action, whatever this process inherited (under ``nohup`` it is
-    ignored, and a run that inherits that keeps ignoring it, as it should: a case that sends SIGHUP gives its run the
-    default first)."""
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+def default_signals() -> None:
+    """A child's pre-exec hook: SIGINT's, SIGTERM's and SIGHUP's default actions, whatever this process inherited: a
+    shell ignores SIGINT in what it starts in the background, ``nohup`` ignores SIGHUP, and a run that inherits a
+    signal ignored rightly keeps ignoring it. A case that sends one gives its run the default first."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)

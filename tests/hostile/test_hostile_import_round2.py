@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _tally import Tally, default_hangup
+from _tally import Tally, default_signals
 
 KEY = "sk-ant-api03-" + "Q" * 80 + "-hostileAA"
 
@@ -62,7 +62,7 @@ def test_an_interrupted_import_leaves_no_unscrubbed_copy(hostile: Tally, tmp_pat
                                 str(tmp_path / "out" / "x.yaml")], cwd=tmp_path, env={**os.environ,
                                                                                         "TMPDIR": str(private)},
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               preexec_fn=default_hangup)
+                               preexec_fn=default_signals)
     try:
         time.sleep(1.5)  # reading and scrubbing a transcript of this size takes longer
         assert process.poll() is None, process.communicate()

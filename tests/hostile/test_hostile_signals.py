@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from _tally import Tally, default_hangup
+from _tally import Tally, default_signals
 
 from ctxsim.scenario import load_scenario
 
@@ -54,7 +54,7 @@ def _listed(directory: Path, prefix: str) -> list[str]:
 def _start(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True,  # its own group: the signal goes to it alone, as kill(1) does
-                            preexec_fn=default_hangup)
+                            preexec_fn=default_signals)
 
 
 def _when_running(process: subprocess.Popen[str], marker: str, limit: float = 120) -> None:
