@@ -84,8 +84,8 @@ def test_a_gauge_that_never_comes_down_fails_the_corpus_where_the_context_shrink
     failing = []
     for path in sorted(CORPUS.glob("*.yaml")):
         scenario = load_scenario(path)
-        if not isinstance(scenario, SessionScenario):
-            continue
+        if not isinstance(scenario, SessionScenario) or scenario.faults:
+            continue  # a fault that reaches the rows (garbage, a nested cache write) is judged by tests of its own
         run = run_scenario(scenario, node("never_down.js"))
         assert run.report.error is None and run.report.crash is None, run.report.summary()
         if not run.ok:
