@@ -289,8 +289,10 @@ class StepBuilder:
 
     def check_windows(self, session: Session) -> None:
         """Derived prompts are known only once built: none may exceed the window of the model in force."""
-        windows = [session.window_of(session.model_at(i)) for i, query in enumerate(session.queries)
-                   for step in query.steps if isinstance(step, Call)]
+        windows = []
+        for i, query in enumerate(session.queries):  # the window of each query's model, once a query
+            window = session.window_of(session.model_at(i))
+            windows += [window for step in query.steps if isinstance(step, Call)]
         for call, window, (line, path) in zip(session.calls, windows, self.labels.call_lines):
             if call.prompt > window:
                 raise self.r.error(line, path, f"this call's prompt grows to {call.prompt:,} tokens, more than "
