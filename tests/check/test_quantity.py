@@ -109,6 +109,17 @@ def test_counting_to_the_model_window_s_autocompact_point_under_an_autocompact_w
                                 "compacts at 67,000")
 
 
+def test_counting_to_an_autocompact_window_that_auto_compact_off_ignores_is_named() -> None:
+    scenario = _scenario("autocompact-window-disabled")
+    session = scenario.session
+    assert (session.auto_compact_window, session.auto_compact_threshold) == (100_000, 180_000)
+    # the autocompact window less the output reserve: 100,000 - 20,000 = 80,000; 32,003 tokens leave 60%
+    report = run_tracker(_gauge("percent_until_autocompact", 200_000, 80_000), session, tolerance=scenario.tolerance)
+    assert [p.shown for p in report.points if "call" in p.observation.label] == [60, 0, -1]
+    assert report.confusion == ("ctxsim: the gauge counts to the point of the autocompact window (80,000 of "
+                                "100,000) though auto-compact is off (the context may grow to 180,000)")
+
+
 def test_an_undeclared_tracker_is_read_as_tokens_whatever_the_scenario_asks() -> None:
     scenario = _scenario("percent-until-autocompact")
     session = scenario.session

@@ -437,6 +437,18 @@ def test_inserted_compaction_sets_the_truth_until_the_next_call() -> None:
     assert not F.InsertedCompaction().keeps_truth
 
 
+def test_an_inserted_compaction_after_model_carries_the_window_of_the_model_in_force() -> None:
+    # /model between the queries: a compaction at the start of the next query is judged on the new model's window
+    b = SessionBuilder(seed=3, name="switched", model="claude-sonnet-4-5[1m]", window=1_000_000)
+    b.query("Fix the parser", prompt_tokens=40).call(results=(1_500,), output=410).call(output=95)
+    b.switch_model("claude-sonnet-4-5").query("Again", prompt_tokens=10).call(output=64).call(output=33)
+    out = F.apply(F.FaultPlan((F.InsertedCompaction(rate=1.0),), 1), render(b.build()))
+    points = [(label, w) for label, _, w in labels(out)]
+    first = points.index(next(p for p in points if p[0] == "q2 compaction"))
+    assert points[first - 1] == ("q1 result", 1_000_000) and points[first + 1] == ("q2 call 1", 200_000)
+    assert points[first] == ("q2 compaction", 200_000)
+
+
 def test_model_switch_changes_model_window_and_model_usage() -> None:
     out = run(F.ModelSwitch(to_model="claude-opus-4-6", at=0.5))
     switch = MAIN[len(MAIN) // 2]

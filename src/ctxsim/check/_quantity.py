@@ -13,7 +13,8 @@ right -- another quantity, another window (200,000, 1,000,000, the autocompact w
 after ``/model``), another autocompact point (the model's own whatever the settings, a fixed 33,000 buffer) -- and
 names it: "shows % of the window where it declares % until autocompact", "divides by 200,000 on a 1,000,000
 window", "keeps the first model's window (200,000) after /model", "counts to an autocompact point of 167,000 where
-the session compacts at 67,000". :func:`loop_fitness` says whether a tracker's number can feed a restart loop,
+the session compacts at 67,000", "counts to the point of the autocompact window (80,000 of 100,000) though
+auto-compact is off". :func:`loop_fitness` says whether a tracker's number can feed a restart loop,
 which reads tokens.
 """
 
@@ -23,7 +24,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast, get_args
 
-from ..world import QUANTITY_NAMES, Quantity, auto_compact_threshold, tokens_band
+from ..world import QUANTITY_NAMES, Quantity, auto_compact_threshold, autocompact_point, tokens_band
 
 if TYPE_CHECKING:
     from ..world import Session
@@ -106,6 +107,13 @@ def _readings(session: Session) -> list[tuple[str, Reading]]:
         return lambda _: (window, auto_compact_threshold(window, natural))
 
     out: list[tuple[str, Reading]] = [("", lambda w: (w, session.threshold_of(w)))]
+    ignored = session.auto_compact_window
+    if not session.settings.auto_compact and ignored is not None:
+        # CLAUDE_CODE_AUTO_COMPACT_WINDOW moves nothing with auto-compact off; tried before the plain windows, which
+        # may coincide with it on a short session
+        point = autocompact_point(ignored, natural, auto_compact=False)
+        out.append((f"counts to the point of the autocompact window ({point:,} of {ignored:,}) though auto-compact "
+                    f"is off (the context may grow to {at:,})", lambda w: (w, point)))
     for window in dict.fromkeys((*_WINDOWS, session.context_window)):
         if window != own:
             out.append((f"divides by {window:,} on a {own:,} window", fixed(window)))

@@ -234,7 +234,9 @@ class InsertedCompaction(Fault):
         first = anchor.truth.first_call
         context = post + _prefix(anchor)  # the system prefix stays
         truth = replace(compaction_truth(post, context, first), knowable=self.with_post)
-        obs = Observation(0, label, "compaction", truth, anchor.window)
+        # the window in force where it is inserted: the next point's (a /model between the queries moved it)
+        following = stream.scripts[si].units[ui].observation
+        obs = Observation(0, label, "compaction", truth, (following or anchor).window)
         frame = stream.new({"type": "system", "subtype": "compact_boundary", "compact_metadata": meta,
                             "session_id": stream.session_id(si), "uuid": stream.new_uuid(rng)}, obs)
         stream.scripts[si].units.insert(ui, Unit("compaction", [frame]))
