@@ -15,12 +15,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher
 from subagent_recorder import SUBAGENT_SESSIONS, record_subagent_compaction
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
 from ctxsim.live import bundled_cli_version
-from ctxsim.wire import render, render_transcript, version_key
+from ctxsim.sdk import HOOK_EVENTS, patch_sdk
+from ctxsim.wire import render, render_transcript, statusline_payloads, version_key
 from ctxsim.world import Call, ClaudeSettings, Session, SessionBuilder, SubagentCompaction
 
 POINT = 67_000
@@ -274,6 +277,56 @@ def test_the_world_s_twin_shows_nothing_of_it_in_the_stream_and_counts_its_reque
                                                 ) + compaction.summary.cache_read_input_tokens
     assert usage["inputTokens"] == sum(c.input_tokens for c in calls if isinstance(c, Call)) + \
         compaction.summary.input_tokens
+    # the statusline's cost counts it too, and its context fields stay the main chain's
+    payloads = statusline_payloads(session)
+    results = [n for n, p in enumerate(points) if p.kind == "result"]
+    assert payloads[results[0]]["cost"]["total_cost_usd"] == first_result["total_cost_usd"]
+    shown = [p["context_window"]["current_usage"] for p in payloads]
+    assert {sum(u[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+            for u in shown if u} <= {c.prompt for c in main_calls}
+
+
+def _hooks_played(session: Session) -> list[dict[str, Any]]:
+    """Every hook ``ctxsim.sdk`` sends while the real SDK client plays ``session`` query by query."""
+    played: list[dict[str, Any]] = []
+
+    async def record(hook_input: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+        played.append(dict(hook_input))
+        return {}
+
+    async def main() -> None:
+        options = ClaudeAgentOptions(hooks={e: [HookMatcher(hooks=[record])]  # type: ignore[misc]
+                                            for e in HOOK_EVENTS})
+        async with ClaudeSDKClient(options) as client:
+            for query in session.queries:
+                await client.query(query.prompt)
+                async for _ in client.receive_response():
+                    pass
+
+    with patch_sdk(session):
+        anyio.run(main)
+    return played
+
+
+@pytest.mark.parametrize("name", COMPACTED)
+def test_the_world_s_twin_fires_the_hooks_of_the_subagent_s_compaction_as_recorded(name: str) -> None:
+    """Through the real SDK client, the twin's hooks come in the recorded order, with ``PreCompact`` naming the
+    agent (its ``agent_type``, ``trigger: auto``, the recorded keys) after the ``PostToolUse`` of the subagent's
+    last tool, then the summary agent's ``SubagentStop`` (``agent_type`` empty). Not played: a ``PreCompact`` the
+    CLI fired with no summary after it (recorded after a first call past the point): no step of the world stands
+    for it, so it is left out of the recorded order (a ``PreCompact`` not followed by the summary agent's stop)."""
+    recording = RECORDED[VERSIONS[-1], name]
+    hooks = [h for step in recording["steps"] for h in step["hooks"]]
+    compacted = [h for n, h in enumerate(hooks) if h["event"] != "PreCompact" or (
+        n + 1 < len(hooks) and hooks[n + 1]["event"] == "SubagentStop" and hooks[n + 1]["agent_type"] == "")]
+    played = _hooks_played(_twin(recording))
+    twin_type = {"counter": "general-purpose"}  # the builder's subagents are general-purpose
+    assert [(h["hook_event_name"], h.get("agent_type")) for h in played] == [
+        (h["event"], twin_type.get(h.get("agent_type"), h.get("agent_type"))) for h in compacted]
+    (recorded_pre,) = [h for h in compacted if h["event"] == "PreCompact"]
+    (pre,) = [h for h in played if h["hook_event_name"] == "PreCompact"]
+    assert sorted(pre) == recorded_pre["keys"] and pre["trigger"] == recorded_pre["trigger"] == "auto"
+    assert pre["custom_instructions"] is recorded_pre["custom_instructions"] is None
 
 
 @pytest.mark.live
