@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, HookMatcher, SystemMessage
 from subagent_recorder import SUBAGENT_SESSIONS, record_subagent_compaction
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
@@ -286,9 +286,11 @@ def test_the_world_s_twin_shows_nothing_of_it_in_the_stream_and_counts_its_reque
             for u in shown if u} <= {c.prompt for c in main_calls}
 
 
-def _hooks_played(session: Session) -> list[dict[str, Any]]:
-    """Every hook ``ctxsim.sdk`` sends while the real SDK client plays ``session`` query by query."""
+def _hooks_played(session: Session) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Every hook ``ctxsim.sdk`` sends while the real SDK client plays ``session`` query by query, and every
+    message the client yields."""
     played: list[dict[str, Any]] = []
+    messages: list[Any] = []
 
     async def record(hook_input: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
         played.append(dict(hook_input))
@@ -300,12 +302,12 @@ def _hooks_played(session: Session) -> list[dict[str, Any]]:
         async with ClaudeSDKClient(options) as client:
             for query in session.queries:
                 await client.query(query.prompt)
-                async for _ in client.receive_response():
-                    pass
+                async for message in client.receive_response():
+                    messages.append(message)
 
     with patch_sdk(session):
         anyio.run(main)
-    return played
+    return played, messages
 
 
 @pytest.mark.parametrize("name", COMPACTED)
@@ -319,7 +321,11 @@ def test_the_world_s_twin_fires_the_hooks_of_the_subagent_s_compaction_as_record
     hooks = [h for step in recording["steps"] for h in step["hooks"]]
     compacted = [h for n, h in enumerate(hooks) if h["event"] != "PreCompact" or (
         n + 1 < len(hooks) and hooks[n + 1]["event"] == "SubagentStop" and hooks[n + 1]["agent_type"] == "")]
-    played = _hooks_played(_twin(recording))
+    played, messages = _hooks_played(_twin(recording))
+    # the SDK's messages show nothing of it, as recorded: no boundary, no compacting status
+    recorded_subtypes = {m["subtype"] for step in recording["steps"] for m in step["messages"] if m["type"] == "system"}
+    subtypes = {m.subtype for m in messages if isinstance(m, SystemMessage)}
+    assert "init" in subtypes and not {"compact_boundary", "status"} & (subtypes | recorded_subtypes)
     twin_type = {"counter": "general-purpose"}  # the builder's subagents are general-purpose
     assert [(h["hook_event_name"], h.get("agent_type")) for h in played] == [
         (h["event"], twin_type.get(h.get("agent_type"), h.get("agent_type"))) for h in compacted]
