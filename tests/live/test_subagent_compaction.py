@@ -4,9 +4,12 @@ Offline: the recordings under ``tests/captures/subagent/claude-code-<version>/``
 with an agent given ``autoCompactWindow`` 100,000 (point 67,000) whose calls reported 80,000 then 81,000: one
 summary request with the subagent's system prompt, a ``compact_boundary`` and a summary row in the subagent's
 transcript only, ``PreCompact`` hooks naming the agent, nothing in the SDK's stream, the main chain unmoved; and
-nothing at all under the point or without a window of its own. The builder's point agrees with them, and it
-refuses a subagent call past that point saying so. Live (marked ``live``): the sessions recorded again with the
-installed CLI do the same.
+nothing at all under the point or without a window of its own. The builder's point agrees with them; it compacts
+a subagent where the CLI did and refuses to where it did not, and refuses a call the compaction should have
+preceded. The world's twin of each recorded session that compacted is rendered and held to the recording: the
+subagent file's boundary and summary rows, nothing in the stream or the SDK's messages, the summary request in
+``modelUsage`` and the cost, the main chain's context unmoved, the hooks in their recorded order. Live (marked
+``live``): the sessions recorded again with the installed CLI do the same.
 """
 
 from __future__ import annotations
@@ -286,11 +289,12 @@ def test_the_world_s_twin_shows_nothing_of_it_in_the_stream_and_counts_its_reque
             for u in shown if u} <= {c.prompt for c in main_calls}
 
 
-def _hooks_played(session: Session) -> tuple[list[dict[str, Any]], list[Any]]:
-    """Every hook ``ctxsim.sdk`` sends while the real SDK client plays ``session`` query by query, and every
-    message the client yields."""
+def _hooks_played(session: Session) -> tuple[list[dict[str, Any]], list[Any], list[int]]:
+    """Every hook ``ctxsim.sdk`` sends while the real SDK client plays ``session`` query by query, every message
+    the client yields, and ``get_context_usage``'s ``totalTokens`` after each query."""
     played: list[dict[str, Any]] = []
     messages: list[Any] = []
+    totals: list[int] = []
 
     async def record(hook_input: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
         played.append(dict(hook_input))
@@ -304,10 +308,11 @@ def _hooks_played(session: Session) -> tuple[list[dict[str, Any]], list[Any]]:
                 await client.query(query.prompt)
                 async for message in client.receive_response():
                     messages.append(message)
+                totals.append((await client.get_context_usage())["totalTokens"])
 
     with patch_sdk(session):
         anyio.run(main)
-    return played, messages
+    return played, messages, totals
 
 
 @pytest.mark.parametrize("name", COMPACTED)
@@ -321,7 +326,11 @@ def test_the_world_s_twin_fires_the_hooks_of_the_subagent_s_compaction_as_record
     hooks = [h for step in recording["steps"] for h in step["hooks"]]
     compacted = [h for n, h in enumerate(hooks) if h["event"] != "PreCompact" or (
         n + 1 < len(hooks) and hooks[n + 1]["event"] == "SubagentStop" and hooks[n + 1]["agent_type"] == "")]
-    played, messages = _hooks_played(_twin(recording))
+    twin = _twin(recording)
+    played, messages, totals = _hooks_played(twin)
+    # get_context_usage is the main chain's last prompt after each query, as recorded after the first
+    assert recording["steps"][0]["context_usage"]["totalTokens"] == sum(recording["served"][5]["usage"])
+    assert totals == [twin.queries[0].main_calls[-1].prompt, twin.queries[1].main_calls[-1].prompt]
     # the SDK's messages show nothing of it, as recorded: no boundary, no compacting status
     recorded_subtypes = {m["subtype"] for step in recording["steps"] for m in step["messages"] if m["type"] == "system"}
     subtypes = {m.subtype for m in messages if isinstance(m, SystemMessage)}
