@@ -16,6 +16,7 @@ from ctxsim.world import (
     Call,
     Compaction,
     ConversationReset,
+    SubagentCompaction,
     SubagentStart,
     Text,
     Thinking,
@@ -190,6 +191,10 @@ def test_errors_name_the_file_as_given_relative_to_the_working_directory(tmp_pat
 
 
 Q = "queries:\n  - steps:\n"  # lines 1-2; the first step is on line 3
+SUB = ("world: {subagent_compact_window: 100000}\n" + Q + "      - subagent:\n          calls:\n"
+       "            - {in: 3, cc: 1000, cr: 19000, out: 50, blocks: [tool_use], results: [1]}\n"
+       "            - {in: 3, cc: 1000, cr: 80000, out: 50, blocks: [tool_use], results: [1]}\n")
+"""A subagent of an agent whose point is 67,000, holding 81,054 after its second call (lines 6 and 7)."""
 
 MALFORMED = [
     (Q + "      - call: {in: 3, cc: 0, cr: -5}\n",
@@ -274,6 +279,22 @@ MALFORMED = [
      "5: expect.fail[0]: use expect.reference for the reference tracker"),
     (Q + "      - call: {}\nexpect:\n  fail: mala-overwrite\n",
      "5: expect.fail: expected a list, got 'mala-overwrite'"),
+    (SUB + "            - compact: {post: 2734, trigger: manual}\n",
+     "8: queries[0].steps[0].subagent.calls[2].compact.trigger: unknown key (expected one of: post, context, pre, "
+     "summary)"),
+    (SUB + "            - compact: {}\n",
+     "8: queries[0].steps[0].subagent.calls[2].compact: give post (what the subagent's compact_boundary reports)"),
+    (SUB + "            - {compact: {post: 2734}, out: 5}\n",
+     "8: queries[0].steps[0].subagent.calls[2].out: unknown key (expected one of: compact)"),
+    (SUB.replace("80000", "50000") + "            - compact: {post: 2734}\n",
+     "8: queries[0].steps[0].subagent.calls[2].compact: the subagent holds 51,054 tokens, not past its autocompact "
+     "point (67,000): Claude Code would not compact it"),
+    (SUB.split("            - {in: 3, cc: 1000, cr: 80000")[0] + "            - compact: {post: 2734}\n",
+     "7: queries[0].steps[0].subagent.calls[1].compact: the subagent made 1 call(s): Claude Code compacts a "
+     "subagent only after a call that is not its first"),
+    (SUB + "            - {in: 3, cc: 100, cr: 2000}\n",
+     "8: queries[0].steps[0].subagent.calls[2]: the subagent holds 81,054 tokens after its call 2, past its "
+     "autocompact point (67,000"),
 ]
 
 
@@ -383,3 +404,20 @@ def test_a_call_s_prompt_is_held_to_the_window_of_the_model_in_force() -> None:
                    "      - call: {in: 3, cc: 1000, cr: 199000}\n")
     with pytest.raises(ScenarioError, match=r"switch.yaml:13: queries\[2\].steps\[0\].call: a prompt of 200,003 "):
         parse_scenario(back, file="switch.yaml")
+
+
+def test_a_compact_item_in_a_subagent_s_calls_compacts_the_subagent_only() -> None:
+    """``compact: {post: ...}`` among a subagent's calls: a subagent compaction whose ``preTokens`` is what the
+    subagent held and 22 more (81,003 + 50 + 1 + 22, as the CLI counted 81,073 for 81,000), after which its next
+    call starts from the baseline plus the summary, re-created in the cache; the main chain's calls are as
+    without it."""
+    scenario = parse_scenario(SUB + "            - compact: {post: 2734}\n            - {out: 50, blocks: [text]}\n",
+                              file="sub.yaml")
+    assert isinstance(scenario, SessionScenario)
+    steps = scenario.session.queries[0].steps
+    (compaction,) = [s for s in steps if isinstance(s, SubagentCompaction)]
+    assert (compaction.pre_tokens, compaction.post_tokens, compaction.context_tokens) == (81_076, 2_734, 14_734)
+    after = steps[steps.index(compaction) + 1]
+    assert isinstance(after, Call) and not after.is_main
+    assert usage(after) == (3, 14_731, 0, 50)
+    assert not [s for s in steps if isinstance(s, Compaction)]

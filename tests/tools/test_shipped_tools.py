@@ -111,7 +111,7 @@ NARROW = dict.fromkeys((
     "seed002-chars-estimator", "seed002-chars-reasoning-overhead", "seed003-cache-read-already-in-input",
     "seed004-nonadditive-prompt-tokens", "statusline-1m-denominator", "statusline-replayed-row-later",
     "statusline-stuck-after-compact", "statusline-subagent-rows-interleaved", "statusline-synthetic-error-row",
-    "synthetic-error-null-usage"), "q1 call 1") | {
+    "synthetic-error-null-usage", "subagent-own-compaction"), "q1 call 1") | {
     "seed002-chars-reasoning-overhead": "q1 call 2"}  # its first call's 1,006 tokens are within its tolerance
 """Every rendered scenario of a 200,000-token window: its first call (where the first is off by more than the
 scenario's tolerance for a gauge that reads a fifth of the context)."""

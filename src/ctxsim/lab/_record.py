@@ -55,8 +55,6 @@ FORMAT = 3
 ``message_delta`` usage."""
 
 
-
-
 def _block_json(block: Text | Thinking | ToolUse) -> dict[str, Any]:
     if isinstance(block, Text):
         return {"text": block.text}
@@ -103,7 +101,9 @@ def _step_json(step: Step) -> dict[str, Any]:
                                "context": step.context_tokens,
                                "summary": _call_json(step.summary) if step.summary is not None else None,
                                **({"rejected": [_call_json(c) for c in step.rejected]} if step.rejected else {})}}
-    return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
+    if isinstance(step, ConversationReset):
+        return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
+    raise ValueError(f"ctxsim: a capture holds no {type(step).__name__} (a subagent's own compaction)")
 
 
 def _step(data: Mapping[str, Any]) -> Step:

@@ -23,7 +23,7 @@ from .._sync import run_blocking
 from ..check import Point, Report, Tracker, tracker_name
 from ..processes import described
 from ..wire import Observation, Script, render
-from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse
+from ..world import Call, Compaction, ConversationReset, Session, SubagentCompaction, SubagentStart, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
 from ._serve_shapes import compaction_reason, is_model_query, window_reason
@@ -74,6 +74,9 @@ def live_skip_reason(scenario: SessionScenario, *, compactions: bool = False, wi
         if any(isinstance(s, SubagentStart) and s.background for s in steps):
             return (f"query {number} runs a subagent in the background: live, the CLI answers its notification in a "
                     f"turn of its own after the query's result, which the live backend does not wait for")
+        if any(isinstance(s, SubagentCompaction) for s in steps):
+            return (f"query {number} compacts a subagent: live, the CLI does so only against an agent definition's "
+                    f"autoCompactWindow, which the live backend gives no agent")
         if any(isinstance(s, Compaction) for s in steps):
             if not compactions:
                 return f"query {number} compacts: the live CLI decides compaction sizes itself"

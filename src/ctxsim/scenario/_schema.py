@@ -95,8 +95,9 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("subagent_compact_window", "integer >= 100000",
             "An agent definition's ``autoCompactWindow``: the window a subagent compacts against, when below the one "
             "it inherits (it never raises it; the main chain ignores it). Claude Code compacts a subagent past that "
-            "window's autocompact point after any call but its first, before its next call (recorded); ctxsim does "
-            "not model that compaction, so a subagent call it would precede is an error.", "the session's"),
+            "window's autocompact point after any call but its first, before its next call (recorded): say so with "
+            "a ``compact`` item in its ``calls``; a subagent call that compaction would precede is an error.",
+            "the session's"),
         Key("idle_compaction", "bool",
             "``idleCompaction``: in the REPL, a conversation left idle (``queries[].idle``) compacts before its "
             "prompt cache expires when auto-compact is on and the context holds at least "
@@ -218,12 +219,29 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("description", "string", "What the subagent is asked.", "``explore the code``"),
         Key("prompt_tokens", _COUNT, "The subagent's task prompt.", "400"),
         Key("out", _COUNT, "Output of the main call that starts it.", "150"),
-        Key("calls", "non-empty list of call mappings", "The subagent's calls, in its own context.", required=True),
+        Key("calls", "non-empty list of call mappings",
+            "The subagent's calls, in its own context; an item ``compact: {post: N}`` between two of them is "
+            "Claude Code compacting the subagent (below).", required=True),
         Key("result", _COUNT, "Tokens of the answer the main chain gets.", "600"),
         Key("background", "boolean", "Run in the background (``run_in_background``): the ``Agent`` tool's result "
             "is the launch, at once, and a main call answers it; the subagent's end reaches the main chain as a "
             "``<task-notification>`` of ``result`` tokens that starts a turn of its own (with a result of its own): "
             "the calls after this step answer it.", "false"),
+    )),
+    Section("subagent.calls[].compact",
+            "Claude Code compacted the subagent on its own (trigger ``auto``), before its next call: only after a "
+            "call that is not its first, with the subagent past its autocompact point (``world."
+            "subagent_compact_window``; recorded), else an error. The boundary and the summary are written in the "
+            "subagent's transcript file only; the stream shows nothing and the main chain's context is unmoved. "
+            "Give ``post`` or ``context``.", (
+        Key("post", _COUNT, "What the subagent's boundary's ``postTokens`` says: the summary.",
+            "``context`` less the baseline"),
+        Key("context", _COUNT, "What the subagent holds after: its system prefix and the summary (its next call's "
+                               "prompt starts there).", "the baseline plus ``post``"),
+        Key("pre", _COUNT, "Tokens before.", "what the subagent holds (plus 22 tokens the CLI counts more)"),
+        Key("summary", "mapping ``{input, cache_creation, cache_read, output}``",
+            "The summary request, asked with the subagent's system prompt (counted in the cost and ``modelUsage``, "
+            "shown in no frame).", "derived from the subagent's cache"),
     )),
     Section("reset", "Takes no keys: write ``reset:`` or ``reset: {}``.", ()),
     Section("faults[]", "Each item names a fault of :mod:`ctxsim.faults`: ``- NAME`` or ``- NAME: {PARAM: VALUE}``. "

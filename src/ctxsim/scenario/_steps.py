@@ -13,7 +13,7 @@ from typing import Any
 
 from ..world import Call, Session, SessionBuilder, compacted_context
 from ._schema import keys
-from ._yaml import Reader, describe, join_path
+from ._yaml import Map, Reader, describe, join_path
 
 __all__ = ["MAX_CALLS", "MAX_REPEAT", "MAX_TEXT_TOKENS", "StepBuilder"]
 
@@ -278,8 +278,33 @@ class StepBuilder:
         self.labels.sub = 0
         self.labels.subagents.append([])
         for i, call in enumerate(calls):
-            self.step_call(call, calls.item_lines[i], f"{path}.calls[{i}]", at=calls.item_lines[i], sub=True)
+            if isinstance(call, Map) and "compact" in call:
+                self.subagent_compact(call, calls.item_lines[i], f"{path}.calls[{i}]")
+            else:
+                self.step_call(call, calls.item_lines[i], f"{path}.calls[{i}]", at=calls.item_lines[i], sub=True)
         self.b.end_subagent(result_tokens=result)
+
+    def subagent_compact(self, item: Map, line: int, path: str) -> None:
+        """An item ``compact: {...}`` of a subagent's calls: Claude Code compacting the subagent on its own."""
+        r = self.r
+        outer = r.mapping(item, line, path, ("compact",))
+        where = join_path(path, "compact")
+        m = r.mapping(outer["compact"], outer.value_lines["compact"], where, keys("subagent.calls[].compact"))
+        if "post" not in m and "context" not in m:
+            raise r.error(m.line, where, "give post (what the subagent's compact_boundary reports) or context "
+                                         "(what the subagent holds after)")
+        context = r.get(m, "context", where, r.count)
+        if context is not None and context > self.window:
+            raise r.error(m.value_lines["context"], join_path(where, "context"),
+                          f"the subagent's context after compaction, {context:,} tokens, exceeds the window "
+                          f"({self.window:,})")
+        summary = None if "summary" not in m else self.request(m["summary"], m.value_lines["summary"],
+                                                               join_path(where, "summary"))
+        try:
+            self.b.compact(r.get(m, "post", where, r.count), context=context,
+                           pre_tokens=r.get(m, "pre", where, r.count), summary=summary)
+        except ValueError as exc:
+            raise r.error(line, where, str(exc).removeprefix("ctxsim: ")) from None
 
     def step_reset(self, value: Any, line: int, path: str, *, at: int) -> None:
         self.r.mapping(value, line, path, keys("reset"), empty_ok=True)

@@ -32,7 +32,10 @@ SubagentStop        before the subagent's hand-back result reaches the main chai
                     last text); also for the compaction's summary agent (``agent_type`` ``""``, its summary),
                     before the boundary
 PreCompact          before a compaction (its ``status: compacting`` or ``compact_boundary``), with the
-                    boundary's ``trigger`` (``manual``/``auto``) and ``custom_instructions`` None
+                    boundary's ``trigger`` (``manual``/``auto``) and ``custom_instructions`` None; for a
+                    subagent's own compaction (no frame), after the ``PostToolUse`` of the subagent's tool
+                    result before it, with its ``agent_id`` and ``agent_type`` (then its summary agent's
+                    ``SubagentStop``)
 Stop                before the result of a turn that got an answer from the model and ended without error
                     (``stop_hook_active`` false, ``last_assistant_message``)
 =================== ==========================================================================================
@@ -142,18 +145,24 @@ class HookPlayer:
     _ids: int = 0
     _summaries: deque[tuple[str, ...]] = field(default_factory=deque)
     _agent_texts: dict[str, str] = field(default_factory=dict)
+    _own_compactions: dict[str, list[str]] = field(default_factory=dict)
+    """A subagent's own compactions' summary texts, by the tool use whose result came last before them."""
     _running: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Tool uses started and without a result yet: their id -> the message that asked for them, and whether they
     only read."""
     _waiting: deque[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=deque)
     """Tool uses whose ``PreToolUse`` waits for the tool uses before them: session id, frame, block."""
 
-    def know(self, summaries: list[tuple[str, ...]], agent_texts: Mapping[str, str]) -> None:
+    def know(self, summaries: list[tuple[str, ...]], agent_texts: Mapping[str, str],
+             own_compactions: Mapping[str, list[str]] | None = None) -> None:
         """What the frames do not show: each compaction's summary texts in order (a refused one, then the summary:
-        each ends its own summary agent), and each subagent's last text (by the tool use id of its ``Agent``
-        call), for the ``SubagentStop`` hooks' ``last_assistant_message``."""
+        each ends its own summary agent), each subagent's last text (by the tool use id of its ``Agent`` call),
+        for the ``SubagentStop`` hooks' ``last_assistant_message``, and each subagent's own compactions'
+        summaries, by the tool use whose result came last before them (a subagent compacts with no frame)."""
         self._summaries.extend(summaries)
         self._agent_texts.update(agent_texts)
+        for tool_use_id, texts in (own_compactions or {}).items():
+            self._own_compactions.setdefault(tool_use_id, []).extend(texts)
 
     def register(self, initialize: Mapping[str, Any]) -> None:
         """Read the hooks of the SDK's ``initialize`` request."""
@@ -240,6 +249,8 @@ class HookPlayer:
                                   "tool_response": block.get("content"), "tool_use_id": tool_use_id,
                                   "duration_ms": 0}
                     yield from self._hooks("PostToolUse", tool["tool_name"], hook_input, tool_use_id)
+                if data.get("parent_tool_use_id") is not None:  # the subagent compacts on its own after it
+                    yield from self._own_compaction(session_id, str(data["parent_tool_use_id"]), tool_use_id)
                 done = self._running.pop(tool_use_id, None)
                 if done is not None and self._waiting and not self._started_by(done[0]):
                     waiting_session, frame, waiting = self._waiting.popleft()  # the uses before it are done
@@ -250,6 +261,16 @@ class HookPlayer:
             if self._last_text is not None:
                 hook_input["last_assistant_message"] = self._last_text
             yield from self._hooks("Stop", None, {**hook_input, "background_tasks": [], "session_crons": []})
+
+    def _own_compaction(self, session_id: str, parent: str, after: str) -> Iterator[HookRequest]:
+        """A subagent's own compactions after the result of tool use ``after``: ``PreCompact`` naming the agent,
+        then its summary agent's ``SubagentStop`` (recorded, Claude Code 2.1.332)."""
+        agent_id, agent_type = self._agents.get(parent, ("", ""))
+        for summary in self._own_compactions.pop(after, ()):
+            hook_input = {**self._base(session_id, "PreCompact"), "agent_id": agent_id, "agent_type": agent_type,
+                          "trigger": "auto", "custom_instructions": None}
+            yield from self._hooks("PreCompact", "auto", hook_input)
+            yield from self._subagent_stop(session_id, "a" + self._id().replace("-", "")[:16], "", summary)
 
     def _subagent_stop(self, session_id: str, agent_id: str, agent_type: str, text: str) -> Iterator[HookRequest]:
         hook_input = {**self._base(session_id, "SubagentStop"), "stop_hook_active": False, "agent_id": agent_id,

@@ -14,7 +14,7 @@ import anyio
 from claude_agent_sdk import ClaudeAgentOptions, Message, Transport
 
 from ..wire import Script, context_usage_response, prompt_text, render
-from ..world import Call, Compaction, Session, Text, Truth
+from ..world import Call, Compaction, Session, SubagentCompaction, Text, ToolResult, Truth
 from ._hooks import Conversation, HookAnswer, HookPlayer
 from ._sdk_internals import TRANSPORT_ATTRIBUTE as _TRANSPORT, parse_message, transport_modules
 
@@ -303,12 +303,15 @@ class FakeTransport(Transport):
                 "response": {"subtype": "success", "request_id": request_id, "response": body}}
 
 
-def _unseen_texts(session: Session) -> tuple[list[tuple[str, ...]], dict[str, str]]:
+def _unseen_texts(session: Session) -> tuple[list[tuple[str, ...]], dict[str, str], dict[str, list[str]]]:
     """What the hooks tell that no frame shows: each compaction's summary texts (the refused ones, then the
-    summary), in order, and each subagent's last text, by its ``Agent`` tool use id."""
+    summary), in order, each subagent's last text, by its ``Agent`` tool use id, and each subagent's own
+    compactions' summary texts, by the tool use whose result came last before them."""
     summaries: list[tuple[str, ...]] = []
     agents: dict[str, str] = {}
+    own: dict[str, list[str]] = {}
     for query in session.queries:
+        last_result: dict[str, str] = {}  # per subagent, its last tool result's tool use id
         for step in query.steps:
             if isinstance(step, Compaction):
                 summaries.append(tuple("\n".join(b.text for b in c.blocks if isinstance(b, Text))
@@ -317,7 +320,12 @@ def _unseen_texts(session: Session) -> tuple[list[tuple[str, ...]], dict[str, st
                 texts = [b.text for b in step.blocks if isinstance(b, Text)]
                 if texts:
                     agents[step.parent_tool_use_id] = texts[-1]
-    return summaries, agents
+            elif isinstance(step, ToolResult) and step.parent_tool_use_id is not None:
+                last_result[step.parent_tool_use_id] = step.tool_use_id
+            elif isinstance(step, SubagentCompaction) and step.tool_use_id in last_result:
+                own.setdefault(last_result[step.tool_use_id], []).append("\n".join(
+                    b.text for b in (step.summary.blocks if step.summary else ()) if isinstance(b, Text)))
+    return summaries, agents, own
 
 
 # --- patching code that builds its own client -------------------------------------------------------------------

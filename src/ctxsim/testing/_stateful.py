@@ -136,6 +136,9 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
         @rule(fraction=st.floats(0.05, 0.5))
         def compact(self, fraction: float) -> None:
             assert self.truth is not None
+            if self.subagent is not None:  # the main chain compacts once the foreground subagent has answered
+                self.builder.end_subagent(result_tokens=600)
+                self.subagent = None
             self.builder.compact(max(1_000, int(self.truth.next_request * fraction)))
             self.play_new_steps()
 

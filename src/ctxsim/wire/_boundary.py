@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..world import Compaction
+from ..world import Compaction, SubagentCompaction
 
 __all__ = ["COMPACTION_MS", "compact_metadata", "stream_compact_metadata"]
 
@@ -12,7 +12,8 @@ COMPACTION_MS = 400
 """How long a rendered compaction takes (``compactMetadata.durationMs``)."""
 
 
-def compact_metadata(step: Compaction, kept: list[str] | None, anchor: str, dropped: int) -> dict[str, Any]:
+def compact_metadata(step: Compaction | SubagentCompaction, kept: list[str] | None, anchor: str,
+                     dropped: int) -> dict[str, Any]:
     """A ``compact_boundary``'s ``compactMetadata`` with every key the CLI writes, in its order (recorded from the
     REPL of 2.1.330-2.1.332): ``trigger``, ``preTokens``, ``postTokens``, ``cumulativeDroppedTokens`` (``dropped``,
     pre less post summed over the session's compactions so far), ``durationMs``; where the compaction keeps a

@@ -11,7 +11,8 @@ of every recorded release (:mod:`ctxsim.wire`; the tests replay each, and play t
    output count and, as the Messages API sends them, the cumulative input and cache counts, ``message_stop``)
    around the assistant messages;
 4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
-5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction;
+5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction (none for a
+   subagent's own compaction, whose summary request counts in ``modelUsage`` and the cost only);
 6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
    ``modelUsage`` is cumulative over the session, subagents included, with ``contextWindow``.
 
@@ -35,6 +36,7 @@ from ..world import (
     Query,
     Session,
     Step,
+    SubagentCompaction,
     SubagentStart,
     TaskNotification,
     Text,
@@ -444,6 +446,10 @@ class Renderer:
             return task_start(self, step)
         elif isinstance(step, Compaction):
             return self.compaction(step, q, not main_calls)
+        elif isinstance(step, SubagentCompaction):  # in the subagent's own transcript: no frame (recorded)
+            if step.summary is not None:
+                self.add_model_usage(step.summary)  # counted in modelUsage and the cost (recorded)
+            return []
         elif isinstance(step, ConversationReset):
             conversation = self.uuid()
             frame = Frame({"type": "conversation_reset", "new_conversation_id": conversation, "uuid": conversation,

@@ -16,7 +16,8 @@ writing it (the captures of each release and the live backend, :mod:`ctxsim.lab`
 4. a compaction as a ``system``/``compact_boundary`` row (``parentUuid`` null, ``logicalParentUuid`` the row before)
    with ``compactMetadata {trigger, preTokens, postTokens}``, then the ``user`` row of the summary
    (``isCompactSummary``); ``/compact`` and ``/clear`` add the rows of a local command; ``/clear`` starts a new file
-   (a new session id);
+   (a new session id); a subagent's own compaction writes the same two rows in the subagent's file only
+   (``isSidechain``, its ``agentId``; recorded with 2.1.332);
 5. a subagent's rows (``isSidechain`` true, ``agentId``) in its own file, first its prompt (the older layout that
    interleaved them in the main file is the fault :class:`ctxsim.faults.InterleavedSidechains`);
 6. the other line kinds trackers must skip: ``queue-operation``, ``attachment``, ``api-request``, ``mode`` and
@@ -49,6 +50,7 @@ from ..world import (
     ConversationReset,
     Session,
     Step,
+    SubagentCompaction,
     SubagentStart,
     TaskNotification,
     ToolResult,
@@ -58,7 +60,7 @@ from ..world import (
 )
 from ._boundary import compact_metadata
 from ._frames import Observation
-from ._stream_json import Renderer, _block_dict
+from ._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer, _block_dict
 from ._tasks import TURN_COMPANION, notification_text
 from ._transcript_files import EPOCH, TranscriptFile, TranscriptPoint, counted, iso
 
@@ -86,6 +88,10 @@ class _Writer:
         """The uuid of the main chain's last row."""
         self.agents: dict[str, tuple[str, str | None]] = {}
         """Per subagent (by the tool use that started it): its agent id and the uuid of its last row."""
+        self.agent_kept: dict[str, list[str]] = {}
+        """Per subagent: its rows from the first row of its last call on (what its own compaction keeps)."""
+        self.agent_dropped: dict[str, int] = {}
+        """Per subagent: the tokens its own compactions dropped so far."""
         self.background: dict[str, SubagentStart] = {}
         self.pending_agents = 0
         """The background subagents running (a ``turn_duration``'s ``pendingBackgroundAgentCount``)."""
@@ -101,6 +107,8 @@ class _Writer:
         """Tokens the compactions so far dropped (``cumulativeDroppedTokens``)."""
         self.query_index = 0
         """The query being written (0-based)."""
+        self.prompt_id = ""
+        """The ``promptId`` of the last prompt."""
 
     # rows ------------------------------------------------------------------------------------------------------
 
@@ -147,6 +155,8 @@ class _Writer:
                 self.kept.append(uid)
         else:
             self.agents[agent] = (self.agents[agent][0], uid)
+            if self.agent_kept.get(agent):
+                self.agent_kept[agent].append(uid)
         return uid
 
     def line(self, row: dict[str, Any], *, ms: int = 1) -> None:
@@ -159,7 +169,8 @@ class _Writer:
         self.queued(text)
         if command:
             return
-        self.chained("user", {"promptId": self.uuid(), "message": {"role": "user", "content": text},
+        self.prompt_id = self.uuid()
+        self.chained("user", {"promptId": self.prompt_id, "message": {"role": "user", "content": text},
                               "permissionMode": "bypassPermissions", "promptSource": "sdk"})
         if self.main_path not in self.files_started:
             self.files_started.add(self.main_path)
@@ -202,8 +213,11 @@ class _Writer:
                 fields["requestId"] = call.request_id
             fields.update(self.reply_fields(call))
             uid = self.chained("assistant", fields, agent=agent)
-            if agent is None and index == 0:
-                self.kept = [uid]
+            if index == 0:
+                if agent is None:
+                    self.kept = [uid]
+                else:
+                    self.agent_kept[agent] = [uid]
             if isinstance(block, ToolUse):
                 self.tool_rows[block.id] = uid
         if agent is None:
@@ -305,14 +319,35 @@ class _Writer:
             self.command("compact", "Compacted")
         self.after_compaction()
 
+    def subagent_compaction(self, step: SubagentCompaction) -> None:
+        """A subagent's own compaction, in its file only, as recorded (2.1.332): a ``compact_boundary`` row
+        (``isSidechain``, its ``agentId``, ``parentUuid`` null, ``logicalParentUuid`` its last row, the segment from
+        its last call on kept), then its summary row; the main chain is unmoved."""
+        agent = step.tool_use_id
+        agent_id, before = self.agents[agent]
+        uid, summary = self.uuid(), self.uuid()
+        dropped = self.agent_dropped[agent] = self.agent_dropped.get(agent, 0) + max(0, step.pre_tokens
+                                                                                     - step.post_tokens)
+        meta = compact_metadata(step, self.agent_kept.get(agent) or None, summary, dropped)
+        row = {"parentUuid": None, "logicalParentUuid": before, "isSidechain": True, "agentId": agent_id,
+               "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted", "isMeta": False,
+               "level": "info", "compactMetadata": meta, "uuid": uid, "timestamp": self.tick(400)}
+        path = f"{self.session_id}/subagents/agent-{agent_id}.jsonl"
+        self.append(path, self.common(row))
+        self.agents[agent], self.agent_kept[agent] = (agent_id, uid), []
+        self.chained("user", {"promptId": self.prompt_id,
+                              "message": {"role": "user", "content": COMPACT_SUMMARY_PREAMBLE},
+                              "isVisibleInTranscriptOnly": True, "isCompactSummary": True,
+                              "summarizedTurnPromptUuids": [self.files[path].rows[0]["uuid"]]},
+                     agent=agent, uid=summary)
+
     def after_compaction(self) -> None:
         """What the CLI writes after a compaction's rows (the SDK's transcript: nothing)."""
 
     def summary(self, uid: str) -> None:
         """The user row of the summary that follows a boundary (its uuid drawn before the boundary names it)."""
-        row = {"parentUuid": self.tail, "isSidechain": False, "type": "user", "message": {"role": "user", "content": (
-            "This session is being continued from a previous conversation that ran out of context. The summary "
-            "below covers the earlier portion of the conversation.")},
+        row = {"parentUuid": self.tail, "isSidechain": False, "type": "user",
+               "message": {"role": "user", "content": COMPACT_SUMMARY_PREAMBLE},
             "isVisibleInTranscriptOnly": True, "isCompactSummary": True, "uuid": uid, "timestamp": self.tick(5)}
         self.append(self.main_path, self.common(row))
         self.tail = uid
@@ -341,6 +376,8 @@ class _Writer:
             self.notification(step)
         elif isinstance(step, Compaction):
             self.compaction(step, command)
+        elif isinstance(step, SubagentCompaction):
+            self.subagent_compaction(step)
         elif isinstance(step, ConversationReset):
             self.reset(step)
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         Query as Query,
         Session as Session,
         Step as Step,
+        SubagentCompaction as SubagentCompaction,
         SubagentStart as SubagentStart,
         TaskNotification as TaskNotification,
         Text as Text,

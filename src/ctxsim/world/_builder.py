@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ._chains import Chain, compact_subagent, end_subagent, start_subagent, within_subagent_window
 from ._compaction import (
     AUTO_COMPACT_REMINDER_TOKENS,
     CLEAR_COMMAND_TOKENS,
@@ -31,8 +32,6 @@ from ._session import (
     Query,
     Session,
     Step,
-    SubagentStart,
-    TaskNotification,
     Text,
     Thinking,
     ToolResult,
@@ -42,21 +41,6 @@ from ._session import (
 from ._settings import ClaudeSettings
 
 __all__ = ["SessionBuilder"]
-
-@dataclass
-class _Chain:
-    """Per-chain cache state while building: what the next call will find in the prompt cache."""
-
-    cached_prefix: int = 0
-    last_prompt: int | None = None
-    last_output: int = 0
-    pending_growth: int = 0
-    expired: bool = False
-    keep_prefix: int = 0
-    calls: int = 0
-    later_blocks: int = 0
-    """What a compaction's ``preTokens`` counts of the last reply beyond its usage (:func:`later_blocks_tokens`)."""
-
 
 IDLE_SUMMARY_TOKENS = 3_000
 """The summary an idle compaction writes by default (the boundary's ``post_tokens``; any size a summary takes)."""
@@ -97,7 +81,7 @@ class SessionBuilder:
     _queries: list[Query] = field(init=False, repr=False, default_factory=list)
     _steps: list[Step] | None = field(init=False, repr=False, default=None)
     _prompt: str = field(init=False, repr=False, default="")
-    _chains: dict[str | None, _Chain] = field(init=False, repr=False, default_factory=dict)
+    _chains: dict[str | None, Chain] = field(init=False, repr=False, default_factory=dict)
     _subagent: str | None = field(init=False, repr=False, default=None)
     _background: dict[str, str] = field(init=False, repr=False, default_factory=dict)
     _ids: int = field(init=False, repr=False, default=0)
@@ -173,9 +157,9 @@ class SessionBuilder:
         assert self._steps is not None
         return self._steps
 
-    def _chain(self, key: str | None) -> _Chain:
+    def _chain(self, key: str | None) -> Chain:
         if key not in self._chains:
-            self._chains[key] = _Chain()
+            self._chains[key] = Chain()
         return self._chains[key]
 
     @property
@@ -221,7 +205,7 @@ class SessionBuilder:
         parent = self._subagent
         chain = self._chain(parent)
         if parent is not None and self.settings.subagent_compact_window is not None:
-            self._within_subagent_window(chain)
+            within_subagent_window(self, chain)
         stated = (input is not None) + (cache_creation is not None) + (cache_read is not None)
         if input is not None and cache_creation is not None and cache_read is not None:
             usage = (int(input), int(cache_creation), int(cache_read))
@@ -282,30 +266,14 @@ class SessionBuilder:
         chain.last_output = output
         chain.later_blocks = later_blocks_tokens(made)
         chain.pending_growth = 0
-        chain.expired = False
+        chain.expired = chain.compacted = False
         chain.calls += 1
         for tool, tokens in zip(tool_uses, result_tokens):
             steps.append(ToolResult(tool.id, filler_text(rng, tokens), tokens, parent_tool_use_id=parent))
             chain.pending_growth += tokens
         return self
 
-    def _within_subagent_window(self, chain: _Chain) -> None:
-        """Refuse the subagent call that Claude Code makes only after compacting the subagent (recorded: held past
-        its own point after a call not its first; in its own transcript only), which the world does not model."""
-        if chain.calls < 2 or chain.last_prompt is None:
-            return
-        window = self.world().window_of(self.model)
-        point = self.settings.subagent_point(window, self.max_output_tokens,
-                                             auto_compact_window=self.auto_compact_window)
-        held = chain.last_prompt + chain.last_output + chain.pending_growth
-        if held > point:
-            raise ValueError(f"ctxsim: the subagent holds {held:,} tokens after its call {chain.calls}, past its "
-                             f"autocompact point ({point:,}, from subagent_compact_window "
-                             f"{self.settings.subagent_compact_window:,}): Claude Code compacts the subagent there, "
-                             f"before its next call, in its own transcript, which ctxsim's world does not model; end "
-                             f"the subagent there or keep it under {point:,}")
-
-    def _derive_split(self, chain: _Chain, prompt: int | None) -> tuple[int, int, int]:
+    def _derive_split(self, chain: Chain, prompt: int | None) -> tuple[int, int, int]:
         if prompt is None:
             base = self.baseline if chain.last_prompt is None else chain.last_prompt + chain.last_output
             prompt = base + chain.pending_growth
@@ -349,7 +317,20 @@ class SessionBuilder:
         output)``; None derives it (:func:`~ctxsim.world.summary_call`). ``rejected`` are summary requests made
         before it whose replies Claude Code refused (no ``<summary>``: it asked again), each given the same way and
         counted the same (:attr:`~ctxsim.world.Compaction.rejected`).
+
+        Called while a subagent is open, it compacts that subagent as Claude Code does on its own, in its own
+        context (a :class:`~ctxsim.world.SubagentCompaction`, trigger ``auto``; the main chain is unmoved): only
+        after a call that is not the subagent's first, with the subagent past its autocompact point
+        (:meth:`~ctxsim.world.ClaudeSettings.subagent_point`), as recorded; ``context`` is then what the subagent
+        holds (default: the baseline, its system prefix, plus ``post_tokens``), and ``pre_tokens`` defaults to what
+        it holds, counted as for the main chain.
         """
+        if self._subagent is not None:
+            if trigger != "auto" or preserved is not None or rejected:
+                raise ValueError("ctxsim: a subagent compacts on its own only (trigger auto; no preserved or "
+                                 "rejected): /compact compacts the main chain, after end_subagent()")
+            compact_subagent(self, post_tokens, context, pre_tokens, summary)
+            return self
         if post_tokens is None and context is None:
             raise ValueError("ctxsim: compact() needs post_tokens (what the boundary reports) or context (what "
                              "/context shows after)")
@@ -373,7 +354,7 @@ class SessionBuilder:
         return self
 
     def _summary(self, summary: Call | tuple[int, int, int, int] | None, pre_tokens: int, post_tokens: int,
-                 chain: _Chain) -> Call:
+                 chain: Chain) -> Call:
         """The compaction's summary request: as given, or derived from the main chain's cache."""
         if isinstance(summary, Call):
             return summary
@@ -405,7 +386,7 @@ class SessionBuilder:
         the baseline plus the command's own messages (:data:`~ctxsim.world.CLEAR_COMMAND_TOKENS`)."""
         new_id = self.new_uuid()
         self._current_steps().append(ConversationReset(new_id, self.baseline + CLEAR_COMMAND_TOKENS))
-        self._chains[None] = _Chain()
+        self._chains[None] = Chain()
         return self
 
     def start_subagent(self, description: str = "explore the code", *, prompt_tokens: int = 400,
@@ -415,48 +396,14 @@ class SessionBuilder:
         ``background``: the ``Agent`` tool runs it in the background (``run_in_background: true``), as Claude Code
         does: the tool's result is the launch (``launch_tokens``), at once, and a main call answering it ends the
         main turn before the subagent's calls; :meth:`end_subagent` then hands the main chain its notification."""
-        if self._subagent is not None:
-            raise ValueError("ctxsim: a subagent is already open; call end_subagent() first")
-        self.call(output=output, blocks=("text",))
-        steps = self._current_steps()
-        call = steps[-1]
-        assert isinstance(call, Call)
-        prompt = filler_text(self._rng, prompt_tokens)
-        agent = ToolUse(self._new_id("toolu"), "Agent",
-                        {"description": description, "prompt": prompt, "subagent_type": "general-purpose",
-                         **({"run_in_background": True} if background else {})})
-        launching = Call(call.input_tokens, call.cache_creation_input_tokens, call.cache_read_input_tokens,
-                         call.output_tokens, (*call.blocks[:-1], agent) if call.blocks else (agent,),
-                         call.message_id, call.model, call.request_id, None)
-        steps[-1] = launching
-        self._chain(None).later_blocks = later_blocks_tokens(launching)
-        start = SubagentStart(agent.id, f"a{self._rng.getrandbits(64):016x}", description, prompt, background)
-        steps.append(start)
-        if background:
-            steps.append(ToolResult(agent.id, f"Async agent launched successfully.\nagentId: {start.task_id}",
-                                    launch_tokens))
-            self._chain(None).pending_growth += launch_tokens
-            self.call(output=40, blocks=("text",))  # the main turn goes on, and ends
-            self._background[agent.id] = start.task_id
-        self._subagent = agent.id
-        sub = self._chain(agent.id)
-        sub.pending_growth = prompt_tokens
-        sub.last_prompt = None
+        start_subagent(self, description, prompt_tokens, output, background, launch_tokens)
         return self
 
     def end_subagent(self, *, result_tokens: int = 600) -> SessionBuilder:
         """Close the open subagent: its final answer reaches the main chain as the Agent tool's result, or, run in
         the background, as its :class:`~ctxsim.world.TaskNotification` of ``result_tokens`` (then the calls that
         follow answer it, in a turn of their own)."""
-        if self._subagent is None:
-            raise ValueError("ctxsim: no subagent is open")
-        parent = self._subagent
-        self._subagent = None
-        text = filler_text(self._rng, result_tokens)
-        task_id = self._background.pop(parent, None)
-        self._current_steps().append(ToolResult(parent, text, result_tokens) if task_id is None
-                                     else TaskNotification(parent, task_id, text, result_tokens))
-        self._chain(None).pending_growth += result_tokens
+        end_subagent(self, result_tokens)
         return self
 
     def take(self) -> tuple[Query, ...]:

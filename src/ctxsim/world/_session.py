@@ -33,6 +33,7 @@ __all__ = [
     "Query",
     "Session",
     "Step",
+    "SubagentCompaction",
     "SubagentStart",
     "TaskNotification",
     "Text",
@@ -258,7 +259,31 @@ class ConversationReset:
     2.1.330: 118 tokens more); None: the baseline."""
 
 
-Step = Call | ToolResult | SubagentStart | TaskNotification | Compaction | ConversationReset
+@dataclass(frozen=True)
+class SubagentCompaction:
+    """Claude Code compacted a subagent in its own context, before its next call (recorded, 2.1.332: past its own
+    autocompact point after a call not its first). The main chain is unmoved: no truth changes, and the stream
+    shows nothing of it; the subagent's transcript file gets the boundary and the summary."""
+
+    tool_use_id: str
+    """The ``Agent`` tool use that started the subagent (its calls' ``parent_tool_use_id``)."""
+    pre_tokens: int
+    """What the subagent held before, as its boundary reports it."""
+    post_tokens: int
+    """The boundary's ``postTokens``: the summary."""
+    context_tokens: int
+    """What the subagent holds after: its system prefix and the summary (its next call's prompt starts there)."""
+    summary: Call | None = None
+    """The summary request, asked with the subagent's system prompt: counted in ``modelUsage`` and
+    ``total_cost_usd``, shown in no frame."""
+
+    @property
+    def trigger(self) -> Literal["auto"]:
+        """Always ``auto``: Claude Code compacts a subagent on its own."""
+        return "auto"
+
+
+Step = Call | ToolResult | SubagentStart | TaskNotification | Compaction | SubagentCompaction | ConversationReset
 
 
 @dataclass(frozen=True)
