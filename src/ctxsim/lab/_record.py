@@ -101,9 +101,8 @@ def _step_json(step: Step) -> dict[str, Any]:
                                "context": step.context_tokens,
                                "summary": _call_json(step.summary) if step.summary is not None else None,
                                **({"rejected": [_call_json(c) for c in step.rejected]} if step.rejected else {})}}
-    if isinstance(step, ConversationReset):
-        return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
-    raise ValueError(f"ctxsim: a capture holds no {type(step).__name__} (a subagent's own compaction)")
+    assert isinstance(step, ConversationReset), f"a capture holds no {type(step).__name__}"  # no live run makes one
+    return {"reset": {"new_session_id": step.new_session_id, "context": step.context_tokens}}
 
 
 def _step(data: Mapping[str, Any]) -> Step:
