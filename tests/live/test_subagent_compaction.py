@@ -121,10 +121,10 @@ def test_under_its_point_or_without_its_own_window_a_subagent_does_not_compact(v
     assert facts["boundaries"] == [0, 0] and facts["summaries"] == [0, 0] and facts["pre_compact"] == []
 
 
-def _subagent(*prompts: int, compact_after: int | None = None) -> SessionBuilder:
+def _subagent(*prompts: int, compact_after: int | None = None, auto_compact: bool = True) -> SessionBuilder:
     """A subagent of the recorded agent whose calls report ``prompts`` (50 out, a one-token tool result each, as
     the recorded ones), compacted after call ``compact_after`` (1-based) when given."""
-    b = SessionBuilder(seed=0, settings=ClaudeSettings(subagent_compact_window=100_000))
+    b = SessionBuilder(seed=0, settings=ClaudeSettings(subagent_compact_window=100_000, auto_compact=auto_compact))
     b.query("go").call().start_subagent()
     for n, prompt in enumerate(prompts, 1):
         b.call(input=3, cache_creation=1_000, cache_read=prompt - 1_003, output=50, blocks=("tool_use",),
@@ -165,6 +165,10 @@ def test_the_builder_compacts_a_subagent_where_claude_code_did_and_refuses_where
         _subagent(60_000, 66_949, compact_after=2)
     with pytest.raises(ValueError, match=r"trigger auto"):
         _subagent(20_000, 80_000).compact(2_734, trigger="manual")
+    # auto-compact off: nothing compacts on its own, so the calls go on uncompacted and no compaction is taken
+    assert _subagent(20_000, 80_000, 81_000, auto_compact=False).build()
+    with pytest.raises(ValueError, match=r"^ctxsim: auto-compact is off: Claude Code compacts no subagent"):
+        _subagent(20_000, 80_000, compact_after=2, auto_compact=False)
 
 
 COMPACTED = ("subagent-autocompact", "subagent-past-on-second-call")

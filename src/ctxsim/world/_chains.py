@@ -90,8 +90,9 @@ def held(chain: Chain) -> int:
 
 def within_subagent_window(b: Building, chain: Chain) -> None:
     """Refuse the subagent call that Claude Code makes only after compacting the subagent: held past its own point
-    after a call not its first (recorded), with no compaction since."""
-    if chain.calls < 2 or chain.last_prompt is None or chain.compacted:
+    after a call not its first (recorded), with no compaction since. With auto-compact off nothing compacts on its
+    own, so no call is refused (inferred: no recording runs a subagent with auto-compact off)."""
+    if chain.calls < 2 or chain.last_prompt is None or chain.compacted or not b.settings.auto_compact:
         return
     point = _point(b)
     if held(chain) > point:
