@@ -13,7 +13,6 @@ from typing import Literal
 
 from ._chains import Chain, compact_subagent, end_subagent, start_subagent, within_subagent_window
 from ._compaction import (
-    AUTO_COMPACT_REMINDER_TOKENS,
     CLEAR_COMMAND_TOKENS,
     compacted_context,
     later_blocks_tokens,
@@ -114,7 +113,7 @@ class SessionBuilder:
         self._prompt = prompt
         if self._idle_post is not None:  # compacted while idle: the conversation the prompt meets is the summary
             post, self._idle_post = self._idle_post, None
-            self.compact(post, pre_tokens=self.main_context() + self._chain(None).later_blocks, trigger="auto")
+            self.compact(post, pre_tokens=self._chain(None).pre_tokens(self.baseline, auto=False), trigger="auto")
         if prompt_tokens is not None:
             tokens = prompt_tokens
         else:
@@ -343,8 +342,7 @@ class SessionBuilder:
             post_tokens = context - self.baseline
         chain = self._chain(None)
         if pre_tokens is None:
-            pre_tokens = (self.main_context() + chain.later_blocks
-                          + (AUTO_COMPACT_REMINDER_TOKENS if trigger == "auto" else 0))
+            pre_tokens = chain.pre_tokens(self.baseline, auto=trigger == "auto")
         refused = tuple(self._summary(r, pre_tokens, post_tokens, chain) for r in rejected)
         made = self._summary(summary, pre_tokens, post_tokens, chain)
         self._current_steps().append(Compaction(pre_tokens, post_tokens, trigger, context, made, preserved,
@@ -372,8 +370,7 @@ class SessionBuilder:
     def main_context(self) -> int:
         """What the main chain's next request would carry now (the last prompt, its output and what was added since):
         a compaction's ``pre_tokens``, with what :meth:`compact` adds to it."""
-        chain = self._chain(None)
-        return (chain.last_prompt or self.baseline) + chain.last_output + chain.pending_growth
+        return self._chain(None).held(self.baseline)
 
     def shown_context(self) -> int:
         """What the stream last showed of the main chain: the last prompt and its output (the baseline before any

@@ -49,6 +49,17 @@ class Chain:
     compacted: bool = False
     """A subagent's chain compacted since its last call."""
 
+    def held(self, baseline: int) -> int:
+        """What the chain's next request would carry now: its last prompt (``baseline`` before any call), that
+        call's output and what was added since."""
+        return (self.last_prompt or baseline) + self.last_output + self.pending_growth
+
+    def pre_tokens(self, baseline: int, *, auto: bool) -> int:
+        """A compaction's ``preTokens`` now: what the chain holds, what Claude Code's estimate counts again of the
+        last reply's later blocks, and for an autocompaction the reminder it counts
+        (:data:`~ctxsim.world.AUTO_COMPACT_REMINDER_TOKENS`)."""
+        return self.held(baseline) + self.later_blocks + (AUTO_COMPACT_REMINDER_TOKENS if auto else 0)
+
 
 class Building(Protocol):
     """What the subagent's steps use of the builder (:class:`~ctxsim.world.SessionBuilder` is one)."""
@@ -83,20 +94,15 @@ def _point(b: Building) -> int:
     return b.settings.subagent_point(window, b.max_output_tokens, auto_compact_window=b.auto_compact_window)
 
 
-def held(chain: Chain) -> int:
-    """What a subagent's next request would carry now: its last prompt, that call's output and what was added."""
-    return (chain.last_prompt or 0) + chain.last_output + chain.pending_growth
-
-
 def within_subagent_window(b: Building, chain: Chain) -> None:
     """Refuse the subagent call that Claude Code makes only after compacting the subagent: held past its own point
     after a call not its first (recorded), with no compaction since. With auto-compact off nothing compacts on its
     own, so no call is refused (inferred: no recording runs a subagent with auto-compact off)."""
     if chain.calls < 2 or chain.last_prompt is None or chain.compacted or not b.settings.auto_compact:
         return
-    point = _point(b)
-    if held(chain) > point:
-        raise ValueError(f"ctxsim: the subagent holds {held(chain):,} tokens after its call {chain.calls}, past its "
+    point, held = _point(b), chain.held(b.baseline)
+    if held > point:
+        raise ValueError(f"ctxsim: the subagent holds {held:,} tokens after its call {chain.calls}, past its "
                          f"autocompact point ({point:,}, from subagent_compact_window "
                          f"{b.settings.subagent_compact_window:,}): Claude Code compacts the subagent there, before "
                          f"its next call, in its own transcript; compact it first (compact() while it is open, a "
@@ -120,9 +126,9 @@ def compact_subagent(b: Building, post_tokens: int | None, context: int | None, 
         raise ValueError(f"ctxsim: the subagent made {chain.calls} call(s): Claude Code compacts a subagent only "
                          f"after a call that is not its first (recorded: past its point after its first call, it "
                          f"called again uncompacted)")
-    point = _point(b)
-    if held(chain) <= point:
-        raise ValueError(f"ctxsim: the subagent holds {held(chain):,} tokens, not past its autocompact point "
+    point, held = _point(b), chain.held(b.baseline)
+    if held <= point:
+        raise ValueError(f"ctxsim: the subagent holds {held:,} tokens, not past its autocompact point "
                          f"({point:,}): Claude Code would not compact it")
     if post_tokens is None:
         if context is None or context < b.baseline:
@@ -132,7 +138,7 @@ def compact_subagent(b: Building, post_tokens: int | None, context: int | None, 
     if context is None:
         context = b.baseline + post_tokens
     if pre_tokens is None:
-        pre_tokens = held(chain) + chain.later_blocks + AUTO_COMPACT_REMINDER_TOKENS
+        pre_tokens = chain.pre_tokens(b.baseline, auto=True)
     made = b._summary(summary, pre_tokens, post_tokens, chain)
     b._current_steps().append(SubagentCompaction(parent, pre_tokens, post_tokens, context, made))
     chain.last_prompt, chain.last_output, chain.pending_growth, chain.later_blocks = context, 0, 0, 0
