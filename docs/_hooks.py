@@ -7,6 +7,8 @@
 - ``<!-- ctxsim face ctxsim.world -->`` (optionally a heading level after the name) becomes the mkdocstrings
   directive that renders the face with every name of its ``__all__`` (derived at import from the face's
   ``TYPE_CHECKING`` block, which a static reading cannot see): a name added to a face is documented at once.
+- ``<!-- ctxsim release rules -->`` becomes the table of the rules that differ between Claude Code releases
+  (``ctxsim.world.RULES``): a rule added in the code is on the page at once.
 - ``<!-- ctxsim scenario schema -->`` becomes the scenario format's key reference, the text the ``ctxsim.scenario``
   face appends to its docstring at import (``ctxsim.scenario.reference()``, which ``ctxsim scenario keys`` prints),
   as Markdown: a static reading of the face's source cannot see what is appended at run time.
@@ -22,6 +24,7 @@ from typing import Any
 _ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj|const):(<code>)~?")
 _HELP = re.compile(r"^<!-- ctxsim(?: (?P<name>[a-z]+))? --help -->$", re.M)
 _SCHEMA = "<!-- ctxsim scenario schema -->"
+_RULES = "<!-- ctxsim release rules -->"
 _FACE = re.compile(r"^<!-- ctxsim face (?P<module>ctxsim(?:\.\w+)*)(?: (?P<level>[1-6]))? -->$", re.M)
 _SECTION = re.compile(r"^(?:``(?P<key>[^`]+)``|(?P<title>[A-Z][\w ]+))$")
 
@@ -79,8 +82,22 @@ def _face(module: str, level: str | None) -> str:
     return "\n".join([*lines, "      members:", *(f"        - {name}" for name in names)])
 
 
+def _rules() -> str:
+    """The release rules as a Markdown table: name, the releases it holds for, what it says, what shows it."""
+    from ctxsim.world import RULES
+
+    rows = ["| rule | holds for | what Claude Code does | recorded in |", "| --- | --- | --- | --- |"]
+    for rule in RULES.values():
+        span = " and ".join(part for part in (f"{rule.since} on" if rule.since else "",
+                                               f"before {rule.until}" if rule.until else "") if part)
+        rows.append(f"| `{rule.name}` | {span} | {rule.says} | {rule.shown_by} |")
+    return "\n".join(rows)
+
+
 def on_page_markdown(markdown: str, **_: Any) -> str:
     markdown = _FACE.sub(lambda m: _face(m["module"], m["level"]), markdown)
+    if _RULES in markdown:
+        markdown = markdown.replace(_RULES, _rules())
     if _SCHEMA in markdown:
         markdown = markdown.replace(_SCHEMA, _schema())
     return _HELP.sub(lambda m: f"```text\n{_help(m['name']).rstrip()}\n```", markdown)

@@ -43,7 +43,8 @@ def builder_twin(session: Session) -> Session:
     builder = SessionBuilder(seed=session.seed, model=session.model, window=session.window,
                              baseline=session.baseline, max_output_tokens=session.max_output_tokens,
                              name=session.name, session_id=session.session_id,
-                             auto_compact_window=session.auto_compact_window)
+                             auto_compact_window=session.auto_compact_window, settings=session.settings,
+                             cli=session.cli)
     for query in session.queries:
         if query.model is not None:
             builder.switch_model(query.model)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..world import Session
 
 __all__ = ["HARD_CODED_BUFFER", "Judged", "confusion", "declared_quantity", "judged_quantity", "loop_fitness",
-           "shown_band"]
+           "percent_window", "shown_band"]
 
 
 class Judged(Protocol):
@@ -79,11 +79,25 @@ def loop_fitness(tracker: object, session: Session | None = None) -> str | None:
             f"as the tokens in the context")
 
 
+def percent_window(session: Session, window: int) -> int:
+    """The window Claude Code's ``used_percentage`` counts against in ``session`` while the raw window is ``window``
+    (:meth:`ctxsim.world.ClaudeSettings.percent_window`, for the release the session renders as): what a gauge of %
+    of the window divides by."""
+    from ..wire import rendered_version
+
+    return session.settings.percent_window(window, auto_compact_window=session.auto_compact_window,
+                                           cli_version=rendered_version(session))
+
+
 def shown_band(value: float, session: Session, quantity: Quantity, window: int | None = None) -> tuple[int, int]:
     """The tokens a gauge showing ``value`` as ``quantity`` stands for while the raw window is ``window``
-    (default: the session's) and the autocompact point is the one the session's settings give it."""
+    (default: the session's) and the autocompact point is the one the session's settings give it; a percentage of
+    the window counts against the window Claude Code's own ``used_percentage`` does (:func:`percent_window`)."""
     window = window or session.window
-    return tokens_band(value, quantity, window, session.threshold_of(window))
+    threshold = session.threshold_of(window)
+    if quantity == "percent_of_window":
+        window = percent_window(session, window)
+    return tokens_band(value, quantity, window, threshold)
 
 
 Reading = Callable[[int], tuple[int, int]]
@@ -99,6 +113,16 @@ def _fits(points: Sequence[Any], quantity: Quantity, reading: Reading) -> bool:
     return True
 
 
+def _counted(session: Session, reading: Reading) -> Reading:
+    """``reading`` with the window a percentage of the window counts against (:func:`percent_window`)."""
+
+    def counted(window: int) -> tuple[int, int]:
+        raw, threshold = reading(window)
+        return percent_window(session, raw), threshold
+
+    return counted
+
+
 def _readings(session: Session) -> list[tuple[str, Reading]]:
     """Each wrong denominator a gauge may use, with what the verdict says of it."""
     own, at = session.window, session.auto_compact_threshold
@@ -107,6 +131,10 @@ def _readings(session: Session) -> list[tuple[str, Reading]]:
         return lambda _: (window, auto_compact_threshold(window, natural))
 
     out: list[tuple[str, Reading]] = [("", lambda w: (w, session.threshold_of(w)))]
+    counted = percent_window(session, own)
+    if counted != own:  # Claude Code's used_percentage counts against the autocompact window: the model's is wrong
+        out.append((f"divides by the model's window ({own:,}) where Claude Code's used_percentage counts against the "
+                    f"autocompact window ({counted:,})", lambda w: (w, session.threshold_of(w))))
     ignored = session.auto_compact_window
     if not session.settings.auto_compact and ignored is not None:
         # CLAUDE_CODE_AUTO_COMPACT_WINDOW moves nothing with auto-compact off; tried before the plain windows, which
@@ -147,6 +175,8 @@ def confusion(report: Judged, declared: Any = None) -> str | None:
     readings = _readings(session)
     for kind in kinds:
         for said, reading in readings:
+            if kind == "percent_of_window" and not said:  # the right reading: Claude Code's own denominator
+                reading = _counted(session, reading)
             if (kind, said) == (asked, "") or not _fits(shown, kind, reading):
                 continue
             parts = [] if kind == asked else [f"shows {QUANTITY_NAMES[kind]} where it is judged on "

@@ -65,26 +65,27 @@ __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
+    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run,
+            renders=True),
     Command("scenario", "write a scenario template, check scenario files, list the format's keys",
             _configure_scenario, _scenario),
     Command("fuzz", "generate faulted streams until one breaks a tracker (or tasks until one breaks a restart "
                     "loop); write it as a scenario",
-            _configure_fuzz, _fuzz),
+            _configure_fuzz, _fuzz, renders=True),
     Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
-            _configure_catalogue, _catalogue),
+            _configure_catalogue, _catalogue, renders=True),
     Command("import", "turn transcripts or a stream-json capture into a shareable scenario (text scrubbed)",
             _configure_import, _import),
     Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
-            _configure_score, _score),
+            _configure_score, _score, renders=True),
     Command("record", "play the live fidelity sessions through the bundled CLI and write their captures",
             _configure_record, _record),
     Command("fidelity", "judge the fake's fidelity to a Claude Code CLI: the scripted sessions live and in-process, "
                         "every field a tracker reads compared", _configure_fidelity, _fidelity),
     Command("serve", "serve one scenario's fake Messages API on 127.0.0.1 to any client of the real CLI; print its "
-                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve),
+                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve, renders=True),
     Command("judge", "judge one tracker (cmd:, stream:, module:factory) over the scenarios: a Markdown report",
-            _configure_judge, _judge),
+            _configure_judge, _judge, renders=True),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
             _configure_tools, _tools),
     Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),
@@ -100,7 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxsim {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        command.configure(sub.add_parser(command.name, help=command.help, description=command.help))
+        each = sub.add_parser(command.name, help=command.help, description=command.help)
+        command.configure(each)
+        if command.renders:
+            each.add_argument("--cli-version", metavar="VERSION", default=None,
+                              help="render sessions that name no Claude Code release (a scenario's world.cli) as "
+                                   "this release, its rules included (default: the CLI bundled in the installed "
+                                   "claude-agent-sdk)")
     return parser
 
 
@@ -125,6 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..processes import subreaper
 
     whole = argv is None
+    release = getattr(args, "cli_version", None)
+    if release is not None:
+        from ..wire import use_cli
+
+        try:
+            use_cli(release)
+        except ValueError as exc:
+            print(f"{exc} (--cli-version)", file=sys.stderr)
+            return 2
     try:
         # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
         with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
@@ -149,5 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             end_now()
         return status
     finally:
+        if release is not None:
+            from ..wire import use_cli
+
+            use_cli(None)
         if whole:
             end_descendants()

@@ -35,6 +35,8 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
+    renders: bool = False
+    """Whether it renders sessions: it takes ``--cli-version``, the Claude Code release they render as."""
 
 
 def _load(path: Path) -> SessionScenario | TaskScenario:

@@ -223,7 +223,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
     session = session_of(scripted.name, [a.prompt for a in scripted.steps], all_messages, served, totals,
                          model=scripted.model, window=_MODEL_WINDOW, baseline=int(initial_usage["totalTokens"]),
                          auto_compact_window=scripted.autocompact_window,
-                         auto_compact_at=initial_usage.get("autoCompactThreshold"))
+                         auto_compact_at=initial_usage.get("autoCompactThreshold"), cli=version)
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
                   anyio.current_time() - started, keys, raw, transcripts, requests)
 

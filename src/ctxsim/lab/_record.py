@@ -17,6 +17,7 @@ or vanished.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -129,7 +130,7 @@ def session_to_json(session: Session) -> dict[str, Any]:
     return {"session_id": session.session_id, "name": session.name, "model": session.model,
             "window": session.window, "baseline": session.baseline, "max_output_tokens": session.max_output_tokens,
             "auto_compact_window": session.auto_compact_window, "auto_compact_at": session.auto_compact_at,
-            "delta_usage": session.delta_usage,
+            "delta_usage": session.delta_usage, **({"cli": session.cli} if session.cli is not None else {}),
             "queries": [{"prompt": q.prompt, "steps": [_step_json(s) for s in q.steps]} for q in session.queries]}
 
 
@@ -139,7 +140,7 @@ def session_from_json(data: Mapping[str, Any]) -> Session:
     return Session(session_id=data["session_id"], queries=queries, model=data["model"], window=data["window"],
                    baseline=data["baseline"], max_output_tokens=data["max_output_tokens"], name=data["name"],
                    auto_compact_window=data.get("auto_compact_window"), auto_compact_at=data.get("auto_compact_at"),
-                   delta_usage=data.get("delta_usage", "cumulative"))
+                   delta_usage=data.get("delta_usage", "cumulative"), cli=data.get("cli"))
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,11 @@ def load_capture(path: Path) -> Capture:
     data = json.loads(path.read_text())
     if data.get("format") != FORMAT:
         raise ValueError(f"ctxsim: {path}: capture format {data.get('format')!r}, expected {FORMAT}")
+    session = session_from_json(data["session"])
+    if session.cli is None:  # the release that played it (captures written before sessions named it)
+        session = dataclasses.replace(session, cli=data["cli_version"])
     return Capture(data["name"], data["cli_version"], data["sdk_version"], data["include_partial_messages"],
-                   session_from_json(data["session"]), data["initial"],
+                   session, data["initial"],
                    [StepProjection.from_json(s) for s in data["steps"]], path, HookSetup(**data["hooks"]),
                    dict(data["frame_keys"]), dict(data["raw"]))
 

@@ -142,11 +142,12 @@ def _query(prompt: str, messages: Sequence[Any], served: Sequence[Served], model
 def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[Any]],
                served: Sequence[Sequence[Served]], context_after: Sequence[int | None], *, model: str, window: int,
                baseline: int, max_output_tokens: int = 32_000, auto_compact_window: int | None = None,
-               auto_compact_at: int | None = None) -> Session:
+               auto_compact_at: int | None = None, cli: str | None = None) -> Session:
     """The session a live run played: ``prompts[i]`` answered by ``messages[i]`` while the API served
     ``served[i]``, and ``get_context_usage`` said ``context_after[i]`` after it. ``baseline`` is what the CLI says
     a fresh conversation holds (its context usage before the first query), ``auto_compact_at`` where it said it
-    autocompacts: both measured by the CLI from its own prompt and tools, taken as it said them."""
+    autocompacts: both measured by the CLI from its own prompt and tools, taken as it said them; ``cli`` the
+    version of the CLI that played it (the release the session renders as)."""
     queries: list[Query] = []
     session_id: str | None = None
     for prompt, step_messages, step_served, after in zip(prompts, messages, served, context_after):
@@ -157,4 +158,4 @@ def session_of(name: str, prompts: Sequence[str], messages: Sequence[Sequence[An
             session_id = str(first.data.get("session_id")) if first is not None else sid
     return Session(session_id=session_id or "", queries=tuple(queries), model=model, window=window,
                    baseline=baseline, max_output_tokens=max_output_tokens, name=name,
-                   auto_compact_window=auto_compact_window, auto_compact_at=auto_compact_at)
+                   auto_compact_window=auto_compact_window, auto_compact_at=auto_compact_at, cli=cli)

@@ -14,6 +14,7 @@ tmux).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -180,7 +181,7 @@ def compare_payloads(recording: StatuslineRecording, *, transcript_path: str | N
     ``context_window`` of the payloads sent at start against the rendering's for no call yet. ``keys`` differs
     only where the rendering has a key the CLI did not send. ``renderer`` is the rendering held to them (the
     self-checks wrap it to plant a divergence)."""
-    session = recording.session
+    session = dataclasses.replace(recording.session, entrypoint="repl")  # recorded in the REPL
     path = transcript_path or (str(recording.steps[0]["transcript_path"]) if recording.steps else None)
     rendered = renderer(session, transcript_path=path, cli_version=recording.cli_version,
                                    cwd=recording.cwd)

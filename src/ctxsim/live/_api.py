@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..world import Text, Thinking, ToolUse
+from ..world import TITLE_INPUT_TOKENS, TITLE_OUTPUT_TOKENS, Text, Thinking, ToolUse
 from ._http import (
     ACCEPT_BATCH,
     IDLE_TIMEOUT,
@@ -125,6 +125,12 @@ class ApiRequest:
         return last_user_text(self.body)
 
     @property
+    def asks_title(self) -> bool:
+        """A side request for the session's title (its output is held to a JSON schema with a ``title``)."""
+        schema = ((self.body.get("output_config") or {}).get("format") or {}).get("schema") or {}
+        return self.kind == "side" and isinstance(schema, dict) and "title" in (schema.get("properties") or {})
+
+    @property
     def after_tool_result(self) -> bool:
         """The request's last message carries a tool result (the model's turn after a tool ran)."""
         messages = self.body.get("messages") or []
@@ -165,7 +171,9 @@ class ScriptedModel:
 
     ``main`` serves the main chain's requests in order and ``subagent`` every subagent's; the compaction summary
     request never takes from them. With a queue empty, a request after a tool result is answered ``Done.`` and any
-    other ``ok``. Side requests (no tools: titles, probes) are answered ``ok``.
+    other ``ok``. Side requests (no tools: titles, probes) are answered ``ok``; a session-title request reports the
+    usage the world gives it (:func:`ctxsim.world.title_call`), and its ``ok`` holds no title, so the CLI asks again
+    as the world says it does.
     """
 
     main: deque[Reply] = field(default_factory=deque)
@@ -185,6 +193,8 @@ class ScriptedModel:
         queue = self.main if request.kind == "main" else self.subagent if request.kind == "subagent" else None
         if queue:
             return queue.popleft()
+        if request.asks_title:  # no title in it (the CLI asks again, once), with the world's usage stated
+            return Reply((Text("ok"),), TITLE_OUTPUT_TOKENS, (TITLE_INPUT_TOKENS, 0, 0))
         return Reply((Text("Done." if request.after_tool_result else "ok"),))
 
 

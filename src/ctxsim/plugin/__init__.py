@@ -34,6 +34,10 @@ Options (each with an ini equivalent; the command line wins):
     Fail any test that starts a Claude Code not pointed at ctxsim's fake API on 127.0.0.1, or opens a connection
     (or looks up a name) beyond 127.0.0.1, with a ``ctxsim:`` error naming the test and what tried, even where
     its code caught the refusal.
+``--ctx-cli=VERSION`` (ini ``ctx_cli``)
+    Render every session that names no Claude Code release (a scenario's ``world.cli``) as Claude Code
+    ``VERSION``, the rules that differ between releases included (:data:`ctxsim.world.RULES`); default: the CLI
+    bundled in the installed ``claude-agent-sdk``.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
     default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
@@ -152,6 +156,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ctx-backend", dest="ctx_backend", choices=tuple(_BACKENDS), default=None,
         help="where sessions play: inprocess (the real SDK client over a fake transport; default) or live "
              "(the bundled Claude Code CLI against a fake Messages API on 127.0.0.1).")
+    group.addoption(
+        "--ctx-cli", dest="ctx_cli", default=None, metavar="VERSION",
+        help="render every session that names no Claude Code release (a scenario's world.cli) as this release, "
+             "its rules included (default: the CLI bundled in the installed claude-agent-sdk).")
+    parser.addini("ctx_cli", "as --ctx-cli: the Claude Code release sessions that name none render as",
+                  default="")
     parser.addini("ctx_scenarios", "directory (or file) of ctxsim scenarios for a bare --ctx-scenarios, relative "
                                    "to the rootdir (default: scenarios)", default="")
     parser.addini("ctx_tracker", "trackers to check on every scenario (module:factory or a catalogued name), one "
@@ -190,6 +200,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if _BACKENDS[backend]:
         raise pytest.UsageError(f"ctxsim: --ctx-backend={backend}: {_BACKENDS[backend]}")
     config.stash[BACKEND] = backend
+    release = config.getoption("ctx_cli", None) or config.getini("ctx_cli")
+    if release:
+        from ..wire import use_cli
+
+        try:
+            use_cli(release)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{exc} (--ctx-cli)") from None
+        config.add_cleanup(lambda: use_cli(None))
     config.stash[_BLOCK_REAL] = bool(config.getoption("ctx_block_real", None) or config.getini("ctx_block_real"))
     specs = config.getoption("ctx_tracker", None) or config.getini("ctx_tracker")
     if specs:
@@ -252,6 +271,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
              f"{installed_sdk_version() or '(not installed)'}); wire checked against Claude Code "
              f"{', '.join(checked) if checked else '(no capture)'}"]
+    release = config.getoption("ctx_cli", None) or config.getini("ctx_cli")
+    if release:
+        lines.append(f"ctxsim: sessions that name no release render as Claude Code {release} (--ctx-cli)")
     scenarios = config.stash.get(_SCENARIOS, None)
     if scenarios is not None:
         lines.append(header(scenarios, config))

@@ -105,6 +105,11 @@ SECTIONS: dict[str, Section] = {s.path: s for s in (
         Key("idle_compact_min_tokens", "integer > 0",
             "``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``: the least context an idle compaction needs (never under "
             "100,000).", "200,000"),
+        Key("cli", "a Claude Code version (``2.1.337``) or a range (``>=2.1.337``, ``<2.1.337``)",
+            "The Claude Code release the session renders as, where what the scenario shows depends on it: its "
+            "statusline payload, transcript and ``get_context_usage`` follow that release's rules (a range: the CLI "
+            "in use where it falls in it, else the newest recorded release that does). A range no recorded release "
+            "falls in is an error.", "the CLI in use (``--ctx-cli``, else the installed one)"),
         Key("entrypoint", "``sdk`` or ``repl``",
             "How the session ran: the shape of its transcript (the Agent SDK's, or the interactive REPL's that "
             "statusline tools read).", "``sdk``"),

@@ -39,6 +39,7 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
         name=name,
         usage=r.get(world, "usage", "world", r.choice(("additive", "inclusive")), "additive"),
         settings=settings,
+        cli=r.get(world, "cli", "world", lambda v, ln, p: _release(r, v, ln, p), None),
     )
     if builder.baseline > window:
         if "baseline" in world:
@@ -48,6 +49,18 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
                       f"a window of {window:,} tokens is smaller than the default baseline "
                       f"({builder.baseline:,}); give world.baseline too")
     return builder
+
+
+def _release(r: Reader, value: object, line: int, path: str) -> str:
+    """``world.cli``: a Claude Code version or a range of them that a recorded release falls in."""
+    from ..wire import resolve_cli
+
+    text = r.string(value, line, path).strip()
+    try:
+        resolve_cli(text)
+    except ValueError as exc:
+        raise r.error(line, path, str(exc).removeprefix("ctxsim: ")) from None
+    return text
 
 
 RECORDING_WORLD = {
@@ -61,6 +74,7 @@ RECORDING_WORLD = {
     "disable_1m_context": "it sets a simulated session's window; give world.window for a recording",
     "auto_compact_window": "it sets where a simulated session auto-compacts; a recording compacts where it did",
     "entrypoint": "a recording's transcript has the shape it was recorded in",
+    "cli": "applies: the release whose statusline payload and rules the truth is judged by",
     "auto_compact": "it sets whether a simulated session auto-compacts; a recording compacts where it did",
     "autocompact_pct_override": "it sets where a simulated session auto-compacts; a recording compacts where it did",
     "max_context_tokens": "it sets where a simulated session auto-compacts; a recording compacts where it did",

@@ -226,6 +226,8 @@ class TrackerWorld:
     """``CLAUDE_CODE_AUTO_COMPACT_WINDOW``, when set."""
     max_output_tokens: int = 32_000
     """The model's max output tokens."""
+    cli_version: str | None = None
+    """The Claude Code release the session renders as (None: the CLI in use)."""
 
     def window_of(self, model: str) -> int:
         """The raw window ``model`` runs in: :attr:`window` for the session's own model, else as the settings give
@@ -239,6 +241,14 @@ class TrackerWorld:
             return self.auto_compact_threshold
         return self.settings.point(window, self.max_output_tokens, auto_compact_window=self.auto_compact_window)
 
+    def percent_window_of(self, window: int) -> int:
+        """The window Claude Code's ``used_percentage`` counts against while the raw window is ``window``
+        (:meth:`ctxsim.world.ClaudeSettings.percent_window`, for :attr:`cli_version`)."""
+        from ..wire import cli_version_rendered
+
+        return self.settings.percent_window(window, auto_compact_window=self.auto_compact_window,
+                                            cli_version=cli_version_rendered(self.cli_version))
+
     def environment(self, cli_version: str | None = None) -> dict[str, str]:
         """The world as a command is told it, in environment variables: ``CTXSIM_WINDOW``, ``CTXSIM_USAGE``
         (``additive`` or ``inclusive``), ``CTXSIM_AUTOCOMPACT_TOKENS`` (0: not stated), ``CTXSIM_MODEL`` and
@@ -247,14 +257,15 @@ class TrackerWorld:
 
         return {"CTXSIM_WINDOW": str(self.window), "CTXSIM_USAGE": self.usage,
                 "CTXSIM_AUTOCOMPACT_TOKENS": str(self.auto_compact_threshold), "CTXSIM_MODEL": self.model,
-                "CTXSIM_CLI_VERSION": cli_version_rendered(cli_version)}
+                "CTXSIM_CLI_VERSION": cli_version_rendered(cli_version or self.cli_version)}
 
     @classmethod
     def of(cls, session: Session) -> TrackerWorld:
         """The world of ``session``."""
         return cls(window=session.window, usage=session.usage, model=session.model,
                    auto_compact_threshold=session.auto_compact_threshold, settings=session.settings,
-                   auto_compact_window=session.auto_compact_window, max_output_tokens=session.max_output_tokens)
+                   auto_compact_window=session.auto_compact_window, max_output_tokens=session.max_output_tokens,
+                   cli_version=session.cli)
 
 
 def takes_world(factory: Callable[..., Any]) -> bool:

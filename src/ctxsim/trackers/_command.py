@@ -270,7 +270,9 @@ class CommandTracker:
         if failure is not None:
             raise self._error(session, run, failure, stderr)
         stdout = outcome.stdout.decode(errors="replace")
-        window = _window(payload, run.observation.window)
+        world = TrackerWorld.of(session)
+        window = dataclasses.replace(world, cli_version=self.cli_version or world.cli_version).percent_window_of(
+            _window(payload, run.observation.window))
         try:
             return read_output(stdout, self.readout, window, self.unknown)
         except UnreadableOutput as exc:
@@ -380,7 +382,9 @@ def _scratch() -> str | None:
 
 
 def _window(payload: Mapping[str, Any], default: int) -> int:
-    """The window a percentage is of: the payload's ``context_window_size``, else the session's."""
+    """The raw window a percentage is of: the payload's ``context_window_size``, else the session's (where Claude
+    Code's ``used_percentage`` counts against the autocompact window, the percentage is read as that:
+    :meth:`ctxsim.world.ClaudeSettings.percent_window`)."""
     context = payload.get("context_window")
     size = context.get("context_window_size") if isinstance(context, Mapping) else None
     return size if isinstance(size, int) and size > 0 else default

@@ -70,7 +70,10 @@ class Gauge:
         if self.world is None or self.model is None:
             return self.window, self.threshold
         window = (self.window_of or self.world.window_of)(self.model)
-        return window, (self.threshold_of or self.world.threshold_of)(window)
+        threshold = (self.threshold_of or self.world.threshold_of)(window)
+        if (self.shows or self.quantity) == "percent_of_window" and self.window_of is None:
+            window = self.world.percent_window_of(window)  # what Claude Code's used_percentage counts against
+        return window, threshold
 
     def context_tokens(self) -> int | None:
         tokens = self.tracker.context_tokens()

@@ -12,7 +12,8 @@
   observation points they close;
 - :func:`text_blocks`, :func:`prompt_text` — reading the text of a message's content;
 - :func:`installed_cli_version`, :func:`captured_versions` — the Claude Code installed, and the versions the wire is
-  checked against.
+  checked against; :func:`rendered_version` — the release a session renders as, whose rules
+  (:data:`ctxsim.world.RULES`) the rendering follows.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         cli_version_rendered as cli_version_rendered,
         render as render,
         render_stream as render_stream,
+        rendered_version as rendered_version,
     )
     from ._transcript_files import (
         TranscriptFile as TranscriptFile,
@@ -66,9 +68,13 @@ if TYPE_CHECKING:
     from ._versions import (
         CAPTURES as CAPTURES,
         captured_versions as captured_versions,
+        cli_in_use as cli_in_use,
         installed_cli_version as installed_cli_version,
         installed_sdk_version as installed_sdk_version,
+        is_version as is_version,
+        resolve_cli as resolve_cli,
         sdk_bundled_file as sdk_bundled_file,
+        use_cli as use_cli,
         version_key as version_key,
     )
 

@@ -1,6 +1,7 @@
 """The answer of Claude Code's ``get_context_usage`` control request (what ``/context`` shows), for a truth.
 
-Recorded from the CLI bundled in ``claude-agent-sdk`` (Claude Code 2.1.330 to 2.1.332 answered alike): the
+Recorded from the CLI bundled in ``claude-agent-sdk`` (every recorded release answered alike, but for the split
+between system tools and skills: rule ``context-usage-skills-1555``): the
 categories, each with an ``id``, a ``name``, its ``tokens``, a ``color`` and a ``kind`` (``used``, ``deferred``,
 ``buffer``, ``free``), in this order: ``system_tools``, ``system_tools_deferred`` (tools loaded on demand, not
 counted), ``skills``, ``messages``, ``autocompact_buffer`` (only under ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``: the
@@ -17,15 +18,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..world import CHARS_PER_TOKEN, Call, Session, Text, Thinking, Truth
+from ..world import CHARS_PER_TOKEN, Call, Session, Text, Thinking, Truth, holds
+from ._stream_json import rendered_version
 
-__all__ = ["DEFERRED_TOOLS_TOKENS", "FRESH_MESSAGES_TOKENS", "SKILLS_TOKENS", "context_usage_response", "thinking_tail"]
+__all__ = ["DEFERRED_TOOLS_TOKENS", "FRESH_MESSAGES_TOKENS", "SKILLS_TOKENS", "SKILLS_TOKENS_SINCE_2_1_337",
+           "context_usage_response", "thinking_tail"]
 
 DEFERRED_TOOLS_TOKENS = 4_639
 """``system_tools_deferred``: the tools Claude Code loads on demand (listed, not counted in the total)."""
 
 SKILLS_TOKENS = 1_552
-"""``skills``: the skills Claude Code lists."""
+"""``skills``: the skills Claude Code lists, where rule ``context-usage-skills-1555`` does not hold."""
+
+SKILLS_TOKENS_SINCE_2_1_337 = 1_555
+"""``skills`` where rule ``context-usage-skills-1555`` holds (:data:`ctxsim.world.RULES`): three more, taken from the
+system tools."""
 
 FRESH_MESSAGES_TOKENS = 14
 """``messages`` of a fresh conversation."""
@@ -51,16 +58,17 @@ def _category(ident: str, name: str, tokens: int, color: str, kind: str) -> dict
     return entry
 
 
-def _fixed_parts(baseline: int, after_a_call: bool) -> tuple[int, int]:
-    """System tools and skills, as the CLI counts them for a session whose fresh conversation holds ``baseline``:
-    the skills, the fresh messages, and the system tools the rest."""
-    skills = min(SKILLS_TOKENS, baseline)
+def _fixed_parts(baseline: int, after_a_call: bool, cli_version: str) -> tuple[int, int]:
+    """System tools and skills, as Claude Code ``cli_version`` counts them for a session whose fresh conversation
+    holds ``baseline``: the skills, the fresh messages, and the system tools the rest."""
+    listed = SKILLS_TOKENS_SINCE_2_1_337 if holds("context-usage-skills-1555", cli_version) else SKILLS_TOKENS
+    skills = min(listed, baseline)
     tools = max(0, baseline - skills - min(FRESH_MESSAGES_TOKENS, baseline - skills))
     return tools + (_AFTER_A_CALL if after_a_call else 0), skills
 
 
 def context_usage_response(session: Session, truth: Truth | None, *, model: str | None = None,
-                           last_call: Call | None = None) -> dict[str, Any]:
+                           last_call: Call | None = None, cli_version: str | None = None) -> dict[str, Any]:
     """What the CLI answers to ``get_context_usage`` when the true context is ``truth``, ``last_call`` being the
     last main-chain call while it is the last thing that happened (None before the first call and right after a
     compaction or a ``/clear``).
@@ -70,13 +78,15 @@ def context_usage_response(session: Session, truth: Truth | None, *, model: str 
     compaction or ``/clear`` what the world says the context holds. The window is the one Claude Code compacts
     against: the autocompact window where one is set, else the window of ``model`` (default: the session's), and
     the autocompact point the one the session's settings give it (:meth:`~ctxsim.world.Session.threshold_of`).
+    The categories split the baseline as Claude Code ``cli_version`` does (default: the session's release,
+    :func:`~ctxsim.wire.rendered_version`).
     """
     total = (truth.prompt if truth is not None else session.baseline) + thinking_tail(last_call)
     raw = session.window_of(model or session.model)
     window = session.auto_compact_window or raw
     threshold = session.threshold_of(raw)
     metered = last_call
-    tools, skills = _fixed_parts(session.baseline, metered is not None)
+    tools, skills = _fixed_parts(session.baseline, metered is not None, rendered_version(session, cli_version))
     shows_buffer = bool(session.auto_compact_window) and session.settings.auto_compact
     buffer = max(0, window - threshold) if shows_buffer else 0
     messages = max(0, min(total, window - buffer) - tools - skills)

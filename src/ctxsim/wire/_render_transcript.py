@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..world import Session
-from ._stream_json import cli_version_rendered
+from ._stream_json import rendered_version
 from ._transcript import _Writer
 from ._transcript_files import DEFAULT_CWD, TranscriptFile, TranscriptRender
 from ._transcript_repl import ReplWriter
@@ -18,14 +18,14 @@ def render_transcript(session: Session, *, cli_version: str | None = None, cwd: 
                       started_at: datetime | None = None) -> TranscriptRender:
     """Render ``session`` as the transcript files the CLI writes, with the rows written at each observation point.
 
-    ``cli_version`` is the ``version`` the rows claim (default: the CLI bundled in the installed
-    ``claude-agent-sdk``, :func:`~ctxsim.wire.cli_version_rendered`); ``cwd`` the working directory
+    ``cli_version`` is the ``version`` the rows claim and the release whose rules they follow (default: the
+    session's, :func:`~ctxsim.wire.rendered_version`); ``cwd`` the working directory
     (it names the project directory, :func:`project_slug`); ``started_at`` the first row's time (default: a
     moment drawn from the session's seed). Deterministic: the same arguments give the same rows, uuids and
     timestamps included.
     """
     kind = ReplWriter if session.entrypoint == "repl" else _Writer
-    writer = kind(session, cwd, cli_version_rendered(cli_version), started_at)
+    writer = kind(session, cwd, rendered_version(session, cli_version), started_at)
     for index in range(len(session.queries)):
         writer.query(index)
     if not writer.files:

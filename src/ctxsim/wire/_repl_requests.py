@@ -13,8 +13,8 @@ can be rebuilt without writing the conversation twice (recorded from 2.1.330-2.1
 - ``api-request``: ``id`` (what the reply rows' ``requestRef`` names), ``shapeHash``, and for a request that extends
   the one before, ``base`` (that request's id) and ``keep`` (how many of its messages it keeps), then ``tail``: the
   hashes of what it adds (the base's reply, then the new message's blob), ``cacheControl`` and ``requestDigest``
-  (where the request put its cache breakpoints, and a digest of it: written empty and drawn here). 2.1.332 adds
-  ``thread`` and ``echoWireToolInputs``.
+  (where the request put its cache breakpoints, and a digest of it: written empty and drawn here); ``thread`` and
+  ``echoWireToolInputs`` where rule ``transcript-request-thread`` holds (:data:`ctxsim.world.RULES`).
 
 ``cost-state`` closes a file that ``/clear`` ends: the conversation's cost and per-model usage.
 """
@@ -25,9 +25,8 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..world import Call
+from ..world import Call, holds
 from ._prices import cost
-from ._versions import version_key
 
 __all__ = ["ConversationCost", "RequestLog", "merged_messages"]
 
@@ -63,8 +62,8 @@ class RequestLog:
     def request(self, call: Call, timestamp: str, max_tokens: int, *, reply_resent: bool = False) -> str:
         """Write the lines of ``call``'s request and return its id (the reply rows' ``requestRef``).
         ``reply_resent``: the request before's reply goes out changed (an ``Agent`` call the CLI ran in the
-        background), so from 2.1.331 on it is a blob of its own rather than that reply's hash (recorded; 2.1.330
-        sends the hash)."""
+        background), so where rule ``transcript-reply-resent-as-blob`` holds it is a blob of its own rather than
+        that reply's hash."""
         request_id = self.new_id()
         head = {"sessionId": self.session_id}
         if self.base is None:
@@ -73,14 +72,14 @@ class RequestLog:
             tail = [self._blob(request_id, n) for n in range(self.fresh_messages)]
             extends: dict[str, Any] = {"keep": 0}
         else:
-            resent = reply_resent and version_key(self.version) >= (2, 1, 331)
+            resent = reply_resent and holds("transcript-reply-resent-as-blob", self.version)
             reply = self._blob(request_id, 1, "assistant") if resent else _digest("reply", self.base)
             tail = [reply, self._blob(request_id, 0)]
             extends = {"base": self.base, "keep": self.messages}
         row: dict[str, Any] = {"type": "api-request", **head, "id": request_id, "timestamp": timestamp,
                                "version": self.version, "querySource": "repl_main_thread",
                                "shapeHash": self.shape_hash, "params": {"model": call.model, "max_tokens": max_tokens}}
-        if version_key(self.version) >= (2, 1, 332):
+        if holds("transcript-request-thread", self.version):
             row.update({"thread": {"type": "none"}, "echoWireToolInputs": False})
         self.line({**row, **extends, "tail": tail, "cacheControl": [],
                    "requestDigest": _digest("request", request_id)})

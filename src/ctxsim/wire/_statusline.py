@@ -10,7 +10,10 @@ points of :func:`ctxsim.wire.render`, in the same order), computed as the bundle
   ``current_usage`` that call's ``input_tokens``, ``output_tokens``, ``cache_creation_input_tokens``,
   ``cache_read_input_tokens``; ``total_input_tokens`` their prompt part (input + cache writes + cache reads);
   ``total_output_tokens`` its output; ``used_percentage`` ``round(total_input / window * 100)`` clamped to 0..100
-  and ``remaining_percentage`` the rest; ``context_window_size`` the model's window;
+  and ``remaining_percentage`` the rest, where the window is the one the release rendered counts them against
+  (:meth:`ctxsim.world.ClaudeSettings.percent_window`: the autocompact window, where rule
+  ``statusline-percent-of-autocompact-window`` holds and one is set with auto-compact on); ``context_window_size``
+  the model's window;
 - before any call (the REPL sends two such payloads at start): ``current_usage``, ``used_percentage`` and
   ``remaining_percentage`` null, totals 0;
 - right after a compaction, until the next call: an **all-zero** ``current_usage`` and 0% when the compaction
@@ -19,11 +22,13 @@ points of :func:`ctxsim.wire.render`, in the same order), computed as the bundle
 - ``exceeds_200k_tokens``: input + cache writes + cache reads + output over 200,000 (:func:`exceeds_200k_tokens`);
 - ``prompt_cache`` from the world's calls (:mod:`._prompt_cache`), absent before the conversation's first request;
 - ``prompt_id``: a new one for each prompt, for ``/compact`` and for ``/model``, kept through another slash
-  command, none after ``/clear`` until the next prompt;
+  command, none after ``/clear`` until the next prompt; after a background subagent's notification, the id of the
+  turn it opens;
 - ``session_id``, ``transcript_path``, ``cwd``, ``model {id, display_name}``, ``workspace``, ``version``,
-  ``output_style``, ``cost`` (cumulative, subagents and compaction summaries included; the durations are the
-  rendering's own), ``fast_mode`` (false) and ``thinking`` (enabled). The REPL recordings of 2.1.330-2.1.332 (an
-  API key, no git worktree, Sonnet 4.5) carry no ``effort``, ``rate_limits`` (claude.ai subscribers only) or
+  ``output_style``, ``cost`` (cumulative, subagents, compaction summaries and the session-title requests of rule
+  ``repl-session-title`` included; the durations are the rendering's own), ``fast_mode`` (false) and
+  ``thinking`` (enabled). The REPL recordings of every recorded release (an API key, no git worktree, Sonnet 4.5)
+  carry no ``effort``, ``rate_limits`` (claude.ai subscribers only) or
   ``workspace.git_worktree`` (inside a git worktree only), and neither does the rendering.
 
 ``with_context_window=False`` leaves ``context_window`` out, as CLIs did before they sent it: the payload every
@@ -36,10 +41,11 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from ..world import Call, Compaction, ConversationReset, Session, display_name, keeps_segment
+from ..world import Call, Compaction, ConversationReset, Session, TaskNotification, display_name, keeps_segment
 from ._prompt_cache import PromptCacheStats
-from ._prompt_ids import gets_prompt_id, prompt_id
-from ._stream_json import Renderer, cli_version_rendered
+from ._prompt_ids import gets_prompt_id, notification_prompt_id, prompt_id
+from ._stream_json import Renderer, rendered_version
+from ._titles import title_calls
 from ._transcript_files import DEFAULT_CWD, project_slug, session_start
 
 __all__ = ["AfterCompaction", "after_compaction", "context_window", "display_name", "exceeds_200k_tokens",
@@ -69,14 +75,15 @@ def _prompt(usage: Mapping[str, int]) -> int:
     return usage["input_tokens"] + usage["cache_creation_input_tokens"] + usage["cache_read_input_tokens"]
 
 
-def context_window(usage: dict[str, int] | None, window: int) -> dict[str, Any]:
+def context_window(usage: dict[str, int] | None, window: int, percent_of: int | None = None) -> dict[str, Any]:
     """The payload's ``context_window`` for the ``current_usage`` ``usage`` (None: no metered call yet) of a
-    ``window``-token context, as the CLI computes it."""
+    ``window``-token context, as the CLI computes it; the percentages count against ``percent_of`` (default
+    ``window``: see :meth:`ctxsim.world.ClaudeSettings.percent_window`)."""
     if usage is None:
         return {"total_input_tokens": 0, "total_output_tokens": 0, "context_window_size": window,
                 "current_usage": None, "used_percentage": None, "remaining_percentage": None}
     total = _prompt(usage)
-    used = min(100, max(0, _round_half_up(total / window * 100)))
+    used = min(100, max(0, _round_half_up(total / (percent_of or window) * 100)))
     return {"total_input_tokens": total, "total_output_tokens": usage["output_tokens"],
             "context_window_size": window, "current_usage": dict(usage), "used_percentage": used,
             "remaining_percentage": 100 - used}
@@ -102,7 +109,7 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     ``compaction`` forces what ``context_window`` says right after every compaction (default: what the world
     says, :func:`after_compaction`).
     """
-    version = cli_version_rendered(cli_version)
+    version = rendered_version(session, cli_version)
     current_prompt: str | None = None
     path_of = _path_of(session, transcript_path, cwd)
     renderer = Renderer(session, False, False, cwd, version)
@@ -113,6 +120,7 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
     api_ms = 0
     cache = PromptCacheStats()
     calls = 0  # main-chain calls since the conversation began or was compacted
+    titles = title_calls(session, version)
     for index, query in enumerate(session.queries):
         if gets_prompt_id(query.prompt):
             current_prompt = prompt_id(session, index)
@@ -121,6 +129,9 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
             if isinstance(step, Call):
                 api_ms += 150
                 if step.is_main:
+                    title = titles.pop(index, None)
+                    if title is not None:  # the session title the prompt asked for, before its first call
+                        renderer.add_model_usage(title)
                     usage = {"input_tokens": session.reported_input(step), "output_tokens": step.output_tokens,
                              "cache_creation_input_tokens": step.cache_creation_input_tokens,
                              "cache_read_input_tokens": step.cache_read_input_tokens}
@@ -131,6 +142,8 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                 cache.request(now)
                 cache.compacted()
                 calls = 0
+            elif isinstance(step, TaskNotification):  # the turn it opens has a prompt id of its own
+                current_prompt = notification_prompt_id(session, step.task_id)
             elif isinstance(step, ConversationReset):  # a new session: no call, no prompt yet
                 usage, current_prompt, cache, calls = None, None, PromptCacheStats(), 0
             elapsed_ms += 200 if step is not None else 0
@@ -142,7 +155,9 @@ def statusline_payloads(session: Session, *, transcript_path: str | Callable[[st
                                 {"total_cost_usd": renderer.total_cost, "total_duration_ms": elapsed_ms,
                                  "total_api_duration_ms": api_ms, "total_lines_added": 0, "total_lines_removed": 0})
                 if with_context_window:
-                    payload["context_window"] = context_window(usage, frame.observation.window)
+                    window = frame.observation.window
+                    payload["context_window"] = context_window(usage, window, session.settings.percent_window(
+                        window, auto_compact_window=session.auto_compact_window, cli_version=version))
                 payload["exceeds_200k_tokens"] = exceeds_200k_tokens(usage)
                 cold = None if usage is None or not any(usage.values()) else _prompt(usage)
                 stats = cache.payload(start + elapsed_ms / 1000, cold)
@@ -169,7 +184,7 @@ def startup_payload(session: Session, *, transcript_path: str | Callable[[str], 
     """The payload the REPL sends before the first prompt (twice, as it starts; no observation point of the
     session's is there): no ``prompt_id`` and no ``prompt_cache``, a null ``context_window`` of the model's window,
     no cost. The arguments are :func:`statusline_payloads`'."""
-    version = cli_version_rendered(cli_version)
+    version = rendered_version(session, cli_version)
     sid = session.session_id
     payload = _head(session.model, sid, _path_of(session, transcript_path, cwd)(sid), cwd, project_dir or cwd,
                     version, None, {"total_cost_usd": 0, "total_duration_ms": 0, "total_api_duration_ms": 0,

@@ -52,15 +52,23 @@ from ._labels import query_subagents, subagent_label
 from ._prices import cost as call_cost
 from ._result import model_usage_entry, num_turns, result_data, subagent_stats
 from ._tasks import launch, task_end, task_start
-from ._versions import captured_versions, installed_cli_version
+from ._versions import resolve_cli
 
-__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream"]
+__all__ = ["PLACEHOLDER_OUTPUT_TOKENS", "Renderer", "cli_version_rendered", "render", "render_stream",
+           "rendered_version"]
 
 
 def cli_version_rendered(asked: str | None = None) -> str:
-    """The Claude Code version a rendering stands for: ``asked``, else the installed CLI's, else the newest
-    captured one (its ``init`` frame's ``claude_code_version``)."""
-    return asked or installed_cli_version() or (captured_versions() or ["unknown"])[-1]
+    """The Claude Code version a rendering stands for (its ``init`` frame's ``claude_code_version``, and the
+    release whose rules it follows): ``asked``, a version or a range (:func:`~ctxsim.wire.resolve_cli`), else the
+    installed CLI's, else the newest captured one."""
+    return resolve_cli(asked)
+
+
+def rendered_version(session: Session, asked: str | None = None) -> str:
+    """The Claude Code version ``session`` renders as: ``asked`` where a caller states one, else the release the
+    session names (:attr:`~ctxsim.world.Session.cli`), else the CLI in use (:func:`cli_version_rendered`)."""
+    return cli_version_rendered(asked or session.cli)
 
 COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
                             "The summary below covers the earlier portion of the conversation.")
@@ -110,7 +118,7 @@ class Renderer:
     def __init__(self, session: Session, include_partial_messages: bool, forward_subagent_text: bool,
                  cwd: str, cli_version: str | None = None) -> None:
         self.session = session
-        self.cli_version = cli_version_rendered(cli_version)
+        self.cli_version = rendered_version(session, cli_version)
         self.partial = include_partial_messages
         self.forward_subagent_text = forward_subagent_text
         self.cwd = cwd

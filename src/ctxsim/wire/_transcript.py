@@ -60,6 +60,7 @@ from ..world import (
 )
 from ._boundary import compact_metadata
 from ._frames import Observation
+from ._prompt_ids import notification_prompt_id
 from ._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer, _block_dict
 from ._tasks import TURN_COMPANION, notification_text
 from ._transcript_files import EPOCH, TranscriptFile, TranscriptPoint, counted, iso
@@ -283,7 +284,8 @@ class _Writer:
         text = notification_text(step)
         self.queued(text)
         origin = {"kind": "task-notification", "producer": "session-task", "runId": f"run-{step.task_id}"}
-        self.notified({"promptId": self.uuid(), "message": {"role": "user", "content": text}, "origin": origin,
+        self.notified({"promptId": notification_prompt_id(self.session, step.task_id),
+                       "message": {"role": "user", "content": text}, "origin": origin,
                        "promptSource": "system", "turnOrigin": "task_notification"})
 
     def notified(self, fields: dict[str, Any]) -> None:

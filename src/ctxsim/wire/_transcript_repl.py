@@ -2,8 +2,7 @@
 
 The SDK's transcript (:mod:`._transcript`) and the REPL's carry the same calls, tool results and compactions; what
 differs is what a hand-written tracker trips on when it reads the last row's type or follows ``parentUuid``. As
-recorded from the REPL of Claude Code 2.1.330-2.1.332 (``ctxsim/wire/captures/claude-code-*/repl/``), the
-REPL's file:
+recorded from the REPL of every recorded release (``ctxsim/wire/captures/claude-code-*/repl/``), the REPL's file:
 
 - opens with ``mode``, ``permission-mode`` and ``atis-latch`` lines, writes a ``file-history-snapshot`` line before
   each prompt and compaction, and no ``queue-operation`` lines;
@@ -24,13 +23,16 @@ REPL's file:
   writes ``session_context`` and the date between its boundary and its summary, and ``remote_session_change`` and
   ``prompt_snapshot`` after the re-injected ones;
 - names the tools of a file's first turn in ``tools-used`` when the file opens; closes a file ``/clear`` ends with
-  ``cost-state``; starts the new file with ``mode`` and ``file-history-snapshot`` lines before the command's rows.
+  ``cost-state`` (the session-title requests of rule ``repl-session-title`` counted in); starts the new file with
+  ``mode`` and ``file-history-snapshot`` lines before the command's rows;
+- where rule ``transcript-api-request-route`` holds (:data:`ctxsim.world.RULES`), closes each group of mode lines
+  with an ``api-request-route`` line (:data:`ROUTE`);
 - writes a ``/model`` switch as a command of its own: a ``file-history-snapshot`` naming its command row, then the
   command's caveat, name and output rows under a prompt id of their own (the one the statusline payload after it
   carries); the next prompt brings the ``model`` attachment (the new model's id) and ``remote_session_change`` (the
   commit attribution names the model) beside ``total_tokens_reminder``;
-- from 2.1.331 on, marks a command's rows with ``rowSource``: ``harness`` on its caveat, ``local`` on its name and
-  output (2.1.330 wrote none).
+- where rule ``transcript-command-row-source`` holds, marks a command's rows with ``rowSource``: ``harness`` on its
+  caveat, ``local`` on its name and output.
 
 ``entrypoint`` says ``cli``. Attachment bodies are short stand-ins for the CLI's (trackers skip them).
 """
@@ -40,12 +42,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, keeps_segment
+from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, holds, keeps_segment
 from ._prompt_ids import prompt_id
 from ._repl_requests import ConversationCost, RequestLog, merged_messages
+from ._titles import title_calls
 from ._transcript import _Writer
 from ._transcript_files import iso
-from ._versions import version_key
 
 __all__ = ["ReplWriter"]
 
@@ -58,8 +60,9 @@ _LATER_TURN = ("total_tokens_reminder",)
 """The attachments after any other prompt."""
 _TURN_AFTER_SWITCH = ("model", "total_tokens_reminder", "remote_session_change")
 """The attachments after the first prompt that follows a ``/model`` switch."""
-_ROW_SOURCE_SINCE = (2, 1, 331)
-"""The first CLI recorded to mark a command's rows with ``rowSource``."""
+ROUTE = {"provider": "customEndpoint", "credential": "key"}
+"""What an ``api-request-route`` row says (rule ``transcript-api-request-route``): as recorded against ctxsim's fake
+API, an endpoint named by ``ANTHROPIC_BASE_URL`` and an API key."""
 _TURN_AFTER_COMPACTION = ("total_tokens_reminder", "session_context", "date", "remote_session_change",
                           "prompt_snapshot")
 """The attachments after the first prompt that follows a compaction."""
@@ -99,6 +102,8 @@ class ReplWriter(_Writer):
         """Whether a background subagent was launched since the last request (its reply goes out again changed)."""
         self.requests = RequestLog(self.session_id, cli_version, self.line, self.uuid)
         self.cost = ConversationCost()
+        self.titles = title_calls(session, cli_version)
+        """The session-title requests still to count, by query index (:func:`title_calls`)."""
         self.conversation_started = self.now
         self.manual = True
         """Whether the compaction being written is a ``/compact``."""
@@ -118,6 +123,8 @@ class ReplWriter(_Writer):
                  if isinstance(b, ToolUse)]
         if opening and tools:
             self.line({"type": "tools-used", "tools": list(dict.fromkeys(tools)), "sessionId": self.session_id})
+        if holds("transcript-api-request-route", self.version):
+            self.line({"type": "api-request-route", **ROUTE, "sessionId": self.session_id})
 
     def snapshot(self) -> None:
         """A ``file-history-snapshot`` line; its ``messageId`` is the next user row a person typed (a prompt, or a
@@ -185,6 +192,9 @@ class ReplWriter(_Writer):
 
     def call(self, call: Call) -> None:
         super().call(call)
+        title = self.titles.pop(self.query_index, None) if call.is_main else None
+        if title is not None:  # the session title the prompt asked for, before its first call
+            self.cost.add(title)
         self.cost.add(call)
 
     def close(self, prompt: str, command: bool) -> None:
@@ -240,7 +250,7 @@ class ReplWriter(_Writer):
                 uid: str | None = None) -> str:
         if self.command_prompt is not None and kind == "user" and agent is None:
             fields = {"promptId": self.command_prompt, **fields}
-        if self.in_command and kind == "user" and version_key(self.version) >= _ROW_SOURCE_SINCE:
+        if self.in_command and kind == "user" and holds("transcript-command-row-source", self.version):
             fields = {**fields, "rowSource": "harness" if fields.get("isMeta") else "local"}
         uid = super().chained(kind, fields, agent=agent, ms=ms, uid=uid)
         if self.pending_snapshot is not None and kind == "user" and agent is None and not fields.get("isMeta"):

@@ -13,16 +13,13 @@ import importlib.metadata
 import importlib.util
 from pathlib import Path
 
-__all__ = ["CAPTURES", "captured_versions", "installed_cli_version", "installed_sdk_version", "sdk_bundled_file",
-           "version_key"]
+from ..world import version_key
+
+__all__ = ["CAPTURES", "captured_versions", "cli_in_use", "installed_cli_version", "installed_sdk_version",
+           "is_version", "resolve_cli", "sdk_bundled_file", "use_cli", "version_key"]
 
 CAPTURES = Path(__file__).resolve().parent / "captures"
 """The captures that ship with ctxsim: ``claude-code-<version>/<scripted session>.json``."""
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """``2.1.330`` as ``(2, 1, 330)``, for ordering versions (a part that is not a number counts as 0)."""
-    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
 def captured_versions(directory: Path = CAPTURES) -> list[str]:
@@ -64,3 +61,55 @@ def installed_cli_version() -> str | None:
     except OSError:
         return None
     return words[0] if words else None
+
+
+_chosen: list[str] = []
+"""The release chosen to stand for the CLI in use (``--ctx-cli``, ``ctxsim --cli-version``), if any."""
+
+
+def use_cli(version: str | None) -> None:
+    """Render as Claude Code ``version`` wherever a session names no release (``pytest --ctx-cli``, ``ctxsim
+    run --cli-version``); None: as the CLI in use again. ``version`` must name one version (a ``ctxsim:``
+    :class:`ValueError` otherwise)."""
+    if version is not None and not is_version(version.strip()):
+        raise ValueError(f"ctxsim: {version!r} is not a Claude Code version (2.1.337)")
+    _chosen[:] = [version.strip()] if version is not None else []
+
+
+def cli_in_use() -> str | None:
+    """The Claude Code a session that names no release renders as: the one chosen by :func:`use_cli`, else the
+    CLI bundled in the installed SDK (None: neither)."""
+    return _chosen[0] if _chosen else installed_cli_version()
+
+
+def is_version(text: str) -> bool:
+    """Whether ``text`` names one Claude Code version (``2.1.337``), not a range of them."""
+    return bool(text) and all(part.isdigit() for part in text.split("."))
+
+
+def resolve_cli(stated: str | None, *, in_use: str | None = None) -> str:
+    """The Claude Code version a rendering stands for, given the release a session or a caller ``stated``: a version
+    as it is; a range (a PEP 440 specifier set: ``>=2.1.337``, ``<2.1.337``, ``>=2.1.330,<2.1.337``) the CLI in use
+    (``in_use``, default :func:`cli_in_use`) where it falls in the range, else the newest recorded release
+    (:func:`captured_versions`) that does; None the CLI in use, else the newest recorded release. A range no recorded
+    release falls in, or that cannot be read, is a :class:`ValueError` with a ``ctxsim:`` message."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    current = in_use or cli_in_use()
+    if stated is None:
+        return current or (captured_versions() or ["unknown"])[-1]
+    stated = stated.strip()
+    if is_version(stated):
+        return stated
+    try:
+        wanted = SpecifierSet(stated)
+    except InvalidSpecifier:
+        raise ValueError(f"ctxsim: {stated!r} is neither a Claude Code version (2.1.337) nor a range of them "
+                         f"(>=2.1.337, <2.1.337)") from None
+    if current is not None and wanted.contains(current, prereleases=True):
+        return current
+    recorded = [v for v in captured_versions() if wanted.contains(v, prereleases=True)]
+    if not recorded:
+        raise ValueError(f"ctxsim: no recorded Claude Code release is in {stated!r} (recorded: "
+                         f"{', '.join(captured_versions()) or 'none'})")
+    return recorded[-1]

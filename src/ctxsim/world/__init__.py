@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         in_quantity as in_quantity,
         tokens_band as tokens_band,
     )
+    from ._releases import RULES as RULES, Rule as Rule, holds as holds, version_key as version_key
     from ._session import (
         CHARS_PER_TOKEN as CHARS_PER_TOKEN,
         DEFAULT_MODEL as DEFAULT_MODEL,
@@ -76,6 +77,15 @@ if TYPE_CHECKING:
         Bytes as Bytes,
         main_call as main_call,
         subagent as subagent,
+    )
+    from ._titles import (
+        TITLE_INPUT_TOKENS as TITLE_INPUT_TOKENS,
+        TITLE_MIN_CHARS as TITLE_MIN_CHARS,
+        TITLE_OUTPUT_TOKENS as TITLE_OUTPUT_TOKENS,
+        TITLE_TRIES as TITLE_TRIES,
+        asks_title as asks_title,
+        title_asks as title_asks,
+        title_call as title_call,
     )
 
 __getattr__, __dir__ = lazy_face(globals())

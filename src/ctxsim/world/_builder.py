@@ -74,6 +74,9 @@ class SessionBuilder:
     """What the gauge under test is asked to show (:data:`~ctxsim.world.Quantity`)."""
     settings: ClaudeSettings = field(default_factory=ClaudeSettings)
     """The settings that move the denominator (:class:`~ctxsim.world.ClaudeSettings`)."""
+    cli: str | None = None
+    """The Claude Code release the session renders as: a version or a range (:attr:`Session.cli`); None: the CLI
+    in use."""
     _first_model: str = field(init=False, repr=False, default="")
     _switch: str | None = field(init=False, repr=False, default=None)
     _rng: random.Random = field(init=False, repr=False)
@@ -440,4 +443,5 @@ class SessionBuilder:
             entrypoint=self.entrypoint,
             quantity=self.quantity,
             settings=self.settings,
+            cli=self.cli,
         )

@@ -40,6 +40,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ._releases import holds
+
 __all__ = [
     "AUTOCOMPACT_BUFFER",
     "IDLE_COMPACT_MIN_TOKENS",
@@ -156,6 +158,15 @@ class ClaudeSettings:
         if self.auto_compact and auto_compact_window is not None:
             window = auto_compact_window
         return autocompact_point(window, max_output_tokens, auto_compact=self.auto_compact)
+
+    def percent_window(self, window: int, *, auto_compact_window: int | None, cli_version: str) -> int:
+        """The window Claude Code's statusline ``used_percentage`` counts against while the raw window is ``window``,
+        in Claude Code ``cli_version``: where rule ``statusline-percent-of-autocompact-window`` holds (2.1.337 on),
+        ``auto_compact_window`` when one is set and auto-compact is on, as ``/context`` counts; else ``window``."""
+        if auto_compact_window is not None and self.auto_compact and holds("statusline-percent-of-autocompact-window",
+                                                                          cli_version):
+            return auto_compact_window
+        return window
 
     def subagent_point(self, window: int, max_output_tokens: int, *, auto_compact_window: int | None = None) -> int:
         """Where a subagent compacts while the main chain's raw window is ``window`` (:func:`subagent_point`)."""
