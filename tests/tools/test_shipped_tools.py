@@ -52,7 +52,8 @@ restart loops, not trackers)."""
 
 KEPT = {"b21-autocompact-threshold-is-configuration": "q1 compaction",
         "statusline-stuck-after-compact": "q3 compaction", "window-1m-suffix": "q3 compaction",
-        "autocompact-window-setting": "q3 compaction", "repl-compact-keeps-last-reply": "q3 compaction"}
+        "autocompact-window-setting": "q3 compaction", "autocompact-window-statusline": "q3 compaction",
+        "repl-compact-keeps-last-reply": "q3 compaction"}
 """Every scenario whose (first) compaction keeps a trailing segment (two or more calls before it): the point right
 after it, where Claude Code's payload is all zeros."""
 NOT_KEPT = {"compaction": "q2 compaction", "idle-compaction": "q2 compaction"}
@@ -95,7 +96,8 @@ SWITCHED_WIDE = {"model-switch-window": "q2 result"}
 """Every rendered scenario of a 200,000-token window whose ``/model`` switches to a 1,000,000 one: the first point
 after the switch."""
 NARROW = dict.fromkeys((
-    "advisor-iterations", "autocompact-window-setting", "percent-until-autocompact", "window-1m-disabled",
+    "advisor-iterations", "autocompact-window-setting", "autocompact-window-statusline", "percent-until-autocompact",
+    "window-1m-disabled",
     "background-subagent", "autocompact-window-disabled",
     "repl-compact-keeps-last-reply", "autocompact-disabled", "settings-that-move-nothing", "hard-coded-buffer",
     "model-switch-window",
@@ -222,6 +224,10 @@ _MILLION = Bug("divides by 1,000,000 for claude-sonnet-4-5 where Claude Code say
                "(research section 1, fixture a T)", "under", NARROW)
 _COMPACT_NOTHING = Bug("prints no estimate right after a compaction, where Claude Code sends 0 (a trailing segment "
                        "kept) or null (none kept): research fixture b1 S", "none", COMPACTED)
+_OWN_PERCENT = Bug("divides the context by the model's window (200,000) for its percentage, where Claude Code 2.1.337 "
+                   "and later count used_percentage against CLAUDE_CODE_AUTO_COMPACT_WINDOW (100,000: its changelog, "
+                   "ctxsim's REPL recordings): half the pressure Claude Code shows", "under",
+                   {"autocompact-window-statusline": "q1 call 1"})
 _IGNORES = "ignores the payload's context_window (src/config/types.rs:114-120): "
 
 _CCSTATUSLINE_CLEAR = Bug("0 right after /clear: a transcript with no usage yet is a context of 0, not unknown "
@@ -241,17 +247,17 @@ PINS: dict[str, tuple[Bug, ...]] = {
         Bug("a count that is not a number (a gateway's 'n/a' in the row) is 0 in its sum, where the call's size "
             "cannot be read: dist/ccstatusline.js:49581-49593 (toFiniteNonNegativeNumber(...) ?? 0)", "under",
             GARBAGE_PROMPT)),
-    "ccusage-17@17.2.1 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED,
-                                    _PAYLOAD_NESTED),
-    "ccusage-17@17.2.1 (transcript)": (_NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE,
-                                       _ADDS_ITERATED, _ADDS_NESTED),
-    "ccusage-20@20.0.24 (payload)": (_PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED,
-                                     _PAYLOAD_NESTED),
+    "ccusage-17@17.2.1 (payload)": (_OWN_PERCENT, _PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE,
+                                    _PAYLOAD_ITERATED, _PAYLOAD_NESTED),
+    "ccusage-17@17.2.1 (transcript)": (_OWN_PERCENT, _NARROW_WINDOW, _STALE, _SIDECHAIN, _SYNTHETIC_ROW,
+                                       _ADDS_INCLUSIVE, _ADDS_ITERATED, _ADDS_NESTED),
+    "ccusage-20@20.0.24 (payload)": (_OWN_PERCENT, _PAYLOAD_ZERO, _NULL_TOTAL, _CLEAR_ZERO, _PAYLOAD_INCLUSIVE,
+                                     _PAYLOAD_ITERATED, _PAYLOAD_NESTED),
     "ccusage-20@20.0.24 (transcript)": (_MILLION, _STALE),
     "ccline@1.1.2 (payload)": tuple(Bug(_IGNORES + bug.why, bug.direction, bug.at) for bug in (
         _STALE, _SIDECHAIN, _SYNTHETIC_ROW, _ADDS_INCLUSIVE, _ADDS_ITERATED, _ADDS_NESTED)),
     "cc-statusline@1.4.0 (payload)": (
-        Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
+        _OWN_PERCENT, Bug(_COMPACT_NOTHING.why + ": 'TBD' (generated statusline.sh:141-165)", "none", COMPACTED),
         _PAYLOAD_INCLUSIVE, _PAYLOAD_ITERATED, _PAYLOAD_NESTED, _PEGGED),
     "ccstatusline-py@0.1.2 (payload)": (
         Bug(_COMPACT_NOTHING.why + ": blank (widgets/core.py:41)", "none", COMPACTED), _PAYLOAD_INCLUSIVE,

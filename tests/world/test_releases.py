@@ -50,7 +50,8 @@ def test_a_session_renders_as_the_release_it_names_else_the_chosen_else_the_inst
     plain = Session("s", ())
     named = Session("s", (), cli="2.1.330")
     assert rendered_version(named) == "2.1.330"
-    assert rendered_version(named, "2.1.331") == "2.1.331"  # a caller's explicit version wins
+    assert rendered_version(named, "2.1.331") == "2.1.330"  # the session's own release is a fact of it
+    assert rendered_version(plain, "2.1.331") == "2.1.331"  # a caller's version for one that names none
     use_cli("2.1.331")
     try:
         assert rendered_version(plain) == "2.1.331"

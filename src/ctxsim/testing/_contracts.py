@@ -290,6 +290,8 @@ CONTRACTS += (
     Contract(39, "output-reserve", "the output reserve is the max output up to 20,000", D.output_reserve),
     Contract(40, "autocompact-window-off", "with auto-compact off, CLAUDE_CODE_AUTO_COMPACT_WINDOW moves nothing",
              D.autocompact_window_off),
+    Contract(41, "autocompact-window-percent", "from Claude Code 2.1.337 on, a share of the window counts against "
+             "CLAUDE_CODE_AUTO_COMPACT_WINDOW, as the statusline's used_percentage does", D.autocompact_window_percent),
 )
 """The contracts, in order: the facts of Claude Code's stream, then one per fault seen in the wild, then the
 denominator's (a gauge told the session's world, judged on the quantity it declares)."""
@@ -336,6 +338,7 @@ PROBES: dict[str, tuple[str, ...]] = {
     "autocompact-off": ("buffer-when-autocompact-off-gauge",),
     "output-reserve": ("hard-coded-buffer-gauge",),
     "autocompact-window-off": ("compact-window-when-off-gauge",),
+    "autocompact-window-percent": ("fixed-200k-gauge",),
 }
 """For each contract, the probes that break it: trackers with the bug the contract is about, each a mutant of the
 reference (:data:`ctxsim.trackers.mutants.MUTANTS`) or a catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) by

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..world import ClaudeSettings, Session, SessionBuilder
 
-__all__ = ["autocompact_off", "autocompact_window", "autocompact_window_off", "disabled_1m", "model_switch_window",
-           "one_million", "output_reserve"]
+__all__ = ["autocompact_off", "autocompact_window", "autocompact_window_off", "autocompact_window_percent",
+           "disabled_1m", "model_switch_window", "one_million", "output_reserve"]
 
 
 def one_million() -> Session:
@@ -37,10 +37,20 @@ def model_switch_window() -> Session:
 
 
 def autocompact_window() -> Session:
-    """``CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000``: the session compacts at 100,000 - 20,000 - 13,000 = 67,000, not
-    167,000. 40,003 tokens leave 40% of the way (76% of the way to 167,000)."""
-    b = SessionBuilder(seed=0, name="autocompact-window", auto_compact_window=100_000)
+    """``CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000``, in Claude Code before 2.1.337 (where the statusline still divides
+    by the model's window): the session compacts at 100,000 - 20,000 - 13,000 = 67,000, not 167,000. 40,003 tokens
+    leave 40% of the way (76% of the way to 167,000), and are 20% of the window."""
+    b = SessionBuilder(seed=0, name="autocompact-window", auto_compact_window=100_000, cli="<2.1.337")
     return b.query("go").call(input=3, cache_creation=2_000, cache_read=38_000).build()
+
+
+def autocompact_window_percent() -> Session:
+    """``CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000`` in Claude Code 2.1.337 and later (rule
+    ``statusline-percent-of-autocompact-window``): a percentage of the window counts against 100,000, as its
+    statusline's ``used_percentage`` does. 30,003 tokens are 30% (15% of the model's 200,000) and leave 55% of the
+    way to the autocompact point (67,000)."""
+    b = SessionBuilder(seed=0, name="autocompact-window-percent", auto_compact_window=100_000, cli=">=2.1.337")
+    return b.query("go").call(input=3, cache_creation=2_000, cache_read=28_000).build()
 
 
 def autocompact_off() -> Session:

@@ -111,7 +111,7 @@ _PROMPT_IN_INPUT = ("uncached-gateway-usage",)
 # A running total equals the latest call's prompt only where there is one call; every other session has several.
 # The denominator's contracts but the model switch are one call each.
 _ONE_CALL_DENOMINATORS = ("one-million-window", "disabled-1m-window", "autocompact-window", "autocompact-off",
-                          "output-reserve", "autocompact-window-off")
+                          "output-reserve", "autocompact-window-off", "autocompact-window-percent")
 _ONE_CALL_SESSIONS = ("single-call", "per-block-dedupe", "missing-request-id", *_ONE_CALL_DENOMINATORS)
 # The latest call's top-level in+cc+cr, trusted as it comes: blind to a cache write reported only in the nested
 # breakdown (under), over-counts the summed top level of usage.iterations (over), and raises on a garbage prompt
@@ -136,8 +136,10 @@ def _gauge_breaks(**ways: str) -> Breaks:
     return _breaks(ways={**_SWITCH_FAULT, **{name.replace("_", "-"): way for name, way in ways.items()}})
 
 
-# A gauge dividing by 200,000 whatever the model reads every 1M window five times over.
-_DIVIDES_BY_200K = _gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over")
+# A gauge dividing by 200,000 whatever the model reads every 1M window five times over, and, where Claude Code counts
+# a share of the window against the autocompact window (2.1.337 on), a 100,000 one half over.
+_DIVIDES_BY_200K = _gauge_breaks(wrong_context_window="over", one_million_window="over", model_switch_window="over",
+                                 autocompact_window_percent="under")
 
 
 def _latest(name: str, **kwargs: Any) -> Callable[[], LatestUsage]:
@@ -391,19 +393,20 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "takes the window from the model's name ([1m]: 1,000,000) where CLAUDE_CODE_DISABLE_1M_CONTEXT left it "
           "at 200,000: a fifth of the pressure",
           "sirmalloc/ccstatusline dist/ccstatusline.js:50172-50197 (a [1m] tag in the model id), graykode/abtop#109",
-          breaks=_gauge_breaks(wrong_context_window="over", disabled_1m_window="under")),
+          breaks=_gauge_breaks(wrong_context_window="over", disabled_1m_window="under",
+                               autocompact_window_percent="under")),
     Entry("model-window-autocompact-gauge", _gauge("percent_until_autocompact", threshold_of=_model_point),
           "counts to the model window's autocompact point (167,000 of 200,000) where CLAUDE_CODE_AUTO_COMPACT_WINDOW "
           "moved it (67,000 of 100,000): shows room the session does not have",
           "anthropics/claude-code#62210; Claude Code's CLAUDE_CODE_AUTO_COMPACT_WINDOW (ctxsim's REPL recordings, "
           "autocompact.json)",
-          breaks=_gauge_breaks(autocompact_window="under")),
+          breaks=_gauge_breaks(autocompact_window="under", autocompact_window_percent="under")),
     Entry("hard-coded-buffer-gauge", _gauge("percent_until_autocompact", threshold_of=_fixed_buffer),
           "counts to the window less a hard-coded 33,000 (167,000 of 200,000): wrong wherever the max output is "
           "under 20,000, an override or an autocompact window moves the point, or auto-compact is off",
           "anthropics/claude-code#31806 (window - min(max output, 20k) - 13k); Gitlawb/openclaude#746",
-          breaks=_gauge_breaks(autocompact_window="under", autocompact_off="over", output_reserve="over",
-                               autocompact_window_off="over")),
+          breaks=_gauge_breaks(autocompact_window="under", autocompact_window_percent="under", autocompact_off="over",
+                               output_reserve="over", autocompact_window_off="over")),
     Entry("buffer-when-autocompact-off-gauge", _gauge("percent_until_autocompact", threshold_of=_buffer_always),
           "subtracts the autocompact buffer when auto-compact is off: counts to 167,000 where nothing compacts "
           "before 180,000, so it shows the context fuller than it is",
@@ -414,7 +417,7 @@ CATALOGUE: dict[str, Entry] = {e.name: e for e in (
           "switch back a fifth",
           "danielmiessler/LifeOS#1358 (14% shown against 75%); anthropics/claude-code#74355 (88% in the statusline "
           "against 14% in /context after /clear and a switch to Haiku)",
-          breaks=_gauge_breaks(model_switch_window="over")),
+          breaks=_gauge_breaks(model_switch_window="over", autocompact_window_percent="under")),
     Entry("compact-window-when-off-gauge", _gauge("percent_until_autocompact", threshold_of=_compact_window_always),
           "counts to CLAUDE_CODE_AUTO_COMPACT_WINDOW though auto-compact is off, where that window moves nothing: "
           "80,000 of a 100,000 window where nothing compacts before 180,000 (the context fuller than it is)",

@@ -271,7 +271,7 @@ class CommandTracker:
             raise self._error(session, run, failure, stderr)
         stdout = outcome.stdout.decode(errors="replace")
         world = TrackerWorld.of(session)
-        window = dataclasses.replace(world, cli_version=self.cli_version or world.cli_version).percent_window_of(
+        window = dataclasses.replace(world, cli_version=world.cli_version or self.cli_version).percent_window_of(
             _window(payload, run.observation.window))
         try:
             return read_output(stdout, self.readout, window, self.unknown)

@@ -66,9 +66,9 @@ def cli_version_rendered(asked: str | None = None) -> str:
 
 
 def rendered_version(session: Session, asked: str | None = None) -> str:
-    """The Claude Code version ``session`` renders as: ``asked`` where a caller states one, else the release the
-    session names (:attr:`~ctxsim.world.Session.cli`), else the CLI in use (:func:`cli_version_rendered`)."""
-    return cli_version_rendered(asked or session.cli)
+    """The Claude Code version ``session`` renders as: the release it names (:attr:`~ctxsim.world.Session.cli`),
+    else ``asked`` (a tool's version), else the CLI in use (:func:`cli_version_rendered`)."""
+    return cli_version_rendered(session.cli or asked)
 
 COMPACT_SUMMARY_PREAMBLE = ("This session is being continued from a previous conversation that ran out of context. "
                             "The summary below covers the earlier portion of the conversation.")

@@ -413,10 +413,7 @@ class Session:
     """The settings that move the denominator: auto-compact on or off, the percentage override, the max-context
     setting, ``CLAUDE_CODE_DISABLE_1M_CONTEXT``, subagent and idle compaction (:class:`ClaudeSettings`)."""
     cli: str | None = None
-    """The Claude Code release the session renders as, where it names one: a version (``2.1.332``) or a range of
-    them (``>=2.1.337``, ``<2.1.337``: the CLI in use where it falls in the range, else the newest recorded release
-    that does); None: the CLI in use (:func:`ctxsim.wire.rendered_version`). Rules that differ between releases
-    follow it (:data:`~ctxsim.world.RULES`)."""
+    """The Claude Code release it renders as (:data:`RULES`): a version or a range; None: the CLI in use."""
 
     def model_at(self, query_index: int) -> str:
         """The model in force for query ``query_index`` (0-based): the last ``/model`` switch before it, else
