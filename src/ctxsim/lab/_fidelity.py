@@ -157,6 +157,8 @@ class Played:
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
     (``RequestSnapshots``); empty lists otherwise."""
+    frames: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Live: the raw frames the CLI wrote for each step, in order (its control frames left out)."""
 
 
 _MODEL_WINDOW = 200_000
@@ -188,6 +190,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
     transcripts: list[dict[str, list[dict[str, Any]]]] = []
     requests: list[list[RequestSnapshot]] = []
     served: list[list[Served]] = []
+    frames: list[list[dict[str, Any]]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
     with api:
@@ -198,7 +201,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
             snapshots = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
             api.hold = snapshots if hold_at_requests else None
             for number, ask in enumerate(scripted.steps, 1):
-                before, taken = len(api.served), len(snapshots.taken)
+                before, taken, written = len(api.served), len(snapshots.taken), len(live.frames)
                 api.model.main.extend(ask.main)
                 api.model.subagent.extend(ask.subagent)
                 api.model.summaries.extend(ask.summaries)
@@ -207,7 +210,8 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                     raise LiveError(f"ctxsim: scripted session {scripted.name!r} step {number} ({ask.prompt!r}): the "
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
-                usage = await live.context_usage()
+                usage = await live.context_usage()  # answered after the step's last frames (idle)
+                frames.append([f for f in live.frames[written:] if not str(f.get("type", "")).startswith("control_")])
                 transcripts.append(live.transcripts())
                 requests.append(snapshots.taken[taken:])
                 all_messages.append(messages)
@@ -225,7 +229,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                          auto_compact_window=scripted.autocompact_window,
                          auto_compact_at=initial_usage.get("autoCompactThreshold"))
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
-                  anyio.current_time() - started, keys, raw, transcripts, requests)
+                  anyio.current_time() - started, keys, raw, transcripts, requests, frames)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),

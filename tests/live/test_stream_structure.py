@@ -1,0 +1,68 @@
+"""ctxsim's stream-json places its frames where the real CLI does, for sessions built as users build them.
+
+``tests/captures/claude-code-<version>/stream-structure.json`` (``tests/captures/remake_structure.py``) holds, for
+every scripted session of the fidelity suite, the world that happened in a live run and the structure of the raw
+frames the CLI wrote at each step (each frame's kind, in order: ``session_state_changed`` running and idle,
+``thinking_tokens``, ``task_progress`` and the rest). Here each session is rebuilt as a user builds it
+(:func:`builder_twin`; a session with a subagent, which the builder cannot state as recorded, as its world), rendered
+by :func:`ctxsim.wire.render` for the recorded CLI version (the frames :class:`~ctxsim.sdk.FakeTransport` plays),
+reduced the same way, and compared step by step. No CLI runs; the expected structure is the recorded one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builder_twin import builder_twin, twin_ready
+from stream_structure import differences, kind, step_outlines
+
+from ctxsim.lab._record import session_from_json
+from ctxsim.wire import render
+
+CAPTURES = Path(__file__).resolve().parents[1] / "captures"
+RECORDINGS = sorted(CAPTURES.glob("claude-code-*/stream-structure.json"))
+
+MOST_PLACES = 2
+"""The places, over every recorded session together, where the rendering may still place frames otherwise."""
+
+
+def _load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    assert data["format"] == 1, path
+    return data
+
+
+def _places(data: dict[str, Any]) -> list[str]:
+    """Every place where the rendering of a recorded session, built as users build it, differs from the CLI's
+    frames, said in words (session, step, what differs)."""
+    found = []
+    for name, recorded in data["sessions"].items():
+        world = session_from_json(recorded["session"])
+        session = builder_twin(world) if twin_ready(world) else world
+        scripts = render(session, include_partial_messages=recorded["include_partial_messages"],
+                         cli_version=data["cli_version"])
+        assert len(scripts) == len(recorded["steps"]), name
+        for step, script in zip(recorded["steps"], scripts, strict=True):
+            expected = [kind(f) for f in step["frames"]]
+            rendered = [kind(f) for f in step_outlines(f.data for f in script.frames)]
+            found += [f"{name} {step['prompt']!r}: {d}" for d in differences(expected, rendered)]
+    return found
+
+
+def test_there_is_a_recording() -> None:
+    assert RECORDINGS, f"no stream-structure.json under {CAPTURES}"
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.parent.name for p in RECORDINGS])
+def test_frames_fall_where_the_cli_places_them(path: Path) -> None:
+    data = _load(path)
+    assert {len(s["steps"]) for s in data["sessions"].values()} and all(
+        step["frames"] for s in data["sessions"].values() for step in s["steps"])  # the recording holds frames
+    found = _places(data)
+    print(f"{path.parent.name}: {len(found)} places where the rendering differs from the CLI's frames")
+    for place in found:
+        print(f"  {place}")
+    assert len(found) <= MOST_PLACES, "\n".join(found)
