@@ -5,22 +5,26 @@ every scripted session of the fidelity suite, the world that happened in a live 
 frames the CLI wrote at each step (each frame's kind, in order: ``session_state_changed`` running and idle,
 ``thinking_tokens``, ``task_progress`` and the rest). Here each session is rebuilt as a user builds it
 (:func:`builder_twin`; a session with a subagent, which the builder cannot state as recorded, as its world), rendered
-by :func:`ctxsim.wire.render` for the recorded CLI version (the frames :class:`~ctxsim.sdk.FakeTransport` plays),
-reduced the same way, and compared step by step. No CLI runs; the expected structure is the recorded one.
+by :func:`ctxsim.wire.render` for the recorded CLI version and played through :class:`~ctxsim.sdk.FakeTransport` to
+the real ``ClaudeSDKClient`` with the recorded callbacks (so the frames a permission prompt adds are there), and the
+raw frames the client read are reduced the same way and compared step by step. No CLI runs; the expected structure is
+the recorded one.
 """
 
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from builder_twin import builder_twin, twin_ready
 from stream_structure import differences, kind, step_outlines
 
+from ctxsim.lab._fidelity import HookSetup, play_inprocess
 from ctxsim.lab._record import session_from_json
-from ctxsim.wire import render
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
 RECORDINGS = sorted(CAPTURES.glob("claude-code-*/stream-structure.json"))
@@ -42,12 +46,13 @@ def _places(data: dict[str, Any]) -> list[str]:
     for name, recorded in data["sessions"].items():
         world = session_from_json(recorded["session"])
         session = builder_twin(world) if twin_ready(world) else world
-        scripts = render(session, include_partial_messages=recorded["include_partial_messages"],
-                         cli_version=data["cli_version"])
-        assert len(scripts) == len(recorded["steps"]), name
-        for step, script in zip(recorded["steps"], scripts, strict=True):
+        played = anyio.run(partial(play_inprocess, session, hooks=HookSetup(**recorded["hooks"]),
+                                   include_partial_messages=recorded["include_partial_messages"],
+                                   cli_version=data["cli_version"]))
+        assert len(played.frames) == len(recorded["steps"]), name
+        for step, frames in zip(recorded["steps"], played.frames, strict=True):
             expected = [kind(f) for f in step["frames"]]
-            rendered = [kind(f) for f in step_outlines(f.data for f in script.frames)]
+            rendered = [kind(f) for f in step_outlines(frames)]
             found += [f"{name} {step['prompt']!r}: {d}" for d in differences(expected, rendered)]
     return found
 
