@@ -8,14 +8,17 @@ frames the CLI wrote at each step (each frame's kind, in order: ``session_state_
 by :func:`ctxsim.wire.render` for the recorded CLI version and played through :class:`~ctxsim.sdk.FakeTransport` to
 the real ``ClaudeSDKClient`` with the recorded callbacks (so the frames a permission prompt adds are there), and the
 raw frames the client read are reduced the same way and compared step by step. No CLI runs; the expected structure is
-the recorded one.
+the recorded one. In the live tier the installed CLI is recorded afresh (``remake_structure.py``'s own recorder) and
+the rendering held to that.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import anyio
@@ -27,6 +30,7 @@ from ctxsim.lab._fidelity import HookSetup, play_inprocess
 from ctxsim.lab._record import session_from_json
 
 CAPTURES = Path(__file__).resolve().parents[1] / "captures"
+REMAKE = CAPTURES / "remake_structure.py"
 RECORDINGS = sorted(CAPTURES.glob("claude-code-*/stream-structure.json"))
 
 MOST_PLACES = 2
@@ -70,4 +74,23 @@ def test_frames_fall_where_the_cli_places_them(path: Path) -> None:
     print(f"{path.parent.name}: {len(found)} places where the rendering differs from the CLI's frames")
     for place in found:
         print(f"  {place}")
+    assert len(found) <= MOST_PLACES, "\n".join(found)
+
+
+def _remake() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("remake_structure", REMAKE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.live
+def test_frames_fall_where_the_installed_cli_places_them() -> None:
+    remake = _remake()
+    version = remake.installed_cli_version()
+    assert version is not None
+    data = {"cli_version": version, "sessions": {name: anyio.run(remake.structure, name) for name in remake.SESSIONS}}
+    found = _places(data)
+    print(f"Claude Code {version}: {len(found)} places where the rendering differs from the CLI's frames")
     assert len(found) <= MOST_PLACES, "\n".join(found)
