@@ -15,7 +15,7 @@ It writes ``tests/captures/claude-code-<CLI version>/stream-structure.json`` (th
 :func:`ctxsim.wire.installed_cli_version` reads); ``tests/live/test_stream_structure.py`` holds ctxsim's rendering
 to it.
 
-How to run it (no network: the fake API is on 127.0.0.1; it takes a minute or two)::
+How to run it (no network: the fake API is on 127.0.0.1; it takes well under a minute)::
 
     pip install -e '.[test]'
     python tests/captures/remake_structure.py               # every scripted session
