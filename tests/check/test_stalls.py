@@ -72,7 +72,8 @@ def state(value: str, session_id: str) -> dict[str, Any]:
 
 def recorded_with_states(path: Path) -> Path:
     """A stream-json recording of two queries, each between a ``running`` and an ``idle`` frame, as the CLI
-    writes them (the ``idle`` after the result)."""
+    writes them (the rendering opens each query with its ``running``; the ``idle`` after the result, as the
+    transport writes it)."""
     session = (SessionBuilder(seed=3, name="states")
                .query("one").call(input=3, cache_creation=900, cache_read=30_000, output=140, results=(2000,))
                .call(output=60)
@@ -80,8 +81,8 @@ def recorded_with_states(path: Path) -> Path:
                .build())
     lines: list[dict[str, Any]] = []
     for script in render(session):
-        lines += [state("running", session.session_id), *(f.data for f in script.frames),
-                  state("idle", session.session_id)]
+        assert script.frames[0].data.get("state") == "running"
+        lines += [*(f.data for f in script.frames), state("idle", session.session_id)]
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
     return path
 

@@ -153,9 +153,9 @@ class Unit:
     """A run of consecutive frames that belong together.
 
     ``kind`` is ``call`` (one API call: its per-block assistant messages, its stream events and
-    ``thinking_tokens``, and for a subagent the ``task_progress`` after it), ``replay`` (assistant messages that
-    re-emit an earlier call: same id, same prompt), ``synthetic`` (a made-up error message), ``tool_result``,
-    ``compaction``, ``reset``, ``result``, ``init`` or ``other``.
+    ``thinking_tokens``, and for a background subagent the ``task_progress`` after it), ``replay`` (assistant
+    messages that re-emit an earlier call: same id, same prompt), ``synthetic`` (a made-up error message),
+    ``tool_result``, ``compaction``, ``reset``, ``result``, ``init`` or ``other``.
     """
 
     kind: str

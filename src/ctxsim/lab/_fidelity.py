@@ -38,7 +38,7 @@ from claude_agent_sdk import (
 
 from ..live import FakeMessagesAPI, FrameEdit, FrameTap, LiveClaude, LiveError, Reply, Served, cli_version
 from ..sdk import FakeTransport, kept_by_client
-from ..wire import FrameKeys, frame_keys, raw_fields
+from ..wire import FrameKeys, frame_keys, raw_fields, render
 from ..world import DEFAULT_MODEL, Session, TaskNotification, Text, Thinking, ToolUse
 from ._projection import (
     Projection,
@@ -157,6 +157,8 @@ class Played:
     request_transcripts: list[list[RequestSnapshot]] = field(default_factory=list)
     """Live, held at requests: per step, the CLI's transcript files at each request it sent the fake API
     (``RequestSnapshots``); empty lists otherwise."""
+    frames: list[list[dict[str, Any]]] = field(default_factory=list)
+    """The raw frames the CLI (or the fake) wrote for each step, in order (control frames left out)."""
 
 
 _MODEL_WINDOW = 200_000
@@ -188,6 +190,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
     transcripts: list[dict[str, list[dict[str, Any]]]] = []
     requests: list[list[RequestSnapshot]] = []
     served: list[list[Served]] = []
+    frames: list[list[dict[str, Any]]] = []
     steps: list[StepProjection] = []
     hooks: list[Projection] = []
     with api:
@@ -198,7 +201,7 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
             snapshots = RequestSnapshots(live.projects_dir, timeout=min(timeout, SETTLE_TIMEOUT))
             api.hold = snapshots if hold_at_requests else None
             for number, ask in enumerate(scripted.steps, 1):
-                before, taken = len(api.served), len(snapshots.taken)
+                before, taken, written = len(api.served), len(snapshots.taken), len(live.frames)
                 api.model.main.extend(ask.main)
                 api.model.subagent.extend(ask.subagent)
                 api.model.summaries.extend(ask.summaries)
@@ -207,7 +210,8 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                     raise LiveError(f"ctxsim: scripted session {scripted.name!r} step {number} ({ask.prompt!r}): the "
                                     f"CLI made fewer calls than scripted ({len(api.model.main)} main and "
                                     f"{len(api.model.subagent)} subagent replies unused)")
-                usage = await live.context_usage()
+                usage = await live.context_usage()  # answered after the step's last frames (idle)
+                frames.append([f for f in live.frames[written:] if not str(f.get("type", "")).startswith("control_")])
                 transcripts.append(live.transcripts())
                 requests.append(snapshots.taken[taken:])
                 all_messages.append(messages)
@@ -225,25 +229,29 @@ async def play_live(scripted: ScriptedSession, *, timeout: float = 60.0, cli: st
                          auto_compact_window=scripted.autocompact_window,
                          auto_compact_at=initial_usage.get("autoCompactThreshold"), cli=version)
     return Played(project_context_usage(initial_usage), id_shapes(steps), session, list(api.served), version,
-                  anyio.current_time() - started, keys, raw, transcripts, requests)
+                  anyio.current_time() - started, keys, raw, transcripts, requests, frames)
 
 
 async def play_inprocess(session: Session, *, include_partial_messages: bool = False, hooks: HookSetup = HookSetup(),
-                         timeout: float = 10.0, edit: FrameEdit | None = None) -> Played:
+                         timeout: float = 10.0, edit: FrameEdit | None = None,
+                         cli_version: str | None = None) -> Played:
     """Play ``session`` through :class:`~ctxsim.sdk.FakeTransport` and the real ``ClaudeSDKClient`` with the
     callbacks of ``hooks``, projected as :func:`play_live` projects the CLI's messages and hook calls; bounded by
     ``timeout`` seconds in all. ``edit`` changes each frame the fake writes before the SDK reads it (a divergence
-    planted on purpose)."""
+    planted on purpose); ``cli_version``: the Claude Code the rendering stands for (default: the installed one)."""
     started = anyio.current_time()
     steps: list[StepProjection] = []
+    frames: list[list[dict[str, Any]]] = []
     seen: list[Projection] = []
     options = ClaudeAgentOptions(include_partial_messages=include_partial_messages, **hooks.options(seen))
-    transport = FrameTap(FakeTransport(session, include_partial_messages=include_partial_messages, options=options),
-                         edit)
+    scripts = render(session, include_partial_messages=include_partial_messages, cli_version=cli_version)
+    transport = FrameTap(FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages,
+                                       options=options), edit)
     with anyio.move_on_after(timeout) as waited:
         async with ClaudeSDKClient(options, transport=transport) as client:
             initial = project_context_usage(await client.get_context_usage())
             for query in session.queries:
+                written = len(transport.frames)
                 messages, results = [], 1 + sum(isinstance(s, TaskNotification) for s in query.steps)
                 await client.query(query.prompt)
                 async for message in client.receive_messages():  # a background subagent's turn has its own result
@@ -253,12 +261,14 @@ async def play_inprocess(session: Session, *, include_partial_messages: bool = F
                         break
                 steps.append(StepProjection(query.prompt, _projected(messages),
                                             project_context_usage(await client.get_context_usage()), seen[:]))
+                frames.append([f for f in transport.frames[written:]
+                               if not str(f.get("type", "")).startswith("control_")])
                 seen.clear()
     if waited.cancelled_caught:
         raise LiveError(f"ctxsim: the in-process play of session {session.name!r} did not finish within "
                         f"{timeout:g} s ({len(steps)} of {len(session.queries)} queries done)")
     return Played(initial, id_shapes(steps), session, seconds=anyio.current_time() - started,
-                  frame_keys=_keys(transport.frames), raw=raw_fields(transport.frames))
+                  frame_keys=_keys(transport.frames), raw=raw_fields(transport.frames), frames=frames)
 
 
 # --- the scripted sessions of the fidelity suite ----------------------------------------------------------------

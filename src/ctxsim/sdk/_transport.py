@@ -176,6 +176,9 @@ class FakeTransport(Transport):
             except StopIteration:
                 return
             request_id = f"ctxsim_hook_{len(self.hooks.answers) + 1}"
+            asks = request.body.get("subtype") == "can_use_tool"
+            if asks:  # the session waits on the user's answer (recorded: tests/captures/*/stream-structure.json)
+                yield self._state("requires_action")
             record = HookAnswer(request.body)
             self.hooks.answers.append(record)
             event, box = anyio.Event(), list[dict[str, Any]]()
@@ -190,6 +193,14 @@ class FakeTransport(Transport):
                 record.response = answer = body if isinstance(body, dict) else {}
             else:
                 record.error, answer = str(response.get("error")), None
+            if asks:
+                yield self._state("running")
+
+    def _state(self, state: str) -> dict[str, Any]:
+        """A host-only ``session_state_changed`` frame to ``state`` (the client keeps it to itself)."""
+        self.session_state = state
+        return {"type": "system", "subtype": "session_state_changed", "state": state, "sdk_host_only": True,
+                "session_id": self.session.session_id}
 
     async def _play(self, script: Script) -> AsyncGenerator[dict[str, Any], None]:
         self._interrupted = False
@@ -233,12 +244,10 @@ class FakeTransport(Transport):
                     yield request
                 self._interrupted = hooks.interrupt
         if self.session_state == "running" and not self._closed:
-            # A recorded turn cut short of its "idle" (a truncated recording): the CLI reports "idle" at every
-            # turn's end, and a client with hooks or SDK MCP servers waits for it (up to ten minutes) before it
-            # closes input, so the played turn ends with one.
-            self.session_state = "idle"
-            yield {"type": "system", "subtype": "session_state_changed", "state": "idle", "sdk_host_only": True,
-                   "session_id": self.session.session_id}
+            # The CLI reports "idle" at every turn's end, after its result, and a client with hooks or SDK MCP
+            # servers waits for it (up to ten minutes) before it closes input: a rendered script (which ends with its
+            # result) or a recorded turn cut short of its "idle" ends with one.
+            yield self._state("idle")
 
     def _receive(self, message: dict[str, Any]) -> None:
         self.written.append(message)

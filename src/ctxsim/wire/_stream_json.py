@@ -11,10 +11,14 @@ of every recorded release (:mod:`ctxsim.wire`; the tests replay each, and play t
    output count and, as the Messages API sends them, the cumulative input and cache counts, ``message_stop``)
    around the assistant messages;
 4. tool results as ``user`` messages; subagent messages carry ``parent_tool_use_id``;
-5. ``system/init`` at the start of every query, ``system/compact_boundary`` for a compaction (none for a
+5. ``system/init`` at the start of every query (after the work of a command that opens it: ``/clear``'s reset,
+   ``/compact``'s status frames), ``system/compact_boundary`` for a compaction (none for a
    subagent's own compaction, whose summary request counts in ``modelUsage`` and the cost only);
 6. one ``result`` per query whose ``usage`` sums that query's main-chain calls (final output included) and whose
-   ``modelUsage`` is cumulative over the session, subagents included, with ``contextWindow``.
+   ``modelUsage`` is cumulative over the session, subagents included, with ``contextWindow``;
+7. the ``system`` frames beside the messages where the CLI places them (:mod:`._system_frames`): the session's
+   state (``running`` first, host-only; the ``idle`` after the result :class:`~ctxsim.sdk.FakeTransport` writes,
+   as it closes the turn), a thinking block's estimate, a subagent's progress.
 
 Frames that close an observation point carry an :class:`Observation` with the truth from that frame on.
 """
@@ -22,8 +26,6 @@ Frames that close an observation point carry an :class:`Observation` with the tr
 from __future__ import annotations
 
 import itertools
-import json
-import math
 import random
 import uuid
 from collections.abc import Iterable, Iterator
@@ -46,11 +48,13 @@ from ..world import (
     Truth,
     keeps_segment,
 )
+from ._blocks import block_delta, block_dict, empty_block
 from ._boundary import stream_compact_metadata
 from ._frames import Frame, Observation, Script
 from ._labels import query_subagents, subagent_label
 from ._prices import cost as call_cost
 from ._result import model_usage_entry, num_turns, result_data, subagent_stats
+from ._system_frames import progress_before_tool_use, session_state, task_progress, thinking_tokens
 from ._tasks import launch, task_end, task_start
 from ._versions import resolve_cli
 
@@ -86,30 +90,6 @@ def _assistant_usage(call: Call, reported_input: int) -> dict[str, int]:
     }
 
 
-def _block_dict(block: Thinking | Text | ToolUse) -> dict[str, Any]:
-    if isinstance(block, Thinking):
-        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
-    if isinstance(block, Text):
-        return {"type": "text", "text": block.text}
-    return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
-
-
-def _empty_block(block: Thinking | Text | ToolUse) -> dict[str, Any]:
-    if isinstance(block, Thinking):
-        return {"type": "thinking", "thinking": "", "signature": ""}
-    if isinstance(block, Text):
-        return {"type": "text", "text": ""}
-    return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-
-
-def _delta(block: Thinking | Text | ToolUse) -> dict[str, Any]:
-    if isinstance(block, Thinking):
-        return {"type": "thinking_delta", "thinking": block.text}
-    if isinstance(block, Text):
-        return {"type": "text_delta", "text": block.text}
-    return {"type": "input_json_delta", "partial_json": json.dumps(block.input)}
-
-
 class Renderer:
     """Renders one session query by query; holds the running state the CLI keeps (session id, cumulative model
     usage, uuids), so a caller that grows a session turn by turn (the fake agent, the state machine) renders only
@@ -143,6 +123,8 @@ class Renderer:
         """Per running subagent (by the tool use that started it): its task id and run id."""
         self.task_tokens: dict[str, int] = {}
         """Per running subagent: its last call's prompt and output (``task_notification.usage.total_tokens``)."""
+        self.task_uses: dict[str, int] = {}
+        """Per subagent: the tool uses it asked for so far (``task_progress.usage.tool_uses``)."""
         self.background: set[str] = set()
         """The background subagents running (by the tool use that started them)."""
         self.launched: set[str] = set()
@@ -211,7 +193,7 @@ class Renderer:
         """One block's frame from the call's templates: its own dicts (``message`` and ``usage`` copied), as the
         CLI parses each line separately."""
         inner = message.copy()
-        inner["content"] = [_block_dict(block)]
+        inner["content"] = [block_dict(block)]
         inner["usage"] = usage.copy()
         data = head.copy()
         data["message"] = inner
@@ -235,20 +217,24 @@ class Renderer:
                 "content": [], "stop_reason": None, "stop_sequence": None,
                 "usage": _assistant_usage(call, self.session.reported_input(call))}},
                 call.parent_tool_use_id))
+        before = progress_before_tool_use(call.parent_tool_use_id in self.background)
         for index, block in enumerate(shown):
             if main and isinstance(block, Thinking):
-                estimate = math.ceil(len(block.text) / 4)
-                frames.append(self.system("thinking_tokens", estimated_tokens=estimate,
-                                          estimated_tokens_delta=estimate))
+                frames.append(thinking_tokens(self, block))
+            progress = self.progress(call, block)
+            if progress is not None and before:
+                frames.append(progress)
             if streaming:
                 frames.append(self.stream_event({"type": "content_block_start", "index": index,
-                                                 "content_block": _empty_block(block)}, None))
+                                                 "content_block": empty_block(block)}, None))
                 frames.append(self.stream_event({"type": "content_block_delta", "index": index,
-                                                 "delta": _delta(block)}, None))
+                                                 "delta": block_delta(block)}, None))
                 frames.append(assistant(head, message, block, usage))
                 frames.append(self.stream_event({"type": "content_block_stop", "index": index}, None))
             else:
                 frames.append(assistant(head, message, block, usage))
+            if progress is not None and not before:
+                frames.append(progress)
         if streaming:
             frames.append(self.stream_event({"type": "message_delta",
                                              "delta": {"stop_reason": call.stop_reason, "stop_sequence": None},
@@ -258,9 +244,18 @@ class Renderer:
             self.kept = [f.data["uuid"] for f in frames if f.data["type"] == "assistant"]
             self.tail = self.kept[-1] if self.kept else self.tail
             self.calls_since += 1
-        if frames:
-            self.observe(frames[-1], label, kind)
+        closing = next((f for f in reversed(frames) if f.data["type"] != "system"), None)
+        if closing is not None:  # the call's last message (a subagent's progress after it closes nothing)
+            self.observe(closing, label, kind)
         return frames
+
+    def progress(self, call: Call, block: Thinking | Text | ToolUse) -> Frame | None:
+        """A subagent's ``task_progress`` for ``block``, if it is a tool use (:mod:`._system_frames`)."""
+        if call.is_main or not isinstance(block, ToolUse):
+            return None
+        parent = call.parent_tool_use_id or ""
+        self.task_uses[parent] = self.task_uses.get(parent, 0) + 1
+        return task_progress(self, call, block, self.task_uses[parent])
 
     def tool_result(self, result: ToolResult) -> Frame:
         frame = Frame({
@@ -390,25 +385,32 @@ class Renderer:
         return script
 
     def walk(self, query_index: int, query: Query) -> Iterator[tuple[Step | None, list[Frame]]]:
-        """The frames of ``query`` (query ``query_index``, 0-based) step by step: ``(None, [init])``, then
-        ``(step, its frames)`` for each step (a reset that opens the query carries the new init after it), then
-        ``(None, [result])``. Other formats (the transcript, the
-        statusline payload) walk a session this way to close the same observation points in the same order."""
+        """The frames of ``query`` (query ``query_index``, 0-based) step by step: ``(None, [running, init])`` (the
+        session's state, host-only), then ``(step, its frames)`` for each step, then ``(None, [result])`` (the
+        ``idle`` after it is the transport's to write: a script ends with its result).
+        A command that opens the query writes its init inside its own frames: ``/clear`` after its reset,
+        ``/compact`` after its status frames (then the first step carries ``running``). Other formats (the transcript,
+        the statusline payload) walk a session this way to close the same observation points in the same order."""
         q = f"q{query_index + 1}"
         main_calls: list[Call] = []
-        # A query that starts with a reset (/clear) opens the new conversation: the reset first, then its init.
-        clears = bool(query.steps) and isinstance(query.steps[0], ConversationReset)
+        # A command that opens the query (/clear, /compact) writes its init once its own work is under way.
+        first = query.steps[0] if query.steps else None
+        clears = isinstance(first, ConversationReset) or (isinstance(first, Compaction) and first.trigger == "manual")
         self.model = self.session.model_at(query_index)
+        running = session_state(self, "running")
         if not clears:
-            yield None, [self.init(self.model)]
+            yield None, [running, self.init(self.model)]
         sub_counts: dict[str, int] = {}
         self.subagents = query_subagents(query)
         notified = [i for i, s in enumerate(query.steps) if isinstance(s, TaskNotification)]
         turn, self.turn_calls = 0, 0
         for index, step in enumerate(query.steps):
             frames = self.step(step, q, main_calls, sub_counts)
-            if clears:
-                frames.append(self.init(self.model))
+            if clears:  # after a reset's frames, after a compaction's status frames
+                at = next((i for i, f in enumerate(frames) if f.data.get("subtype") not in ("status", None)),
+                          len(frames)) if isinstance(step, Compaction) else len(frames)
+                frames[at:at] = [self.init(self.model)]
+                frames.insert(0, running)
                 clears = False
             yield step, frames
             if isinstance(step, ConversationReset):
@@ -442,14 +444,9 @@ class Renderer:
             else:
                 n = sub_counts[step.parent_tool_use_id or ""] = sub_counts.get(step.parent_tool_use_id or "", 0) + 1
                 label, kind = subagent_label(q, self.subagents.get(step.parent_tool_use_id or ""), n), "subagent"
-            frames = self.call_frames(step, label, kind)
             if not step.is_main:
                 self.task_tokens[step.parent_tool_use_id or ""] = step.prompt + step.output_tokens
-                frames.append(self.system("task_progress", task_id=step.parent_tool_use_id,
-                                          tool_use_id=step.parent_tool_use_id, description="Running subagent",
-                                          usage={"total_tokens": step.prompt + step.output_tokens, "tool_uses": n,
-                                                 "duration_ms": 100 * n}))
-            return frames
+            return self.call_frames(step, label, kind)
         elif isinstance(step, SubagentStart):
             return task_start(self, step)
         elif isinstance(step, Compaction):

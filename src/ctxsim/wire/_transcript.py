@@ -58,10 +58,11 @@ from ..world import (
     display_name,
     keeps_segment,
 )
+from ._blocks import block_dict
 from ._boundary import compact_metadata
 from ._frames import Observation
 from ._prompt_ids import notification_prompt_id
-from ._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer, _block_dict
+from ._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer
 from ._tasks import TURN_COMPANION, notification_text
 from ._transcript_files import EPOCH, TranscriptFile, TranscriptPoint, counted, iso
 
@@ -207,7 +208,7 @@ class _Writer:
         for index, block in enumerate(call.blocks):
             message = {"id": call.message_id, "type": "message", "role": "assistant",
                        "model": call.model.removesuffix("[1m]"),  # the API's model: the CLI strips the suffix
-                       "content": [_block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
+                       "content": [block_dict(block)], "stop_reason": call.stop_reason, "stop_sequence": None,
                        "usage": self.usage(call), "stop_details": None}
             fields: dict[str, Any] = {"message": message, "apiBlockIndex": index}
             if call.request_id is not None:
