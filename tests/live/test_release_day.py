@@ -46,9 +46,10 @@ def test_tokens_moved_between_categories_are_green(tmp_path: Path) -> None:
 
 
 def test_a_usage_field_shifted_by_one_token_is_red_and_named(tmp_path: Path) -> None:
+    """Red, naming the field; ``--record`` writes the capture and, beside it, the draft of the rules naming it."""
     log = tmp_path / "edited.log"
     cli = wrapper(tmp_path, SHIFT_USAGE.format(log=str(log)))
-    status, out, err = fidelity("several-queries", "--cli", str(cli))
+    status, out, err = fidelity("several-queries", "--cli", str(cli), "--record", str(tmp_path / "captures"))
     assert _edited(log) > 0, err
     assert status == 1, out
     lines = out.splitlines()
@@ -56,3 +57,7 @@ def test_a_usage_field_shifted_by_one_token_is_red_and_named(tmp_path: Path) -> 
     tracked = lines[lines.index("fields trackers read that differ (fake → CLI):") + 1:]
     named = [line for line in tracked if line.startswith("  usage.cache_read_input_tokens: ")]
     assert named and "(+1" in named[0], out
+    (capture,) = (tmp_path / "captures").glob("claude-code-*/several-queries.json")
+    draft = (capture.parent / "rules-draft.md").read_text()
+    assert "\n- `usage.cache_read_input_tokens`: " in draft and "(+1" in draft, draft
+    assert f"wrote {capture.parent / 'rules-draft.md'}" in lines

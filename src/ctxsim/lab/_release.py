@@ -208,7 +208,8 @@ class ReleaseCheck:
         if self.captured is not None:
             out += ["", f"## The release's change from the capture of {self.captured} (old → new; noise left out)", ""]
             out += [f"- `{g.path}`: {g.change()} {g.where(limit=12)}" for g in self.release_shifts()] or ["- none"]
-            out += ["", f"## Noise ({self.noise.line(self.version)}; not the release's)", ""]
+            noise = self.noise.line(self.version).removeprefix("noise, ").removeprefix("noise: ")
+            out += ["", f"## Noise, not the release's: {noise}", ""]
             out += [f"- `{g.path}`: {g.where(limit=12)}" for g in self.noise_shifts()] or ["- none"]
         return "\n".join(out) + "\n"
 
