@@ -5,21 +5,27 @@ one bundled in the installed SDK, or any executable that speaks its stream-json 
 live run reports, in-process through :class:`~ctxsim.sdk.FakeTransport`; then sorts what differs:
 
 - **tracked** differences: a field a tracker reads (every projected field, and the tracked keys and frame kinds of
-  :mod:`ctxsim.lab`) where the fake and the CLI disagree. Any of them fails the release check.
+  :mod:`ctxsim.lab`) where the fake and the CLI disagree. Any of them fails the release check. Categories of
+  ``get_context_usage`` that only moved tokens between each other (their sum unchanged) are not: a rewording,
+  listed as such (``compare``).
 - **untracked** differences: keys and frame kinds the CLI writes and the fake does not (or the reverse) that no
   tracker reads. Listed, never failed.
 - **drift** from the captures of the nearest recorded version (``capture_for``): what this
   CLI does differently from the last release ctxsim recorded. Listed, never failed: the fake follows the live run,
-  so a release that only rewords its own prompt (every cache count moves by a few tokens) is green.
+  so a release that only rewords its own prompt (every cache count moves by a few tokens) is green. The drift is
+  split into this machine's run-to-run **noise** (the fields that move between two live runs of the same CLI,
+  measured by :func:`_measure_noise`) and **the release's change** (the rest).
 
 With tmux, on the bundled CLI, it also records the REPL sessions of :data:`REPL_CHECKED` under tmux and holds the
 rendering to them (``repl <name>``): every statusline payload, each boundary's ``compactMetadata`` and the
 transcript's rows, kinds, order, parents and joins (:func:`~ctxsim.wire.transcript_outline`); any difference is
 tracked.
 
-``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (its verdict first; ``--all`` lists every untracked
-key) or :meth:`ReleaseCheck.to_json`, and exits 1 on a tracked difference; ``--record DIR`` writes the live runs
-as captures named by the CLI's version.
+``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (its verdict first, then each changed leaf by its path,
+identical shifts grouped (:mod:`ctxsim.lab._report`); ``--all`` lists every untracked key) or
+:meth:`ReleaseCheck.to_json` (every difference whole, with its leaves), and exits 1 on a tracked difference;
+``--record DIR`` writes the live runs as captures named by the CLI's version and, beside them, the draft of the
+rules that changed (:data:`RULES_DRAFT`).
 """
 
 from __future__ import annotations
