@@ -27,11 +27,12 @@ TARGET_SECONDS = 120.0
 def report(label: str, check: ReleaseCheck) -> None:
     repl = sum(s.seconds for s in check.sessions if s.name.startswith("repl "))
     noise = check.noise
+    noisy = sorted({session for g in check.noise_shifts() for session in g.sessions})
     print(f"{label}: Claude Code {check.version}, {len(check.sessions)} sessions in {check.seconds:.1f} s: noise "
           f"{noise.method} ({noise.sessions} session(s) again in {noise.seconds:.1f} s), REPL {repl:.1f} s, the "
           f"rest {check.seconds - noise.seconds - repl:.1f} s; verdict {'ok' if check.ok else 'FAIL'}; "
-          f"{len(check.noise_shifts())} noisy shift(s) ({', '.join(sorted({g.path for g in check.noise_shifts()}))})"
-          f"; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+          f"{len(check.noise_shifts())} noisy shift(s) in {', '.join(noisy) or 'no session'}; load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 def main() -> None:

@@ -54,6 +54,15 @@ def test_the_same_shift_at_many_points_is_one_line_with_its_count() -> None:
         "category.skills: 1500 → 1600 (+100) at 1 point in b: step 2"]
 
 
+def test_a_cost_that_moved_by_the_same_amount_is_one_shift_whatever_its_rounding() -> None:
+    """0.015588 - 0.01218 and 0.048867 - 0.045459 differ in the last bits of a float: still one shift."""
+    assert 0.015588 - 0.01218 != 0.048867 - 0.045459
+    groups = shifts([("a", Difference("step 1", "cost.total_cost_usd", 0.015588, 0.01218)),
+                     ("b", Difference("step 3", "cost.total_cost_usd", 0.048867, 0.045459))], fake_first=True)
+    assert [g.line() for g in groups] == ["cost.total_cost_usd: 0.01218 → 0.015588, 0.045459 → 0.048867 "
+                                          "(+0.003408 each) at 2 points in 2 sessions: a, b"]
+
+
 def test_tokens_moved_between_categories_are_untracked_saying_so() -> None:
     moved = _with_usage(CAPTURE, {"category.system_tools": -3, "category.skills": 3})
     differences = compare(moved, CAPTURE.steps)

@@ -122,7 +122,7 @@ def shifts(differences: Iterable[tuple[str, Difference]], *, fake_first: bool) -
     groups: dict[tuple[Any, ...], Shift] = {}
     for session, d in differences:
         for path, old, new in difference_leaves(d, fake_first=fake_first):
-            delta = new - old if _number(old) and _number(new) else None
+            delta = round(new - old, 9) if _number(old) and _number(new) else None  # 0.1 + 0.2: one shift
             key = (path, d.tracked, d.note, delta) if delta is not None else (path, d.tracked, d.note, repr(old),
                                                                                 repr(new))
             group = groups.setdefault(key, Shift(path, delta, tracked=d.tracked, note=d.note))
