@@ -47,7 +47,6 @@ def test_it_installs_the_newest_sdk_then_runs_ctxsim_fidelity() -> None:
 
 def test_the_docs_show_the_very_workflow() -> None:
     text = RECIPES.read_text()
-    block = re.search(r'```yaml title="\.github/workflows/ctxsim-release-day\.yml"\n(.*?)```', text, re.S)
-    assert block is not None, "ci-recipes.md shows no block titled .github/workflows/ctxsim-release-day.yml"
-    assert block[1] == WORKFLOW.read_text()
+    assert WORKFLOW.read_text() in re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M), (
+        "ci-recipes.md shows no yaml block that is examples/ci/ctxsim-release-day.yml whole")
     assert "examples/ci/ctxsim-release-day.yml" in text

@@ -21,8 +21,7 @@ __all__ = ["Drift", "Run", "drift", "noise_between"]
 
 
 class Run(Protocol):
-    """What :func:`drift` reads of a run: a :class:`~ctxsim.lab._record.Capture` or a live
-    :class:`~ctxsim.lab._fidelity.Played`."""
+    """What :func:`drift` reads of a run: a shipped capture or a live run of the same scripted session."""
 
     @property
     def cli_version(self) -> str: ...

@@ -10,8 +10,7 @@ read the versions ctxsim's wire is checked against without the CLI. ``ctxsim rec
 --record`` write them.
 
 :func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it.
-:func:`drift` (:mod:`ctxsim.lab._drift`, named here too) compares a capture with a live run of the same scripted
-session.
+:func:`drift` (named here too) compares a capture with a live run of the same scripted session.
 """
 
 from __future__ import annotations

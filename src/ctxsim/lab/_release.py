@@ -22,7 +22,7 @@ transcript's rows, kinds, order, parents and joins (:func:`~ctxsim.wire.transcri
 tracked.
 
 ``ctxsim fidelity`` prints :meth:`ReleaseCheck.table` (its verdict first, then each changed leaf by its path,
-identical shifts grouped (:mod:`ctxsim.lab._report`); ``--all`` lists every untracked key) or
+identical shifts grouped; ``--all`` lists every untracked key) or
 :meth:`ReleaseCheck.to_json` (every difference whole, with its leaves), and exits 1 on a tracked difference;
 ``--record DIR`` writes the live runs as captures named by the CLI's version and, beside them, the draft of the
 rules that changed (:data:`RULES_DRAFT`).

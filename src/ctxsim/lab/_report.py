@@ -1,6 +1,6 @@
 """Differences as a person reads them: each changed leaf by its path, identical shifts grouped.
 
-A :class:`~ctxsim.lab._projection.Difference` can hold a whole object on each side (a statusline payload's
+A ``Difference`` can hold a whole object on each side (a statusline payload's
 ``context_window``, a transcript's list of row kinds). :func:`leaves` names what moved inside it: every leaf that
 differs by its path (``context_window.used_percentage``), a list's inserted or removed items by their slice
 (``line kinds[3:3]: [] → ['api-request-route']``). :func:`shifts` groups the leaves of many differences: the same
