@@ -89,8 +89,9 @@ def _configure_fidelity(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repl", nargs="*", metavar="NAME",
                         help="the REPL sessions also recorded under tmux and compared row by row (default: four, "
                              "with tmux on the bundled CLI and no NAME given; --repl alone: none)")
-    parser.add_argument("--all", action="store_true", help="list every key no tracker reads that differs (default: "
-                                                           "one summary line)")
+    parser.add_argument("--all", action="store_true", help="list every key no tracker reads that differs and every "
+                                                           "shift of the drift (default: one summary line, the first "
+                                                           "12 shifts)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take (default 60)")
 
 
