@@ -25,7 +25,9 @@ def test_the_verdict_is_the_first_line_and_untracked_keys_are_one_line() -> None
 def test_a_tracked_difference_fails_first_and_is_listed() -> None:
     lines = _check(tracked=1).table().splitlines()
     assert lines[0].startswith("FAIL: ")
-    assert any("usage.cache_read_input_tokens" in line and line.endswith("yes") for line in lines)
+    assert lines[1] == "fields trackers read that differ (fake → CLI):"
+    assert lines[2] == ("  usage.cache_read_input_tokens: 0 → 1000 (+1000) at 1 point in one: "
+                        "step 1 message 2 (assistant)")
     assert not any(line.endswith(" no") for line in lines)
 
 

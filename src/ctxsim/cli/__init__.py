@@ -13,7 +13,7 @@
     ctxsim import RECORDING... -o scenarios/NAME.yaml [--stream] [--force]
     ctxsim score [SCENARIOS...] [--tracker NAME|module:factory ...] [--fuzz N] [--html DIR]
     ctxsim record [NAME...] [--dir DIR] [--list] [--statusline]
-    ctxsim fidelity [NAME...] [--cli PATH] [--record DIR] [--json]
+    ctxsim fidelity [NAME...] [--cli PATH] [--record DIR] [--json] [--no-noise]
     ctxsim tools install [NAME...] | ctxsim tools verdicts [SCENARIOS...] [--tool NAME ...] [--out FILE]
     ctxsim serve SCENARIO [--port N] [--json] [--judge FILE] [--timeout S]
     ctxsim judge SPEC [SCENARIOS...] [--out FILE]
@@ -24,9 +24,11 @@
 loop timeline (turns, context, zones, checkpoints, restarts, steps).
 
 ``fidelity`` (the fake's fidelity to the CLI) plays the scripted sessions on a Claude Code CLI (default: the bundled
-one) and in-process and prints every field where the two differ, marking those trackers read; exit 1 when one of
-those differs. ``ctxsim conformance`` is its old name, a deprecated alias that says so in one line: "conformance"
-now means one thing, a tracker's conformance to the contracts (:mod:`ctxsim.testing`, ``ctxsim catalogue``).
+one) and in-process and prints every field where the two differ, by the path of what changed, marking those
+trackers read; exit 1 when one of those differs. Its drift from the last recorded release is split into this
+machine's run-to-run noise (measured: the sessions that drifted played again) and the release's change. ``ctxsim
+conformance`` is its old name, a deprecated alias that says so in one line: "conformance" now means one thing, a
+tracker's conformance to the contracts (:mod:`ctxsim.testing`, ``ctxsim catalogue``).
 
 ``catalogue`` prints the detection table: each catalogued tracker (and each ``--tracker`` of yours) against every
 conformance contract, with where a catalogued tracker differs from the contracts its entry declares it breaks.

@@ -78,13 +78,20 @@ def _configure_fidelity(parser: argparse.ArgumentParser) -> None:
                                                       "stream-json protocol, a wrapper script included (default: the "
                                                       "one bundled in the installed claude-agent-sdk)")
     parser.add_argument("--record", type=Path, metavar="DIR",
-                        help="also write the live runs as captures under DIR/claude-code-<CLI version>/")
+                        help="also write the live runs as captures under DIR/claude-code-<CLI version>/, and beside "
+                             "them rules-draft.md: each field trackers read that differs, for a person to turn into "
+                             "version rules")
+    parser.add_argument("--no-noise", dest="noise", action="store_false",
+                        help="do not measure this machine's run-to-run noise (by default each session that drifted "
+                             "from the capture is played live a second time, and what moves between the two runs is "
+                             "reported as noise, apart from the release's change)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repl", nargs="*", metavar="NAME",
                         help="the REPL sessions also recorded under tmux and compared row by row (default: four, "
                              "with tmux on the bundled CLI and no NAME given; --repl alone: none)")
-    parser.add_argument("--all", action="store_true", help="list every key no tracker reads that differs (default: "
-                                                           "one summary line)")
+    parser.add_argument("--all", action="store_true", help="list every key no tracker reads that differs and every "
+                                                           "shift of the drift (default: one summary line, the first "
+                                                           "12 shifts)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds any one wait may take (default 60)")
 
 
@@ -101,7 +108,7 @@ def _fidelity(args: argparse.Namespace) -> int:
 
     try:
         check = check_release(args.cli, names=args.names or None, record=args.record, timeout=args.timeout,
-                              repl=args.repl)
+                              repl=args.repl, noise=args.noise)
     except LiveError as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(check.to_json(), indent=1) if args.json else check.table(every_key=args.all))

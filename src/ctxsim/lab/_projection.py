@@ -48,6 +48,11 @@ CONTEXT_USAGE_FIELDS = ("totalTokens", "maxTokens", "rawMaxTokens", "percentage"
 CATEGORIES = ("system_tools", "skills", "messages", "autocompact_buffer", "free_space")
 """The categories of ``get_context_usage()`` whose tokens are projected (``category.<id>``; the deferred tools,
 counted in no total, are listed in ``categories`` alone)."""
+COUNTED = ("system_tools", "skills", "messages")
+"""The categories of :data:`CATEGORIES` whose tokens add up to ``totalTokens`` (kind ``used``); the autocompact buffer
+and the free space are what is left of the window."""
+MOVED = "moved between categories, their sum unchanged: a rewording, not a tracked difference"
+"""The note on a category whose tokens only moved to or from others (:func:`compare`)."""
 CONTEXT_USAGE_PROJECTED = (*CONTEXT_USAGE_FIELDS, "categories", *(f"category.{c}" for c in CATEGORIES),
                            *(f"apiUsage.{k}" for k in USAGE_FIELDS))
 """Every field of a projected ``get_context_usage()``: the sizes, the categories (``id:kind``, in order) and the
@@ -277,8 +282,10 @@ class Difference:
     kind: str = ""
     """The :func:`message_kind` of the message (or ``frames <kind>`` for a frame's key)."""
     tracked: bool = True
-    """Whether trackers read this field: every projected field; for frame keys, those of
-    ``TRACKED``."""
+    """Whether trackers read this field: every projected field (but a category whose tokens only moved, see
+    :func:`compare`); for frame keys, those of ``TRACKED``."""
+    note: str = ""
+    """Why a projected field is not tracked here (:data:`MOVED`), else empty."""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.field}: {self.left!r} != {self.right!r}"
@@ -332,6 +339,22 @@ def compare_raw(left: Mapping[str, Sequence[Any]], right: Mapping[str, Sequence[
     return out
 
 
+def _moved(differences: list[Difference]) -> list[Difference]:
+    """``differences`` of one context usage with the categories that only moved tokens between each other untracked
+    (:data:`MOVED`)."""
+    categories = [d for d in differences if d.field.startswith("category.")]
+    counted = {f"category.{c}" for c in COUNTED}
+    if not categories or any(d.field not in counted for d in categories):
+        return differences
+
+    def tokens(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    if sum(tokens(d.left) for d in categories) != sum(tokens(d.right) for d in categories):
+        return differences
+    return [dataclasses.replace(d, tracked=False, note=MOVED) if d in categories else d for d in differences]
+
+
 def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
             initial: tuple[Projection, Projection] | None = None) -> list[Difference]:
     """Every field where the two projections of one session differ, step by step and message by message.
@@ -339,10 +362,15 @@ def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
     ``initial`` compares the context usage before the first query as well. Messages, and then hook calls, are
     compared by position: a missing or extra one is one difference (``(message)``), then the comparison goes on at
     the next position. Random ids are compared by shape (:func:`id_shapes`).
+
+    In a ``get_context_usage()``, categories of :data:`COUNTED` whose tokens only moved between each other (their
+    sum unchanged: a release that files three tokens of its tool list under skills) are untracked, noted
+    :data:`MOVED`: no tracker reads the split as a measure. Their sum (``totalTokens``, ``percentage``, the free
+    space) and every other field stay tracked.
     """
     out: list[Difference] = []
     if initial is not None:
-        out += _compare_items("before the first query", *initial, 0)
+        out += _moved(_compare_items("before the first query", *initial, 0))
     left, right = id_shapes(left), id_shapes(right)
     for number in range(max(len(left), len(right))):
         a = left[number] if number < len(left) else None
@@ -360,7 +388,7 @@ def compare(left: Sequence[StepProjection], right: Sequence[StepProjection], *,
             y = b.messages[index] if index < len(b.messages) else None
             kind = (x or y or {}).get("type")
             out += _compare_items(f"{step} message {index + 1} ({kind})", x, y, number + 1)
-        out += _compare_items(f"{step} get_context_usage", a.context_usage, b.context_usage, number + 1)
+        out += _moved(_compare_items(f"{step} get_context_usage", a.context_usage, b.context_usage, number + 1))
         for index in range(max(len(a.hooks), len(b.hooks))):
             x = a.hooks[index] if index < len(a.hooks) else None
             y = b.hooks[index] if index < len(b.hooks) else None

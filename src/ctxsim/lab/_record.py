@@ -10,16 +10,13 @@ read the versions ctxsim's wire is checked against without the CLI. ``ctxsim rec
 --record`` write them.
 
 :func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it.
-:func:`drift` compares a capture with a live run of the same scripted session (typically under a newer CLI): which
-fields changed, which numbers moved (the CLI's own prompt grew or shrank), and which frame kinds and keys appeared
-or vanished.
+:func:`drift` (named here too) compares a capture with a live run of the same scripted session.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,8 +40,9 @@ from ..world import (
     ToolResult,
     ToolUse,
 )
+from ._drift import Drift, drift
 from ._fidelity import SESSIONS, HookSetup, Played
-from ._projection import Difference, Projection, StepProjection
+from ._projection import Projection, StepProjection
 
 __all__ = ["CAPTURES", "Capture", "Drift", "capture_dir", "capture_for", "captured_versions", "drift", "load_capture",
            "load_captures", "record", "record_command", "session_from_json", "session_to_json", "version_key",
@@ -250,86 +248,3 @@ def record_command(names: Sequence[str], directory: Path, *, list_only: bool = F
     for path in run_blocking(lambda: record(directory, list(names) or None)):
         print(f"wrote {path}")
     return 0
-
-
-def _numeric(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class Drift:
-    """How a live run differs from the capture of the same scripted session."""
-
-    captured: str
-    """The captured CLI version."""
-    live: str
-    """The live CLI version."""
-    changed: list[Difference]
-    """Fields whose value changed kind or text (message kinds, block kinds, triggers, subtypes, ids by shape), and
-    steps or messages that appeared or vanished."""
-    numbers: list[Difference]
-    """Fields whose number moved: the CLI's own measurements (its prompt and tools in every cache count, the cost,
-    compaction sizes), which move whenever a release rewords its system prompt."""
-    keys: list[Difference]
-    """Frame kinds and key paths that appeared or vanished (``tracked`` where trackers read them)."""
-
-    def summary(self, name: str) -> str:
-        """One line for a report: the versions and what moved."""
-        parts = []
-        if self.keys:
-            appeared = [f"{d.kind.removeprefix('frames ')} {d.field.removeprefix('keys: ')}" for d in self.keys
-                        if d.left == "<absent>"]
-            vanished = [f"{d.kind.removeprefix('frames ')} {d.field.removeprefix('keys: ')}" for d in self.keys
-                        if d.right == "<absent>"]
-            if appeared:
-                parts.append(f"appeared: {', '.join(appeared)}")
-            if vanished:
-                parts.append(f"vanished: {', '.join(vanished)}")
-        if self.changed:
-            parts.append(f"{len(self.changed)} field(s) changed ({', '.join(sorted({d.field for d in self.changed}))})")
-        if self.numbers:
-            parts.append(f"{len(self.numbers)} number(s) moved ({', '.join(sorted({d.field for d in self.numbers}))})")
-        return (f"{name}: Claude Code {self.live} against the capture of {self.captured}: "
-                + ("; ".join(parts) if parts else "nothing changed"))
-
-
-_NUMBERED_ID = re.compile(r"(?:msg|toolu|req)_ctxsim(\d+)(?:_\d+)?")
-"""The ids the fake API draws from a request's number: message, tool use and request ids."""
-
-
-def _renumbered(value: Any, numbers: Mapping[str, str], seen: list[str]) -> Any:
-    """``value`` with the request number of each numbered id renumbered by ``numbers``; each number met is added to
-    ``seen`` (in order of first appearance)."""
-    if isinstance(value, str) and (match := _NUMBERED_ID.fullmatch(value)):
-        seen.extend(() if match[1] in seen else (match[1],))
-        return value[:match.start(1)] + numbers.get(match[1], match[1]) + value[match.end(1):]
-    if isinstance(value, Mapping):
-        return {k: _renumbered(v, numbers, seen) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_renumbered(v, numbers, seen) for v in value)
-    return value
-
-
-def drift(capture: Capture, live: Played) -> Drift:
-    """How the live run ``live`` differs from ``capture`` of the same scripted session.
-
-    The fake API numbers its message, tool use and request ids by when each request reaches it; two chains at once
-    (a background subagent beside the main chain) can reach it in either order, a race of the harness, not a change
-    of the CLI. So where the live run's ids carry the capture's request numbers in another order of first
-    appearance, they are renumbered to the capture's by that order first; a number more or fewer renumbers none."""
-    from ._projection import compare, compare_keys, compare_raw
-
-    theirs: list[str] = []
-    ours: list[str] = []
-    _renumbered([[(s.messages, s.context_usage, s.hooks) for s in capture.steps], sorted(capture.raw.items())], {},
-                theirs)
-    live_steps = [(s.messages, s.context_usage, s.hooks) for s in live.steps]
-    _renumbered([live_steps, sorted(live.raw.items())], {}, ours)
-    renumber = dict(zip(ours, theirs)) if sorted(ours) == sorted(theirs) else {}
-    steps = [StepProjection(s.prompt, *_renumbered(kept, renumber, [])) for s, kept in zip(live.steps, live_steps)]
-    raw = _renumbered(live.raw, renumber, [])
-    differences = compare(capture.steps, steps, initial=(capture.initial, live.initial))
-    differences += compare_raw(capture.raw, raw)
-    numbers = [d for d in differences if _numeric(d.left) and _numeric(d.right)]
-    return Drift(capture.cli_version, live.cli_version, [d for d in differences if d not in numbers], numbers,
-                 compare_keys(capture.frame_keys, live.frame_keys))
