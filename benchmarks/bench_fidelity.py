@@ -19,7 +19,7 @@ import statistics
 
 from _bench import mark, print_table
 
-from ctxsim.lab._release import CONCURRENCY, ReleaseCheck, check_release
+from ctxsim.lab.release._check import CONCURRENCY, ReleaseCheck, check_release
 
 TARGET_SECONDS = 120.0
 

@@ -16,7 +16,8 @@ import pytest
 
 from ctxsim.lab._fidelity import Played
 from ctxsim.lab._projection import StepProjection, compare
-from ctxsim.lab._record import Capture, drift, load_captures
+from ctxsim.lab._record import Capture, load_captures
+from ctxsim.lab.release import drift
 from ctxsim.world import Call
 
 CAPTURES = [c for c in load_captures() if c.name == "background-subagent"]

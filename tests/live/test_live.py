@@ -22,7 +22,8 @@ from live_known import unexplained
 
 from ctxsim.lab._fidelity import SESSIONS, Played, play_inprocess, play_live
 from ctxsim.lab._projection import compare, compare_keys, compare_raw
-from ctxsim.lab._record import CAPTURES, capture_for, drift
+from ctxsim.lab._record import CAPTURES, capture_for
+from ctxsim.lab.release import drift
 from ctxsim.live._api import FakeMessagesAPI, Reply
 from ctxsim.live._claude import LiveClaude, LiveError, child_processes
 from ctxsim.plugin import DRIFT_PROPERTY

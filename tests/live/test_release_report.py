@@ -10,12 +10,12 @@ import copy
 import dataclasses
 from pathlib import Path
 
-from ctxsim.lab._drift import drift, noise_between
 from ctxsim.lab._fidelity import Played
 from ctxsim.lab._projection import MOVED, Difference, StepProjection, compare
 from ctxsim.lab._record import Capture, captured_versions, load_captures
-from ctxsim.lab._release import RULES_DRAFT, Noise, ReleaseCheck, SessionCheck
-from ctxsim.lab._report import leaves, shifts
+from ctxsim.lab.release._check import RULES_DRAFT, Noise, ReleaseCheck, SessionCheck
+from ctxsim.lab.release._drift import drift, noise_between
+from ctxsim.lab.release._report import leaves, shifts
 
 CAPTURE = next(c for c in load_captures() if c.name == "several-queries" and c.cli_version == captured_versions()[-1])
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxsim.lab._projection import Difference
-from ctxsim.lab._release import ReleaseCheck, SessionCheck
+from ctxsim.lab.release._check import ReleaseCheck, SessionCheck
 
 
 def _check(tracked: int) -> ReleaseCheck:

@@ -21,7 +21,6 @@ from builder_twin import builder_twin
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
 from ctxsim.lab import check_release, tmux_skip_reason
-from ctxsim.lab._release import REPL_CHECKED
 from ctxsim.lab._repl import REPL_SESSIONS, record_repl
 from ctxsim.lab._repl_compare import (
     ReplRecording,
@@ -30,6 +29,7 @@ from ctxsim.lab._repl_compare import (
     compare_repl_transcripts,
     load_repl_recordings,
 )
+from ctxsim.lab.release._check import REPL_CHECKED
 from ctxsim.wire import CAPTURES, version_key
 
 RECORDINGS = load_repl_recordings(CAPTURES)

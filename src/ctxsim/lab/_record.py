@@ -1,4 +1,4 @@
-"""Captures of the live fidelity runs, shipped in the package, and the drift between releases.
+"""Captures of the live fidelity runs, shipped in the package.
 
 :func:`record` plays scripted sessions live (:mod:`ctxsim.lab`) and writes one JSON file per session
 under ``<directory>/claude-code-<CLI version>/``: the CLI and SDK versions, the world session that happened
@@ -9,8 +9,8 @@ The captures ship in the package (:data:`CAPTURES`), so the tests, ``ctxsim fide
 read the versions ctxsim's wire is checked against without the CLI. ``ctxsim record`` and ``ctxsim fidelity
 --record`` write them.
 
-:func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it.
-:func:`drift` (named here too) compares a capture with a live run of the same scripted session.
+:func:`capture_for` picks the captures that stand for a CLI version: its own, else the newest version below it
+(the drift of a live run from them: :mod:`ctxsim.lab.release`).
 """
 
 from __future__ import annotations
@@ -40,13 +40,11 @@ from ..world import (
     ToolResult,
     ToolUse,
 )
-from ._drift import Drift, drift
 from ._fidelity import SESSIONS, HookSetup, Played
 from ._projection import Projection, StepProjection
 
-__all__ = ["CAPTURES", "Capture", "Drift", "capture_dir", "capture_for", "captured_versions", "drift", "load_capture",
-           "load_captures", "record", "record_command", "session_from_json", "session_to_json", "version_key",
-           "write_capture"]
+__all__ = ["CAPTURES", "Capture", "capture_dir", "capture_for", "captured_versions", "load_capture", "load_captures",
+           "record", "record_command", "session_from_json", "session_to_json", "version_key", "write_capture"]
 
 FORMAT = 3
 """2: the hook calls of each step, and the callbacks registered (``hooks``); 3: every field a tracker can read

@@ -39,18 +39,18 @@ from typing import Any
 
 import anyio
 
-from .._sync import run_blocking
-from ..live import LiveError, cli_version
+from ..._sync import run_blocking
+from ...live import LiveError, cli_version
+from .._fidelity import SESSIONS, Played, play_inprocess, play_live
+from .._projection import Difference, compare, compare_keys, compare_raw
+from .._record import CAPTURES, capture_dir, capture_for, write_capture
+from .._repl import REPL_SESSIONS, record_repl
+from .._repl_compare import ReplRecording, compare_repl_boundaries, compare_repl_payloads, compare_repl_transcripts
+from .._tmux import tmux_skip_reason
 from ._drift import Drift, drift, noise_between
-from ._fidelity import SESSIONS, Played, play_inprocess, play_live
-from ._projection import Difference, compare, compare_keys, compare_raw
-from ._record import CAPTURES, capture_dir, capture_for, write_capture
-from ._repl import REPL_SESSIONS, record_repl
-from ._repl_compare import ReplRecording, compare_repl_boundaries, compare_repl_payloads, compare_repl_transcripts
 from ._report import Shift, difference_leaves, listed, shifts, shown
-from ._tmux import tmux_skip_reason
 
-__all__ = ["Noise", "ReleaseCheck", "SessionCheck", "check_release"]
+__all__ = ["REPL_CHECKED", "RULES_DRAFT", "Noise", "ReleaseCheck", "SessionCheck", "check_release"]
 
 REPL_CHECKED = ("compact-two-calls", "compact-tool-round", "autocompact", "clear")
 """The REPL sessions ``ctxsim fidelity`` records too: between them, every row kind the REPL writes in a prompt's

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ._projection import Difference, Projection, StepProjection, compare, compare_keys, compare_raw
+from .._projection import Difference, Projection, StepProjection, compare, compare_keys, compare_raw
 
 __all__ = ["Drift", "Run", "drift", "noise_between"]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._projection import Difference
+from .._projection import Difference
 
 __all__ = ["Leaf", "Shift", "difference_leaves", "leaves", "listed", "shifts", "shown"]
 
