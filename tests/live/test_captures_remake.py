@@ -7,13 +7,13 @@ captures show fails, naming the difference, and ``python tests/captures/remake.p
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from scripts import load_script
 
 pytestmark = pytest.mark.live
 
@@ -21,11 +21,7 @@ REMAKE = Path(__file__).resolve().parents[1] / "captures" / "remake.py"
 
 
 def remake() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("remake", REMAKE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REMAKE)
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

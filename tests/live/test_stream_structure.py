@@ -14,7 +14,6 @@ the rendering held to that.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from functools import partial
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import anyio
 import pytest
 from builder_twin import builder_twin, twin_ready
+from scripts import load_script
 from stream_structure import differences, kind, step_outlines
 
 from ctxsim.lab._fidelity import HookSetup, play_inprocess
@@ -79,11 +79,7 @@ def test_frames_fall_where_the_cli_places_them(path: Path) -> None:
 
 
 def _remake() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("remake_structure", REMAKE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REMAKE)
 
 
 @pytest.mark.live
