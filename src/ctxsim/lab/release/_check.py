@@ -317,8 +317,8 @@ def _measure_noise(check: ReleaseCheck, played: dict[str, Played], cli: str | No
     """Mark in each session's drift the fields that move run to run on this machine (:attr:`Drift.noise`).
 
     The noise is measured, not assumed: a field is noise when it moves between two live runs of the same session
-    on the same CLI. Where the capture is of this very version, the capture is the first run and every drift from
-    it is noise (no run more). Otherwise each session that drifted at all is played live once more (live only: the
+    on the same CLI. Where the capture is of this very version, the capture is the first run and every number that
+    moved from it is noise (no run more); a key or a field's kind or text that moved is the change. Otherwise each session that drifted at all is played live once more (live only: the
     in-process side is the fake, which follows the live run) and compared with the first run; the release's
     change is the rest of the drift. Only sessions that drifted are played again, so a release that changed
     nothing costs nothing; on a release that moved the CLI's prompt that is every scripted session, about as long
@@ -332,9 +332,9 @@ def _measure_noise(check: ReleaseCheck, played: dict[str, Played], cli: str | No
     field noisy in one session still counts as the release's change in every other."""
     sessions = {s.name: s for s in check.sessions if s.drift is not None and s.drift.every}
     if check.captured == check.version:
-        for s in sessions.values():
-            assert s.drift is not None
-            s.drift = dataclasses.replace(s.drift, noise=frozenset((d.kind, d.field) for d in s.drift.every))
+        for s in sessions.values():  # numbers the CLI measures of its own run; a key or a kind that moved is not
+            assert s.drift is not None  # noise but a change (a wrapper, a patched build of the same version)
+            s.drift = dataclasses.replace(s.drift, noise=frozenset((d.kind, d.field) for d in s.drift.numbers))
         check.noise = Noise("capture")
         return
     started = time.monotonic()
