@@ -56,9 +56,9 @@ RULES: Mapping[str, Rule] = {rule.name: rule for rule in (
          "against 2.1.330-2.1.332 (16 and 40 of 200,000); repl/autocompact-window-disabled and max-context-tokens "
          "unchanged", since="2.1.337"),
     Rule("repl-session-title",
-         "The interactive REPL asks the model for a session title (a request without tools, no cache) at a "
-         "conversation's first prompt of at least 10 characters, before its first call, and while the reply holds no "
-         "title once more at the next prompt; its price counts in the statusline payload's cost and the "
+         "The interactive REPL asks the model for a session title (a request without tools, no cache), before the "
+         "first call, at each prompt of at least 10 characters while the conversation has no title, and once more at "
+         "the prompt after it; its price counts in the statusline payload's cost and the "
          "conversation's cost-state (ctxsim.world.title_asks).",
          "repl/* of 2.1.337 (kind side in the calls served: compact-tool-round, clear, subagent, autocompact, ...) "
          "against 2.1.330-2.1.332 (none)", since="2.1.337"),
