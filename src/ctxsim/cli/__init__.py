@@ -65,31 +65,35 @@ __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run),
+    Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run,
+            plays=True),
     Command("scenario", "write a scenario template, check scenario files, list the format's keys",
             _configure_scenario, _scenario),
     Command("fuzz", "generate faulted streams until one breaks a tracker (or tasks until one breaks a restart "
                     "loop); write it as a scenario",
-            _configure_fuzz, _fuzz),
+            _configure_fuzz, _fuzz, plays=True),
     Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
-            _configure_catalogue, _catalogue),
+            _configure_catalogue, _catalogue, plays=True),
     Command("import", "turn transcripts or a stream-json capture into a shareable scenario (text scrubbed)",
             _configure_import, _import),
     Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
-            _configure_score, _score),
+            _configure_score, _score, plays=True),
     Command("record", "play the live fidelity sessions through the bundled CLI and write their captures",
             _configure_record, _record),
     Command("fidelity", "judge the fake's fidelity to a Claude Code CLI: the scripted sessions live and in-process, "
                         "every field a tracker reads compared", _configure_fidelity, _fidelity),
     Command("serve", "serve one scenario's fake Messages API on 127.0.0.1 to any client of the real CLI; print its "
-                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve),
+                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve,
+            plays=True),
     Command("judge", "judge one tracker (cmd:, stream:, module:factory) over the scenarios: a Markdown report",
-            _configure_judge, _judge),
+            _configure_judge, _judge, plays=True),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
-            _configure_tools, _tools),
+            _configure_tools, _tools, plays=lambda args: args.action == "verdicts"),
     Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),
 )
-"""Every subcommand, in the order ``ctxsim --help`` lists them."""
+"""Every subcommand, in the order ``ctxsim --help`` lists them. Those that play sessions (``plays``) say first, on
+stderr, when the Claude Code in use is newer than every release ctxsim recorded; ``record`` and ``fidelity`` do not:
+they are how a new release is recorded and compared."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,6 +106,15 @@ def _parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         command.configure(sub.add_parser(command.name, help=command.help, description=command.help))
     return parser
+
+
+def _say_release() -> None:
+    """:func:`ctxsim.live.release_notice`, when there is one, on stderr (stdout stays the command's output)."""
+    from ..live import release_notice
+
+    notice = release_notice()
+    if notice is not None:
+        print(notice, file=sys.stderr, flush=True)
 
 
 def _interrupt(exc: BaseException) -> bool:
@@ -128,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
         with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
+            if command.says_release(args):
+                _say_release()
             return command.run(args)
     except CommandError as exc:  # one line: what it quotes of input (a path, a spec) cannot break it nor act
         from ..processes import printable

@@ -35,6 +35,14 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
+    plays: bool | Callable[[argparse.Namespace], bool] = False
+    """Whether it plays sessions (runs or judges a tracker, serves a scenario), for these arguments: then it says
+    on stderr, first, when the Claude Code in use is newer than every release ctxsim recorded
+    (:func:`ctxsim.live.release_notice`)."""
+
+    def says_release(self, args: argparse.Namespace) -> bool:
+        """Whether this run of the command starts with :func:`ctxsim.live.release_notice`."""
+        return self.plays(args) if callable(self.plays) else self.plays
 
 
 def _load(path: Path) -> SessionScenario | TaskScenario:

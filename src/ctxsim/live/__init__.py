@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         cli_version as cli_version,
         read_transcripts as read_transcripts,
     )
+    from ._notice import NOTICE_TIMEOUT as NOTICE_TIMEOUT, release_notice as release_notice
     from ._requests import RequestKind as RequestKind
     from ._scenarios import (
         live_skip_reason as live_skip_reason,

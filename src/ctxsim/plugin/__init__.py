@@ -118,6 +118,8 @@ _SCENARIOS = pytest.StashKey[ScenarioPath]()
 _BLOCK_REAL = pytest.StashKey[bool]()
 _GUARD = pytest.StashKey[Guard]()
 _BETWEEN = pytest.StashKey[Guard]()
+_NOTICE = pytest.StashKey["str | None"]()
+"""The run's :func:`ctxsim.live.release_notice`, once asked."""
 """The session's guard, active between tests (``--ctx-block-real``)."""
 
 
@@ -252,6 +254,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
              f"{installed_sdk_version() or '(not installed)'}); wire checked against Claude Code "
              f"{', '.join(checked) if checked else '(no capture)'}"]
+    notice = _release_notice(config)
+    if notice is not None:
+        lines.append(notice)
     scenarios = config.stash.get(_SCENARIOS, None)
     if scenarios is not None:
         lines.append(header(scenarios, config))
@@ -267,11 +272,25 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+def _release_notice(config: pytest.Config) -> str | None:
+    """:func:`ctxsim.live.release_notice`, asked once a run (the header shows it, else the summary does)."""
+    if _NOTICE not in config.stash:
+        from ..live import release_notice
+
+        # an xdist worker says nothing its controller does not (its lines are not shown)
+        config.stash[_NOTICE] = None if hasattr(config, "workerinput") else release_notice()
+    return config.stash[_NOTICE]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
     hint = ini_hint(config)
     if hint is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         terminalreporter.write_line(hint)  # the header (and its hint) is not shown under -q
+    if _NOTICE not in config.stash:  # no header was shown (-q, --no-header): the notice closes the run instead
+        notice = _release_notice(config)
+        if notice is not None:
+            terminalreporter.write_line(notice)
     drift = sorted({str(value) for reports in terminalreporter.stats.values() for report in reports
                     for name, value in getattr(report, "user_properties", ()) if name == DRIFT_PROPERTY})
     if drift:
