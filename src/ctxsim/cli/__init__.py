@@ -84,16 +84,18 @@ COMMANDS: tuple[Command, ...] = (
                         "every field a tracker reads compared", _configure_fidelity, _fidelity),
     Command("serve", "serve one scenario's fake Messages API on 127.0.0.1 to any client of the real CLI; print its "
                      "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve,
-            plays=True),
+            plays=lambda args: not args.list),
     Command("judge", "judge one tracker (cmd:, stream:, module:factory) over the scenarios: a Markdown report",
             _configure_judge, _judge, plays=True),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
             _configure_tools, _tools, plays=lambda args: args.action == "verdicts"),
     Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),
 )
-"""Every subcommand, in the order ``ctxsim --help`` lists them. Those that play sessions (``plays``) say first, on
-stderr, when the Claude Code in use is newer than every release ctxsim recorded; ``record`` and ``fidelity`` do not:
-they are how a new release is recorded and compared."""
+"""Every subcommand, in the order ``ctxsim --help`` lists them. Those that play sessions (``plays``) end a run that
+reached its verdict (exit 0 or 1) with one line on stderr when the Claude Code in use is newer than every release
+ctxsim recorded (:func:`ctxsim.live.release_notice`): the verdict stands on a truth that may be a release behind.
+An input error stays its one line. ``record`` and ``fidelity`` do not say it: they record a new release and compare
+it."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,7 +111,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _say_release() -> None:
-    """:func:`ctxsim.live.release_notice`, when there is one, on stderr (stdout stays the command's output)."""
+    """:func:`ctxsim.live.release_notice`, when there is one, on stderr (stdout stays the command's output, JSON
+    included)."""
     from ..live import release_notice
 
     notice = release_notice()
@@ -141,9 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
         with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
-            if command.says_release(args):
+            status = command.run(args)
+            if status in (0, 1) and command.says_release(args):  # after its verdict, never after an error
                 _say_release()
-            return command.run(args)
+            return status
     except CommandError as exc:  # one line: what it quotes of input (a path, a spec) cannot break it nor act
         from ..processes import printable
 

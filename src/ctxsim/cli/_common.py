@@ -36,9 +36,9 @@ class Command:
     run: Callable[[argparse.Namespace], int]
     """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
     plays: bool | Callable[[argparse.Namespace], bool] = False
-    """Whether it plays sessions (runs or judges a tracker, serves a scenario), for these arguments: then it says
-    on stderr, first, when the Claude Code in use is newer than every release ctxsim recorded
-    (:func:`ctxsim.live.release_notice`)."""
+    """Whether it plays sessions (runs or judges a tracker, serves a scenario), for these arguments: then a run that
+    reached its verdict ends by saying on stderr when the Claude Code in use is newer than every release ctxsim
+    recorded (:func:`ctxsim.live.release_notice`)."""
 
     def says_release(self, args: argparse.Namespace) -> bool:
         """Whether this run of the command starts with :func:`ctxsim.live.release_notice`."""

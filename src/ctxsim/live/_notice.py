@@ -3,7 +3,7 @@
 ctxsim's truth for a CLI release is what its captures hold (``ctxsim/wire/captures/claude-code-<version>/``). A
 user whose CLI came out after the newest of them runs on a truth that may be a release behind, and
 :func:`release_notice` is the one line that tells them so: the pytest header prints it, and each ``ctxsim``
-command that plays sessions prints it on stderr. The CLI in use is the one named by ``CTXSIM_CLI`` (the CLI
+command that plays sessions ends its run with it on stderr. The CLI in use is the one named by ``CTXSIM_CLI`` (the CLI
 ``ctxsim serve``'s wrapper runs), else the one bundled in ``claude-agent-sdk`` (its version read from the wheel,
 without starting it). Asking ``CTXSIM_CLI --version`` is bounded (:data:`NOTICE_TIMEOUT`); a CLI that hangs or
 prints no version gets one line saying so, never a traceback. The versions are read, never written here: the
@@ -31,8 +31,8 @@ def release_notice(env: Mapping[str, str] | None = None, *, recorded: Sequence[s
 
     ``env`` (default: the process's environment) names the CLI in use in ``CTXSIM_CLI``, else it is the bundled
     one; ``recorded``: the recorded releases (default: :func:`~ctxsim.wire.captured_versions`). Versions compare
-    numerically (``2.1.1000`` is newer than ``2.1.99``). A ``CTXSIM_CLI`` that cannot tell its version within
-    :data:`NOTICE_TIMEOUT` gets a one-line note saying so instead."""
+    numerically, part by part (a patch release 1000 is newer than 99). A ``CTXSIM_CLI`` that cannot tell its
+    version within :data:`NOTICE_TIMEOUT` gets a one-line note saying so instead."""
     releases = captured_versions() if recorded is None else list(recorded)
     if not releases:
         return None
