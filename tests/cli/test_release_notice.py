@@ -8,6 +8,7 @@ directories (read here without :mod:`ctxsim.wire`), so a release recorded tomorr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -122,12 +123,22 @@ def test_ctxsim_run_ends_with_the_notice_on_stderr_and_stdout_stays_its_own(
     assert json.loads(out.splitlines()[-1])
 
 
-def test_an_input_error_stays_one_line(ctxsim_cli: CliMaker, capsys: pytest.CaptureFixture[str],
-                                       tmp_path: Path) -> None:
+def test_an_input_error_or_an_interrupt_stays_one_line(ctxsim_cli: CliMaker, capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ctxsim_cli(version(NEWER))
     assert cli.main(["run", str(tmp_path / "missing.yaml")]) == 2
     _, err = capsys.readouterr()
     assert len(err.splitlines()) == 1 and said(err) == [], err
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    run = next(c for c in cli.COMMANDS if c.name == "run")
+    monkeypatch.setattr(cli, "COMMANDS", tuple(dataclasses.replace(run, run=interrupted) if c is run else c
+                                               for c in cli.COMMANDS))
+    assert cli.main(["run", str(SCENARIO)]) == 130
+    _, err = capsys.readouterr()
+    assert err.startswith("ctxsim: run: interrupted") and len(err.splitlines()) == 1 and said(err) == [], err
 
 
 def _running(marker: str) -> list[int]:
@@ -161,6 +172,9 @@ def test_a_hanging_cli_costs_a_bounded_wait_and_one_line(pytester: pytest.Pytest
     assert cli.main(["run", str(SCENARIO)]) == 0
     _, err = capsys.readouterr()
     assert err == note + "\n"
+    deadline = time.monotonic() + 5  # SIGKILL is sent; the kernel ends them a moment later
+    while _running(f"sleep {seconds}") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _running(f"sleep {seconds}") == []  # the hung CLI and what it started are gone
 
 
