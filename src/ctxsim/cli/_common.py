@@ -41,7 +41,8 @@ class Command:
     recorded (:func:`ctxsim.live.release_notice`)."""
 
     def says_release(self, args: argparse.Namespace) -> bool:
-        """Whether this run of the command starts with :func:`ctxsim.live.release_notice`."""
+        """Whether this run of the command, once it reached its verdict, ends with
+        :func:`ctxsim.live.release_notice`."""
         return self.plays(args) if callable(self.plays) else self.plays
 
 
