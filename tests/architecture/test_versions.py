@@ -7,6 +7,7 @@ Expected values are read here from the installed files themselves (the SDK's met
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 from pathlib import Path
 
@@ -81,3 +82,24 @@ def test_the_pytest_header_names_the_installed_and_the_captured_versions(pyteste
     sdk = importlib.metadata.version("claude-agent-sdk")
     result.stdout.fnmatch_lines([f"ctxsim: Claude Code {cli} (claude-agent-sdk {sdk}); wire checked against "
                                  f"Claude Code {', '.join(SHIPPED)}"])
+
+
+def test_ci_pins_the_sdk_that_bundles_the_newest_recorded_release() -> None:
+    """CI's blocking tiers run on the SDK pinned in .ci/constraints-recorded.txt (and on the floor): it must bundle
+    the newest release ctxsim recorded, read from the captures' own ``sdk_version`` (no install needed). A release
+    recorded without moving the pin fails here: bump the constraints file to the new captures' SDK."""
+    pins = [line.split("#")[0].strip() for line in (ROOT / ".ci" / "constraints-recorded.txt").read_text().splitlines()]
+    pins = [pin for pin in pins if pin]
+    assert len(pins) == 1 and pins[0].startswith("claude-agent-sdk=="), pins  # the SDK, and nothing else
+    pinned = pins[0].removeprefix("claude-agent-sdk==")
+    bundles: dict[str, set[str]] = {}  # SDK version -> the CLI versions recorded with it
+    for version in SHIPPED:
+        for capture in sorted((PACKAGE / "wire" / "captures" / f"claude-code-{version}").glob("*.json")):
+            recorded = json.loads(capture.read_text())
+            assert recorded["cli_version"] == version, capture
+            bundles.setdefault(recorded["sdk_version"], set()).add(version)
+    assert all(len(clis) == 1 for clis in bundles.values()), bundles  # one SDK, one bundled CLI
+    assert bundles.get(pinned) == {SHIPPED[-1]}, (
+        f"ctxsim: .ci/constraints-recorded.txt pins claude-agent-sdk {pinned}, which bundles "
+        f"{sorted(bundles.get(pinned, {'a CLI with no capture'}))}, not the newest recorded release {SHIPPED[-1]} "
+        f"(recorded with claude-agent-sdk {sorted(v for v, c in bundles.items() if SHIPPED[-1] in c)})")

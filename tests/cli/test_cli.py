@@ -14,6 +14,7 @@ from ctxsim import cli
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import _schema as schema, load_scenario
 from ctxsim.trackers import make
+from ctxsim.wire import captured_versions
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 MALFORMED = Path(__file__).resolve().parents[1] / "malformed"
@@ -35,6 +36,14 @@ class Stuck:
     def context_tokens(self):
         return 0
 '''
+
+
+@pytest.fixture(autouse=True)
+def recorded_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Claude Code in use is the newest recorded release, whatever is installed, so stderr here is the command's
+    own (a newer CLI's notice is tested in test_release_notice.py)."""
+    monkeypatch.delenv("CTXSIM_CLI", raising=False)
+    monkeypatch.setattr("ctxsim.live._notice.installed_cli_version", lambda: captured_versions()[-1])
 
 
 @pytest.fixture

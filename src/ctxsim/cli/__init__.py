@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -68,31 +69,36 @@ __all__ = ["COMMANDS", "Command", "CommandError", "main"]
 
 COMMANDS: tuple[Command, ...] = (
     Command("run", "run a scenario: print the timeline of each tracker, optionally plot it", _configure_run, _run,
-            renders=True),
+            plays=True),
     Command("scenario", "write a scenario template, check scenario files, list the format's keys",
             _configure_scenario, _scenario),
     Command("fuzz", "generate faulted streams until one breaks a tracker (or tasks until one breaks a restart "
                     "loop); write it as a scenario",
-            _configure_fuzz, _fuzz, renders=True),
+            _configure_fuzz, _fuzz, plays=True),
     Command("catalogue", "run the conformance contracts over the tracker catalogue (and yours): the detection table",
-            _configure_catalogue, _catalogue, renders=True),
+            _configure_catalogue, _catalogue, plays=True),
     Command("import", "turn transcripts or a stream-json capture into a shareable scenario (text scrubbed)",
             _configure_import, _import),
     Command("score", "score the catalogue (and your trackers) over the scenarios: the accuracy scoreboard",
-            _configure_score, _score, renders=True),
+            _configure_score, _score, plays=True),
     Command("record", "play the live fidelity sessions through the bundled CLI and write their captures",
             _configure_record, _record),
     Command("fidelity", "judge the fake's fidelity to a Claude Code CLI: the scripted sessions live and in-process, "
                         "every field a tracker reads compared", _configure_fidelity, _fidelity),
     Command("serve", "serve one scenario's fake Messages API on 127.0.0.1 to any client of the real CLI; print its "
-                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve, renders=True),
+                     "truth (and judge a tracker's estimates) on exit", _configure_serve, _serve,
+            plays=lambda args: not args.list),
     Command("judge", "judge one tracker (cmd:, stream:, module:factory) over the scenarios: a Markdown report",
-            _configure_judge, _judge, renders=True),
+            _configure_judge, _judge, plays=True),
     Command("tools", "install the shipped statusline tools (pinned) and write the page of their verdicts",
-            _configure_tools, _tools),
+            _configure_tools, _tools, plays=lambda args: args.action == "verdicts"),
     Command("conformance", "deprecated: the old name of `ctxsim fidelity`", _configure_fidelity, _conformance),
 )
-"""Every subcommand, in the order ``ctxsim --help`` lists them."""
+"""Every subcommand, in the order ``ctxsim --help`` lists them. Those that play sessions (``plays``) end a run that
+reached its verdict (exit 0 or 1) with one line on stderr when the Claude Code in use is newer than every release
+ctxsim recorded (:func:`ctxsim.live.release_notice`): the verdict stands on a truth that may be a release behind.
+An input error stays its one line. ``record`` and ``fidelity`` do not say it: they record a new release and compare
+it."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -105,12 +111,22 @@ def _parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         each = sub.add_parser(command.name, help=command.help, description=command.help)
         command.configure(each)
-        if command.renders:
+        if command.plays:
             each.add_argument("--cli-version", metavar="VERSION", default=None,
                               help="render sessions that name no Claude Code release (a scenario's world.cli) as "
-                                   "this release, its rules included (default: the CLI bundled in the installed "
-                                   "claude-agent-sdk)")
+                                   "this release, its rules included (default: the CLI in use: $CTXSIM_CLI's, else "
+                                   "the one bundled in the installed claude-agent-sdk)")
     return parser
+
+
+def _say_release() -> None:
+    """:func:`ctxsim.live.release_notice`, when there is one, on stderr (stdout stays the command's output, JSON
+    included)."""
+    from ..live import release_notice
+
+    notice = release_notice()
+    if notice is not None:
+        print(notice, file=sys.stderr, flush=True)
 
 
 def _interrupt(exc: BaseException) -> bool:
@@ -143,10 +159,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             print(f"{exc} (--cli-version)", file=sys.stderr)
             return 2
+    elif command.says_release(args) and os.environ.get("CTXSIM_CLI"):  # sessions render as the CLI in use
+        from ..live import render_as_named_cli
+
+        release = render_as_named_cli()
     try:
         # SIGTERM unwinds the run as Ctrl-C does: what it started is stopped
         with terminate_as_interrupt(), subreaper() if whole else contextlib.nullcontext():
-            return command.run(args)
+            status = command.run(args)
+            if status in (0, 1) and command.says_release(args):  # after its verdict, never after an error
+                _say_release()
+            return status
     except CommandError as exc:  # one line: what it quotes of input (a path, a spec) cannot break it nor act
         from ..processes import printable
 

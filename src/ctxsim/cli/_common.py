@@ -35,8 +35,16 @@ class Command:
     configure: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     """Returns the exit status; raises :class:`CommandError` for a usage or input error."""
-    renders: bool = False
-    """Whether it renders sessions: it takes ``--cli-version``, the Claude Code release they render as."""
+    plays: bool | Callable[[argparse.Namespace], bool] = False
+    """Whether it plays sessions (runs or judges a tracker, serves a scenario), for these arguments: then it takes
+    ``--cli-version`` (the Claude Code release sessions that name none render as), and a run that reached its verdict
+    ends by saying on stderr when the Claude Code in use is newer than every release ctxsim
+    recorded (:func:`ctxsim.live.release_notice`)."""
+
+    def says_release(self, args: argparse.Namespace) -> bool:
+        """Whether this run of the command, once it reached its verdict, ends with
+        :func:`ctxsim.live.release_notice`."""
+        return self.plays(args) if callable(self.plays) else self.plays
 
 
 def _load(path: Path) -> SessionScenario | TaskScenario:

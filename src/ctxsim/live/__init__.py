@@ -31,6 +31,11 @@ if TYPE_CHECKING:
         cli_version as cli_version,
         read_transcripts as read_transcripts,
     )
+    from ._notice import (
+        NOTICE_TIMEOUT as NOTICE_TIMEOUT,
+        release_notice as release_notice,
+        render_as_named_cli as render_as_named_cli,
+    )
     from ._requests import RequestKind as RequestKind
     from ._scenarios import (
         live_skip_reason as live_skip_reason,

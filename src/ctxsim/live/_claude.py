@@ -14,6 +14,7 @@ wait is bounded and ends in a :class:`LiveError` saying what it waited for.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -70,24 +71,40 @@ VERSION_TIMEOUT = 20.0
 """Seconds :func:`cli_version` waits for ``CLI --version``."""
 
 
-def cli_version(cli: str | Path | None = None) -> str:
+def cli_version(cli: str | Path | None = None, *, timeout: float = VERSION_TIMEOUT) -> str:
     """The version of the Claude Code CLI at ``cli`` (``--version``'s first word), or of the bundled one when None
-    (read from the wheel, without starting it). A CLI that cannot be started, hangs or prints no version is a
-    :class:`LiveError` naming the path and why."""
+    (read from the wheel, without starting it). A CLI that cannot be started, hangs (``timeout`` seconds) or prints
+    no version is a :class:`LiveError` naming the path and why."""
     if cli is None:
         return bundled_cli_version()
     path = shutil.which(str(cli)) or str(cli)
-    try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT,
-                              stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"})
-    except subprocess.TimeoutExpired:
-        raise LiveError(f"ctxsim: the CLI {cli} did not answer --version within {VERSION_TIMEOUT:g} s") from None
+    try:  # a session of its own, so what it started goes with it (a wrapper script's CLI, a hung child)
+        process = subprocess.Popen([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   stdin=subprocess.DEVNULL, env={**os.environ, "DISABLE_AUTOUPDATER": "1"},
+                                   start_new_session=True)
     except OSError as exc:
         raise LiveError(f"ctxsim: the CLI {cli} cannot be started: {exc.strerror or exc}") from None
-    words = done.stdout.split()
-    if done.returncode != 0 or not words or not words[0][:1].isdigit():
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise LiveError(f"ctxsim: the CLI {cli} gave no version (--version exited {done.returncode}: {tail[:200]})")
+    answer: tuple[str, str] | None = None
+    try:
+        answer = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
+        process.wait()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+    if answer is None:
+        raise LiveError(f"ctxsim: the CLI {cli} did not answer --version within {timeout:g} s")
+    stdout, stderr = answer
+    words = stdout.split()
+    if process.returncode != 0 or not words or not words[0][:1].isdigit():
+        tail = (stderr.strip().splitlines() or ["no output"])[-1]
+        raise LiveError(f"ctxsim: the CLI {cli} gave no version (--version exited {process.returncode}: "
+                        f"{tail[:200]})")
     return words[0]
 
 

@@ -36,8 +36,8 @@ Options (each with an ini equivalent; the command line wins):
     its code caught the refusal.
 ``--ctx-cli=VERSION`` (ini ``ctx_cli``)
     Render every session that names no Claude Code release (a scenario's ``world.cli``) as Claude Code
-    ``VERSION``, the rules that differ between releases included (:data:`ctxsim.world.RULES`); default: the CLI
-    bundled in the installed ``claude-agent-sdk``.
+    ``VERSION``, the rules that differ between releases included (:data:`ctxsim.world.RULES`); default: the CLI in
+    use, ``CTXSIM_CLI``'s where it names one, else the one bundled in the installed ``claude-agent-sdk``.
 ``--ctx-backend=inprocess|live`` (ini ``ctx_backend``)
     Where sessions play: ``inprocess`` (the real SDK client over :class:`~ctxsim.sdk.FakeTransport`, the
     default); ``live``: the real Claude Code CLI bundled in ``claude-agent-sdk`` against ctxsim's fake Messages API
@@ -74,6 +74,7 @@ the SDK, the objects the imports left are frozen out of the cyclic collector's w
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Generator
 from functools import partial
@@ -123,6 +124,8 @@ _BLOCK_REAL = pytest.StashKey[bool]()
 _GUARD = pytest.StashKey[Guard]()
 _BETWEEN = pytest.StashKey[Guard]()
 """The session's guard, active between tests (``--ctx-block-real``)."""
+_NOTICE = pytest.StashKey["str | None"]()
+"""The run's :func:`ctxsim.live.release_notice`, once asked."""
 
 
 # --- hooks -----------------------------------------------------------------------------------------------------
@@ -209,6 +212,12 @@ def pytest_configure(config: pytest.Config) -> None:
         except ValueError as exc:
             raise pytest.UsageError(f"{exc} (--ctx-cli)") from None
         config.add_cleanup(lambda: use_cli(None))
+    elif os.environ.get("CTXSIM_CLI"):  # the CLI in use is the one it names: sessions render as its release
+        from ..live import render_as_named_cli
+        from ..wire import use_cli
+
+        if render_as_named_cli() is not None:
+            config.add_cleanup(lambda: use_cli(None))
     config.stash[_BLOCK_REAL] = bool(config.getoption("ctx_block_real", None) or config.getini("ctx_block_real"))
     specs = config.getoption("ctx_tracker", None) or config.getini("ctx_tracker")
     if specs:
@@ -271,6 +280,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"ctxsim: Claude Code {installed_cli_version() or '(none installed)'} (claude-agent-sdk "
              f"{installed_sdk_version() or '(not installed)'}); wire checked against Claude Code "
              f"{', '.join(checked) if checked else '(no capture)'}"]
+    notice = _release_notice(config)
+    if notice is not None:
+        lines.append(notice)
     release = config.getoption("ctx_cli", None) or config.getini("ctx_cli")
     if release:
         lines.append(f"ctxsim: sessions that name no release render as Claude Code {release} (--ctx-cli)")
@@ -289,11 +301,25 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+def _release_notice(config: pytest.Config) -> str | None:
+    """:func:`ctxsim.live.release_notice`, asked once a run (the header shows it, else the summary does)."""
+    if _NOTICE not in config.stash:
+        from ..live import release_notice
+
+        # an xdist worker says nothing its controller does not (its lines are not shown)
+        config.stash[_NOTICE] = None if hasattr(config, "workerinput") else release_notice()
+    return config.stash[_NOTICE]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
     hint = ini_hint(config)
     if hint is not None and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         terminalreporter.write_line(hint)  # the header (and its hint) is not shown under -q
+    if _NOTICE not in config.stash:  # no header was shown (-q, --no-header): the notice closes the run instead
+        notice = _release_notice(config)
+        if notice is not None:
+            terminalreporter.write_line(notice)
     drift = sorted({str(value) for reports in terminalreporter.stats.values() for report in reports
                     for name, value in getattr(report, "user_properties", ()) if name == DRIFT_PROPERTY})
     if drift:
