@@ -316,15 +316,15 @@ def _measure_noise(check: ReleaseCheck, played: dict[str, Played], cli: str | No
                    concurrency: int) -> None:
     """Mark in each session's drift the fields that move run to run on this machine (:attr:`Drift.noise`).
 
-    The noise is measured, not assumed: a field is noise when it moves between two live runs of the same session
-    on the same CLI. Where the capture is of this very version, the capture is the first run and every number that
+    The noise is measured, not assumed: a field is noise when it moves between two live runs of the same session on
+    the same CLI. Where the capture is of this very version, the capture is the first run and every number that
     moved from it is noise (no run more); a key or a field's kind or text that moved is the change. Otherwise each
-    session that drifted at all is played live once more (live only: the in-process side is the fake, which
-    follows the live run) and compared with the first run; the release's change is the rest of the drift. Only sessions that drifted are played again, so a release that changed
-    nothing costs nothing; on a release that moved the CLI's prompt that is every scripted session, about as long
-    again as the first live runs (the REPL sessions under tmux are not played again: their drift is not reported).
-    One second run is a sample, not a proof: a field that moves rarely can still show as the release's change;
-    run ``ctxsim fidelity`` again to tell.
+    session that drifted at all is played live once more (live only: the in-process side is the fake, which follows
+    the live run) and compared with the first run; the release's change is the rest of the drift. Only sessions that
+    drifted are played again, so a release that changed nothing costs nothing; on a release that moved the CLI's
+    prompt that is every scripted session, about as long again as the first live runs (the REPL sessions under tmux
+    are not played again: their drift is not reported). One second run is a sample, not a proof: a field that moves
+    rarely can still show as the release's change; run ``ctxsim fidelity`` again to tell.
 
     Why this way: the noise is a session's own (two chains racing to the fake API, timings in one session's
     turns), so a cheap subset of sessions cannot speak for the others, and a fixed list of noisy fields would hide
