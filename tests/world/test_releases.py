@@ -80,3 +80,25 @@ def test_the_title_requests_fall_where_every_recorded_repl_sent_them(path: Path)
     assert sent == [int(i in derived) for i in range(len(recording.steps))]
     if not holds("repl-session-title", recording.cli_version):
         assert not any(sent)
+
+
+def test_ctxsim_cli_names_the_release_sessions_render_as(tmp_path: Path) -> None:
+    """``CTXSIM_CLI`` names the CLI in use: sessions that name no release render as its version; one that gives no
+    version changes nothing."""
+    from ctxsim.live import render_as_named_cli
+    from ctxsim.wire import cli_in_use, installed_cli_version
+
+    older = tmp_path / "claude"
+    older.write_text(f"#!/bin/sh\necho '{captured_versions()[0]} (Claude Code)'\n")
+    older.chmod(0o755)
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    try:
+        assert render_as_named_cli({"CTXSIM_CLI": str(older)}) == captured_versions()[0]
+        assert rendered_version(Session("s", ())) == captured_versions()[0]
+    finally:
+        use_cli(None)
+    assert render_as_named_cli({"CTXSIM_CLI": str(broken)}) is None
+    assert render_as_named_cli({}) is None
+    assert cli_in_use() == installed_cli_version()
