@@ -237,11 +237,14 @@ def _stop_on_signals(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
+    """The trackers under test, each with a name of its own (:func:`ctxsim.runner.named_apart`): two that reports
+    would name alike are both kept, the second named ``NAME[SPEC]``."""
+    from ..runner import named_apart
     from ..trackers import TrackerSpecError, passed_environment, resolve
 
     names = config.getoption("ctx_env", None) or config.getini("ctx_env")
-    return _resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
-                     "--ctx-tracker")
+    return named_apart(_resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
+                                 "--ctx-tracker"))
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:
