@@ -86,3 +86,30 @@ def test_the_same_tracker_given_twice_is_judged_once(project: pytest.Pytester) -
                                             "--ctx-tracker=mine:make_mine", "--ctx-tracker=reference",
                                             "--ctx-tracker=ctxsim.reference:ContextTracker")] == [
         "reference", "mala-overwrite-fails-as-declared", "mine"]
+
+
+def test_a_folder_named_on_the_command_line_collects_its_scenario_files(project: pytest.Pytester) -> None:
+    (project.path / "scenarios" / "data.yaml").write_text("just: data\n")  # YAML that is no scenario: left alone
+    (project.path / "scenarios" / "sub").mkdir()
+    (project.path / "scenarios" / "sub" / "deeper.yml").write_text(GOOD)
+    project.makepyfile(test_x="def test_x():\n    pass\n")
+    good = ["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite-fails-as-declared"]
+    deeper = [n.replace("good.yaml", "sub/deeper.yml") for n in good]
+    assert names(project, "scenarios") == good + deeper
+    assert names(project, "scenarios/sub", "test_x.py") == [*deeper, "test_x.py::test_x"]
+    # only a folder named on the command line: not the ini's testpaths, nor the directory pytest starts in
+    assert names(project) == ["test_x.py::test_x"]
+    project.makeini(f"{INI}testpaths = scenarios\n")
+    assert names(project) == []
+
+
+def test_the_flag_given_twice_collects_both_paths(project: pytest.Pytester) -> None:
+    (project.path / "more").mkdir()
+    (project.path / "more" / "other.yaml").write_text(GOOD)
+    other = ["more/other.yaml::reference", "more/other.yaml::mala-overwrite-fails-as-declared"]
+    good = ["scenarios/good.yaml::reference", "scenarios/good.yaml::mala-overwrite-fails-as-declared"]
+    assert names(project, "--ctx-scenarios=scenarios", "--ctx-scenarios=more") == good + other
+    assert names(project, "--ctx-scenarios=more", "--ctx-scenarios=scenarios/good.yaml") == other + good
+    result = project.runpytest("--ctx-scenarios=scenarios", "--ctx-scenarios=more")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["ctxsim scenarios: scenarios, more"])

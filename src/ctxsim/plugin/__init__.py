@@ -132,6 +132,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ctxsim", "ctxsim context-window scenarios")
     group.addoption(
         "--ctx-scenarios", dest="ctx_scenarios", nargs="?", const=FROM_INI, default=None, metavar="PATH",
+        action="append",
         help="also run the ctxsim scenario files (*.yaml, *.yml) under PATH as test items, with the tests pytest "
              "collects anyway (default PATH: the ctx_scenarios ini value, relative to the rootdir, else "
              "scenarios). Give PATH as --ctx-scenarios=PATH: a bare word after the flag is a path to collect.")
