@@ -1,8 +1,8 @@
 """How ``--ctx-scenarios`` joins pytest's run: where the scenarios are, what pytest collects, which YAML files are
 scenario files.
 
-The scenario path is the flag's ``=PATH`` (relative to the invocation directory), else the ``ctx_scenarios`` ini
-value (relative to the rootdir), else, when no path is given on the command line, the corpus bundled with ctxsim
+The scenario path is the flag's ``=PATH`` (relative to the invocation directory; each one, the flag given again),
+else the ``ctx_scenarios`` ini value (relative to the rootdir), else, when no path is given on the command line, the corpus bundled with ctxsim
 (:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected. What pytest collects:
 
 - no path on the command line: the scenario path alone (``pytest --ctx-scenarios`` runs the bundled corpus from
@@ -13,8 +13,10 @@ value (relative to the rootdir), else, when no path is given on the command line
 
 Every YAML file under the scenario path is a scenario file (a malformed one is a failing ``load`` item); in a
 directory given on the command line, a YAML file is one when it has a top-level ``queries``, ``stream`` or ``task``
-key (other YAML there, fixtures or CI configuration, is left alone). A YAML file named on the command line is a
-scenario file, with or without the flag (``pytest bug.yaml``). Everything is computed from the command line alone,
+key (other YAML there, fixtures or CI configuration, is left alone), with or without the flag (``pytest scenarios/``,
+as pytest collects a test folder; the ini's ``testpaths`` and the invocation directory pytest falls back to are not
+given on the command line). A YAML file named on the command line is a scenario file, with or without the flag
+(``pytest bug.yaml``). Everything is computed from the command line alone,
 so every xdist worker collects the same items in the same order.
 
 ``--ctx-scenarios WORD`` (a bare word after the flag): argparse takes WORD as the flag's value, while whoever wrote
