@@ -2,8 +2,9 @@
 scenario files.
 
 The scenario path is the flag's ``=PATH`` (relative to the invocation directory; each one, the flag given again),
-else the ``ctx_scenarios`` ini value (relative to the rootdir), else, when no path is given on the command line, the corpus bundled with ctxsim
-(:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected. What pytest collects:
+else the ``ctx_scenarios`` ini value (relative to the rootdir), else, when no path is given on the command line,
+the corpus bundled with ctxsim (:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected.
+What pytest collects:
 
 - no path on the command line: the scenario path alone (``pytest --ctx-scenarios`` runs the bundled corpus from
   any directory, ``pytest --ctx-scenarios=bug.yaml`` that one file, never the tests around it);
