@@ -27,12 +27,16 @@ def test_a_correct_tracker_passes_the_whole_corpus(spec: str, capsys: pytest.Cap
 
 
 def test_skips_are_listed_with_their_reason_and_never_counted_as_met(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+                                                                      capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     code = main(["judge", "reference", "b06-message-in-several-files", "compaction", "--json",
                  str(tmp_path / "v.json"), "--junitxml", str(tmp_path / "v.xml")])
     assert code == 0
     assert "does what all 2 scenarios it is judged on expect" in capsys.readouterr().out
-    code = main(["judge", "ctxsim.reference:ContextTracker", "b06-message-in-several-files", "compaction",
+    (tmp_path / "mine.py").write_text("from ctxsim.reference import ContextTracker\n\n\n"
+                                      "def make(world):\n    return ContextTracker(world=world)\n")
+    monkeypatch.chdir(tmp_path)  # a tracker under test of the SDK stream (the reference's code, not catalogued)
+    code = main(["judge", "mine:make", "b06-message-in-several-files", "compaction",
                  "--json", str(tmp_path / "p.json"), "--junitxml", str(tmp_path / "p.xml")])
     out = capsys.readouterr().out
     assert code == 0
@@ -44,6 +48,19 @@ def test_skips_are_listed_with_their_reason_and_never_counted_as_met(tmp_path: P
         "tally": {"met": 1, "unmet": 0, "skipped": 1}}
     suite = ET.parse(tmp_path / "p.xml").getroot().find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("skipped"), suite.get("failures")) == ("2", "1", "0")
+
+
+def test_the_reference_is_judged_on_the_same_scenarios_by_name_and_by_module(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # by module it was a tracker under test, not judged where a fault is real only in transcripts (57 of 62)
+    verdicts = {}
+    for spec in ("reference", "ctxsim.reference:ContextTracker"):
+        assert main(["judge", spec, "--json", str(tmp_path / "v.json")]) == 0
+        rows = [json.loads(line) for line in (tmp_path / "v.json").read_text().splitlines()]
+        verdicts[spec] = {(r["scenario"], r["tracker"], r["rule"], r["status"]) for r in rows if "tally" not in r}
+    capsys.readouterr()
+    assert len(verdicts["reference"]) > 50 and {v[3] for v in verdicts["reference"]} == {"met"}
+    assert verdicts["ctxsim.reference:ContextTracker"] == verdicts["reference"]
 
 
 def test_a_failure_carries_its_first_point_and_whole_likely_cause_into_every_report(

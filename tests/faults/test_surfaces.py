@@ -83,7 +83,9 @@ def test_a_correct_sdk_stream_tracker_without_a_replay_filter_passes_every_scena
 
 
 def test_the_plugin_skips_a_tracker_on_a_fault_its_input_never_carries(tmp_path: Path) -> None:
-    (tmp_path / "mine.py").write_text("from ctxsim.reference import ContextTracker as Mine\n", encoding="utf-8")
+    # a tracker under test (the catalogue's own factory named by module would be the reference, judged as such)
+    (tmp_path / "mine.py").write_text("from ctxsim.reference import ContextTracker\n\n\n"
+                                      "class Mine(ContextTracker):\n    pass\n", encoding="utf-8")
     b06 = next(p for p in bundled_scenarios() if p.stem == "b06-message-in-several-files")
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-q", str(b06),
                            "--ctx-tracker=mine:Mine", f"--rootdir={tmp_path}", "-c", "/dev/null"],

@@ -2,23 +2,28 @@
 
 Options (each with an ini equivalent; the command line wins):
 
-``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``)
+``--ctx-scenarios[=PATH]`` (ini ``ctx_scenarios``: the PATH of a bare flag, default ``bundled``; the flag may be
+repeated)
     Collect ctxsim scenario files (:mod:`ctxsim.scenario`) as test items. With no path on the command line, the scenario
-    path alone: ``=PATH`` (relative to the invocation directory; a file or a directory), else the ini's (relative to the
-    rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`; ``bundled`` names it anywhere a PATH goes).
-    With paths on the command line, those, with the scenario files in them, and ``=PATH`` or the ini's path (the bundled
-    corpus only when asked). A scenario file named on the command line is collected with or without the flag (``pytest
-    bug.yaml``). A bare word after the flag is a path to collect (the how-to guide on reproducing a bug report has the
-    rules). Without the flag, an ini ``ctx_scenarios`` gets a line saying how to run them.
+    path alone: ``=PATH`` (relative to the invocation directory; a file or a directory; each ``=PATH`` when the flag is
+    repeated), else the ini's (relative to the rootdir), else the corpus bundled with ctxsim (:mod:`ctxsim.corpus`;
+    ``bundled`` names it anywhere a PATH goes). With paths on the command line, those, with the scenario files in them,
+    and ``=PATH`` or the ini's path (the bundled corpus only when asked). A scenario file named on the command line is
+    collected with or without the flag (``pytest bug.yaml``), and so are the scenario files of a folder named there
+    (``pytest scenarios/``), as pytest collects a test folder (not ``testpaths``). A bare word after the flag is a path
+    to collect (the how-to guide on reproducing a bug report has the rules). Without the flag, an ini
+    ``ctx_scenarios`` gets a line saying how to run them.
 ``--ctx-tracker=SPEC`` (ini ``ctx_tracker``, one SPEC a line; the flag may be repeated)
     Check the tracker SPEC on every scenario as well: ``module:factory`` (a tracker class or a function without
     arguments that returns a tracker, or one with a ``world`` parameter, told each scenario's
     :class:`~ctxsim.trackers.TrackerWorld`; ``module`` is imported as is, else from the rootdir) or a
     catalogued name, or a command in any language (``cmd:COMMAND``, ``stream:COMMAND``).
     Each scenario gets one more item named after the tracker, which must do what the scenario's
-    ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. The
-    ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several; with none, a test using
-    it fails saying how to name one).
+    ``expect.ctx_tracker`` says: track it (the default, when the reference must), fail, or be skipped. Two trackers
+    that would be named alike (two factories making one class, two commands of one basename) both get their item,
+    the second named ``NAME[SPEC]``; a catalogued tracker, by name or by its own factory, is judged as the scenario
+    says of it, once. The ``ctx_tracker`` fixture makes this tracker (one test per SPEC when there are several,
+    with the same ids; with none, a test using it fails saying how to name one).
 ``--ctx-env=NAME`` (ini ``ctx_env``: names, space- or line-separated; the flag may be repeated)
     Pass the environment variable NAME (or every match of a glob, ``TRACKER_*``) through to the ``cmd:`` and
     ``stream:`` commands under test, as tox's ``passenv`` does. Without it a command gets ``PATH``, ``HOME``,
@@ -135,9 +140,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ctxsim", "ctxsim context-window scenarios")
     group.addoption(
         "--ctx-scenarios", dest="ctx_scenarios", nargs="?", const=FROM_INI, default=None, metavar="PATH",
+        action="append",
         help="also run the ctxsim scenario files (*.yaml, *.yml) under PATH as test items, with the tests pytest "
              "collects anyway (default PATH: the ctx_scenarios ini value, relative to the rootdir, else "
-             "scenarios). Give PATH as --ctx-scenarios=PATH: a bare word after the flag is a path to collect.")
+             "the bundled corpus). Give PATH as --ctx-scenarios=PATH: a bare word after the flag is a path to "
+             "collect. Repeatable.")
     group.addoption(
         "--ctx-tracker", dest="ctx_tracker", action="append", default=None, metavar="SPEC",
         help="also check this tracker on every scenario, and make it the ctx_tracker fixture: module:factory "
@@ -246,11 +253,14 @@ def _stop_on_signals(config: pytest.Config) -> None:
 
 
 def _resolve_trackers(config: pytest.Config, specs: list[str]) -> list[TrackerSpec]:
+    """The trackers under test, each with a name of its own (:func:`ctxsim.runner.named_apart`): two that reports
+    would name alike are both kept, the second named ``NAME[SPEC]``."""
+    from ..runner import named_apart
     from ..trackers import TrackerSpecError, passed_environment, resolve
 
     names = config.getoption("ctx_env", None) or config.getini("ctx_env")
-    return _resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
-                     "--ctx-tracker")
+    return named_apart(_resolved(config, specs, partial(resolve, env=passed_environment(names)), TrackerSpecError,
+                                 "--ctx-tracker"))
 
 
 def _resolve_loops(config: pytest.Config, specs: list[str]) -> list[LoopSpec]:

@@ -1,9 +1,10 @@
 """How ``--ctx-scenarios`` joins pytest's run: where the scenarios are, what pytest collects, which YAML files are
 scenario files.
 
-The scenario path is the flag's ``=PATH`` (relative to the invocation directory), else the ``ctx_scenarios`` ini
-value (relative to the rootdir), else, when no path is given on the command line, the corpus bundled with ctxsim
-(:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected. What pytest collects:
+The scenario path is the flag's ``=PATH`` (relative to the invocation directory; each one, the flag given again),
+else the ``ctx_scenarios`` ini value (relative to the rootdir), else, when no path is given on the command line,
+the corpus bundled with ctxsim (:mod:`ctxsim.corpus`); ``bundled`` names that corpus wherever a path is expected.
+What pytest collects:
 
 - no path on the command line: the scenario path alone (``pytest --ctx-scenarios`` runs the bundled corpus from
   any directory, ``pytest --ctx-scenarios=bug.yaml`` that one file, never the tests around it);
@@ -13,8 +14,10 @@ value (relative to the rootdir), else, when no path is given on the command line
 
 Every YAML file under the scenario path is a scenario file (a malformed one is a failing ``load`` item); in a
 directory given on the command line, a YAML file is one when it has a top-level ``queries``, ``stream`` or ``task``
-key (other YAML there, fixtures or CI configuration, is left alone). A YAML file named on the command line is a
-scenario file, with or without the flag (``pytest bug.yaml``). Everything is computed from the command line alone,
+key (other YAML there, fixtures or CI configuration, is left alone), with or without the flag (``pytest scenarios/``,
+as pytest collects a test folder; the ini's ``testpaths`` and the invocation directory pytest falls back to are not
+given on the command line). A YAML file named on the command line is a scenario file, with or without the flag
+(``pytest bug.yaml``). Everything is computed from the command line alone,
 so every xdist worker collects the same items in the same order.
 
 ``--ctx-scenarios WORD`` (a bare word after the flag): argparse takes WORD as the flag's value, while whoever wrote
@@ -58,46 +61,52 @@ _SCENARIO_KEY = re.compile(rb"^(queries|stream|task)\s*:", re.MULTILINE)
 class ScenarioPath:
     """Where this run's scenarios are (``--ctx-scenarios`` was given)."""
 
-    root: Path | None
-    """Every YAML file under it is a scenario file; None when the scenarios are those of the paths given."""
+    roots: tuple[Path, ...]
+    """Every YAML file under them is a scenario file (one root a ``=PATH``, in the order given); empty when the
+    scenarios are those of the paths given."""
     source: str
-    """How the header names where ``root`` came from."""
+    """How the header names where ``roots`` came from."""
 
 
 def scenario_path(config: pytest.Config) -> ScenarioPath | None:
-    """This run's scenario path (None without ``--ctx-scenarios``); sets ``config.args`` as above."""
-    value = config.getoption("ctx_scenarios", None)
-    if value is None:
+    """This run's scenario path (None without ``--ctx-scenarios``); sets ``config.args`` as above. The flag given
+    again adds its path (``--ctx-scenarios=a --ctx-scenarios=b`` collects both)."""
+    values: list[str] | None = config.getoption("ctx_scenarios", None)
+    if not values:
         return None
     tokens = _command_line(config)
-    at = _bare_word(tokens, value)
-    if at is not None and value == BUNDLED and not Path(value).exists():
-        at = None  # `--ctx-scenarios bundled` can only mean the corpus
-    if at is not None:
-        _collect_word(config, tokens, at)
+    explicit = []
+    for value, at in zip(values, _bare_words(tokens, values), strict=True):
+        if at is not None and value == BUNDLED and not Path(value).exists():
+            at = None  # `--ctx-scenarios bundled` can only mean the corpus
+        if at is not None:
+            _collect_word(config, tokens, at)
+        elif value != FROM_INI and value not in explicit:
+            explicit.append(value)
     given = config.args_source == pytest.Config.ArgsSource.ARGS
     ini = config.getini("ctx_scenarios")
-    if value != FROM_INI and at is None:
-        root: Path | None = _resolve(value, config.invocation_params.dir)
+    if explicit:
+        roots = [_resolve(value, config.invocation_params.dir) for value in explicit]
         source, where = "", "--ctx-scenarios"
     elif ini:
-        root, source, where = _resolve(ini, config.rootpath), "ini ctx_scenarios", "ini ctx_scenarios"
+        roots, source, where = [_resolve(ini, config.rootpath)], "ini ctx_scenarios", "ini ctx_scenarios"
     elif not given:
-        root, source, where = bundled_dir(), "bundled with ctxsim", "the default"
+        roots, source, where = [bundled_dir()], "bundled with ctxsim", "the default"
     else:
-        return ScenarioPath(None, "in the paths given")
-    assert root is not None
-    if not root.exists():
-        raise pytest.UsageError(f"ctxsim: --ctx-scenarios: no such file or directory: {root} ({where})")
-    if root.is_file() and root.suffix not in SUFFIXES:
-        raise pytest.UsageError(f"ctxsim: --ctx-scenarios: {root} is not a scenario file (*.yaml, *.yml) or a "
-                                f"directory of them")
+        return ScenarioPath((), "in the paths given")
+    for root in roots:
+        if not root.exists():
+            raise pytest.UsageError(f"ctxsim: --ctx-scenarios: no such file or directory: {root} ({where})")
+        if root.is_file() and root.suffix not in SUFFIXES:
+            raise pytest.UsageError(f"ctxsim: --ctx-scenarios: {root} is not a scenario file (*.yaml, *.yml) or a "
+                                    f"directory of them")
     if not given:
-        config.args = [str(root)]
+        config.args = [str(root) for root in roots]
         config.args_source = pytest.Config.ArgsSource.ARGS
-    elif not any(_overlap(_arg_path(config, arg), root) for arg in config.args):
-        config.args = [*config.args, str(root)]
-    return ScenarioPath(root, source)
+    else:
+        config.args = [*config.args, *(str(root) for root in roots
+                                       if not any(_overlap(_arg_path(config, arg), root) for arg in config.args))]
+    return ScenarioPath(tuple(roots), source)
 
 
 def is_scenario_file(path: Path, scenarios: ScenarioPath | None, session: pytest.Session) -> bool:
@@ -106,10 +115,10 @@ def is_scenario_file(path: Path, scenarios: ScenarioPath | None, session: pytest
         return False
     if session.isinitpath(path):
         return True  # named on the command line
-    if scenarios is None:
-        return False
-    if scenarios.root is not None and (path == scenarios.root or scenarios.root in path.parents):
+    if scenarios is not None and any(path == root or root in path.parents for root in scenarios.roots):
         return True
+    if scenarios is None and not any(folder in path.parents for folder in _folders_given(session.config)):
+        return False
     try:
         with path.open("rb") as file:
             head = file.read(1 << 16)
@@ -181,9 +190,9 @@ def last_failed_bundled(config: pytest.Config) -> None:
 
 def header(scenarios: ScenarioPath, config: pytest.Config) -> str:
     """The report header's line for the scenario path."""
-    if scenarios.root is None:
+    if not scenarios.roots:
         return f"ctxsim scenarios: {scenarios.source}"
-    where = "bundled" if scenarios.root == bundled_dir() else shown(scenarios.root, config)
+    where = ", ".join("bundled" if root == bundled_dir() else shown(root, config) for root in scenarios.roots)
     return f"ctxsim scenarios: {where}" + (f" ({scenarios.source})" if scenarios.source else "")
 
 
@@ -210,13 +219,28 @@ def _command_line(config: pytest.Config) -> list[str]:
             *(str(arg) for arg in config.invocation_params.args)]
 
 
-def _bare_word(tokens: list[str], value: str) -> int | None:
-    """Where in ``tokens`` is the word argparse took as the flag's value from ``--ctx-scenarios WORD`` (the last
-    time the flag is given wins); None when the value was given as ``=PATH``, or none was."""
-    last = max((i for i, t in enumerate(tokens) if t == _FLAG or t.startswith(_FLAG + "=")), default=None)
-    if last is None or tokens[last] != _FLAG or last + 1 >= len(tokens) or tokens[last + 1] != value:
-        return None
-    return last + 1
+def _bare_words(tokens: list[str], values: list[str]) -> list[int | None]:
+    """For each of ``values`` (the flag's, in the order given), where in ``tokens`` is the word argparse took as its
+    value from ``--ctx-scenarios WORD``; None when it was given as ``=PATH``, or none was (every one None when the
+    flags among ``tokens`` do not match ``values`` one for one)."""
+    flags = [i for i, t in enumerate(tokens) if t == _FLAG or t.startswith(_FLAG + "=")]
+    if len(flags) != len(values):
+        return [None] * len(values)
+    return [at + 1 if tokens[at] == _FLAG and at + 1 < len(tokens) and tokens[at + 1] == value else None
+            for at, value in zip(flags, values, strict=True)]
+
+
+_FOLDERS = pytest.StashKey[list[Path]]()
+
+
+def _folders_given(config: pytest.Config) -> list[Path]:
+    """The directories named on the command line (not the ini's ``testpaths``, nor the invocation directory pytest
+    collects when given nothing): their scenario files are collected, as their test files are."""
+    if _FOLDERS not in config.stash:
+        given = config.args_source == pytest.Config.ArgsSource.ARGS
+        paths = [_arg_path(config, arg) for arg in config.args if "::" not in arg] if given else []
+        config.stash[_FOLDERS] = [path for path in paths if path.is_dir()]
+    return config.stash[_FOLDERS]
 
 
 def _collect_word(config: pytest.Config, tokens: list[str], at: int) -> None:

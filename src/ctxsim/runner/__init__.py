@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         Verdict as Verdict,
         judgement as judgement,
         judgements as judgements,
+        named_apart as named_apart,
         served as served,
         tracker_kind as tracker_kind,
     )

@@ -10,7 +10,7 @@ same tracker gets the same verdict at every door.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..wire import Observation
     from ..world import Quantity
 
-__all__ = ["Judgement", "TrackerKind", "Verdict", "judgement", "judgements", "served", "tracker_kind"]
+__all__ = ["Judgement", "TrackerKind", "Verdict", "judgement", "judgements", "named_apart", "served", "tracker_kind"]
 
 TrackerKind = Literal["reference", "catalogued", "python", "cmd", "stream", "estimates"]
 """The kinds of tracker a door may be given: the reference, a catalogued tracker, a Python ``module:factory``, a
@@ -265,15 +265,30 @@ def served(scenario: SessionScenario, name: str, declared: Quantity | None = Non
     return Judgement(scenario, name, "estimates", expected, "expect.ctx_tracker", declared=declared)
 
 
+def named_apart(specs: Sequence[TrackerSpec], taken: Sequence[str] = ()) -> list[TrackerSpec]:
+    """``specs``, each named apart from the others and from ``taken``: a catalogued tracker, or one given twice by the
+    same spec, once; a tracker reports would name as an earlier one (two factories making one class, two commands
+    of one basename) named ``NAME[SPEC]``, as a parametrized test's id, and kept."""
+    out: list[TrackerSpec] = []
+    names = set(taken)
+    for spec in specs:
+        if any(s.spec == spec.spec for s in out) or (spec.catalogued and spec.name in names):
+            continue
+        if spec.name in names:
+            spec = replace(spec, name=f"{spec.name}[{spec.spec}]")
+        names.add(spec.name)
+        out.append(spec)
+    return out
+
+
 def judgements(scenario: SessionScenario, under_test: Sequence[TrackerSpec] = (), *,
                named: bool = True) -> list[Judgement]:
     """Every judgement a scenario makes: the reference's, with ``named`` each catalogued tracker's the scenario names
-    (``expect.fail``, then ``expect.pass``), then each tracker of ``under_test`` not already judged (a catalogued
-    one the scenario names is judged once, as the scenario says of it)."""
+    (``expect.fail``, then ``expect.pass``), then each tracker of ``under_test`` (a catalogued one already judged is
+    judged once, as the scenario says of it; another named as one already judged is named apart:
+    :func:`named_apart`)."""
     out = [judgement(scenario, "reference")]
     if named:
         out += [judgement(scenario, name) for name in (*scenario.must_fail, *scenario.must_pass)]
-    for spec in under_test:
-        if not any(j.tracker == spec.name for j in out):
-            out.append(judgement(scenario, spec))
+    out += [judgement(scenario, spec) for spec in named_apart(under_test, [j.tracker for j in out])]
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from ..world import SUBAGENT_WINDOW_MIN, ClaudeSettings, Entrypoint, Quantity, SessionBuilder, model_window
+from ..world import SUBAGENT_WINDOW_MIN, ClaudeSettings, Entrypoint, Quantity, SessionBuilder
 from ._yaml import Map, Reader
 
 __all__ = ["RECORDING_WORLD", "refuse_world_keys", "world_builder"]
@@ -15,7 +15,7 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
     """A :class:`SessionBuilder` for the scenario ``world`` mapping (its model, window, settings and knobs)."""
     model = r.get(world, "model", "world", r.string, SessionBuilder.model)
     narrow = r.get(world, "disable_1m_context", "world", r.boolean, False)
-    window = r.get(world, "window", "world", r.positive, model_window(model, disable_1m_context=narrow))
+    window = r.get(world, "window", "world", r.positive, 0)  # 0: the model's, as the builder gives it
     settings = ClaudeSettings(
         auto_compact=r.get(world, "auto_compact", "world", r.boolean, True),
         pct_override=r.get(world, "autocompact_pct_override", "world",
@@ -41,6 +41,7 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
         settings=settings,
         cli=r.get(world, "cli", "world", lambda v, ln, p: _release(r, v, ln, p), None),
     )
+    window = builder.window
     if builder.baseline > window:
         if "baseline" in world:
             raise r.error(world.value_lines["baseline"], "world.baseline",

@@ -158,7 +158,9 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
     """The tracker ``spec`` names. ``search`` are directories to import ``module`` from when it is not importable
     as is (the project's root). ``env``: variables passed to a ``cmd:`` or ``stream:`` command on top of its own
     environment (:func:`passed_environment`; a Python tracker runs in this process and sees all of it). Raises
-    :class:`TrackerSpecError` saying what is wrong, a command whose program or script is missing included."""
+    :class:`TrackerSpecError` saying what is wrong, a command whose program or script is missing included. A
+    catalogue entry's own factory named by module (``ctxsim.reference:ContextTracker``) is that entry, named and
+    judged as its catalogued name is."""
     spec = spec.strip()
     passed = dict(env or {})
     if _is_stream(spec):
@@ -188,6 +190,9 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
                                 kind="class or function that makes a tracker", search=search)
     if entry is not None:
         return TrackerSpec(spec, spec, entry.factory, catalogued=True)
+    same = next((e for e in CATALOGUE.values() if e.factory is factory), None)
+    if same is not None:  # a catalogued tracker named by module (ctxsim.reference:ContextTracker): judged as by name
+        return TrackerSpec(spec, same.name, same.factory, catalogued=True)
     try:
         tracker = make_tracker(factory)
     except Exception as exc:

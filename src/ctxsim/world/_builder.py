@@ -57,7 +57,10 @@ class SessionBuilder:
 
     seed: int = 0
     model: str = DEFAULT_MODEL
-    window: int = 200_000
+    window: int = 0
+    """The model's raw context window; 0 (the default): the window Claude Code gives ``model`` under ``settings``
+    (:func:`~ctxsim.world.window_for`: 1,000,000 for a ``[1m]`` id, else 200,000), as a scenario's ``world`` does;
+    a window given wins."""
     baseline: int = 12_000
     max_output_tokens: int = 32_000
     name: str = ""
@@ -92,6 +95,8 @@ class SessionBuilder:
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
         self._first_model = self.model
+        if not self.window:
+            self.window = self.settings.window_for(self.model)
         if self.session_id is None:
             self.session_id = self.new_uuid()
 
