@@ -14,11 +14,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml  # noqa: F401
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ctxsim-suite", deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.load_profile("ctxsim-suite")
+
+# PyYAML is imported here, before any in-process pytester run. A run's new modules are dropped when it ends, so a YAML
+# first imported inside one comes back as another module object in the next, whose errors the loader's `except
+# yaml.MarkedYAMLError` (kept by the lazily loaded scenario face) would not catch: the likely cause of a malformed
+# file read as "could not be loaded: ParserError" now and then under xdist (seen twice, not reproduced since).
 
 # The SDK's ClaudeSDKClient.receive_response() returns after the ResultMessage without closing the receive_messages
 # generators under it; under trio their finalizer warns when they are collected (claude-agent-sdk's, not ctxsim's).
