@@ -64,7 +64,8 @@ def installed_cli_version() -> str | None:
 
 
 _chosen: list[str] = []
-"""The release chosen to stand for the CLI in use (``--ctx-cli``, ``ctxsim --cli-version``), if any."""
+"""The release chosen to stand for the CLI in use (``--ctx-cli``, ``ctxsim --cli-version``, ``CTXSIM_CLI``'s), if
+any."""
 
 
 def use_cli(version: str | None) -> None:
