@@ -9,6 +9,7 @@ fidelity --record``). No version is written into the code: a release that ships 
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import importlib.util
 from pathlib import Path
@@ -50,9 +51,10 @@ def sdk_bundled_file(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "_bundled" / name
 
 
+@functools.cache
 def installed_cli_version() -> str | None:
     """The version of the Claude Code CLI bundled in the installed ``claude-agent-sdk`` (None: no SDK, or no CLI
-    bundled in it)."""
+    bundled in it). Read once a process: every rendering that names no release asks it (a gauge at every message)."""
     path = sdk_bundled_file("claude.version")
     if path is None:
         return None
