@@ -14,7 +14,7 @@ import json
 import logging
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -125,11 +125,12 @@ class BoundedConnection(H11Protocol):
     refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        stream = cast(asyncio.Transport, transport)  # an accepted connection's: a stream transport, as uvicorn says
         if len(self.connections) >= MAX_CONNECTIONS:
             self.refused = True
-            transport.abort()  # type: ignore[attr-defined]
+            stream.abort()
             return
-        super().connection_made(transport)  # type: ignore[arg-type]
+        super().connection_made(stream)
         self.timeout_keep_alive_task = self.loop.call_later(IDLE_TIMEOUT, self.timeout_keep_alive_handler)
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -45,11 +45,12 @@ def _calls(frames: list[dict[str, Any]], model: str) -> list[Call] | None:
         if not isinstance(message, dict):
             continue
         ident, reported = str(message.get("id")), message.get("usage") or {}
-        numbers = tuple(reported.get(key) for key in ("input_tokens", "cache_creation_input_tokens",
-                                                      "cache_read_input_tokens"))
-        if not all(type(n) is int for n in numbers):
+        numbers = [reported.get(key) for key in ("input_tokens", "cache_creation_input_tokens",
+                                                 "cache_read_input_tokens")]
+        counts = [n for n in numbers if type(n) is int]
+        if len(counts) != len(numbers):
             return None
-        usage[ident] = numbers  # type: ignore[assignment]  # three ints, checked
+        usage[ident] = (counts[0], counts[1], counts[2])
         blocks.setdefault(ident, []).extend(b for b in map(_block, message.get("content") or ()) if b is not None)
     return [Call(*usage[ident], 0, tuple(blocks[ident]), ident, model=model) for ident in usage]
 
