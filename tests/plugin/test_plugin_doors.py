@@ -9,18 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_plugin import GOOD  # the plugin tests' passing scenario
 
 TESTS = Path(__file__).resolve().parents[1]
 
-GOOD = """\
-source: "unit test: a cached call"
-queries:
-  - prompt: "go"
-    steps:
-      - call: {in: 3, cc: 100, cr: 12000, out: 50}
-expect:
-  fail: [mala-overwrite]
-"""
 
 ONE_CLASS = '''
 from ctxsim.reference import ContextTracker
