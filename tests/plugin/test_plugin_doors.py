@@ -36,7 +36,7 @@ INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeini(INI)
-    pytester.makepyfile(mine=ONE_CLASS)
+    pytester.makepyfile(doors_tracker=ONE_CLASS)  # a name no other test module imports
     (pytester.path / "scenarios").mkdir()
     (pytester.path / "scenarios" / "good.yaml").write_text(GOOD)
     return pytester
@@ -48,17 +48,18 @@ def names(project: pytest.Pytester, *args: str) -> list[str]:
 
 
 def test_two_factories_of_one_class_are_both_judged_under_ids_of_their_own(project: pytest.Pytester) -> None:
-    result = project.runpytest("--ctx-scenarios=scenarios", "--ctx-tracker=mine:make_mine",
-                               "--ctx-tracker=mine:make_mine_with", "-v")
+    result = project.runpytest("--ctx-scenarios=scenarios", "--ctx-tracker=doors_tracker:make_mine",
+                               "--ctx-tracker=doors_tracker:make_mine_with", "-v")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["scenarios/good.yaml::reference PASSED*",
                                  "scenarios/good.yaml::mala-overwrite-fails-as-declared PASSED*",
                                  "scenarios/good.yaml::mine PASSED*",
-                                 "scenarios/good.yaml::mine[[]mine:make_mine_with[]] PASSED*"])
+                                 "scenarios/good.yaml::mine[[]doors_tracker:make_mine_with[]] PASSED*"])
     # the ctx_tracker fixture too: one test per tracker, the ids apart
     project.makepyfile(test_fixture="def test_it(ctx_tracker):\n    assert ctx_tracker.name == 'mine'\n")
-    assert names(project, "test_fixture.py", "--ctx-tracker=mine:make_mine", "--ctx-tracker=mine:make_mine_with") == [
-        "test_fixture.py::test_it[mine]", "test_fixture.py::test_it[mine[mine:make_mine_with]]"]
+    assert names(project, "test_fixture.py", "--ctx-tracker=doors_tracker:make_mine",
+                 "--ctx-tracker=doors_tracker:make_mine_with") == [
+        "test_fixture.py::test_it[mine]", "test_fixture.py::test_it[mine[doors_tracker:make_mine_with]]"]
 
 
 def test_two_stream_trackers_of_one_basename_are_both_judged(project: pytest.Pytester) -> None:
@@ -74,8 +75,9 @@ def test_two_stream_trackers_of_one_basename_are_both_judged(project: pytest.Pyt
 
 
 def test_the_same_tracker_given_twice_is_judged_once(project: pytest.Pytester) -> None:
-    assert [n.split("::")[1] for n in names(project, "--ctx-scenarios=scenarios", "--ctx-tracker=mine:make_mine",
-                                            "--ctx-tracker=mine:make_mine", "--ctx-tracker=reference",
+    assert [n.split("::")[1] for n in names(project, "--ctx-scenarios=scenarios",
+                                            "--ctx-tracker=doors_tracker:make_mine",
+                                            "--ctx-tracker=doors_tracker:make_mine", "--ctx-tracker=reference",
                                             "--ctx-tracker=ctxsim.reference:ContextTracker")] == [
         "reference", "mala-overwrite-fails-as-declared", "mine"]
 
