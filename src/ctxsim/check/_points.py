@@ -1,10 +1,10 @@
 """Asking a :class:`~ctxsim.trackers.PointTracker` for its estimates at a session's observation points, checked
 (:func:`ctxsim.check.arun_tracker` judges them as it judges a message-fed tracker's).
 
-A point tracker reads the world as Claude Code shows it, so its points (and their truths) are the transcript
-rendering's (:func:`ctxsim.wire.render_transcript`) with the fault plan's transcript form applied
-(:func:`ctxsim.faults.apply_transcript`): a fault may place a point elsewhere there than in the stream (the older
-layout writes a subagent's rows into the main file), or make it unknowable there."""
+A point tracker reads the world as Claude Code shows it, so its points (and their truths) are those of the run's
+transcript (:meth:`ctxsim.surfaces.Rendition.points`: the fault plan's transcript form applied): a fault may place a
+point elsewhere there than in the stream (the older layout writes a subagent's rows into the main file), or make it
+unknowable there."""
 
 from __future__ import annotations
 
@@ -14,27 +14,14 @@ from ..processes import described
 from ..trackers import Estimate, PointTracker, is_token_count
 
 if TYPE_CHECKING:
-    from ..faults import FaultPlan
+    from ..surfaces import Rendition
     from ..wire import Observation
-    from ..world import Session
 
-__all__ = ["InvalidEstimates", "estimates_failure", "observations", "point_estimates"]
+__all__ = ["InvalidEstimates", "estimates_failure", "point_estimates"]
 
 
 class InvalidEstimates(ValueError):
     """What ``estimate_points`` returned is not one estimate per point, each tokens, a (low, high) band or None."""
-
-
-def observations(session: Session, faults: FaultPlan | None, judged_at: frozenset[str] | None) -> list[Observation]:
-    """The observation points of ``session``'s transcript (``faults`` applied) a tracker judged at ``judged_at``
-    (None: every kind) is compared at, in order."""
-    from ..faults import apply_transcript
-    from ..wire import render_transcript
-
-    transcript = render_transcript(session)
-    if faults is not None and faults.faults:
-        transcript = apply_transcript(faults, transcript)
-    return [p.observation for p in transcript.points if judged_at is None or p.observation.kind in judged_at]
 
 
 def _valid(estimate: object) -> bool:
@@ -45,12 +32,11 @@ def _valid(estimate: object) -> bool:
     return is_token_count(estimate)
 
 
-def point_estimates(tracker: PointTracker, session: Session,
-                    faults: FaultPlan | None = None) -> list[tuple[Observation, Estimate]]:
-    """Each observation point of ``session`` ``tracker`` is judged at, with its estimate there (a band's ends and a
-    figure made ``int``). Raises what the tracker raises, or :class:`InvalidEstimates`."""
-    points = observations(session, faults, getattr(tracker, "judged_at", None))
-    estimates = list(tracker.estimate_points(session, points, faults))
+def point_estimates(tracker: PointTracker, rendition: Rendition) -> list[tuple[Observation, Estimate]]:
+    """Each observation point of ``rendition``'s transcript ``tracker`` is judged at, with its estimate there (a
+    band's ends and a figure made ``int``). Raises what the tracker raises, or :class:`InvalidEstimates`."""
+    points = rendition.points(getattr(tracker, "judged_at", None))
+    estimates = list(tracker.estimate_points(rendition.session, points, rendition.faults))
     if len(estimates) != len(points):
         raise InvalidEstimates(f"gave {len(estimates)} estimates for {len(points)} points from estimate_points()")
     out: list[tuple[Observation, Estimate]] = []

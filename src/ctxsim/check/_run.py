@@ -27,7 +27,7 @@ from ..trackers import (
     tracker_name,
     user_traceback,
 )
-from ..wire import Frame, Observation, Script
+from ..wire import Frame, Observation, Script, render
 from ..world import Session
 from ._points import estimates_failure, point_estimates
 from ._progress import Progress
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..faults import FaultPlan
+    from ..surfaces import Rendition
 
 __all__ = [
     "AsyncTracker",
@@ -170,13 +171,13 @@ class _Probe:
                 f"{', ' + label if label else ''})")
 
 
-def _run_points(tracker: PointTracker, session: Session, report: Report, faults: FaultPlan | None) -> Report:
+def _run_points(tracker: PointTracker, rendition: Rendition, report: Report) -> Report:
     """Judge a :class:`PointTracker` at the observation points of the transcript (:mod:`ctxsim.check`)."""
     shown = getattr(tracker, "payload_figures", None)
     if callable(shown):
-        report.shown = shown(session, faults)
+        report.shown = shown(rendition.session, rendition.faults)
     try:
-        for observation, estimate in point_estimates(tracker, session, faults):
+        for observation, estimate in point_estimates(tracker, rendition):
             if isinstance(estimate, tuple):
                 point = Point(observation, sum(estimate) // 2, report.tolerance, band=estimate)
             else:
@@ -191,6 +192,21 @@ def _run_points(tracker: PointTracker, session: Session, report: Report, faults:
     return report
 
 
+def _rendition(session: Session, scripts: Iterable[Script] | None, faults: FaultPlan | None,
+               rendition: Rendition | None, partial: bool = False) -> Rendition:
+    """The run's world on every surface: ``rendition`` when given, else one playing ``scripts`` (made with
+    ``faults``, never applied here) or ``session`` rendered plain."""
+    from ..surfaces import Rendition
+
+    if rendition is not None:
+        return rendition
+    if scripts is not None:
+        made = list(scripts)
+        return Rendition(session, faults, partial=partial, played=lambda: made)
+    return Rendition(session, faults, partial=partial,
+                     played=lambda: render(session, include_partial_messages=partial))
+
+
 class RunOptions(TypedDict, total=False):
     """The keywords of a tracker run, said once: :func:`arun_tracker` takes them (its defaults are theirs), and
     :func:`run_tracker`, :func:`assert_tracks` and :func:`assert_tracks_async` pass them on unchanged, so the four
@@ -201,6 +217,7 @@ class RunOptions(TypedDict, total=False):
     scripts: Sequence[Script] | None
     silence_timeout: float | None
     faults: FaultPlan | None
+    rendition: Rendition | None
 
 
 async def arun_tracker(
@@ -212,6 +229,7 @@ async def arun_tracker(
     scripts: Sequence[Script] | None = None,
     silence_timeout: float | None = 30.0,
     faults: FaultPlan | None = None,
+    rendition: Rendition | None = None,
 ) -> Report:
     """Run ``tracker`` over ``session`` through the real ``ClaudeSDKClient`` and report every point.
 
@@ -225,11 +243,15 @@ async def arun_tracker(
     A tracker with a ``bind_client(client)`` method is handed the connected ``ClaudeSDKClient`` before the first
     query, so it can ask it (``await client.get_context_usage()`` in an async ``context_tokens``) as an app holding
     its client does; what it answers is judged against the truth like any estimate.
+    ``rendition`` is the run's world already rendered (:class:`ctxsim.surfaces.Rendition`, e.g.
+    :meth:`ctxsim.scenario.SessionScenario.rendition`): the stream played and the points judged are its, each
+    surface rendered once for the whole run; ``scripts`` and ``faults`` are then not given.
     """
+    world = _rendition(session, scripts, faults, rendition, include_partial_messages)
     if isinstance(tracker, PointTracker):
         report = Report(tracker_name(tracker), session, tolerance)
-        return await anyio.to_thread.run_sync(partial(_run_points, tracker, session, report, faults))
-    transport = FakeTransport(session, scripts=scripts, include_partial_messages=include_partial_messages)
+        return await anyio.to_thread.run_sync(partial(_run_points, tracker, world, report))
+    transport = FakeTransport(session, scripts=world.stream, include_partial_messages=include_partial_messages)
     report = Report(tracker_name(tracker), session, tolerance)
     probe = _Probe(tracker, report)
     progress = Progress(report, len(transport.scripts), silence_timeout)
@@ -285,18 +307,20 @@ def run_tracker(tracker: AnyTracker, session: Session, *, async_backend: str = "
 
 
 def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[Script], *,
-                       tolerance: int = 0, faults: FaultPlan | None = None) -> Report:
+                       tolerance: int = 0, faults: FaultPlan | None = None,
+                       rendition: Rendition | None = None) -> Report:
     """The parser path: each frame through the SDK's own ``parse_message`` to the tracker, no client.
 
     ``scripts`` may be any iterable, e.g. :func:`ctxsim.wire.render_stream`: each script is let go once read.
 
     For speed where the client's control protocol is not under test (benchmarks, long fuzz runs); a frame
-    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`). There is no
+    the SDK would not yield is skipped as the client skips it (:func:`ctxsim.sdk.client_message`); ``rendition``: the
+    run's world, from which a tracker reading Claude Code's other surfaces is judged. There is no
     event loop here: an async tracker that waits on one stops the run (the report's ``crash`` says so).
     """
     report = Report(tracker_name(tracker), session, tolerance)
-    if isinstance(tracker, PointTracker):
-        return _run_points(tracker, session, report, faults)
+    if isinstance(tracker, PointTracker):  # judged at the transcript's points: the stream is not read
+        return _run_points(tracker, _rendition(session, (), faults, rendition), report)
     probe = _Probe(tracker, report)
     try:
         for script in scripts:

@@ -4,7 +4,7 @@ what a run is)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 from .._sync import run_blocking
 from ..check import Match, Report, arun_tracker, crossings, likely_causes, match_firings, payload_wrong
 from ..scenario import ExpectedFailure, SessionScenario
+from ..surfaces import Rendition
 from ..trackers import AnyTracker, AsyncTracker, Tracker
 from ..wire import Script
 
@@ -149,6 +150,9 @@ class ScenarioRun:
     scenario: SessionScenario
     report: Report
     thresholds: tuple[ThresholdResult, ...] = ()
+    rendition: Rendition | None = field(default=None, compare=False, repr=False)
+    """The run's world on every surface (None: a run made elsewhere, e.g. estimates a client of ``ctxsim serve``
+    wrote): its likely causes read the stream played from it."""
 
     @property
     def tracker(self) -> str:
@@ -239,7 +243,10 @@ class ScenarioRun:
     def likely(self) -> dict[int, str]:
         """The likely cause at each failing point, by observation index (:func:`likely_bugs`), worked out once a
         run whichever door asks for it."""
-        return likely_bugs(self.report, self.scenario.scripts) if self.report.failures else {}
+        if not self.report.failures:
+            return {}
+        rendition = self.rendition
+        return likely_bugs(self.report, self.scenario.scripts if rendition is None else lambda: rendition.stream)
 
     def problems(self) -> list[str]:
         """Every wrong threshold firing, one sentence each."""
@@ -277,12 +284,13 @@ def run_scenario(scenario: SessionScenario, tracker: AnyTracker, *, name: str | 
     if not isinstance(scenario, SessionScenario):
         raise ValueError(f"ctxsim: run_scenario: scenario {scenario.name!r} is a task scenario: run its restart loop "
                          f"with ctxsim.runner.run_task")
-    options: dict[str, Any] = {"tolerance": scenario.tolerance, "scripts": scenario.scripts(),
-                               "silence_timeout": silence_timeout, "faults": scenario.fault_plan()}
+    rendition = scenario.rendition()
+    options: dict[str, Any] = {"tolerance": scenario.tolerance, "rendition": rendition,
+                               "include_partial_messages": scenario.partial, "silence_timeout": silence_timeout}
     report = run_blocking(partial(arun_tracker, tracker, scenario.session, **options), backend=async_backend)
     if name is not None:
         report.tracker = name
-    return ScenarioRun(scenario, report, threshold_results(scenario, report))
+    return ScenarioRun(scenario, report, threshold_results(scenario, report), rendition)
 
 
 def likely_bugs(report: Report, scripts: Callable[[], Iterable[Script]]) -> dict[int, str]:

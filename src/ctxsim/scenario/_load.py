@@ -10,6 +10,7 @@ The format itself is documented in :mod:`ctxsim.scenario`; each section has its 
 
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
@@ -22,7 +23,7 @@ import yaml
 from ..check import crossings
 from ..processes import printable
 from ..recordings import FORMATS, MAX_SCENARIO_BYTES, Recording, RecordingError, read_bounded, read_recording
-from ..wire import Observation, Script, render
+from ..wire import Observation, Script
 from ..world import Query, Session, SessionBuilder
 from . import _schema as schema
 from ._expect import (
@@ -32,7 +33,7 @@ from ._expect import (
     ThresholdSpec,
     read_expect,
 )
-from ._faults import FaultSpec, apply as apply_faults, not_judged, plan as fault_plan, read_faults, surfaces
+from ._faults import FaultSpec, not_judged, plan as fault_plan, read_faults, surfaces
 from ._steps import StepBuilder
 from ._task import TaskSpec, check_task_expectations, read_task
 from ._world import refuse_world_keys, world_builder
@@ -40,6 +41,7 @@ from ._yaml import Map, Positioned, Reader, describe, load as load_yaml
 
 if TYPE_CHECKING:
     from ..faults import FaultPlan
+    from ..surfaces import Rendition
 
 __all__ = ["FaultSpec", "LoopExpectations", "Scenario", "ScenarioError", "SessionScenario", "TaskScenario", "TaskSpec",
            "ThresholdSpec", "load_scenario", "parse_scenario"]
@@ -136,15 +138,20 @@ class SessionScenario(Scenario):
             return None
         return (self.recording.path if self.recording is not None else self.path), line
 
+    def rendition(self) -> Rendition:
+        """The scenario's world on every surface, fresh for each run (:class:`ctxsim.surfaces.Rendition`): the
+        session rendered (or the recording played) with the ``faults:`` plan, each surface rendered once for every
+        consumer of the run."""
+        from ..surfaces import Rendition
+
+        recording = self.recording
+        recorded = (None if recording is None else
+                    functools.partial(recording.scripts, self.session.window, self.session.usage))
+        return Rendition(self.session, self.fault_plan(), partial=self.partial, recorded=recorded)
+
     def scripts(self) -> list[Script]:
         """The stream to play, fresh for each run: the session rendered (or the recording), faults applied."""
-        if self.recording is not None:
-            scripts = self.recording.scripts(self.session.window, self.session.usage)
-        else:
-            scripts = render(self.session, include_partial_messages=self.partial)
-        if self.faults:
-            scripts = apply_faults(scripts, self.faults, self.session.seed)
-        return scripts
+        return list(self.rendition().stream)
 
     def fault_plan(self) -> FaultPlan | None:
         """The ``faults:`` list as the plan :meth:`scripts` applies (None without faults): a tracker that reads the
@@ -163,7 +170,7 @@ class SessionScenario(Scenario):
 
     def observations(self) -> list[Observation]:
         """Every observation point of :meth:`scripts`, in order."""
-        return [f.observation for s in self.scripts() for f in s.frames if f.observation is not None]
+        return list(self.rendition().observations)
 
     def outline(self) -> str:
         return f"{len(self.observations())} points"

@@ -10,6 +10,10 @@ plan make Claude Code show in them::
 
     transcript = apply_transcript(plan, render_transcript(session))
     payloads = apply_statusline(plan, transcript, statusline_payloads(session))
+
+A :class:`Rendition` is one run's world on every surface: the stream, the transcript and the payloads under one
+fault plan, each rendered the first time it is asked for and shared by every consumer of the run (the check, a
+command's harness, the likely causes, ``ctxsim serve``, the fuzz).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._payload import PAYLOAD_FORMS as PAYLOAD_FORMS, apply_statusline as apply_statusline
+    from ._rendition import Rendition as Rendition
     from ._where import (
         FAULT_SURFACES as FAULT_SURFACES,
         SURFACES as SURFACES,

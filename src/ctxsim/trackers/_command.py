@@ -1,15 +1,16 @@
 """A tracker in any language: a statusline command run as Claude Code runs it, at every observation point.
 
 :class:`CommandTracker` is a :class:`~ctxsim.trackers.PointTracker`. At each point it judges, ctxsim writes the
-session's transcript as the CLI had written it by then (:func:`ctxsim.wire.render_transcript`) under a
-private ``HOME`` and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` from the directory ctxsim was
-started from (so relative paths, ``./script``, ``npx`` and shell lines work) with the statusline payload of
-that point on stdin (:func:`ctxsim.wire.statusline_payloads`, its ``transcript_path`` pointing at the file
-just written) and reads its stdout (:mod:`ctxsim.trackers`): a bare integer on the last line, a preset's
-format, or the user's regex; blank, ``TBD`` and the usual renderings of "unknown" (``--``, ``?``, ``N/A``...) are
-no estimate. The command is told the world as a Python factory is (:class:`~ctxsim.trackers.TrackerWorld`), in
-environment variables (:data:`WORLD_VARIABLES`): ``CTXSIM_WINDOW``, ``CTXSIM_USAGE`` (``additive`` or
-``inclusive``), ``CTXSIM_AUTOCOMPACT_TOKENS``, ``CTXSIM_MODEL`` and ``CTXSIM_CLI_VERSION``.
+session's transcript as the CLI had written it by then (:func:`ctxsim.wire.render_transcript`) under a private ``HOME``
+and ``CLAUDE_CONFIG_DIR``, runs the command through ``/bin/sh -c`` from the directory ctxsim was started from (so
+relative paths, ``./script``, ``npx`` and shell lines work) with the statusline payload of that point on stdin
+(:func:`ctxsim.wire.statusline_payloads`, its ``transcript_path`` pointing at the file just written; both are the run's
+:class:`ctxsim.surfaces.Rendition`'s, rendered once a run) and reads its stdout (:mod:`ctxsim.trackers`): a bare integer
+on the last line, a preset's format, or the user's regex; blank, ``TBD`` and the usual renderings of "unknown" (``--``,
+``?``, ``N/A``...) are no estimate. The command is told the world as a Python factory is
+(:class:`~ctxsim.trackers.TrackerWorld`), in environment variables (:data:`WORLD_VARIABLES`): ``CTXSIM_WINDOW``,
+``CTXSIM_USAGE`` (``additive`` or ``inclusive``), ``CTXSIM_AUTOCOMPACT_TOKENS``, ``CTXSIM_MODEL`` and
+``CTXSIM_CLI_VERSION``.
 
 Points are independent (each has its own ``HOME``), so they run in parallel on ``workers`` threads. A command that
 exits non-zero, runs past ``timeout`` seconds, prints more than 64 KiB on stdout or stderr, or prints nonsense
@@ -163,18 +164,13 @@ class CommandTracker:
         """Run the command at each of ``observations`` (in parallel) and read its estimates, in order. ``faults``:
         the plan the stream was played with; its transcript form is applied to the transcript, and what that makes
         Claude Code show to the payloads (:func:`ctxsim.surfaces.apply_statusline`)."""
-        from ..faults import apply_transcript
-        from ..surfaces import apply_statusline
-        from ..wire import render_transcript, statusline_payloads
+        from ..surfaces import Rendition
 
         wanted = {o.label for o in observations}  # by label: a fault may reorder (and renumber) the stream's points
-        transcript = render_transcript(session, cli_version=self.cli_version)
-        if faults is not None and faults.faults:
-            transcript = apply_transcript(faults, transcript)
-        payloads = statusline_payloads(session, with_context_window=self.context_window, cli_version=self.cli_version,
-                                       compaction=self.after_compaction)
-        if faults is not None and faults.faults:
-            payloads = apply_statusline(faults, transcript, payloads)
+        rendition = Rendition.of(session, faults)
+        transcript = rendition.transcript(self.cli_version)
+        payloads = rendition.payloads(self.cli_version, with_context_window=self.context_window,
+                                      compaction=self.after_compaction)
         runs = [_PointRun(i, point.observation, payloads[i], world_environment(session, point.observation.window,
                                                                                 self.cli_version))
                 for i, point in enumerate(transcript.points) if point.observation.label in wanted]
@@ -214,17 +210,13 @@ class CommandTracker:
         the stream was played with, :func:`ctxsim.surfaces.apply_statusline`), by label: its ``current_usage``
         prompt (input + cache creation + cache read), None where it is null; empty without ``context_window``. The
         oracle uses it to tell a command's bug from Claude Code's (:func:`ctxsim.check.payload_wrong`)."""
-        from ..faults import apply_transcript
-        from ..surfaces import apply_statusline
-        from ..wire import render, render_transcript, statusline_payloads
+        from ..surfaces import Rendition
 
         if not self.context_window:
             return {}
-        payloads = statusline_payloads(session, cli_version=self.cli_version, compaction=self.after_compaction)
-        if faults is not None and faults.faults:
-            transcript = apply_transcript(faults, render_transcript(session, cli_version=self.cli_version))
-            payloads = apply_statusline(faults, transcript, payloads)
-        labels = [f.observation.label for s in render(session) for f in s.frames if f.observation is not None]
+        rendition = Rendition.of(session, faults)
+        payloads = rendition.payloads(self.cli_version, compaction=self.after_compaction)
+        labels = [p.observation.label for p in rendition.transcript(self.cli_version).points]
         out: dict[str, int | None] = {}
         for label, payload in zip(labels, payloads):
             usage = payload.get("context_window", {}).get("current_usage")
