@@ -1,7 +1,7 @@
-"""Every door gives the same verdict: pytest (scenario files as items), ``ctxsim run``, ``ctxsim judge``,
-``ctxsim score`` and, for servable scenarios, ``ctxsim serve --judge``'s judging function agree on (scenario,
-verdict, first failing point, likely cause) for the reference, every catalogue entry and three trackers of each
-kind (Python, ``cmd:`` in node and bash+jq, ``stream:`` in node and Python).
+"""Every door gives the same verdict: pytest (scenario files as items), ``ctxsim run``, ``ctxsim judge``, ``ctxsim
+score`` and, on every scenario ``ctxsim serve`` can play (``/clear`` included), ``ctxsim serve --judge``'s judging
+function agree on (scenario, verdict, first failing point, likely cause) for the reference, every catalogue entry and
+three trackers of each kind (Python, ``cmd:`` in node and bash+jq, ``stream:`` in node and Python).
 
 The doors run in-process over one set of runs: a tracker's run over a scenario (and its likely causes) is made
 once and shared by every door that asks for the same tracker, told the same world; a door that made its tracker
@@ -37,10 +37,11 @@ PROCESSES = [f"cmd:node {TESTS}/statusline_trackers/last_row.js", f"cmd:node {TE
              f"stream:python3 {TESTS}/stream_trackers/last_main.py"]
 COVERING = ["b02-first-wins-keeps-placeholder", "statusline-replayed-row-later", "b06-message-in-several-files",
             "gateway-inclusive-usage-aider-5516", "compaction", "seed001-subagent-max-cache-read",
-            "window-1m-suffix", "b13-cache-creation-ignored", "seed000-overwrite-not-accumulate"]
+            "window-1m-suffix", "b13-cache-creation-ignored", "seed000-overwrite-not-accumulate",
+            "b17-clear-keeps-old-context"]
 """Scenarios the process trackers are judged on in the default tier: skipped for an SDK-stream tracker, skipped
 for a statusline command, a gateway's usage, compaction, subagents, a 1M window, two servable scenarios (and the
-recorded stream and the two-subagent scenario, added below)."""
+recorded stream and the two-subagent scenario, added below), and a ``/clear`` served."""
 
 Key = tuple[Any, ...]
 
@@ -62,7 +63,7 @@ def shared_runs() -> Iterator[None]:
     def shared_run(scenario: SessionScenario, tracker: Any, *, name: str) -> Any:
         world = (type(tracker).__qualname__, getattr(tracker, "usage", None), getattr(tracker, "world", None),
                  getattr(tracker, "command", None), getattr(getattr(tracker, "inner", None), "usage", None))
-        key = (str(scenario.path), name, repr(world))
+        key = (str(scenario.path), repr(scenario.session.queries), name, repr(world))  # a live twin: its own
         if key not in runs:
             runs[key] = run_scenario(scenario, tracker, name=name)
         return runs[key]
@@ -120,31 +121,41 @@ def _through_cli(tmp: Path, files: list[Path], specs: list[str]) -> dict[str, se
     return doors
 
 
-def _through_serve(files: list[Path], specs: list[TrackerSpec]) -> tuple[set[Key], set[Key]]:
-    """For each servable scenario and each tracker whose estimates are plain counts at every point: the verdict of
-    ``ctxsim serve --judge``'s function fed its estimates, and the in-process one (without the tracker's name and
-    the expectation: a served file is judged as a tracker under test)."""
-    from ctxsim.live import ScenarioServer, live_skip_reason
-    from ctxsim.runner import judgement, served
+def _through_serve(files: list[Path], specs: list[TrackerSpec]) -> tuple[set[Key], set[Key], int]:
+    """For each scenario ``ctxsim serve`` can play (its live twin where it plays one) and each tracker whose estimates
+    a file can carry (a figure or a gauge's number at every point): the verdict of ``ctxsim serve --judge``'s
+    function fed its estimates, and the in-process one on the scenario served (without the tracker's name and the
+    expectation: a served file is judged as a tracker under test); and how many served scenarios reset the
+    conversation (``/clear``). The CLI is taken to write the compaction boundaries the scenario says."""
+    from ctxsim.live import ScenarioServer, session_serve_reason
+    from ctxsim.runner import judgement
+    from ctxsim.world import Compaction
 
     mine, theirs = set(), set()
+    resets = 0
     for file in files:
         scenario = load_scenario(file)
         assert isinstance(scenario, SessionScenario)
-        if live_skip_reason(scenario) is not None:
+        if session_serve_reason(scenario) is not None:
             continue
         server = ScenarioServer(scenario)
+        session = server.scenario.session
+        posts = [step.post_tokens for query in session.queries for step in query.steps if isinstance(step, Compaction)]
+        setattr(server, "post_tokens", lambda posts=posts: posts)  # noqa: B010 (the boundaries the CLI wrote)
+        points = {o.label: o for o in server.observations()}
+        resets += any(o.kind == "reset" for o in points.values())
         for spec in specs:
-            verdict = judgement(scenario, spec).run()
+            verdict = judgement(server.scenario, spec).run()
             run = verdict.run
-            if run is None or run.report.error or run.report.crash or len(run.report.points) != len(
-                    server.observations()) or any(p.band is not None for p in run.report.points):
+            if run is None or run.report.error or run.report.crash or len(run.report.points) != len(points) or any(
+                    p.band is not None and p.shown is None for p in run.report.points):
                 continue
-            estimates = {p.observation.index: p.estimate for p in run.report.points}
-            judged = served(scenario, spec.name).judge(server.judge(estimates, tracker=spec.name))
+            estimates = {points[p.observation.label].index: p.estimate if p.shown is None else p.shown
+                         for p in run.report.points}
+            judged = server.verdict(estimates, tracker=spec.name, quantity=run.report.declared)
             mine.add(verdict.key()[3:])
             theirs.add(judged.key()[3:])
-    return mine, theirs
+    return mine, theirs, resets
 
 
 def _agree(pytester: pytest.Pytester, tmp: Path, files: list[Path], given: list[str]) -> None:
@@ -163,8 +174,9 @@ def _agree(pytester: pytest.Pytester, tmp: Path, files: list[Path], given: list[
         theirs = {k for k in reference if (k[0], k[1]) in common}
         assert mine == theirs, (door, sorted(mine ^ theirs)[:6])
     assert len(everyone) >= len(files) * len(given) // 2
-    mine, theirs = _through_serve(files, specs)
-    assert mine and mine == theirs
+    mine, theirs, resets = _through_serve(files, specs)
+    assert mine and mine == theirs, sorted(map(repr, mine ^ theirs))[:6]
+    assert resets, "no scenario served here resets the conversation (/clear)"
 
 
 def test_every_door_gives_the_same_verdicts_for_python_trackers_over_the_corpus(

@@ -190,18 +190,17 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
 
 def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
     from ..live import EstimatesError, read_estimates
-    from ..runner import served
 
     truth = server.truth()
-    run = None
+    run = verdict = None
     if args.judge is not None:
         try:
             estimates = read_estimates(args.judge, server.observations())
         except EstimatesError as exc:
             print(exc, file=sys.stderr)
             return 2
-        run = server.judge(estimates, tracker=args.judge.name)
-    verdict = None if run is None else served(server.scenario, args.judge.name, estimates.quantity).judge(run)
+        verdict = server.verdict(estimates, tracker=args.judge.name)
+        run = verdict.run
     if args.json:
         out: dict[str, Any] = {"truth": truth}
         if verdict is not None and run is not None:  # the plan's verdict, the likely cause included

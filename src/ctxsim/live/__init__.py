@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         EstimatesError as EstimatesError,
         ScenarioServer as ScenarioServer,
         read_estimates as read_estimates,
+        session_serve_reason as session_serve_reason,
     )
     from ._serve_client import ServedPoints as ServedPoints, play_served as play_served
     from ._serve_task import (

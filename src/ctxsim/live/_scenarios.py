@@ -161,14 +161,15 @@ class SessionModel:
 PointKey = tuple[str, int] | str
 """What closes an observation point live: ``(message_id, n)`` for the n-th message of a call,
 ``("compact_boundary", n)`` for the query's n-th compaction boundary, ``("message_stop", n)`` for its n-th
-``message_stop`` stream event (partial messages on), ``("init", n)`` for its n-th ``init`` (after ``/clear``: the
-reset), ``"result"`` for the result."""
+``message_stop`` stream event (partial messages on), ``("conversation_reset", n)`` for its n-th
+``conversation_reset`` (what ``/clear`` writes first, before the new session's ``init``), ``"result"`` for the
+result."""
 
 
 def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
     """For each frame of one query, the key of the point it would close (None for a frame that closes none)."""
     counts: dict[str, int] = {}
-    boundaries = stops = inits = 0
+    boundaries = stops = resets = 0
     for data in frames:
         kind = data.get("type")
         message = data.get("message")
@@ -184,11 +185,9 @@ def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
         elif kind == "stream_event" and isinstance(event, dict) and event.get("type") == "message_stop":
             stops += 1
             yield "message_stop", stops
-        elif kind == "system" and data.get("subtype") == "init":
-            inits += 1
-            yield "init", inits
-        elif kind == "conversation_reset":  # the rendering's mark of a /clear, before the init the CLI writes
-            yield "init", inits + 1
+        elif kind == "conversation_reset":  # what the CLI writes of a /clear (recorded), before the new init
+            resets += 1
+            yield "conversation_reset", resets
         else:
             yield None
 

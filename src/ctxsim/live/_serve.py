@@ -37,14 +37,15 @@ from starlette.routing import Route
 from ..runner import ScenarioRun
 from ..trackers import TrackerWorld
 from ..wire import Observation
-from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, system_prefix
+from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, compaction_band
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
-from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
+from ._scenarios import SessionModel, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
 from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, is_model_query, live_twin
 
 if TYPE_CHECKING:
+    from ..runner import Verdict
     from ..scenario import SessionScenario
 
 __all__ = ["Estimates", "EstimatesError", "ScenarioServer", "read_estimates", "session_serve_reason"]
@@ -226,12 +227,13 @@ class ScenarioServer(Server):
         super().__init__(_Refusing(SessionModel(scenario.session), scenario.name, scenario.session), port=port,
                          window=scenario.session.window, routes=[Route(FRAMES_PATH, self._frames, methods=["POST"]),
                                                                  Route(TURN_PATH, self._turn, methods=["POST"])])
-        self.faults = LiveFaults(scenario) if scenario.faults else None
+        self.rendition = scenario.rendition()
+        """The scenario's world on every surface, rendered once: its points and the faults' frames are read from it."""
+        self.faults = LiveFaults(scenario, self.rendition) if scenario.faults else None
         """The scenario's stream faults, applied to what the CLI writes through the wrapper (None: no faults)."""
         self.turns = TurnEnds(scenario.session) if TurnEnds.needed(scenario.session) else None
         """Where the scenario's queries end their turns, told to the CLI by hooks (None: where the CLI ends them)."""
-        self.points = ([keyed_points(script) for script in scenario.scripts()] if self.faults is not None
-                       else _observations(scenario.session, scenario.partial))
+        self.points = [keyed_points(script) for script in self.rendition.stream]
         self._dir: Path | None = None
         self._posts: list[int] | None = None
 
@@ -362,9 +364,9 @@ class ScenarioServer(Server):
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
 
     def observations(self) -> list[Observation]:
-        """Every observation point, in order. At a compaction, the estimates that track it are the CLI's: between
-        the context and the ``postTokens`` it wrote plus the system prefix (as in-process, with the scenario's);
-        none where the CLI wrote no boundary serve could read (a client that set its own ``CLAUDE_CONFIG_DIR``)."""
+        """Every observation point, in order. At a compaction, the estimates that track it are the CLI's: the band
+        in-process gives a boundary of the ``postTokens`` it wrote (:func:`ctxsim.world.compaction_band`); none where
+        the CLI wrote no boundary serve could read (a client that set its own ``CLAUDE_CONFIG_DIR``)."""
         points = sorted((o for query in self.points for o in query.values()), key=lambda o: o.index)
         posts = iter(self.post_tokens())
         out = []
@@ -373,9 +375,8 @@ class ScenarioServer(Server):
             if o.kind == "compaction" and o.truth.knowable:
                 post = next(posts, None)
                 estimated = None
-                if post is not None and o.truth.first_call is not None:
-                    shown = post + system_prefix(o.truth.first_call)
-                    estimated = (min(o.truth.prompt, shown), max(o.truth.prompt, shown))
+                if post is not None and o.truth.first_call is not None:  # the band in-process gives that boundary
+                    estimated = compaction_band(post, o.truth.prompt, o.truth.first_call)
                 anchor = replace(o.truth, estimated=estimated)
                 o = replace(o, truth=anchor)
             elif o.kind in ("call", "compaction", "reset"):
@@ -389,8 +390,8 @@ class ScenarioServer(Server):
         """The truth at every observation point: its number and label, what closes it in the stream the client
         reads (``after``, in query ``query`` (1-based), counting from that query's start: the ``n``-th message of
         API call ``message_id``, the result, the ``n``-th compaction boundary, ``message_stop`` stream event or
-        ``init``), and the band a tracker must be within (``low``..``high``, ``tolerance`` tokens either side;
-        ``estimated``: the band of estimates a stream allows after a compaction), or ``knowable`` false."""
+        ``conversation_reset``), and the band a tracker must be within (``low``..``high``, ``tolerance`` tokens either
+        side; ``estimated``: the band of estimates a stream allows after a compaction), or ``knowable`` false."""
         points: list[dict[str, Any]] = []
         served = {o.index: o for o in self.observations()}
         for number, query in enumerate(self.points, 1):
@@ -401,7 +402,8 @@ class ScenarioServer(Server):
                     {"type": "compact_boundary", "query": number, "n": key[1]} if key[0] == "compact_boundary" else
                     {"type": "stream_event", "event": "message_stop", "query": number, "n": key[1]}
                     if key[0] == "message_stop" else
-                    {"type": "system", "subtype": "init", "query": number, "n": key[1]} if key[0] == "init" else
+                    {"type": "conversation_reset", "query": number, "n": key[1]} if key[0] == "conversation_reset"
+                    else
                     {"type": "assistant", "query": number, "message_id": key[0], "n": key[1]})
                 points.append({"index": o.index, "point": o.label, "kind": o.kind, "after": after,
                                "low": o.truth.prompt, "high": o.truth.next_request, "knowable": o.truth.knowable,
@@ -417,16 +419,22 @@ class ScenarioServer(Server):
         model = self.responder.model if isinstance(self.responder, _Refusing) else None
         return 0 if model is None else len(model.main) + len(model.subagent)
 
-    def judge(self, estimates: Mapping[int, float | None], *, tracker: str = "tracker",
-              quantity: Quantity | None = None) -> ScenarioRun:
-        """The run of a tracker whose estimate at each observation point (by number) is ``estimates`` (a point
+    def verdict(self, estimates: Mapping[int, float | None], *, tracker: str = "tracker",
+                quantity: Quantity | None = None) -> Verdict:
+        """The verdict on a tracker whose estimate at each observation point (by number) is ``estimates`` (a point
         missing: no estimate), judged as ``ctxsim run`` judges one, through the plan of judgement
         (:func:`ctxsim.runner.served`): in the quantity ``quantity`` declares, else the one the estimates declare
-        (:class:`Estimates`), else tokens."""
+        (:class:`Estimates`), else tokens. Its likely causes read the stream this server rendered."""
         from ..runner import served
 
         declared = quantity or getattr(estimates, "quantity", None)
-        run = served(self.scenario, tracker, declared).judge_estimates(self.observations(), estimates).run
+        return served(self.scenario, tracker, declared).judge_estimates(self.observations(), estimates,
+                                                                         rendition=self.rendition)
+
+    def judge(self, estimates: Mapping[int, float | None], *, tracker: str = "tracker",
+              quantity: Quantity | None = None) -> ScenarioRun:
+        """The run of :meth:`verdict`."""
+        run = self.verdict(estimates, tracker=tracker, quantity=quantity).run
         assert run is not None  # estimates are always judged
         return run
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from claude_agent_sdk import AssistantMessage, Message, ResultMessage, StreamEvent, SystemMessage
+from claude_agent_sdk import (
+    AssistantMessage,
+    ConversationResetMessage,
+    Message,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+)
 
 from ._claude import LiveClaude
 
@@ -55,8 +62,8 @@ class ServedPoints:
             self._counts.clear()
         elif isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             key = (q, "compact_boundary", None, self._count("compact_boundary"))
-        elif isinstance(message, SystemMessage) and message.subtype == "init":
-            key = (q, "system", None, self._count("init"))
+        elif isinstance(message, ConversationResetMessage):
+            key = (q, "conversation_reset", None, self._count("conversation_reset"))
         elif isinstance(message, StreamEvent) and message.event.get("type") == "message_stop":
             key = (q, "stream_event", None, self._count("message_stop"))
         return None if key is None else self._points.get(key)

@@ -18,11 +18,12 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..faults import apply
-from ..wire import Frame, Observation, Script, render
+from ..wire import Frame, Observation, Script
 from ._scenarios import PointKey, frame_keys, keyed_points
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
+    from ..surfaces import Rendition
 
 __all__ = ["CONTROL_TYPES", "LiveFaults"]
 
@@ -33,12 +34,14 @@ CONTROL_TYPES = frozenset({"control_request", "control_response", "control_cance
 class LiveFaults:
     """``scenario``'s fault plan, applied to the live CLI's queries as they come (:meth:`fault`)."""
 
-    def __init__(self, scenario: SessionScenario) -> None:
-        plan = scenario.fault_plan()
+    def __init__(self, scenario: SessionScenario, rendition: Rendition | None = None) -> None:
+        """``rendition``: the scenario's, whose stream before the faults is read (default: a fresh one)."""
+        rendition = rendition or scenario.rendition()
+        plan = rendition.faults
         if plan is None:
             raise ValueError(f"ctxsim: scenario {scenario.name!r} has no faults")
         self.plan = plan
-        self.rendered = render(scenario.session, include_partial_messages=scenario.partial)
+        self.rendered = list(rendition.unfaulted)
         self._twins = [keyed_points(script) for script in self.rendered]
         self.played: list[Script] = []
         """The queries the CLI wrote, as it wrote them, each frame with the point its rendered twin closes."""

@@ -20,6 +20,7 @@ from ..trackers import AnyTracker, AnyTrackerFactory, TrackerSpec, TrackerWorld,
 from ._scenario import ScenarioRun, run_scenario, threshold_results, verdict
 
 if TYPE_CHECKING:
+    from ..surfaces import Rendition
     from ..wire import Observation
     from ..world import Quantity
 
@@ -113,18 +114,19 @@ class Judgement:
         """The verdict on a run made elsewhere (the estimates a client of ``ctxsim serve`` wrote)."""
         return Verdict(self, run)
 
-    def judge_estimates(self, observations: Sequence[Observation], estimates: Mapping[int, float | None]
-                        ) -> Verdict:
+    def judge_estimates(self, observations: Sequence[Observation], estimates: Mapping[int, float | None], *,
+                        rendition: Rendition | None = None) -> Verdict:
         """The verdict on estimates given by point number (a point missing: no estimate) at ``observations`` (what
         a client of ``ctxsim serve`` wrote), each read as :attr:`quantity` (a gauge's number as the tokens it stands
-        for on the window in force at its point), judged as a run in-process is."""
+        for on the window in force at its point), judged as a run in-process is (``rendition``: the world the
+        estimates were made on, whose stream the likely causes read)."""
         scenario = self.scenario
         report = Report(self.tracker, scenario.session, scenario.tolerance)
         report.quantity = self.declared or "tokens"
         report.declared = self.declared
         for o in observations:
             report.points.append(report.point(o, estimates.get(o.index)))
-        return Verdict(self, ScenarioRun(scenario, report, threshold_results(scenario, report)))
+        return Verdict(self, ScenarioRun(scenario, report, threshold_results(scenario, report), rendition))
 
 
 @dataclass(frozen=True)

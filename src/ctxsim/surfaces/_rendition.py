@@ -80,16 +80,21 @@ class Rendition:
         return found if found is not None and found.session is session else cls(session, faults)
 
     @cached_property
+    def unfaulted(self) -> tuple[Script, ...]:
+        """The stream before the plan: the session rendered (or the recording's scripts)."""
+        from ..wire import render
+
+        return tuple(self._recorded() if self._recorded is not None else
+                     render(self.session, include_partial_messages=self.partial))
+
+    @cached_property
     def stream(self) -> tuple[Script, ...]:
         """The stream-json the SDK reads, one :class:`~ctxsim.wire.Script` per query, faults applied."""
         from ..faults import apply
-        from ..wire import render
 
         if self._played is not None:
             return tuple(self._played())
-        scripts: Sequence[Script] = (self._recorded() if self._recorded is not None else
-                                     render(self.session, include_partial_messages=self.partial))
-        return tuple(apply(self.faults, scripts) if self.faults is not None else scripts)
+        return self.unfaulted if self.faults is None else tuple(apply(self.faults, self.unfaulted))
 
     @cached_property
     def observations(self) -> tuple[Observation, ...]:
