@@ -42,6 +42,7 @@ LAYERS = (
     "ctxsim.fuzz",
     "ctxsim.score",
     "ctxsim.live",
+    "ctxsim.serve",
     "ctxsim.lab",
     "ctxsim.plugin",
     "ctxsim.cli",

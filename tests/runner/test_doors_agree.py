@@ -124,8 +124,9 @@ def _through_serve(files: list[Path], specs: list[TrackerSpec]) -> tuple[set[Key
     """For each servable scenario and each tracker whose estimates are plain counts at every point: the verdict of
     ``ctxsim serve --judge``'s function fed its estimates, and the in-process one (without the tracker's name and
     the expectation: a served file is judged as a tracker under test)."""
-    from ctxsim.live import ScenarioServer, live_skip_reason
+    from ctxsim.live import live_skip_reason
     from ctxsim.runner import judgement, served
+    from ctxsim.serve import ScenarioServer
 
     mine, theirs = set(), set()
     for file in files:
