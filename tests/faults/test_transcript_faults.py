@@ -1,4 +1,4 @@
-"""Transcript faults (ctxsim.faults._transcript._faults): each does what its report describes, to the reader it breaks.
+"""Transcript faults (ctxsim.faults._transcript): each does what its report describes, to the reader it breaks.
 
 The readers here are written for the test from the research page's descriptions of the tools (a last-row reader
 like ccline, a main-chain reader like ccstatusline), and judged against the world's truth.

@@ -176,7 +176,7 @@ def apply_transcript(plan: FaultPlan, transcript: TranscriptRender) -> Transcrip
     is left as it was. Deterministic: the same plan (faults, parameters, seed) on the same transcript gives the same
     rows."""
     out = copy.deepcopy(transcript)
-    rng = random.Random(f"ctxsim.faults._transcript._faults:{plan.seed}")
+    rng = random.Random(f"ctxsim.faults._transcript:{plan.seed}")
     for fault in transcript_faults(plan.faults):
         fault.edit(out, rng)
         out.recount()
