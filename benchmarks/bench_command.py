@@ -33,8 +33,8 @@ from pathlib import Path
 from _bench import mark, print_table
 
 from ctxsim.trackers._command import CommandTracker
+from ctxsim.wire import render_transcript
 from ctxsim.wire._statusline import statusline_payloads
-from ctxsim.wire._transcript import render_transcript
 from ctxsim.world import Session, SessionBuilder
 
 OVERHEAD_MS = 5.0

@@ -6,7 +6,7 @@ Figures only (nothing here fails on speed), measured side by side in one run, in
 
 - **start-up**: ``ctxsim serve SCENARIO --json`` from the command's start to the settings line a client reads (the
   Python start, the scenario loaded, the fake API listening, the wrapper written for a scenario with faults);
-- **served**: the scenario played to the real CLI through :class:`ctxsim.live.ScenarioServer` by a client on the
+- **served**: the scenario played to the real CLI through :class:`ctxsim.serve.ScenarioServer` by a client on the
   Python SDK (``LiveClaude``, the settings' model, environment, CLI and prompts), the reference tracker fed every
   message; **live start**: ``LiveClaude`` entered and left with no query (the CLI's own start, in every served run);
 - **in-process**: :func:`ctxsim.runner.run_scenario` with the reference tracker.
@@ -35,11 +35,12 @@ import anyio
 from _bench import mark, print_table
 
 from ctxsim.corpus import find_scenario
-from ctxsim.live import ScenarioServer, ServedPoints, _api, play_served
+from ctxsim.live import _api
 from ctxsim.live._claude import LiveClaude
 from ctxsim.live._serve_shapes import live_twin
 from ctxsim.runner import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.serve import ScenarioServer, ServedPoints, play_served
 from ctxsim.trackers import reference_for
 
 OWN: list[float] = []

@@ -42,6 +42,7 @@ LAYERS = (
     "ctxsim.fuzz",
     "ctxsim.score",
     "ctxsim.live",
+    "ctxsim.serve",
     "ctxsim.lab",
     "ctxsim.plugin",
     "ctxsim.cli",
@@ -52,6 +53,11 @@ A module belongs to the longest entry its name starts with; a package is one lay
 below another layer that its siblings sit above)."""
 
 MAX_LINES = 500
+"""A module's lines at most: past it, it is split by concept inside its package."""
+
+MAX_PACKAGE_LINES = 2_500
+"""A package's lines at most, counting its own modules (a subpackage counts apart): past it, it is split by concept
+into subpackages, each with a face of its own."""
 
 
 def _modules() -> dict[str, Path]:
@@ -161,6 +167,23 @@ def test_no_two_packages_import_each_other() -> None:
 def test_no_module_passes_the_size_at_which_it_is_split(module: str) -> None:
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines: split it by concept inside its layer's package"
+
+
+def _package_lines() -> dict[str, int]:
+    """Every package (a directory with an ``__init__.py``), by dotted name, with the lines of its own modules."""
+    return {".".join(init.parent.relative_to(SRC.parent).parts):
+            sum(len(path.read_text().splitlines()) for path in init.parent.glob("*.py"))
+            for init in sorted(SRC.rglob("__init__.py"))}
+
+
+PACKAGE_LINES = _package_lines()
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGE_LINES))
+def test_no_package_passes_the_size_at_which_it_is_split(package: str) -> None:
+    lines = PACKAGE_LINES[package]
+    assert lines <= MAX_PACKAGE_LINES, (f"{package} has {lines} lines in its own modules: split it by concept into "
+                                        f"subpackages, each with a face of its own")
 
 
 PUBLIC = sorted(m for m in MODULES if not any(part.startswith("_") for part in m.split(".")))

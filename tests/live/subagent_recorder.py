@@ -24,7 +24,7 @@ import anyio
 import claude_agent_sdk
 
 from ctxsim.lab._fidelity import Ask, ScriptedSession, play_live
-from ctxsim.lab._repl import _served, trimmed_files
+from ctxsim.lab._repl._recorder import _served, trimmed_files
 from ctxsim.live import LiveError, Reply, Served
 from ctxsim.world import Text, ToolUse
 

@@ -1,4 +1,4 @@
-"""The statusline payload rendering held to the real CLI's REPL (ctxsim.lab._statusline).
+"""The statusline payload rendering held to the real CLI's REPL (ctxsim.lab._repl._statusline).
 
 The live test drives the installed CLI's interactive REPL under tmux and compares every payload it sends after each
 step with the rendering (marked ``live``; it skips, saying why, where tmux is absent). The recordings under
@@ -20,7 +20,7 @@ import pytest
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
 from ctxsim.lab import tmux_skip_reason
-from ctxsim.lab._statusline import (
+from ctxsim.lab._repl._statusline import (
     PAYLOAD_FIELDS,
     STATUSLINE_SESSIONS,
     StatuslineRecording,

@@ -1,4 +1,4 @@
-"""The rendering held to the REPL recordings of every bundled CLI (ctxsim.lab._repl, ctxsim.lab._repl_compare).
+"""The rendering held to the REPL recordings of every bundled CLI (ctxsim.lab._repl).
 
 Offline: each recording under ``src/ctxsim/wire/captures/claude-code-<version>/repl/`` is compared with the rendering
 of the world it recorded, every payload (at start and after each step) and every compaction boundary; the recorded
@@ -21,14 +21,14 @@ from builder_twin import builder_twin
 from test_live import leaves_nothing_behind  # noqa: F401  (autouse: every live test leaves nothing behind)
 
 from ctxsim.lab import check_release, tmux_skip_reason
-from ctxsim.lab._repl import REPL_SESSIONS, record_repl
-from ctxsim.lab._repl_compare import (
+from ctxsim.lab._repl._compare import (
     ReplRecording,
     compare_repl_boundaries,
     compare_repl_payloads,
     compare_repl_transcripts,
     load_repl_recordings,
 )
+from ctxsim.lab._repl._recorder import REPL_SESSIONS, record_repl
 from ctxsim.lab.release._check import REPL_CHECKED
 from ctxsim.wire import CAPTURES, version_key
 
@@ -99,7 +99,7 @@ COMMANDS = [r for r in FOREGROUND if r.name in ("model-switch", "compact-one-cal
 def test_a_command_s_rows_are_marked_as_the_cli_marks_them(recording: ReplRecording) -> None:
     """``/model``, ``/compact`` and ``/clear`` rows: their ``rowSource`` (none before 2.1.331) and their prompt id,
     row for row as the recording has them."""
-    import ctxsim.lab._repl_compare as compare
+    import ctxsim.lab._repl._compare as compare
     from ctxsim.wire import render_transcript
 
     world = compare.world_of_recording(recording)
@@ -196,7 +196,7 @@ def test_the_recorded_windows(version: str) -> None:
 def test_an_autocompact_window_moves_nothing_with_auto_compact_off() -> None:
     """Read from the recording alone: DISABLE_AUTO_COMPACT beside a 100,000 autocompact window, a context past
     that window's point (67,000) and no compaction; the world's point is then the raw window's effective window."""
-    import ctxsim.lab._repl_compare as compare
+    import ctxsim.lab._repl._compare as compare
 
     for recording in (r for r in RECORDINGS if r.name == "autocompact-window-disabled"):
         assert recording.env == {"DISABLE_AUTO_COMPACT": "1", "CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000"}
@@ -268,7 +268,7 @@ def test_a_planted_divergence_in_the_rows_trackers_skip_is_named() -> None:
 
 def test_the_sdk_shape_is_not_the_repl_s(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison tells the shapes apart: the recording's world rendered as an SDK session differs."""
-    import ctxsim.lab._repl_compare as compare
+    import ctxsim.lab._repl._compare as compare
 
     recording = _named("compact-two-calls", VERSIONS[-1])
     world = dataclasses.replace(compare.world_of_recording(recording), entrypoint="sdk")
@@ -283,7 +283,7 @@ def test_a_session_built_as_users_build_it_matches_the_recorded_repl(recording: 
     """The recording's world rebuilt through the public builder (:func:`builder_twin`: each compaction's
     ``preTokens``, the context after it, whether it kept a segment, derived) renders to what the REPL wrote:
     every payload, every boundary, every row."""
-    import ctxsim.lab._repl_compare as compare
+    import ctxsim.lab._repl._compare as compare
 
     twin = builder_twin(dataclasses.replace(compare.world_of_recording(recording), entrypoint="repl"))
     monkeypatch.setattr(compare, "world_of_recording", lambda r: dataclasses.replace(twin, entrypoint="repl"))

@@ -19,9 +19,10 @@ import anyio
 import pytest
 
 from ctxsim.corpus import find_scenario
-from ctxsim.live import EstimatesError, ScenarioServer, read_estimates, release_notice
+from ctxsim.live import release_notice
 from ctxsim.live._claude import LiveClaude
 from ctxsim.scenario import SessionScenario, load_scenario
+from ctxsim.serve import EstimatesError, ScenarioServer, read_estimates
 from ctxsim.trackers import reference_for
 
 B01 = "b01-no-dedupe-without-request-id"
@@ -247,7 +248,7 @@ def test_ctxsim_serve_refuses_what_it_cannot_play_and_a_busy_port(capsys: pytest
 def play_served(server: ScenarioServer, tracker: Any, messages: list[Any] | None = None) -> dict[int, float | None]:
     """A client of the real CLI as a user of serve writes one (the settings' model, environment, CLI and prompts):
     the tracker fed every message (kept in ``messages``), its estimate taken where the truth says a point closes."""
-    from ctxsim.live import ServedPoints, play_served as play
+    from ctxsim.serve import ServedPoints, play_served as play
 
     played = anyio.run(play, server)
     if messages is not None:
@@ -287,7 +288,6 @@ def test_the_real_cli_plays_a_scenario_through_serve_and_the_reference_tracks_it
 def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_restart() -> None:
     from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
 
-    from ctxsim.live import TaskServer
     from ctxsim.reference import (
         CHECKPOINT_REQUEST_PROMPT,
         CONTINUE_PROMPT,
@@ -295,6 +295,7 @@ def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_rest
         extract_checkpoint,
     )
     from ctxsim.scenario import TaskScenario
+    from ctxsim.serve import TaskServer
 
     played = load_scenario(find_scenario("checkpoint-block"))  # well-formed checkpoint first; one step a turn
     assert isinstance(played, TaskScenario)
@@ -328,9 +329,9 @@ def test_the_real_cli_works_a_task_scenario_through_its_fake_agent_across_a_rest
 def test_a_task_turn_whose_usage_cannot_be_read_reaches_the_client_unreadable_through_the_live_cli() -> None:
     from claude_agent_sdk import AssistantMessage
 
-    from ctxsim.live import TaskServer
     from ctxsim.reference import CONTINUE_PROMPT, ContextTracker
     from ctxsim.scenario import TaskScenario
+    from ctxsim.serve import TaskServer
 
     played = load_scenario(find_scenario("unknown-context-never-fires"))  # session 1, turn 3: "n/a" prompt counts
     assert isinstance(played, TaskScenario)
@@ -527,7 +528,7 @@ def test_a_recorded_stream_is_served_as_the_session_it_shows_and_its_bug_shows_a
 
 def servable_session_scenarios() -> list[str]:
     from ctxsim.corpus import bundled_scenarios
-    from ctxsim.live import serve_skip_reason
+    from ctxsim.serve import serve_skip_reason
 
     loaded = [load_scenario(path) for path in bundled_scenarios()]
     return [s.name for s in loaded if isinstance(s, SessionScenario) and serve_skip_reason(s) is None]
@@ -565,8 +566,8 @@ def task_request(prompt: str, session: str = "11111111-2222-3333-4444-5555555555
 
 def test_serve_a_task_reads_the_loop_prompts_declared_with_prompts_and_says_what_is_wrong_in_a_file(
         tmp_path: Path) -> None:
-    from ctxsim.live import TaskServer, read_loop_prompts
     from ctxsim.scenario import TaskScenario
+    from ctxsim.serve import TaskServer, read_loop_prompts
 
     played = load_scenario(find_scenario("multi-restart-40-steps"))
     assert isinstance(played, TaskScenario)
@@ -657,9 +658,9 @@ def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_c
 def test_the_real_cli_compacts_on_its_own_where_the_task_agent_does_and_the_wind_down_rearms() -> None:
     from claude_agent_sdk import ResultMessage, SystemMessage
 
-    from ctxsim.live import TaskServer
     from ctxsim.reference import CONTINUE_PROMPT, WIND_DOWN_PROMPT
     from ctxsim.scenario import TaskScenario
+    from ctxsim.serve import TaskServer
 
     played = load_scenario(find_scenario("seed004-autocompact-rearms-wind-down"))
     assert isinstance(played, TaskScenario)
@@ -695,9 +696,9 @@ def test_a_clients_compact_in_a_served_task_is_the_loops_compact_the_agent_runs_
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ResultMessage, SystemMessage
 
     from ctxsim.agent import FakeAgent
-    from ctxsim.live import TaskServer
     from ctxsim.reference import CONTINUE_PROMPT
     from ctxsim.scenario import TaskScenario
+    from ctxsim.serve import TaskServer
 
     played = load_scenario(find_scenario(name))
     assert isinstance(played, TaskScenario)

@@ -127,8 +127,8 @@ def _through_serve(files: list[Path], specs: list[TrackerSpec]) -> tuple[set[Key
     function fed its estimates, and the in-process one on the scenario served (without the tracker's name and the
     expectation: a served file is judged as a tracker under test); and how many served scenarios reset the
     conversation (``/clear``). The CLI is taken to write the compaction boundaries the scenario says."""
-    from ctxsim.live import ScenarioServer, session_serve_reason
     from ctxsim.runner import judgement
+    from ctxsim.serve import ScenarioServer, session_serve_reason
     from ctxsim.world import Compaction
 
     mine, theirs = set(), set()

@@ -311,7 +311,7 @@ def test_malformed_scenarios_say_file_line_and_key(tmp_path: Path, text: str, ex
 
 
 def test_nested_repeats_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ctxsim.scenario._steps.MAX_CALLS", 5)
+    monkeypatch.setattr("ctxsim.scenario._sections._steps.MAX_CALLS", 5)
     text = Q + "      - repeat:\n          times: 3\n          steps:\n            - repeat: {times: 3, call: {}}\n"
     with pytest.raises(ScenarioError, match=r"^ctxsim: x\.yaml:6: queries\[0\]\.steps\[0\]\.repeat\.steps\[0\]"
                                             r"\.repeat\.call: more than 5 calls in one scenario$"):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxsim.lab._repl_compare import ReplRecording, world_of_recording
+from ctxsim.lab._repl._compare import ReplRecording, world_of_recording
 from ctxsim.wire import CAPTURES, captured_versions, rendered_version, resolve_cli, use_cli
 from ctxsim.wire._titles import title_calls
 from ctxsim.world import RULES, TITLE_INPUT_TOKENS, Session, holds, title_asks

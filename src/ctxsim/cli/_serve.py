@@ -8,7 +8,7 @@ verdict on a tracker's estimates.
 
 It prints what a client needs (the environment, the model, the prompts), serves until Ctrl-C or SIGTERM (or
 ``--timeout`` seconds), then prints the truth at every observation point and, with ``--judge FILE``, the verdict on
-the estimates ``FILE`` holds (:func:`ctxsim.live.read_estimates`); exit 1 when the tracker is off, when a request
+the estimates ``FILE`` holds (:func:`ctxsim.serve.read_estimates`); exit 1 when the tracker is off, when a request
 was refused (the client left the script) or when the client did not play the whole script. ``--list`` says which
 scenarios can be served and why not the others.
 """
@@ -30,7 +30,7 @@ from ..processes import printable
 from ._common import CommandError, _find, _load, _scenario_files
 
 if TYPE_CHECKING:
-    from ..live import ScenarioServer, TaskServer
+    from ..serve import ScenarioServer, TaskServer
 
 
 def _configure_serve(parser: argparse.ArgumentParser) -> None:
@@ -61,8 +61,8 @@ MAX_TIMEOUT = 7 * 24 * 3600.0
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..live import ScenarioServer, TaskServer, read_loop_prompts
     from ..scenario import SessionScenario
+    from ..serve import ScenarioServer, TaskServer, read_loop_prompts
 
     if args.list:
         return _list(args)
@@ -107,8 +107,8 @@ def _serve(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     """One row per scenario: servable or not, and why not; the counts under them."""
     from ..corpus import BUNDLED
-    from ..live import serve_skip_reason
     from ..scenario import SessionScenario
+    from ..serve import serve_skip_reason
 
     rows: list[dict[str, Any]] = []
     for path in _scenario_files([args.scenario or Path(BUNDLED)], "serve --list"):
@@ -189,7 +189,7 @@ def _print_settings(server: ScenarioServer | TaskServer, as_json: bool) -> None:
 
 
 def _finish(server: ScenarioServer, args: argparse.Namespace) -> int:
-    from ..live import EstimatesError, read_estimates
+    from ..serve import EstimatesError, read_estimates
 
     truth = server.truth()
     run = verdict = None

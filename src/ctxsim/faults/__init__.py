@@ -68,7 +68,6 @@ if TYPE_CHECKING:
         StreamingPartials as StreamingPartials,
         SyntheticErrorMessages as SyntheticErrorMessages,
     )
-    from ._counterparts import COUNTERPARTS as COUNTERPARTS, transcript_faults as transcript_faults
     from ._flow import (
         CompactionMetadata as CompactionMetadata,
         InsertedCompaction as InsertedCompaction,
@@ -79,7 +78,6 @@ if TYPE_CHECKING:
         WrongContextWindow as WrongContextWindow,
         ZeroedErrorResult as ZeroedErrorResult,
     )
-    from ._flow_rows import switch_moment as switch_moment
     from ._plan import (
         REGISTRY as REGISTRY,
         FaultPlan as FaultPlan,
@@ -88,6 +86,7 @@ if TYPE_CHECKING:
         fault_from_spec as fault_from_spec,
     )
     from ._transcript import (
+        COUNTERPARTS as COUNTERPARTS,
         TRANSCRIPT_REGISTRY as TRANSCRIPT_REGISTRY,
         CompactionWithoutPostTokens as CompactionWithoutPostTokens,
         HalfWrittenRow as HalfWrittenRow,
@@ -95,6 +94,8 @@ if TYPE_CHECKING:
         ReplayedRows as ReplayedRows,
         SyntheticErrorRows as SyntheticErrorRows,
         TranscriptFault as TranscriptFault,
+        switch_moment as switch_moment,
+        transcript_faults as transcript_faults,
     )
     from ._units import is_count as is_count
     from ._usage import (

@@ -21,7 +21,6 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._counterparts import transcript_faults
 from ._flow import (
     CompactionMetadata,
     InsertedCompaction,
@@ -40,6 +39,7 @@ from ._transcript import (
     ReplayedRows,
     SyntheticErrorRows,
     TranscriptFault,
+    transcript_faults,
 )
 from ._usage import (
     AdvisorIterations,

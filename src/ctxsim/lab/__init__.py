@@ -16,12 +16,13 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._record import CAPTURES as CAPTURES, record_command as record_command
-    from ._repl import REPL_SESSIONS as REPL_SESSIONS, record_repl_command as record_repl_command
-    from ._statusline import (
+    from ._repl import (
+        REPL_SESSIONS as REPL_SESSIONS,
         STATUSLINE_SESSIONS as STATUSLINE_SESSIONS,
+        record_repl_command as record_repl_command,
         record_statusline_command as record_statusline_command,
+        tmux_skip_reason as tmux_skip_reason,
     )
-    from ._tmux import tmux_skip_reason as tmux_skip_reason
     from .release import check_release as check_release
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -2,9 +2,10 @@
 
 :class:`FakeMessagesAPI` is the fake Anthropic Messages API on 127.0.0.1; :class:`LiveClaude` the lifecycle that runs
 the bundled CLI against it through the real ``ClaudeSDKClient``; :func:`run_scenario_live` a scenario through the CLI
-(``--ctx-backend=live``); :class:`ScenarioServer` and :class:`TaskServer` one scenario served to any client of the
-real CLI (``ctxsim serve``). The recorders and the fidelity check that hold ctxsim to each CLI release are the lab
-(:mod:`ctxsim.lab`), built on the names here.
+(``--ctx-backend=live``); :class:`SessionModel` the responder that answers a session's calls in order, keyed by what
+closes each observation point live (:data:`PointKey`); :func:`live_twin` and :class:`TurnEnds` the shapes the live CLI
+can be steered into. ``ctxsim serve`` (:mod:`ctxsim.serve`) and the recorders and fidelity check that hold ctxsim to
+each CLI release (:mod:`ctxsim.lab`) are built on the names here.
 """
 
 from __future__ import annotations
@@ -38,22 +39,24 @@ if TYPE_CHECKING:
     )
     from ._requests import RequestKind as RequestKind
     from ._scenarios import (
+        PointKey as PointKey,
+        SessionModel as SessionModel,
+        inert_block as inert_block,
+        keyed_points as keyed_points,
         live_skip_reason as live_skip_reason,
+        observation_points as observation_points,
+        point_keys as point_keys,
         run_scenario_live as run_scenario_live,
         tracker_skip_reason as tracker_skip_reason,
     )
-    from ._serve import (
-        Estimates as Estimates,
-        EstimatesError as EstimatesError,
-        ScenarioServer as ScenarioServer,
-        read_estimates as read_estimates,
-        session_serve_reason as session_serve_reason,
-    )
-    from ._serve_client import ServedPoints as ServedPoints, play_served as play_served
-    from ._serve_task import (
-        TaskServer as TaskServer,
-        read_loop_prompts as read_loop_prompts,
-        serve_skip_reason as serve_skip_reason,
+    from ._serve_shapes import (
+        AUTOCOMPACT_RESERVE as AUTOCOMPACT_RESERVE,
+        GO_ON as GO_ON,
+        TurnEnds as TurnEnds,
+        autocompact_window as autocompact_window,
+        client_model as client_model,
+        is_model_query as is_model_query,
+        live_twin as live_twin,
     )
     from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 

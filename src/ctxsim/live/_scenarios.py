@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from ..runner import ScenarioRun
     from ..scenario import SessionScenario
 
-__all__ = ["PointKey", "SessionModel", "arun_tracker_live", "frame_keys", "keyed_points",
-           "live_skip_reason", "run_scenario_live", "tracker_skip_reason"]
+__all__ = ["PointKey", "SessionModel", "arun_tracker_live", "inert_block", "keyed_points", "live_skip_reason",
+           "observation_points", "point_keys", "run_scenario_live", "tracker_skip_reason"]
 
 _INERT = frozenset({"Bash", "Read", "Grep", "Glob", "Edit", "Write"})
 """The tools a scenario's calls may use live: each is played as an inert ``Bash`` command (``true``), which every CLI
@@ -41,7 +41,9 @@ release has and which succeeds (so the hooks after a tool run: a release without
 error instead of running it, and an inert edit of a file that does not exist fails)."""
 
 
-def _inert(block: Any) -> Any:
+def inert_block(block: Any) -> Any:
+    """``block`` as the live CLI plays it: a use of ``Bash``, ``Read``, ``Grep``, ``Glob``, ``Edit`` or ``Write``
+    becomes an inert ``Bash`` command, a subagent runs in the foreground; any other block is itself."""
     if not isinstance(block, ToolUse):
         return block
     if block.name in ("Agent", "Task"):
@@ -131,7 +133,7 @@ class SessionModel:
     def __init__(self, session: Session) -> None:
         def reply(call: Call) -> Reply:
             usage = (session.reported_input(call), call.cache_creation_input_tokens, call.cache_read_input_tokens)
-            return Reply(tuple(_inert(b) for b in call.blocks), call.output_tokens, usage,
+            return Reply(tuple(inert_block(b) for b in call.blocks), call.output_tokens, usage,
                          message_id=call.message_id)
 
         self.main = deque(reply(c) for c in session.calls if c.is_main)
@@ -166,7 +168,7 @@ PointKey = tuple[str, int] | str
 result."""
 
 
-def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
+def point_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
     """For each frame of one query, the key of the point it would close (None for a frame that closes none)."""
     counts: dict[str, int] = {}
     boundaries = stops = resets = 0
@@ -194,11 +196,11 @@ def frame_keys(frames: Iterable[dict[str, Any]]) -> Iterator[PointKey | None]:
 
 def keyed_points(script: Script) -> dict[PointKey, Observation]:
     """The observation points of one query's script, keyed by what closes them live."""
-    return {key: frame.observation for frame, key in zip(script.frames, frame_keys(script.dicts()), strict=True)
+    return {key: frame.observation for frame, key in zip(script.frames, point_keys(script.dicts()), strict=True)
             if frame.observation is not None and key is not None}
 
 
-def _observations(session: Session, partial: bool) -> list[dict[PointKey, Observation]]:
+def observation_points(session: Session, partial: bool) -> list[dict[PointKey, Observation]]:
     """Per query: the observation points of the in-process rendering, keyed by what closes them live
     (:data:`PointKey`)."""
     return [keyed_points(script) for script in render(session, include_partial_messages=partial)]
@@ -209,7 +211,7 @@ async def arun_tracker_live(tracker: Tracker, session: Session, *, tolerance: in
     """Run ``tracker`` over ``session`` played by the real CLI; judged at the in-process observation points (those
     of the kinds in the tracker's ``judged_at``, when it has one)."""
     report = Report(tracker_name(tracker), session, tolerance)
-    points = _observations(session, include_partial_messages)
+    points = observation_points(session, include_partial_messages)
     judged_at = getattr(tracker, "judged_at", None)
     model = SessionModel(session)
     live = LiveClaude(model=session.model, include_partial_messages=include_partial_messages, timeout=timeout)

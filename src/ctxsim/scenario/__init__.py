@@ -82,12 +82,6 @@ from . import _schema
 
 if TYPE_CHECKING:
     from ._dump import flow as flow, scenario_yaml as scenario_yaml, task_yaml as task_yaml
-    from ._expect import (
-        ExpectedFailure as ExpectedFailure,
-        LoopExpectations as LoopExpectations,
-        ThresholdSpec as ThresholdSpec,
-    )
-    from ._faults import FaultSpec as FaultSpec
     from ._load import (
         Scenario as Scenario,
         ScenarioError as ScenarioError,
@@ -97,7 +91,13 @@ if TYPE_CHECKING:
         parse_scenario as parse_scenario,
     )
     from ._schema import reference as reference
-    from ._task import TaskSpec as TaskSpec
+    from ._sections import (
+        ExpectedFailure as ExpectedFailure,
+        FaultSpec as FaultSpec,
+        LoopExpectations as LoopExpectations,
+        TaskSpec as TaskSpec,
+        ThresholdSpec as ThresholdSpec,
+    )
 
 __getattr__, __dir__ = lazy_face(globals())
 

@@ -26,17 +26,22 @@ from ..recordings import FORMATS, MAX_SCENARIO_BYTES, Recording, RecordingError,
 from ..wire import Observation, Script
 from ..world import Query, Session, SessionBuilder
 from . import _schema as schema
-from ._expect import (
+from ._sections import (
     Expectations,
     ExpectedFailure,
+    FaultSpec,
     LoopExpectations,
+    StepBuilder,
+    TaskSpec,
     ThresholdSpec,
+    check_task_expectations,
     read_expect,
+    read_faults,
+    read_task,
+    refuse_world_keys,
+    world_builder,
 )
-from ._faults import FaultSpec, not_judged, plan as fault_plan, read_faults, surfaces
-from ._steps import StepBuilder
-from ._task import TaskSpec, check_task_expectations, read_task
-from ._world import refuse_world_keys, world_builder
+from ._sections._faults import not_judged, plan as fault_plan, surfaces
 from ._yaml import Map, Positioned, Reader, describe, load as load_yaml
 
 if TYPE_CHECKING:

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
         query_subagents as query_subagents,
         subagent_label as subagent_label,
     )
-    from ._outline import TIMED_LINES as TIMED_LINES, transcript_outline as transcript_outline
-    from ._render_transcript import render_transcript as render_transcript
     from ._statusline import (
         after_compaction as after_compaction,
         context_window as context_window,
@@ -58,12 +56,15 @@ if TYPE_CHECKING:
         render_stream as render_stream,
         rendered_version as rendered_version,
     )
-    from ._transcript_files import (
+    from ._transcript import (
+        TIMED_LINES as TIMED_LINES,
         TranscriptFile as TranscriptFile,
         TranscriptPoint as TranscriptPoint,
         TranscriptRender as TranscriptRender,
         iso as iso,
         project_slug as project_slug,
+        render_transcript as render_transcript,
+        transcript_outline as transcript_outline,
     )
     from ._versions import (
         CAPTURES as CAPTURES,

@@ -46,7 +46,7 @@ from ._prompt_cache import PromptCacheStats
 from ._prompt_ids import gets_prompt_id, notification_prompt_id, prompt_id
 from ._stream_json import Renderer, rendered_version
 from ._titles import title_calls
-from ._transcript_files import DEFAULT_CWD, project_slug, session_start
+from ._transcript import DEFAULT_CWD, project_slug, session_start
 
 __all__ = ["AfterCompaction", "after_compaction", "context_window", "display_name", "exceeds_200k_tokens",
            "startup_payload", "statusline_payloads"]

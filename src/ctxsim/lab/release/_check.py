@@ -44,9 +44,15 @@ from ...live import LiveError, cli_version
 from .._fidelity import SESSIONS, Played, play_inprocess, play_live
 from .._projection import Difference, compare, compare_keys, compare_raw
 from .._record import CAPTURES, capture_dir, capture_for, write_capture
-from .._repl import REPL_SESSIONS, record_repl
-from .._repl_compare import ReplRecording, compare_repl_boundaries, compare_repl_payloads, compare_repl_transcripts
-from .._tmux import tmux_skip_reason
+from .._repl import (
+    REPL_SESSIONS,
+    ReplRecording,
+    compare_repl_boundaries,
+    compare_repl_payloads,
+    compare_repl_transcripts,
+    record_repl,
+    tmux_skip_reason,
+)
 from ._drift import Drift, drift, noise_between
 from ._report import Shift, difference_leaves, listed, shifts, shown
 

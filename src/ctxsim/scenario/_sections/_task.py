@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..agent import DEGRADATIONS, Task, TaskStep
-from ..reference import PressurePolicy
+from ...agent import DEGRADATIONS, Task, TaskStep
+from ...reference import PressurePolicy
+from .._schema import keys
+from .._yaml import Map, Reader, Seq, describe, join_path
 from ._expect import LoopExpectations
-from ._schema import keys
 from ._steps import MAX_TEXT_TOKENS
-from ._yaml import Map, Reader, Seq, describe, join_path
 
 __all__ = ["MAX_TASK_STEPS", "TaskSpec", "check_task_expectations", "read_task"]
 

@@ -1,7 +1,7 @@
 """A client of ``ctxsim serve`` on the Python SDK: the settings passed on to the real CLI, and the SDK's messages
 mapped to serve's observation points (what ``examples/ts-agent``'s ``PointMatcher`` does in TypeScript).
 
-:func:`play_served` plays a :class:`~ctxsim.live.ScenarioServer`'s scenario through :class:`~ctxsim.live.LiveClaude`
+:func:`play_served` plays a :class:`~ctxsim.serve.ScenarioServer`'s scenario through :class:`~ctxsim.live.LiveClaude`
 as a user of serve would: the settings' model, environment, CLI (``cli_path``) and prompts, one after another.
 :class:`ServedPoints` says which point each message closes, from the truth's ``after``.
 """
@@ -20,10 +20,10 @@ from claude_agent_sdk import (
     SystemMessage,
 )
 
-from ._claude import LiveClaude
+from ..live import LiveClaude
 
 if TYPE_CHECKING:
-    from ._serve import ScenarioServer
+    from ._server import ScenarioServer
 
 __all__ = ["ServedPoints", "play_served"]
 

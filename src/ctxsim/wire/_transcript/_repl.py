@@ -1,6 +1,6 @@
 """The transcript Claude Code's interactive REPL writes (``entrypoint: repl``), as statusline tools read it.
 
-The SDK's transcript (:mod:`._transcript`) and the REPL's carry the same calls, tool results and compactions; what
+The SDK's transcript (:mod:`._writer`) and the REPL's carry the same calls, tool results and compactions; what
 differs is what a hand-written tracker trips on when it reads the last row's type or follows ``parentUuid``. As
 recorded from the REPL of every recorded release (``ctxsim/wire/captures/claude-code-*/repl/``), the REPL's file:
 
@@ -42,12 +42,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, holds, keeps_segment
-from ._prompt_ids import prompt_id
+from ...world import Call, Compaction, ConversationReset, Session, SubagentStart, ToolUse, holds, keeps_segment
+from .._prompt_ids import prompt_id
+from .._titles import title_calls
+from ._files import iso
 from ._repl_requests import ConversationCost, RequestLog, merged_messages
-from ._titles import title_calls
-from ._transcript import _Writer
-from ._transcript_files import iso
+from ._writer import _Writer
 
 __all__ = ["ReplWriter"]
 

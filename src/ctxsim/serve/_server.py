@@ -34,15 +34,28 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..live import (
+    GO_ON,
+    ApiRequest,
+    FakeMessagesAPI,
+    Reply,
+    SessionModel,
+    TurnEnds,
+    autocompact_window,
+    bundled_cli_path,
+    cli_env,
+    client_model,
+    is_model_query,
+    keyed_points,
+    live_skip_reason,
+    live_twin,
+    read_transcripts,
+)
 from ..runner import ScenarioRun
 from ..trackers import TrackerWorld
 from ..wire import Observation
 from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, compaction_band
-from ._api import ApiRequest, FakeMessagesAPI, Reply
-from ._claude import bundled_cli_path, cli_env, read_transcripts
-from ._scenarios import SessionModel, keyed_points, live_skip_reason
-from ._serve_faults import LiveFaults
-from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, is_model_query, live_twin
+from ._faults import LiveFaults
 
 if TYPE_CHECKING:
     from ..runner import Verdict
@@ -56,13 +69,10 @@ QUANTITIES = tuple(QUANTITY_NAMES)
 """What estimates may declare they are."""
 TRUTH_PATH = "/ctxsim/truth"
 """Where the server answers its truth (``GET``)."""
-
 FRAMES_PATH = "/ctxsim/frames"
 """Where the CLI wrapper sends a query's frames and gets them back faulted (``POST``, the server's credential)."""
-
 TURN_PATH = "/ctxsim/turn"
 """Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
-
 
 FAST = "-E -s -S"
 """How serve runs its hook and CLI wrapper (standard library only): no site, no user site, no ``PYTHON*`` variables,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import get_args
 
-from ..world import SUBAGENT_WINDOW_MIN, ClaudeSettings, Entrypoint, Quantity, SessionBuilder
-from ._yaml import Map, Reader
+from ...world import SUBAGENT_WINDOW_MIN, ClaudeSettings, Entrypoint, Quantity, SessionBuilder
+from .._yaml import Map, Reader
 
 __all__ = ["RECORDING_WORLD", "refuse_world_keys", "world_builder"]
 
@@ -54,7 +54,7 @@ def world_builder(r: Reader, world: Map, name: str) -> SessionBuilder:
 
 def _release(r: Reader, value: object, line: int, path: str) -> str:
     """``world.cli``: a Claude Code version or a range of them that a recorded release falls in."""
-    from ..wire import resolve_cli
+    from ...wire import resolve_cli
 
     text = r.string(value, line, path).strip()
     try:

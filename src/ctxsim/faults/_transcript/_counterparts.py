@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..wire import TranscriptRender
-from ._base import Fault, FaultStream
-from ._calls import (
+from ...wire import TranscriptRender
+from .._base import Fault, FaultStream
+from .._calls import (
     DuplicateBlocks,
     MissingRequestIds,
     ReplayedMessages,
@@ -34,9 +34,18 @@ from ._calls import (
     StreamingPartials,
     SyntheticErrorMessages,
 )
-from ._flow import CompactionMetadata, InterleavedSubagents, ModelSwitch
-from ._flow_rows import ModelSwitchRows
-from ._transcript import (
+from .._flow import CompactionMetadata, InterleavedSubagents, ModelSwitch
+from .._units import USAGE_KEYS, is_count
+from .._usage import (
+    _SHAPES,
+    AdvisorIterations,
+    CacheReadDrop,
+    GarbageValues,
+    MissingUsage,
+    NestedCacheCreationOnly,
+    UncachedGatewayUsage,
+)
+from ._faults import (
     CompactionWithoutPostTokens,
     InterleavedSidechains,
     ReplayedRows,
@@ -46,16 +55,7 @@ from ._transcript import (
     _runs,
     _unknowable_from,
 )
-from ._units import USAGE_KEYS, is_count
-from ._usage import (
-    _SHAPES,
-    AdvisorIterations,
-    CacheReadDrop,
-    GarbageValues,
-    MissingUsage,
-    NestedCacheCreationOnly,
-    UncachedGatewayUsage,
-)
+from ._flow_rows import ModelSwitchRows
 from ._usage_rows import CacheMissRows, GarbageRows, GatewayRows, IterationRows, NestedCacheRows
 
 __all__ = ["COUNTERPARTS", "transcript_faults"]

@@ -1,15 +1,15 @@
-"""Rendering a session's transcript in the shape its entrypoint writes: the SDK's (:mod:`._transcript`) or the
-REPL's (:mod:`._transcript_repl`), chosen by :attr:`ctxsim.world.Session.entrypoint`."""
+"""Rendering a session's transcript in the shape its entrypoint writes: the SDK's (:mod:`._writer`) or the
+REPL's (:mod:`._repl`), chosen by :attr:`ctxsim.world.Session.entrypoint`."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from ..world import Session
-from ._stream_json import rendered_version
-from ._transcript import _Writer
-from ._transcript_files import DEFAULT_CWD, TranscriptFile, TranscriptRender
-from ._transcript_repl import ReplWriter
+from ...world import Session
+from .._stream_json import rendered_version
+from ._files import DEFAULT_CWD, TranscriptFile, TranscriptRender
+from ._repl import ReplWriter
+from ._writer import _Writer
 
 __all__ = ["render_transcript"]
 

@@ -12,9 +12,9 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from ..reference import Fallback
-from ._schema import SECTIONS, SESSION, TASK, keys
-from ._yaml import Map, Reader, join_path
+from ...reference import Fallback
+from .._schema import SECTIONS, SESSION, TASK, keys
+from .._yaml import Map, Reader, join_path
 
 __all__ = [
     "CTX_TRACKER_CHOICES",

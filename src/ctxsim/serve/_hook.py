@@ -11,9 +11,9 @@ import json
 import sys
 
 try:
-    from ._serve_post import post
+    from ._post import post
 except ImportError:  # run from its file (as serve runs it, with python -S): its directory is on the path
-    from _serve_post import post  # type: ignore[import-not-found,no-redef]
+    from _post import post  # type: ignore[import-not-found,no-redef]
 
 TIMEOUT = 20.0
 """Seconds the hook waits for serve."""

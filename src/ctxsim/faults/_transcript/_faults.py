@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, ClassVar
 
-from ..wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
-from ._base import Fault, FaultStream
+from ...wire import Script, TranscriptFile, TranscriptPoint, TranscriptRender, iso
+from .._base import Fault, FaultStream
 
 __all__ = ["TRANSCRIPT_REGISTRY", "CompactionWithoutPostTokens", "HalfWrittenRow", "InterleavedSidechains",
            "ReplayedRows", "SyntheticErrorRows", "TranscriptFault"]

@@ -18,9 +18,9 @@ import sys
 from typing import Any
 
 try:
-    from ._serve_post import post
+    from ._post import post
 except ImportError:  # run from its file (as serve runs it, with python -S): its directory is on the path
-    from _serve_post import post  # type: ignore[import-not-found,no-redef]
+    from _post import post  # type: ignore[import-not-found,no-redef]
 
 CONTROL_TYPES = frozenset({"control_request", "control_response", "control_cancel_request", "keep_alive"})
 """Passed on at once (the same set as serve's)."""

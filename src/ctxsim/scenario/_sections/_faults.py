@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._yaml import Map, Reader, Seq, join_path
+from .._yaml import Map, Reader, Seq, join_path
 
 __all__ = ["FaultSpec", "apply", "not_judged", "plan", "read_faults", "surfaces"]
 
@@ -30,19 +30,19 @@ class FaultSpec:
 
 
 if TYPE_CHECKING:
-    from ..faults import FaultPlan
+    from ...faults import FaultPlan
 
 
 def plan(specs: Sequence[FaultSpec], seed: int) -> FaultPlan:
     """The faults of ``specs`` as one plan seeded by ``seed``."""
-    from ..faults import FaultPlan
+    from ...faults import FaultPlan
 
     return FaultPlan(tuple(spec.fault for spec in specs), seed)
 
 
 def surfaces(specs: Sequence[FaultSpec]) -> frozenset[str]:
     """Where a scenario with the faults ``specs`` is real (:func:`ctxsim.surfaces.surfaces_of`)."""
-    from ..surfaces import surfaces_of
+    from ...surfaces import surfaces_of
 
     return surfaces_of(spec.name for spec in specs)
 
@@ -50,14 +50,14 @@ def surfaces(specs: Sequence[FaultSpec]) -> frozenset[str]:
 def not_judged(specs: Sequence[FaultSpec], reads: frozenset[str]) -> str | None:
     """Why a tracker reading the surfaces ``reads`` is not judged on a scenario with the faults ``specs``
     (:func:`ctxsim.surfaces.judged_on`), or None when it is."""
-    from ..surfaces import judged_on
+    from ...surfaces import judged_on
 
     return judged_on((spec.name for spec in specs), reads)
 
 
 def apply(scripts: list[Any], specs: Sequence[FaultSpec], seed: int) -> list[Any]:
     """``scripts`` with every fault of ``specs`` applied in order, as one plan seeded by ``seed``."""
-    from ..faults import apply as apply_plan
+    from ...faults import apply as apply_plan
 
     return apply_plan(plan(specs, seed), scripts)
 
@@ -73,7 +73,7 @@ def _plain(value: Any) -> Any:
 
 def read_faults(r: Reader, value: Any, line: int, path: str = "faults") -> tuple[FaultSpec, ...]:
     """Validate the ``faults`` list and build each fault through the registry."""
-    from ..faults import REGISTRY, fault_from_spec
+    from ...faults import REGISTRY, fault_from_spec
 
     seq = r.sequence(value, line, path)
     out = []

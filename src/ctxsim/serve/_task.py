@@ -36,12 +36,10 @@ from typing import TYPE_CHECKING, Any
 from claude_agent_sdk import ClaudeAgentOptions
 
 from ..agent import AgentBoundError, ConnectionRecord, FakeAgent, LoopPrompts, UnclassifiedPromptError
+from ..live import AUTOCOMPACT_RESERVE, ApiRequest, Reply, inert_block as _inert, prompt_too_long
 from ..sdk import FakeTransport
 from ..world import Text, Thinking, ToolUse
-from ._api import ApiRequest, Reply, prompt_too_long
-from ._scenarios import _inert
-from ._serve import TRUTH_PATH, Refuser, Server, client_environment, session_serve_reason
-from ._serve_shapes import AUTOCOMPACT_RESERVE
+from ._server import TRUTH_PATH, Refuser, Server, client_environment, session_serve_reason
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario, TaskScenario

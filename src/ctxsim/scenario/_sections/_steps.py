@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..world import Call, Session, SessionBuilder, compacted_context
-from ._schema import keys
-from ._yaml import Map, Reader, describe, join_path
+from ...world import Call, Session, SessionBuilder, compacted_context
+from .._schema import keys
+from .._yaml import Map, Reader, describe, join_path
 
 __all__ = ["MAX_CALLS", "MAX_REPEAT", "MAX_TEXT_TOKENS", "StepBuilder"]
 
@@ -49,7 +49,7 @@ class _Labels:
 
     def mark_subagents(self) -> None:
         """Label the subagent calls of the query just read, as the wire does."""
-        from ..wire import subagent_label
+        from ...wire import subagent_label
 
         several = len(self.subagents) > 1
         for place, lines in enumerate(self.subagents, 1):

@@ -27,9 +27,9 @@ from typing import Any
 
 import claude_agent_sdk
 
-from ..live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
-from ..world import DEFAULT_MODEL, Text, ToolUse
-from ._fidelity import Ask
+from ...live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
+from ...world import DEFAULT_MODEL, Text, ToolUse
+from .._fidelity import Ask
 from ._tmux import Repl, payload_files, read_payload, running_repl, settled, wait_for, written_since
 
 __all__ = ["REPL_SESSIONS", "ReplSession", "record_repl", "record_repl_command", "trimmed", "trimmed_files"]

@@ -18,8 +18,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..faults import apply
+from ..live import PointKey, keyed_points, point_keys as frame_keys
 from ..wire import Frame, Observation, Script
-from ._scenarios import PointKey, frame_keys, keyed_points
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario

@@ -24,11 +24,11 @@ from typing import Any
 
 import claude_agent_sdk
 
-from ..live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
-from ..wire import context_window, render, statusline_payloads
-from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
-from ._fidelity import Ask, ScriptedSession
-from ._projection import Difference, Projection, field_at
+from ...live import FakeMessagesAPI, LiveError, Reply, Served, bundled_cli_version, read_transcripts
+from ...wire import context_window, render, statusline_payloads
+from ...world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult, ToolUse
+from .._fidelity import Ask, ScriptedSession
+from .._projection import Difference, Projection, field_at
 from ._tmux import payload_files, read_payload, running_repl, settled, tmux_skip_reason, wait_for, written_since
 
 __all__ = ["PAYLOAD_FIELDS", "STATUSLINE_SESSIONS", "StatuslineRecording", "compare_payloads", "load_recordings",
@@ -82,7 +82,7 @@ class StatuslineRecording:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able form (the session as ``session_to_json`` writes it)."""
-        from ._record import session_to_json
+        from .._record import session_to_json
 
         return {"format": 1, "name": self.name, "cli_version": self.cli_version,
                 "sdk_version": claude_agent_sdk.__version__, "cwd": self.cwd, "initial": self.initial,
@@ -91,7 +91,7 @@ class StatuslineRecording:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StatuslineRecording:
         """The inverse of :meth:`to_json` (the transcripts are not kept)."""
-        from ._record import session_from_json
+        from .._record import session_from_json
 
         return cls(str(data["name"]), str(data["cli_version"]), list(data["initial"]), list(data["steps"]),
                    session_from_json(data["session"]), str(data["cwd"]))

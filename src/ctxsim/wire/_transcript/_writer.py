@@ -44,7 +44,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..world import (
+from ...world import (
     Call,
     Compaction,
     ConversationReset,
@@ -58,13 +58,13 @@ from ..world import (
     display_name,
     keeps_segment,
 )
-from ._blocks import block_dict
-from ._boundary import compact_metadata
-from ._frames import Observation
-from ._prompt_ids import notification_prompt_id
-from ._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer
-from ._tasks import TURN_COMPANION, notification_text
-from ._transcript_files import EPOCH, TranscriptFile, TranscriptPoint, counted, iso
+from .._blocks import block_dict
+from .._boundary import compact_metadata
+from .._frames import Observation
+from .._prompt_ids import notification_prompt_id
+from .._stream_json import COMPACT_SUMMARY_PREAMBLE, Renderer
+from .._tasks import TURN_COMPANION, notification_text
+from ._files import EPOCH, TranscriptFile, TranscriptPoint, counted, iso
 
 __all__ = ["_Writer"]
 

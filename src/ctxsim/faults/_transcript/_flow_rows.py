@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from ..wire import TranscriptRender
-from ._flow import ModelSwitch, _other_window
-from ._transcript import TranscriptFault, _file_runs
+from ...wire import TranscriptRender
+from .._flow import ModelSwitch, _other_window
+from ._faults import TranscriptFault, _file_runs
 
 __all__ = ["ModelSwitchRows", "switch_moment"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..live import FakeMessagesAPI, LiveError, bundled_cli_path, cli_env
+from ...live import FakeMessagesAPI, LiveError, bundled_cli_path, cli_env
 
 __all__ = ["Repl", "ReplRun", "payload_files", "read_payload", "repl_env", "repl_home", "running_repl", "settled",
            "tmux_skip_reason", "wait_for", "written_since"]

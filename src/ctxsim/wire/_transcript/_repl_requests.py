@@ -25,8 +25,8 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..world import Call, holds
-from ._prices import cost
+from ...world import Call, holds
+from .._prices import cost
 
 __all__ = ["ConversationCost", "RequestLog", "merged_messages"]
 

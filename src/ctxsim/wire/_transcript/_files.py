@@ -18,8 +18,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from ..world import Session
-from ._frames import Observation
+from ...world import Session
+from .._frames import Observation
 
 __all__ = [
     "DEFAULT_CWD",

@@ -12,11 +12,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..wire import TranscriptRender
-from ._base import FaultStream
-from ._transcript import SYNTHETIC_MODEL, TranscriptFault, _file_runs, _unknowable_from
-from ._units import USAGE_KEYS, is_count
-from ._usage import (
+from ...wire import TranscriptRender
+from .._base import FaultStream
+from .._units import USAGE_KEYS, is_count
+from .._usage import (
     _GARBAGE,
     _RETYPED,
     LENIENT_GARBAGE,
@@ -26,6 +25,7 @@ from ._usage import (
     UncachedGatewayUsage,
     iterated,
 )
+from ._faults import SYNTHETIC_MODEL, TranscriptFault, _file_runs, _unknowable_from
 
 __all__ = ["CacheMissRows", "GarbageRows", "GatewayRows", "IterationRows", "NestedCacheRows", "as_written"]
 

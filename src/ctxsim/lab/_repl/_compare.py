@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..wire import render, render_transcript, startup_payload, statusline_payloads, transcript_outline
-from ..world import (
+from ...wire import render, render_transcript, startup_payload, statusline_payloads, transcript_outline
+from ...world import (
     CHARS_PER_TOKEN,
     Call,
     ClaudeSettings,
@@ -43,9 +43,9 @@ from ..world import (
     ToolResult,
     ToolUse,
 )
-from ._projection import Difference, field_at
-from ._recorded import _text
-from ._transcript import _ordered, compare_files
+from .._projection import Difference, field_at
+from .._recorded import _text
+from .._transcript import _ordered, compare_files
 
 __all__ = ["ReplRecording", "compare_repl_boundaries", "compare_repl_payloads", "compare_repl_transcripts",
            "load_repl_recordings", "world_of_recording"]
