@@ -17,9 +17,7 @@ from typing import Any
 
 import pytest
 
-import ctxsim.wire._render_transcript as transcript_module
-import ctxsim.wire._statusline as statusline_module
-import ctxsim.wire._stream_json as stream_module
+import ctxsim.wire
 from ctxsim.corpus import find_scenario
 from ctxsim.runner import judgement
 from ctxsim.scenario import SessionScenario, load_scenario
@@ -28,16 +26,16 @@ from ctxsim.trackers import resolve
 TESTS = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
 
-RENDERERS = {"stream": (stream_module, "render"), "transcript": (transcript_module, "render_transcript"),
-             "payloads": (statusline_module, "statusline_payloads")}
+RENDERERS = {"stream": "render", "transcript": "render_transcript", "payloads": "statusline_payloads"}
+"""Each surface's renderer, by its name on :mod:`ctxsim.wire`."""
 
 
 @pytest.fixture
 def renderings(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
     """How many times each surface was rendered, counting every binding of each renderer in a loaded module."""
     counts: Counter[str] = Counter()
-    for surface, (module, name) in RENDERERS.items():
-        original = getattr(module, name)
+    for surface, name in RENDERERS.items():
+        original = getattr(ctxsim.wire, name)
 
         def counted(*args: Any, _original: Callable[..., Any] = original, _surface: str = surface,
                     **kwargs: Any) -> Any:

@@ -16,13 +16,8 @@ from .._lazy import lazy_face
 
 if TYPE_CHECKING:
     from ._client import ServedPoints as ServedPoints, play_served as play_served
-    from ._server import (
-        Estimates as Estimates,
-        EstimatesError as EstimatesError,
-        ScenarioServer as ScenarioServer,
-        read_estimates as read_estimates,
-        session_serve_reason as session_serve_reason,
-    )
+    from ._estimates import Estimates as Estimates, EstimatesError as EstimatesError, read_estimates as read_estimates
+    from ._server import ScenarioServer as ScenarioServer, session_serve_reason as session_serve_reason
     from ._task import (
         TaskServer as TaskServer,
         read_loop_prompts as read_loop_prompts,
