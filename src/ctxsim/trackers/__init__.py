@@ -56,4 +56,8 @@ if TYPE_CHECKING:
     )
     from ._stream import StreamTracker as StreamTracker, parse_stream_spec as parse_stream_spec
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "Tracker", "AsyncTracker", "PointTracker", "Estimate", "TrackerWorld", "TrackerFactory", "make_tracker", "RawDicts",
+    "ResultsOnly", "FromRatio", "CommandTracker", "Readout", "PRESETS", "StreamTracker", "resolve", "TrackerSpec",
+    "TrackerSpecError"
+))
