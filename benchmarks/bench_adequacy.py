@@ -2,7 +2,7 @@
 
 Run ``python benchmarks/bench_adequacy.py`` (about 20 s). Two sections, one run:
 
-- **The reference tracker.** Each mutant of :mod:`ctxsim.trackers.mutants` is the reference tracker with one
+- **The reference tracker.** Each mutant of :mod:`ctxsim.trackers.catalogue.mutants` is the reference tracker with one
   guarantee broken (one per bug class: every fault kind, every event the reference handles, every field it reads).
   It runs as the tracker under test over every scenario of ``scenarios/`` that expects something of one
   (``expect.ctx_tracker``), exactly as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` would, and is
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxsim.trackers.mutants import Mutant
+    from ctxsim.trackers.catalogue.mutants import Mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,14 +77,14 @@ def main() -> int:
     from ctxsim.runner._scenario import corpus_verdicts
     from ctxsim.runner._task import corpus_loop_verdicts
     from ctxsim.scenario import SessionScenario, TaskScenario, load_scenario
-    from ctxsim.trackers.mutants import MUTANTS
+    from ctxsim.trackers.catalogue.mutants import MUTANTS
 
     loaded = [load_scenario(p) for p in sorted(args.scenarios.glob("*.yaml"))]
     corpus = [s for s in loaded if isinstance(s, SessionScenario)]
     tasks = [s for s in loaded if isinstance(s, TaskScenario)]
     froze = freeze_imports()
     try:
-        print("== the reference tracker: ctxsim.trackers.mutants over the session scenarios "
+        print("== the reference tracker: ctxsim.trackers.catalogue.mutants over the session scenarios "
               "(pytest --ctx-scenarios --ctx-tracker=...) ==")
         started = time.perf_counter()
         killed, survivors, wrong, equivalent = _section(MUTANTS.values(), lambda m: corpus_verdicts(

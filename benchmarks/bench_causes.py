@@ -4,13 +4,14 @@ corpus, for buggy trackers and for correct ones.
 Run ``python benchmarks/bench_causes.py`` (about a minute). The trackers under test, each over every session
 scenario of ``scenarios/`` (under a neutral name):
 
-- every catalogue entry but the reference; every non-equivalent mutant of :mod:`ctxsim.trackers.mutants`; the buggy
-  version of every port of a real tracker (:mod:`ctxsim.tools.ports`): the *buggy* trackers;
+- every catalogue entry but the reference; every non-equivalent mutant of
+  :mod:`ctxsim.trackers.catalogue.mutants`; the buggy version of every port of a real tracker
+  (:mod:`ctxsim.tools.ports`): the *buggy* trackers;
 - the reference and the fixed version of every port: the *correct* trackers (a fix may still fail a scenario whose
   fault it never handled; what it is named there must be its own formula).
 
-Each knows what its numbers are: its declared reading (:attr:`ctxsim.trackers.Entry.reading`,
-:attr:`ctxsim.trackers.mutants.Mutant.reading`, :attr:`ctxsim.tools.ports.Port.buggy_reading` and
+Each knows what its numbers are: its declared reading (:attr:`ctxsim.trackers.catalogue.Entry.reading`,
+:attr:`ctxsim.trackers.catalogue.mutants.Mutant.reading`, :attr:`ctxsim.tools.ports.Port.buggy_reading` and
 ``fixed_reading``), else the readings of the catalogue entries whose bug it carries (an entry's ``variant_of``, a
 mutant's ``cause``); a gauge's cause is the quantity or window it confuses (:attr:`ctxsim.check.Report.confusion`).
 On each failing run (off the truth: not a crash or a stall) the likely cause at the first failing point
@@ -60,8 +61,9 @@ class Subject:
 
 def subjects() -> list[Subject]:
     from ctxsim.tools.ports import PORTS
-    from ctxsim.trackers import CATALOGUE, make_tracker, reference_for
-    from ctxsim.trackers.mutants import MUTANTS
+    from ctxsim.trackers import make_tracker
+    from ctxsim.trackers.catalogue import CATALOGUE, reference_for
+    from ctxsim.trackers.catalogue.mutants import MUTANTS
 
     def own(name: str) -> frozenset[Any]:
         entry = CATALOGUE[name]

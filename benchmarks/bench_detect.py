@@ -2,13 +2,12 @@
 
 Run ``python benchmarks/bench_detect.py`` (5 seeds: about ten minutes on an idle 2-core machine) or ``--quick``
 (one seed).
-For every tracker of ``ctxsim.trackers.CATALOGUE`` but the reference, and for each seed, it runs the command a user
-runs, ``ctxsim fuzz --tracker NAME --seed S``, as a fresh process, and times it from the outside: Python's and
+For every tracker of ``ctxsim.trackers.catalogue.CATALOGUE`` but the reference, and for each seed, it runs the command a
+user runs, ``ctxsim fuzz --tracker NAME --seed S``, as a fresh process, and times it from the outside: Python's and
 ctxsim's startup (Hypothesis, the SDK), drawing and checking streams until one fails, shrinking it and writing the
-scenario file. Beside the wall time it prints, from the command's own last line, how far in the first failing
-stream came (streams, seconds). It ends with the fuzz loop's streams/s on the reference (which never fails, so every
-stream of ``--examples`` is drawn and checked), and the startup alone (``ctxsim fuzz --examples 1`` on the
-reference).
+scenario file. Beside the wall time it prints, from the command's own last line, how far in the first failing stream
+came (streams, seconds). It ends with the fuzz loop's streams/s on the reference (which never fails, so every stream of
+``--examples`` is drawn and checked), and the startup alone (``ctxsim fuzz --examples 1`` on the reference).
 
 Targets: every tracker found on every seed; the slowest median, over the seeds, of the time from the start of the
 fuzz run (past startup) to the first failing stream at most 1 s; the whole run, startup included, under 10 s.
@@ -85,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import claude_agent_sdk
     import hypothesis
 
-    from ctxsim.trackers import CATALOGUE
+    from ctxsim.trackers.catalogue import CATALOGUE
 
     names = [n for n in CATALOGUE if n != "reference" and (not args.tracker or n in args.tracker)]
     started = time.perf_counter()

@@ -23,7 +23,8 @@ from _bench import mark, print_table
 from ctxsim.corpus import BUNDLED, scenario_files
 from ctxsim.runner import judgement, run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import CATALOGUE, make_tracker, reference_for, resolve
+from ctxsim.trackers import make_tracker, resolve
+from ctxsim.trackers.catalogue import CATALOGUE, reference_for
 
 
 def main() -> None:

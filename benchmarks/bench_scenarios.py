@@ -68,7 +68,7 @@ def in_process(files: list[Path]) -> tuple[float, float, int]:
     from ctxsim.runner._scenario import run_scenario
     from ctxsim.runner._task import run_task
     from ctxsim.scenario import TaskScenario, load_scenario
-    from ctxsim.trackers import make
+    from ctxsim.trackers.catalogue import make
 
     load_scenario(files[0])  # imports
     start = time.perf_counter()

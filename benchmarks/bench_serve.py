@@ -41,7 +41,7 @@ from ctxsim.live._serve_shapes import live_twin
 from ctxsim.runner import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.serve import ScenarioServer, ServedPoints, play_served
-from ctxsim.trackers import reference_for
+from ctxsim.trackers.catalogue import reference_for
 
 OWN: list[float] = []
 """Seconds the fake API spent on each request of the current served run (its handler and its answer's stream)."""

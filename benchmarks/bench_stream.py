@@ -64,7 +64,8 @@ def own_runs(spec: str | None) -> tuple[float, dict[str, bool]]:
     each run's ok by scenario."""
     from ctxsim.runner import run_scenario
     from ctxsim.scenario import load_scenario
-    from ctxsim.trackers import make_tracker, reference_for, resolve
+    from ctxsim.trackers import make_tracker, resolve
+    from ctxsim.trackers.catalogue import reference_for
 
     scenarios = [load_scenario(p) for p in session_scenarios()]
     factory = None if spec is None else resolve(spec).factory

@@ -7,6 +7,8 @@
 - ``<!-- ctxsim face ctxsim.world -->`` (optionally a heading level after the name) becomes the mkdocstrings
   directive that renders the face with every name of its ``__all__`` (derived at import from the face's
   ``TYPE_CHECKING`` block, which a static reading cannot see): a name added to a face is documented at once.
+  ``<!-- ctxsim face ctxsim.trackers internal -->`` renders the names a stable face keeps out of its ``__all__``
+  (its internal names, for the contributors' section) instead.
 - ``<!-- ctxsim release rules -->`` becomes the table of the rules that differ between Claude Code releases
   (``ctxsim.world.RULES``): a rule added in the code is on the page at once.
 - ``<!-- ctxsim scenario schema -->`` becomes the scenario format's key reference, the text the ``ctxsim.scenario``
@@ -25,7 +27,8 @@ _ROLE = re.compile(r":(?:class|func|meth|mod|data|attr|exc|obj|const):(<code>)~?
 _HELP = re.compile(r"^<!-- ctxsim(?: (?P<name>[a-z]+))? --help -->$", re.M)
 _SCHEMA = "<!-- ctxsim scenario schema -->"
 _RULES = "<!-- ctxsim release rules -->"
-_FACE = re.compile(r"^<!-- ctxsim face (?P<module>ctxsim(?:\.\w+)*)(?: (?P<level>[1-6]))? -->$", re.M)
+_FACE = re.compile(r"^<!-- ctxsim face (?P<module>ctxsim(?:\.\w+)*)(?: (?P<level>[1-6]))?(?P<internal> internal)? -->$",
+                   re.M)
 _SECTION = re.compile(r"^(?:``(?P<key>[^`]+)``|(?P<title>[A-Z][\w ]+))$")
 
 
@@ -71,11 +74,15 @@ def _schema() -> str:
     return re.sub(r"(?<!`)``([^`]+)``(?!`)", r"`\1`", text)
 
 
-def _face(module: str, level: str | None) -> str:
-    """The directive rendering ``module``'s public names, in the order its face declares them."""
+def _face(module: str, level: str | None, internal: bool = False) -> str:
+    """The directive rendering ``module``'s public names (or, ``internal``, the names it keeps out of ``__all__``),
+    in the order its face declares them."""
     import importlib
 
-    names = importlib.import_module(module).__all__
+    from ctxsim._lazy import internal_names
+
+    face = importlib.import_module(module)
+    names = internal_names(face) if internal else face.__all__
     lines = [f"::: {module}", "    options:", "      show_root_heading: false"]
     if level:
         lines.append(f"      heading_level: {level}")
@@ -95,7 +102,7 @@ def _rules() -> str:
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
-    markdown = _FACE.sub(lambda m: _face(m["module"], m["level"]), markdown)
+    markdown = _FACE.sub(lambda m: _face(m["module"], m["level"], bool(m["internal"])), markdown)
     if _RULES in markdown:
         markdown = markdown.replace(_RULES, _rules())
     if _SCHEMA in markdown:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-__all__ = ["declared_exports", "lazy_face"]
+__all__ = ["declared_exports", "internal_names", "lazy_face"]
 
 
 def declared_exports(source: str, filename: str = "<face>") -> dict[str, str]:
@@ -45,16 +46,25 @@ def declared_exports(source: str, filename: str = "<face>") -> dict[str, str]:
     return exports
 
 
-def lazy_face(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_face(namespace: dict[str, Any], stable: Iterable[str] | None = None
+              ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for the package whose globals are ``namespace``, and its ``__all__`` set: the
     names its ``TYPE_CHECKING`` block re-exports (:func:`declared_exports`).
+
+    ``stable``: on a face the reference states as stable, the names it keeps stable for users; ``__all__`` is then
+    those alone, in the order declared. The face's other names stay importable from it, for ctxsim's own packages
+    and tests (:func:`internal_names`): they are documented for contributors and may change in any release.
 
     A name is looked up in its module at every access (a dictionary look-up once the module is imported), never
     copied into the face.
     """
     package = namespace["__name__"]
     exports = declared_exports(Path(namespace["__file__"]).read_text(encoding="utf-8"), namespace["__file__"])
-    namespace["__all__"] = list(exports)
+    kept = set(exports) if stable is None else set(stable)
+    unknown = sorted(kept - set(exports))
+    if unknown:
+        raise ImportError(f"ctxsim: {namespace['__file__']}: stable names the face does not declare: {unknown}")
+    namespace["__all__"] = [name for name in exports if name in kept]
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
@@ -68,3 +78,14 @@ def lazy_face(namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+def internal_names(module: ModuleType) -> list[str]:
+    """The names ``module`` (a face) declares but keeps out of its ``__all__``: importable for ctxsim's own packages
+    and tests, not stable (empty for a face without a ``stable`` list)."""
+    file = module.__file__ or ""
+    source = Path(file).read_text(encoding="utf-8") if file.endswith("__init__.py") else ""
+    if "lazy_face(" not in source:
+        return []
+    stable = set(getattr(module, "__all__", ()))
+    return [name for name in declared_exports(source, file) if name not in stable]

@@ -27,18 +27,21 @@ from types import ModuleType
 import pytest
 
 import ctxsim
+from ctxsim._lazy import internal_names
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 PAGES = [README, *sorted(DOCS.rglob("*.md"))]
 REFERENCE = DOCS / "reference"
+CONTRIBUTORS = DOCS / "contributors"
+"""The contributors' section: the internal packages' pages, the one place of the site that may import from them."""
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>```+|~~~+)(?P<info>[^\n`]*)$")
 SKIP = re.compile(r"^\s*<!--\s*docs:\s*skip\b(?P<reason>.*?)-->\s*$")
 FROM_IMPORT = re.compile(r"\bfrom\s+(ctxsim(?:\.\w+)*)\s+import\s+(\([^)]*\)|[\w ,]+)")
 DOTTED = re.compile(r"(?<![\w./-])ctxsim(?:\.\w+)+")
-FACE_MARK = re.compile(r"^<!-- ctxsim face (ctxsim(?:\.\w+)*)(?: [1-6])? -->$", re.M)
+FACE_MARK = re.compile(r"^<!-- ctxsim face (ctxsim(?:\.\w+)*)(?: [1-6])?( internal)? -->$", re.M)
 FILE_SUFFIXES = {"md", "py", "yaml", "yml", "json", "jsonl", "toml", "html", "txt"}
 DIRECTIVE = re.compile(r"^::: (?P<path>ctxsim[\w.]*)\n(?P<options>(?:[ \t]+.*\n|\n(?=[ \t]))*)", re.M)
 OUTSIDE = re.compile(r"(?:(?<![\w/.-])(?:\.\./)*shared/(?!memory)|captures/README|research/[\w-]+\.md|"
@@ -152,9 +155,11 @@ FACES = {name: module for name, module in PUBLIC.items() if hasattr(module, "__p
 
 
 def _public_names(module: ModuleType) -> list[str]:
+    """Every name ``module`` exports: its ``__all__`` and, on a stable face, the internal names it keeps out of it
+    (documented for contributors)."""
     declared = getattr(module, "__all__", None)
     assert declared is not None, f"{module.__name__} has no __all__"
-    return list(declared)
+    return [*declared, *(internal_names(module) if hasattr(module, "__path__") else ())]
 
 
 def _resolve(dotted: str) -> str | None:
@@ -253,10 +258,12 @@ def _documented() -> tuple[dict[str, set[str]], str]:
     directive rendering every name of ``X.__all__``; ``::: X`` with its ``members``; ``::: X.Name``), and the text of
     every page (for names mentioned as code)."""
     rendered: dict[str, set[str]] = {}
-    for page in REFERENCE.glob("*.md"):
+    for page in [*REFERENCE.glob("*.md"), *CONTRIBUTORS.glob("*.md")]:
         text = page.read_text(encoding="utf-8")
-        for module in FACE_MARK.findall(text):
-            rendered.setdefault(module, set()).update(_public_names(PUBLIC[module]) if module in PUBLIC else {"?"})
+        for module, internal in FACE_MARK.findall(text):
+            names = ((internal_names(PUBLIC[module]) if internal else PUBLIC[module].__all__) if module in PUBLIC
+                     else {"?"})
+            rendered.setdefault(module, set()).update(names)
         for match in DIRECTIVE.finditer(text):
             path = match["path"]
             if path in PUBLIC:
@@ -275,8 +282,6 @@ def test_every_public_name_of_every_face_is_documented() -> None:
         for name in _public_names(module):
             if name == "__version__" or name in rendered.get(module_name, set()):
                 continue
-            if module_name == "ctxsim" and f"`{name}`" in (REFERENCE / "ctxsim.md").read_text(encoding="utf-8"):
-                continue  # the root's names are listed on its page, each linking to its face's
             if not re.search(rf"`(?:{re.escape(module_name)}\.)?{re.escape(name)}(?:\(\))?`", text):
                 missing.append(f"{module_name}.{name}")
     assert not missing, "public names that no reference page renders and no page mentions: " + ", ".join(missing)
@@ -348,7 +353,9 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     # every public name of every face is on a reference page, rendered from its docstring (its anchor is there)
     reference = "\n".join(page.read_text(encoding="utf-8") for page in (tmp_path / "reference").rglob("*.html"))
     anchors = set(re.findall(r'id="(ctxsim(?:\.\w+)+)"', reference))
-    missing = [f"{module}.{name}" for module, face in PUBLIC.items() if module != "ctxsim"
+    anchors |= set(re.findall(r'id="(ctxsim(?:\.\w+)+)"', "\n".join(
+        page.read_text(encoding="utf-8") for page in (tmp_path / "contributors").rglob("*.html"))))
+    missing = [f"{module}.{name}" for module, face in PUBLIC.items()
                for name in _public_names(face) if f"{module}.{name}" not in anchors]
     assert not missing, f"public names the built reference does not render: {missing}"
 
@@ -364,3 +371,58 @@ def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pytest\" --ctx-scenarios" in ci and "pytest -n auto" in ci and "mkdocs build --strict" in ci
     assert "| figure | measured | target |" not in text
+
+
+def _stable_faces() -> set[str]:
+    """The faces the reference index states as stable (the rows of its stable table), and the plugin."""
+    index = (REFERENCE / "index.md").read_text(encoding="utf-8")
+    stable = index.partition("## The stable surface")[2].partition("\n## ")[0]
+    return set(re.findall(r"^\| \[`(ctxsim(?:\.\w+)*)`\]", stable, re.M)) | {"ctxsim.plugin"}
+
+
+IMPORT = re.compile(r"(?<![\w.])import\s+(ctxsim(?:\.\w+)*)")
+
+
+def _imports(page: Path) -> list[tuple[int, str, list[str]]]:
+    """Every import from ctxsim on ``page``, as (line, module, names imported from it): in its Python blocks
+    (parsed, so ``import ctxsim.fuzz`` and an import inside a function count), and anywhere in its text, code spans
+    and shell lines included (``from ctxsim.x import y``, ``import ctxsim.x``)."""
+    text = page.read_text(encoding="utf-8")
+    found = [(text.count("\n", 0, m.start()) + 1, m[1],
+              [n.strip().split(" as ")[0] for n in m[2].strip("()").replace("\n", " ").split(",") if n.strip()])
+             for m in FROM_IMPORT.finditer(text)]
+    found += [(text.count("\n", 0, m.start()) + 1, m[1], []) for m in IMPORT.finditer(text)]
+    for block in python_blocks(page):
+        if block.file is not None and not block.file.endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(block.source)
+        except SyntaxError:
+            continue  # not Python as a whole (a session transcript): its imports are found in the text above
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("ctxsim"):
+                found.append((block.line + node.lineno, node.module or "", [a.name for a in node.names]))
+            elif isinstance(node, ast.Import):
+                found += [(block.line + node.lineno, a.name, []) for a in node.names
+                          if a.name == "ctxsim" or a.name.startswith("ctxsim.")]
+    return found
+
+
+def test_the_pages_users_read_import_from_the_stable_faces_only() -> None:
+    """The README, the tutorial, the how-to guides, the explanations and the reference teach the stable faces, and
+    each name from its stable home (its face's ``__all__``): an example importing from a layer inside, or a name a
+    face keeps for ctxsim's own use, would teach users what may change in any release."""
+    stable = _stable_faces()
+    assert {"ctxsim", "ctxsim.trackers", "ctxsim.plugin"} <= stable and "ctxsim.check" not in stable
+    pages = [page for page in PAGES if not page.is_relative_to(CONTRIBUTORS)]
+    wrong = []
+    for page in pages:
+        for line, module, names in _imports(page):
+            if module not in stable:
+                wrong.append(f"{_rel(page)}:{line}: imports from {module}, not a stable face")
+            else:
+                home = PUBLIC[module].__all__
+                wrong += [f"{_rel(page)}:{line}: {module}.{name} is not stable there" for name in names
+                          if name not in home and name != "*"]
+    assert len(pages) > 40 and sum(len(_imports(page)) for page in pages) > 40
+    assert not wrong, "\n".join(sorted(set(wrong)))

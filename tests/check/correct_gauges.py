@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxsim.reference import ContextTracker
-from ctxsim.trackers import Gauge, TrackerWorld
+from ctxsim.trackers import TrackerWorld
+from ctxsim.trackers.catalogue import Gauge
 from ctxsim.world import Quantity
 
 

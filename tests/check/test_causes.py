@@ -14,7 +14,8 @@ from claude_agent_sdk import AssistantMessage, ResultMessage
 from ctxsim.check import Readings, diagnose, features, likely_causes, run_tracker_parsed
 from ctxsim.corpus import bundled_dir
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import CATALOGUE, Reading
+from ctxsim.trackers import Reading
+from ctxsim.trackers.catalogue import CATALOGUE
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPACTION_ENTRIES = {"claude-code-statusline", "ccstatusline"}

@@ -19,7 +19,7 @@ from ctxsim.check import (
     run_tracker_parsed,
 )
 from ctxsim.reference import ContextTracker
-from ctxsim.trackers import CATALOGUE, make
+from ctxsim.trackers.catalogue import CATALOGUE, make
 from ctxsim.world import MAX_SYSTEM_PREFIX, SessionBuilder
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ctxsim import SessionBuilder
 from ctxsim.check import Report, run_tracker
-from ctxsim.trackers import make, reference_for
+from ctxsim.trackers.catalogue import make, reference_for
 from ctxsim.world import Session, compaction_band
 
 

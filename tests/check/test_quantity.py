@@ -13,7 +13,7 @@ import pytest
 from ctxsim.check import loop_fitness, run_tracker
 from ctxsim.reference import ContextTracker
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import Gauge, reference_for
+from ctxsim.trackers.catalogue import Gauge, reference_for
 from ctxsim.world import SessionBuilder, in_quantity, tokens_band
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

@@ -29,7 +29,7 @@ from ctxsim.check import arun_tracker
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import load_scenario
 from ctxsim.sdk import FakeTransport
-from ctxsim.trackers import make
+from ctxsim.trackers.catalogue import make
 from ctxsim.wire import Script, render
 from ctxsim.world import SessionBuilder
 

@@ -13,7 +13,7 @@ import pytest
 from ctxsim import cli
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import _schema as schema, load_scenario
-from ctxsim.trackers import make
+from ctxsim.trackers.catalogue import make
 from ctxsim.wire import captured_versions
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxsim.cli import main
-from ctxsim.trackers import CATALOGUE
+from ctxsim.trackers.catalogue import CATALOGUE
 
 TESTS = Path(__file__).parent.parent
 TWO_SUBAGENTS = TESTS / "runner" / "scenarios" / "two-subagents.yaml"
@@ -65,8 +65,8 @@ def test_the_reference_is_judged_on_the_same_scenarios_by_name_and_by_module(
 
 def test_a_failure_carries_its_first_point_and_whole_likely_cause_into_every_report(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["judge", "ctxsim.trackers.mutants:_SubagentsAsMain", "seed001-subagent-max-cache-read", "--json",
-                 str(tmp_path / "v.json"), "--junitxml", str(tmp_path / "v.xml")])
+    code = main(["judge", "ctxsim.trackers.catalogue.mutants:_SubagentsAsMain", "seed001-subagent-max-cache-read",
+                 "--json", str(tmp_path / "v.json"), "--junitxml", str(tmp_path / "v.xml")])
     page = capsys.readouterr().out
     row = json.loads((tmp_path / "v.json").read_text().splitlines()[0])
     assert code == 1 and row["status"] == "unmet" and row["first"]["point"]

@@ -38,7 +38,7 @@ from ctxsim.faults import (
 from ctxsim.runner import run_scenario, verdict
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.surfaces import FAULT_SURFACES, SURFACES, apply_statusline, carried_on, judged_on, surfaces_of
-from ctxsim.trackers.mutants import MUTANTS
+from ctxsim.trackers.catalogue.mutants import MUTANTS
 from ctxsim.wire import TranscriptRender, render, render_transcript, statusline_payloads
 from ctxsim.world import Session, SessionBuilder
 

@@ -28,7 +28,7 @@ from hypothesis import Phase, given, settings
 
 from ctxsim.check import run_tracker_parsed
 from ctxsim.strategies import message_streams, register_profiles
-from ctxsim.trackers import make
+from ctxsim.trackers.catalogue import make
 
 register_profiles()
 settings.load_profile("ctx-fuzz")

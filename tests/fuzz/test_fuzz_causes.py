@@ -14,7 +14,8 @@ from ctxsim.faults import FaultPlan, apply_transcript
 from ctxsim.fuzz import fuzz
 from ctxsim.reference import ContextTracker
 from ctxsim.tools.ports import PORTS
-from ctxsim.trackers import CATALOGUE, Reading, make_tracker
+from ctxsim.trackers import Reading, make_tracker
+from ctxsim.trackers.catalogue import CATALOGUE
 from ctxsim.wire import render_transcript
 
 SUBJECTS: list[tuple[str, Callable[..., Any], Reading]] = [

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ctxsim.fuzz import fuzz
-from ctxsim.trackers import CATALOGUE
+from ctxsim.trackers.catalogue import CATALOGUE
 
 
 @pytest.mark.parametrize(("name", "setting"), [

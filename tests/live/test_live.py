@@ -203,7 +203,7 @@ def test_a_corpus_scenario_has_the_same_verdict_live_and_in_process() -> None:
     from ctxsim.live._scenarios import live_skip_reason, run_scenario_live
     from ctxsim.runner._scenario import run_scenario
     from ctxsim.scenario import SessionScenario, load_scenario
-    from ctxsim.trackers import make
+    from ctxsim.trackers.catalogue import make
 
     scenario = load_scenario(CORPUS / "b08-result-usage-as-context.yaml")
     assert isinstance(scenario, SessionScenario) and live_skip_reason(scenario) is None

@@ -23,7 +23,7 @@ from ctxsim.live import release_notice
 from ctxsim.live._claude import LiveClaude
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.serve import EstimatesError, ScenarioServer, read_estimates
-from ctxsim.trackers import reference_for
+from ctxsim.trackers.catalogue import reference_for
 
 B01 = "b01-no-dedupe-without-request-id"
 TOOLS = [{"name": "Bash", "description": "run", "input_schema": {"type": "object"}}]
@@ -539,7 +539,7 @@ def servable_session_scenarios() -> list[str]:
 def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_tracker(name: str) -> None:
     from ctxsim.live._serve_shapes import live_twin
     from ctxsim.runner import run_scenario
-    from ctxsim.trackers.mutants import MUTANTS
+    from ctxsim.trackers.catalogue.mutants import MUTANTS
 
     played = scenario(name)
     twin = live_twin(played) or played  # what serve plays (the scenario, or its live twin), in-process

@@ -1,6 +1,6 @@
 """Corpus adequacy, held out: trackers and restart loops written here from scratch (not from the reference, not
-from ``ctxsim.trackers.mutants`` or ``ctxsim.loops.mutants``), each with one bug of a class the mutation benchmark
-covers, are caught by the corpus alone, as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` (or
+from ``ctxsim.trackers.catalogue.mutants`` or ``ctxsim.loops.mutants``), each with one bug of a class the mutation
+benchmark covers, are caught by the corpus alone, as ``pytest --ctx-scenarios scenarios --ctx-tracker=...`` (or
 ``--ctx-loop=...``) would run them; the same tracker or loop without a bug passes every scenario.
 ``benchmarks/bench_adequacy.py`` measures the mutants of the reference; this checks the claim does not hold only
 for one-line edits of the reference. Every non-equivalent loop mutant is also run here, until a scenario kills it
@@ -44,7 +44,7 @@ from ctxsim.reference._prompts import (
 from ctxsim.runner._scenario import corpus_verdicts
 from ctxsim.runner._task import corpus_loop_verdicts
 from ctxsim.scenario import SessionScenario, TaskScenario, load_scenario
-from ctxsim.trackers.mutants import MUTANTS
+from ctxsim.trackers.catalogue.mutants import MUTANTS
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

@@ -23,14 +23,15 @@ import pytest
 from ctxsim.cli import main
 from ctxsim.corpus import BUNDLED, scenario_files
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import CATALOGUE, TrackerSpec, resolve
+from ctxsim.trackers import TrackerSpec, resolve
+from ctxsim.trackers.catalogue import CATALOGUE
 
 HERE = Path(__file__).parent
 TESTS = HERE.parent
 TWO_SUBAGENTS = HERE / "scenarios" / "two-subagents.yaml"
 
-PYTHON = ["ctxsim.reference:ContextTracker", "ctxsim.trackers.mutants:_SubagentsAsMain",
-          "ctxsim.trackers.mutants:_KeepsContextOverCompaction"]
+PYTHON = ["ctxsim.reference:ContextTracker", "ctxsim.trackers.catalogue.mutants:_SubagentsAsMain",
+          "ctxsim.trackers.catalogue.mutants:_KeepsContextOverCompaction"]
 PROCESSES = [f"cmd:node {TESTS}/statusline_trackers/last_row.js", f"cmd:node {TESTS}/statusline_trackers/never_down.js",
              f"cmd:bash {TESTS}/statusline_trackers/last_row.sh", f"stream:node {TESTS}/stream_trackers/last_main.mjs",
              f"stream:node {TESTS}/stream_trackers/sum_all.mjs",

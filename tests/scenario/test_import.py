@@ -22,7 +22,7 @@ from ctxsim.importer._scrub import Scrubber, filler
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.sdk import FakeTransport
-from ctxsim.trackers import CATALOGUE, make
+from ctxsim.trackers.catalogue import CATALOGUE, make
 from ctxsim.wire import render
 from ctxsim.world import Compaction, SessionBuilder
 

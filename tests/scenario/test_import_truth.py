@@ -13,7 +13,7 @@ from ctxsim.check import run_tracker_parsed
 from ctxsim.corpus import bundled_scenarios
 from ctxsim.importer import ImportFailure, import_recordings
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import reference_for
+from ctxsim.trackers.catalogue import reference_for
 from ctxsim.wire import render, render_transcript
 from ctxsim.world import Session, SessionBuilder
 

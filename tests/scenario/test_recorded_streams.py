@@ -17,7 +17,7 @@ import pytest
 from ctxsim.check import run_tracker
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import ScenarioError, load_scenario
-from ctxsim.trackers import make
+from ctxsim.trackers.catalogue import make
 from ctxsim.wire import render
 from ctxsim.world import SessionBuilder
 
@@ -321,7 +321,7 @@ def test_usage_inclusive_changes_the_truth_of_a_recording(tmp_path: Path) -> Non
     assert run_scenario(additive, make("claude-code-statusline")).ok
     assert not run_scenario(inclusive, make("claude-code-statusline")).ok
     assert run_scenario(inclusive, make("reference")).ok is False  # the catalogue's reference is told nothing...
-    from ctxsim.trackers import reference_for
+    from ctxsim.trackers.catalogue import reference_for
     assert run_scenario(inclusive, reference_for(inclusive.session)).ok  # ...the scenario's reference is told
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
-from ctxsim.trackers import reference_for
+from ctxsim.trackers.catalogue import reference_for
 
 REGRESSIONS = sorted((Path(__file__).resolve().parents[1] / "regressions").glob("*.yaml"))
 

@@ -18,7 +18,7 @@ from ctxsim.reference import ContextTracker
 from ctxsim.reference._checkpoint import Fallback
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import ScenarioError, _schema as schema, load_scenario, parse_scenario
-from ctxsim.trackers import make
+from ctxsim.trackers.catalogue import make
 
 MALFORMED = Path(__file__).resolve().parents[1] / "malformed"
 

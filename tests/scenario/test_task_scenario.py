@@ -289,7 +289,7 @@ def test_run_task_needs_a_task() -> None:
 
 def test_a_task_scenario_has_no_tracker_timeline() -> None:
     from ctxsim.runner._scenario import run_scenario
-    from ctxsim.trackers import make
+    from ctxsim.trackers.catalogue import make
 
     with pytest.raises(ValueError, match=r"^ctxsim: run_scenario: scenario 'scenario' is a task scenario"):
         run_scenario(load(TWENTY), make("reference"))

@@ -14,7 +14,7 @@ from ctxsim.reference import ContextTracker
 from ctxsim.runner._scenario import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario, parse_scenario
 from ctxsim.score import score
-from ctxsim.trackers import CATALOGUE, make
+from ctxsim.trackers.catalogue import CATALOGUE, make
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 SMALL = ["compaction", "seed000-cache-read-719", "b17-clear-keeps-old-context", "b19-subagent-line-as-latest"]

@@ -24,8 +24,8 @@ from ctxsim.testing import (
     declaration_differences,
     run_tracker_conformance,
 )
-from ctxsim.trackers import CATALOGUE
-from ctxsim.trackers.mutants import MUTANTS
+from ctxsim.trackers.catalogue import CATALOGUE
+from ctxsim.trackers.catalogue.mutants import MUTANTS
 
 NAMES = tuple(c.name for c in CONTRACTS)
 

@@ -13,7 +13,7 @@ import pytest
 
 from ctxsim.runner._scenario import run_scenario, verdict
 from ctxsim.scenario import ExpectedFailure, ScenarioError, SessionScenario, load_scenario, parse_scenario
-from ctxsim.trackers import CATALOGUE, make
+from ctxsim.trackers.catalogue import CATALOGUE, make
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 

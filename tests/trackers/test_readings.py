@@ -14,7 +14,8 @@ from ctxsim.check import Readings, agrees, diagnose, run_tracker_parsed
 from ctxsim.corpus import bundled_dir
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.tools.ports import PORTS
-from ctxsim.trackers import CATALOGUE, Reading, every_reading, make_tracker
+from ctxsim.trackers import Reading, every_reading, make_tracker
+from ctxsim.trackers.catalogue import CATALOGUE
 
 CORPUS = [s for s in (load_scenario(p) for p in sorted(Path(bundled_dir()).glob("*.yaml")))
           if isinstance(s, SessionScenario)]

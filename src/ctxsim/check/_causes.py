@@ -41,7 +41,7 @@ FEATURES: Mapping[str, str] = {
     "window-mismatch": "a result reporting another context window than the session's, or a model switch",
     "reset": "a new conversation (/clear, or a new session id)",
 }
-"""What a stream can show that a catalogued bug is about, by name (:attr:`ctxsim.trackers.Entry.about`)."""
+"""What a stream can show that a catalogued bug is about, by name (:attr:`ctxsim.trackers.catalogue.Entry.about`)."""
 
 _WHY = {
     "reset": "a new conversation began and no call has shown its size yet",

@@ -252,7 +252,7 @@ class Diagnosis:
     failing: frozenset[int]
     """Every failing (knowable) observation point."""
     examples: tuple[str, ...] = ()
-    """Catalogue entries (:data:`ctxsim.trackers.CATALOGUE`) whose declared reading is among :attr:`ties`."""
+    """Catalogue entries (:data:`ctxsim.trackers.catalogue.CATALOGUE`) whose declared reading is among :attr:`ties`."""
     compaction: bool = False
     """The stream has a compaction (the text then says what the reading does there)."""
     reset: bool = False
@@ -305,7 +305,7 @@ def diagnose(report: Report, readings: Readings, *, exclude: Iterable[int] = (),
     """The readings of ``readings`` (the stream ``report`` was run over) that give ``report``'s failing numbers,
     or None when none gives any (or the tracker crashed, stalled or could not be read). ``exclude``: failing points
     explained otherwise (not knowable, Claude Code's own payload wrong). ``declared``: the readings catalogue
-    entries declare, by name, for :attr:`Diagnosis.examples` (default :data:`ctxsim.trackers.CATALOGUE`'s)."""
+    entries declare, by name, for :attr:`Diagnosis.examples` (default :data:`ctxsim.trackers.catalogue.CATALOGUE`'s)."""
     if report.crash is not None or report.stall is not None or report.error is not None:
         return None
     skip = set(exclude)
@@ -321,7 +321,7 @@ def diagnose(report: Report, readings: Readings, *, exclude: Iterable[int] = (),
         return None
     named = tuple(r for r, _ in ties)
     if declared is None:
-        from ..trackers import CATALOGUE
+        from ..trackers.catalogue import CATALOGUE
 
         declared = {name: e.reading for name, e in CATALOGUE.items() if e.reading is not None}
     examples = tuple(name for name, reading in declared.items() if reading in named)

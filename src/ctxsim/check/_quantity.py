@@ -1,11 +1,11 @@
 """Judging a gauge's number as the quantity it declares, and naming the confusion when it shows another.
 
-A tracker may declare what its number means (a ``quantity`` attribute, as :class:`ctxsim.trackers.Gauge` has):
+A tracker may declare what its number means (a ``quantity`` attribute, as :class:`ctxsim.trackers.catalogue.Gauge` has):
 it is judged on that quantity, the truth computed for it (:func:`judged_quantity`), whatever its scenario asks. A
 tracker that declares none is read as tokens, what ``context_tokens()`` says it returns, so a correct token tracker
 passes a scenario that asks a gauge for a percentage; a statusline command (a point tracker) is read through its
 preset, in tokens. The scenario's quantity (:attr:`ctxsim.world.Session.quantity`) is what the gauge built for it
-shows (:func:`ctxsim.trackers.reference_for`). A gauge's number is
+shows (:func:`ctxsim.trackers.catalogue.reference_for`). A gauge's number is
 turned into the tokens it stands for on the window in force at its point (``/model`` moves it) and the autocompact
 point the session's settings give that window (:func:`ctxsim.world.tokens_band`), so it is compared with the truth
 as any estimate is. When it fails, :func:`confusion` looks for the reading under which every point would have been

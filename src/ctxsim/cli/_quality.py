@@ -97,7 +97,8 @@ def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
 
 def _catalogue(args: argparse.Namespace) -> int:
     from ..testing import CONTRACTS, check_tracker_conformance, conformance_table, declaration_differences
-    from ..trackers import CATALOGUE, make_tracker
+    from ..trackers import make_tracker
+    from ..trackers.catalogue import CATALOGUE
 
     rows: dict[str, Callable[..., Any]] = {name: entry.factory for name, entry in CATALOGUE.items()}
     if args.tracker:
@@ -140,7 +141,7 @@ def _score(args: argparse.Namespace) -> int:
     from ..corpus import BUNDLED
     from ..scenario import SessionScenario
     from ..score import score
-    from ..trackers import CATALOGUE
+    from ..trackers.catalogue import CATALOGUE
 
     if args.html is not None:
         from ..score import PlotUnavailable, require_pyplot

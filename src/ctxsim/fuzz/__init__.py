@@ -49,4 +49,7 @@ if TYPE_CHECKING:
         write_scenario as write_scenario,
     )
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "fuzz", "FuzzResult", "write_scenario", "fuzz_loop", "LoopFuzzResult", "write_loop_scenario", "check_loop_task",
+    "LoopTaskFailed", "tasks_for", "independent_backend"
+))

@@ -299,7 +299,8 @@ def judge(session: Any, scripts: Callable[[], list[Any]], kinds: frozenset[str] 
     """Every catalogued tracker over fresh ``scripts()`` of ``session`` (tolerance 0): the verdicts, and the
     reference's numbers at the points of ``kinds`` (default: all)."""
     from ..check import run_tracker_parsed
-    from ..trackers import CATALOGUE, make_tracker, reference_for
+    from ..trackers import make_tracker
+    from ..trackers.catalogue import CATALOGUE, reference_for
 
     verdicts: dict[str, bool] = {}
     numbers: list[tuple[str, str, int, int, int | None]] = []
@@ -430,7 +431,7 @@ def _underived(session: Any, scripts: list[Any], paths: Sequence[Path]) -> str:
     """Why the truth import derived is not one the reference tracks: the first point off, and what the truth there
     was derived from. An import never writes a scenario whose reference fails (``reference: fail``)."""
     from ..check import run_tracker_parsed
-    from ..trackers import reference_for
+    from ..trackers.catalogue import reference_for
 
     report = run_tracker_parsed(reference_for(session), session, scripts, tolerance=0)
     point = next(iter(report.failures), None)

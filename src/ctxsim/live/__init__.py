@@ -60,4 +60,4 @@ if TYPE_CHECKING:
     )
     from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=("LiveClaude", "live_skip_reason"))

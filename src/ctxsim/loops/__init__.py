@@ -1,6 +1,11 @@
-"""Restart loops under test: the rig handed to a loop, the invariants it is judged by, the catalogue of
-design-shaped buggy loops (:data:`CATALOGUE`, imported by name) and the reference loop's behavioural mutants
-(:mod:`ctxsim.loops.mutants`, imported by name)."""
+"""Restart loops under test: the rig handed to a loop (:class:`LoopRig`), the invariants it is judged by
+(:data:`INVARIANTS`, :class:`LoopCheckError`), what a loop of yours says and reads (:class:`LoopPrompts`; the
+reference loop's words, :data:`CHECKPOINT_REQUEST_PROMPT` and the rest, and its checkpoint parsing,
+:func:`extract_checkpoint`), the catalogue of design-shaped buggy loops (:data:`CATALOGUE`, imported by name) and
+the reference loop's behavioural mutants (:mod:`ctxsim.loops.mutants`, imported by name).
+
+Stable here, for writing and checking a loop: what the restart-loop how-tos use. ``check_restart_loop`` and
+``run_loop`` are stable on ``ctxsim``; the other names serve ctxsim's own packages."""
 
 from __future__ import annotations
 
@@ -9,6 +14,16 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ..agent import LoopPrompts as LoopPrompts
+    from ..reference import (
+        CHECKPOINT_REQUEST_PROMPT as CHECKPOINT_REQUEST_PROMPT,
+        CONTINUATION_TEMPLATE as CONTINUATION_TEMPLATE,
+        CONTINUE_PROMPT as CONTINUE_PROMPT,
+        DONE_MARKER as DONE_MARKER,
+        Checkpoint as Checkpoint,
+        build_continuation_prompt as build_continuation_prompt,
+        extract_checkpoint as extract_checkpoint,
+    )
     from ._catalogue import CATALOGUE as CATALOGUE
     from ._check import (
         LoopOptions as LoopOptions,
@@ -29,4 +44,8 @@ if TYPE_CHECKING:
     from ._resolve import LoopSpec as LoopSpec, LoopSpecError as LoopSpecError, resolve_loop as resolve_loop
     from ._rig import LifecycleProbe as LifecycleProbe, LoopRig as LoopRig, TrackerProbe as TrackerProbe
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "LoopRig", "LoopPrompts", "LoopCheckError", "LoopReport", "INVARIANTS", "CHECKPOINT_REQUEST_PROMPT",
+    "CONTINUATION_TEMPLATE", "CONTINUE_PROMPT", "DONE_MARKER", "Checkpoint", "extract_checkpoint",
+    "build_continuation_prompt"
+))

@@ -1,7 +1,7 @@
 """Behavioural mutants of the reference restart loop: one per bug class, to measure whether the task corpus catches
 each.
 
-Each mutant (a :class:`~ctxsim.trackers.mutants.Mutant`, the one mutant class) is the reference loop
+Each mutant (a :class:`~ctxsim.trackers.catalogue.mutants.Mutant`, the one mutant class) is the reference loop
 (:class:`~ctxsim.reference.RestartLoop`, what :func:`~ctxsim.reference.run_with_restarts` runs) with one guarantee of
 one of its parts broken: the pressure policy (:class:`~ctxsim.reference.PressurePolicy`: thresholds ``>=``,
 percentages of the effective window, events once per crossing, hysteresis, graduated wind-down then restart, the
@@ -37,15 +37,15 @@ from ..reference import (
     extract_checkpoint,
     unfence,
 )
-from ..trackers.mutants import Mutant
+from ..trackers.catalogue.mutants import Mutant
 from ._rig import LoopRig
 
 __all__ = ["MUTANTS", "reference"]
 
 _LoopFunction = Callable[[LoopRig], Awaitable[RestartResult]]
 _LoopMutant = Mutant[_LoopFunction]
-"""A mutant of the reference loop: :class:`ctxsim.trackers.mutants.Mutant` (the one mutant class) whose ``edit`` is
-a loop function of this module taking a rig, named by its ``spec`` (``ctxsim.loops.mutants:<function>``)."""
+"""A mutant of the reference loop: :class:`ctxsim.trackers.catalogue.mutants.Mutant` (the one mutant class) whose
+``edit`` is a loop function of this module taking a rig, named by its ``spec`` (``ctxsim.loops.mutants:<function>``)."""
 
 
 # --- the policy ---------------------------------------------------------------------------------------------------

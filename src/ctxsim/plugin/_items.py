@@ -175,7 +175,7 @@ class ScenarioItem(_CheckItem):
     def runtest(self) -> None:
         from ..runner import explain
         from ..scenario import ExpectedFailure
-        from ..trackers import CATALOGUE
+        from ..trackers.catalogue import CATALOGUE
 
         freeze_if_asked(self.config)  # the first item loads the SDK: out of the cyclic collector's way
 

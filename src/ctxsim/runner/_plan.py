@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..check import Report
 from ..scenario import ExpectedFailure, SessionScenario
-from ..trackers import AnyTracker, AnyTrackerFactory, TrackerSpec, TrackerWorld, make_tracker, reference_for
+from ..trackers import AnyTracker, AnyTrackerFactory, TrackerSpec, TrackerWorld, make_tracker
+from ..trackers.catalogue import reference_for
 from ._scenario import ScenarioRun, run_scenario, threshold_results, verdict
 
 if TYPE_CHECKING:
@@ -95,9 +96,9 @@ class Judgement:
         return scenario.line_of(self.tracker)
 
     def make(self) -> AnyTracker:
-        """A fresh tracker, told the session's world: the reference as :func:`ctxsim.trackers.reference_for` makes
-        it (its usage convention, the quantity the scenario asks), any other through its factory
-        (:func:`ctxsim.trackers.make_tracker`)."""
+        """A fresh tracker, told the session's world: the reference as
+        :func:`ctxsim.trackers.catalogue.reference_for` makes it (its usage convention, the quantity the scenario
+        asks), any other through its factory (:func:`ctxsim.trackers.make_tracker`)."""
         if self.kind == "reference":
             return reference_for(self.scenario.session)
         assert self.factory is not None
@@ -228,7 +229,7 @@ def judgement(scenario: SessionScenario, tracker: TrackerSpec | str) -> Judgemen
     is ``skip``, where the scenario plays a recorded stream to a statusline command (which reads the transcript
     rendered from a simulated session), and where a fault is real only on surfaces the tracker does not read
     (:meth:`ctxsim.scenario.SessionScenario.not_judged`)."""
-    from ..trackers import CATALOGUE
+    from ..trackers.catalogue import CATALOGUE
 
     spec = tracker if isinstance(tracker, TrackerSpec) else None
     name = tracker if isinstance(tracker, str) else tracker.name

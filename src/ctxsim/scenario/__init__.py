@@ -99,6 +99,8 @@ if TYPE_CHECKING:
         ThresholdSpec as ThresholdSpec,
     )
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "Scenario", "SessionScenario", "TaskScenario", "ScenarioError", "parse_scenario", "scenario_yaml", "reference"
+))
 
 __doc__ = (__doc__ or "") + _schema.reference()

@@ -203,7 +203,7 @@ class TaskScenario(Scenario):
 
 
 def _known_trackers() -> Collection[str]:
-    from ..trackers import CATALOGUE
+    from ..trackers.catalogue import CATALOGUE
 
     return CATALOGUE
 
@@ -298,7 +298,8 @@ def parse_scenario(text: str, *, file: str = "<scenario>", path: Path | None = N
     (default: ``path``'s stem). A ``task`` section makes a :class:`TaskScenario`, else it is a
     :class:`SessionScenario`.
 
-    ``trackers`` are the names ``expect.fail``/``expect.pass`` may use (default: :data:`ctxsim.trackers.CATALOGUE`).
+    ``trackers`` are the names ``expect.fail``/``expect.pass`` may use (default:
+    :data:`ctxsim.trackers.catalogue.CATALOGUE`).
     ``world`` gives defaults for the ``world`` keys the text leaves out. A recorded stream is looked up relative
     to ``path``'s directory and named in errors relative to ``display_dir`` (default: ``file``'s directory).
     """

@@ -32,4 +32,4 @@ if TYPE_CHECKING:
         write_scoreboard_html as write_scoreboard_html,
     )
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=("score", "Scoreboard", "plot_runs", "PlotUnavailable"))

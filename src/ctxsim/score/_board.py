@@ -11,7 +11,8 @@ from typing import Any, ClassVar, TextIO
 from ..check import Report, crossings, match_firings
 from ..runner import ScenarioRun, Verdict, judgement
 from ..scenario import SessionScenario
-from ..trackers import CATALOGUE, AnyTrackerFactory, TrackerSpec, make_tracker
+from ..trackers import AnyTrackerFactory, TrackerSpec, make_tracker
+from ..trackers.catalogue import CATALOGUE
 
 __all__ = ["Scoreboard", "TrackerScore", "score"]
 

@@ -46,4 +46,4 @@ if TYPE_CHECKING:
         subprocess_transport as subprocess_transport,
     )
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=("HOOK_EVENTS", "HookRequest", "HookAnswer", "SdkPatch"))

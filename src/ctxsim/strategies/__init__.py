@@ -50,4 +50,7 @@ if TYPE_CHECKING:
     )
     from ._tasks import WINDOWS as WINDOWS, GeneratedTask as GeneratedTask, task_scenarios as task_scenarios
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "sessions", "message_streams", "MessageStream", "fault_plans", "task_scenarios", "register_profiles",
+    "example_database", "DatabaseUnreachable"
+))

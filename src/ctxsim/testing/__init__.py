@@ -21,4 +21,7 @@ if TYPE_CHECKING:
     )
     from ._stateful import tracker_state_machine as tracker_state_machine
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "CONTRACTS", "PROBES", "Contract", "ConformanceResult", "run_tracker_conformance", "check_tracker_conformance",
+    "tracker_state_machine"
+))

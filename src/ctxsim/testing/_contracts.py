@@ -341,9 +341,10 @@ PROBES: dict[str, tuple[str, ...]] = {
     "autocompact-window-percent": ("fixed-200k-gauge",),
 }
 """For each contract, the probes that break it: trackers with the bug the contract is about, each a mutant of the
-reference (:data:`ctxsim.trackers.mutants.MUTANTS`) or a catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) by
-name. A contract is kept only while a probe shows it can fail (``tests/trackers/test_catalogue.py`` runs them): a
-contract no probe can break would be a check that cannot fail, and is removed, not declared."""
+reference (:data:`ctxsim.trackers.catalogue.mutants.MUTANTS`) or a catalogue entry
+(:data:`ctxsim.trackers.catalogue.CATALOGUE`) by name. A contract is kept only while a probe shows it can fail
+(``tests/trackers/test_catalogue.py`` runs them): a contract no probe can break would be a check that cannot fail, and
+is removed, not declared."""
 
 
 def _contracts(skip: Collection[str], only: Collection[str] | None,

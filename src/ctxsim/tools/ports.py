@@ -179,7 +179,7 @@ class Port:
     scenario: str
     """The corpus scenario built from the report, where the buggy version's headline bug shows."""
     cause: str
-    """The catalogue entry (:data:`ctxsim.trackers.CATALOGUE`) whose bug the buggy version carries."""
+    """The catalogue entry (:data:`ctxsim.trackers.catalogue.CATALOGUE`) whose bug the buggy version carries."""
 
 
 def _fixed(name: str) -> Callable[[], _LatestMainCall]:

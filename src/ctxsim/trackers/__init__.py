@@ -1,12 +1,9 @@
 """Trackers: what a tracker is (:class:`Tracker`, :class:`PointTracker`, the adapters :class:`RawDicts`,
 :class:`ResultsOnly`, :class:`FromRatio`), statusline commands as trackers (:class:`CommandTracker`, read through
 :class:`Readout` and its :data:`PRESETS`; the shipped tools at pinned versions are :mod:`ctxsim.tools`), trackers in any
-language fed the stream (:class:`StreamTracker`, one process per session speaking a line protocol), naming one on a
-command line (:func:`resolve`), and the catalogue of the reference and faithful reproductions of trackers with known
-bugs (:data:`CATALOGUE`: the designs and the formulas surveyed in the wild). Names load on first use: the reference
-implements the tracker contract without loading the catalogue.
-
->>> tracker = make("arbiter-msgid")   # a fresh tracker, ready for ctxsim.check.run_tracker
+language fed the stream (:class:`StreamTracker`, one process per session speaking a line protocol), and naming one on
+a command line (:func:`resolve`). The catalogue of the reference and of trackers with known bugs stands on this
+contract: :mod:`ctxsim.trackers.catalogue`. Names load on first use.
 """
 
 from __future__ import annotations
@@ -33,13 +30,6 @@ if TYPE_CHECKING:
         make_tracker as make_tracker,
         tracker_name as tracker_name,
     )
-    from ._catalogue import (
-        CATALOGUE as CATALOGUE,
-        Breaks as Breaks,
-        Entry as Entry,
-        make as make,
-        reference_for as reference_for,
-    )
     from ._command import CommandTracker as CommandTracker
     from ._diagnosis import (
         is_token_count as is_token_count,
@@ -47,7 +37,6 @@ if TYPE_CHECKING:
         ratio_hint as ratio_hint,
         user_traceback as user_traceback,
     )
-    from ._gauge import Gauge as Gauge
     from ._readings import (
         AUTOCOMPACT_SHARE as AUTOCOMPACT_SHARE,
         KEYS as KEYS,
@@ -67,4 +56,8 @@ if TYPE_CHECKING:
     )
     from ._stream import StreamTracker as StreamTracker, parse_stream_spec as parse_stream_spec
 
-__getattr__, __dir__ = lazy_face(globals())
+__getattr__, __dir__ = lazy_face(globals(), stable=(
+    "Tracker", "AsyncTracker", "PointTracker", "Estimate", "TrackerWorld", "TrackerFactory", "make_tracker", "RawDicts",
+    "ResultsOnly", "FromRatio", "CommandTracker", "Readout", "PRESETS", "StreamTracker", "resolve", "TrackerSpec",
+    "TrackerSpecError"
+))

@@ -4,7 +4,7 @@ it clamps to), and says it in the user's words.
 
 Readings are how a failure's likely cause is named (:func:`ctxsim.check.diagnose` fits the tracker's numbers
 against every reading of :func:`every_reading`), and what a catalogue entry, a port of a real tracker or a mutant
-declares its formula to be (:attr:`ctxsim.trackers.Entry.reading`): a declaration checked against a run of the
+declares its formula to be (:attr:`ctxsim.trackers.catalogue.Entry.reading`): a declaration checked against a run of the
 entry itself, never taken on trust.
 """
 

@@ -20,9 +20,9 @@ from typing import Any, TypeVar, cast
 
 from ..processes import described, join_spec, split_spec, unstartable
 from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
-from ._catalogue import CATALOGUE
 from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
 from ._stream import SPEC_OPTIONS as STREAM_OPTIONS, StreamTracker, parse_stream_spec
+from .catalogue import CATALOGUE
 
 __all__ = ["SpecError", "TrackerSpec", "TrackerSpecError", "anchored_spec", "load_named", "load_spec",
            "not_catalogued", "resolve"]
@@ -46,7 +46,7 @@ class TrackerSpec:
     name: str
     factory: AnyTrackerFactory
     catalogued: bool = False
-    """True for an entry of :data:`ctxsim.trackers.CATALOGUE`."""
+    """True for an entry of :data:`ctxsim.trackers.catalogue.CATALOGUE`."""
 
     @property
     def fed_messages(self) -> AnyTrackerFactory | None:

@@ -21,7 +21,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from ._base import ResultsOnly
+from .._base import ResultsOnly
 
 __all__ = [
     "ArbiterTracker",

@@ -20,9 +20,9 @@ from typing import Any, Generic, TypeVar
 
 from claude_agent_sdk import AssistantMessage, ConversationResetMessage, ResultMessage
 
-from ..reference import MAX_OUTPUT_TOKENS, ContextTracker, prompt_tokens, token_count
-from ..world import UsageConvention
-from ._readings import Reading
+from ...reference import MAX_OUTPUT_TOKENS, ContextTracker, prompt_tokens, token_count
+from ...world import UsageConvention
+from .._readings import Reading
 
 __all__ = ["MUTANTS", "Mutant"]
 
@@ -46,8 +46,9 @@ class Mutant(Generic[E]):
     """How a command line names it, ``module:function`` (``--ctx-loop=ctxsim.loops.mutants:<function>``); empty
     where none can (a tracker mutant's factory takes a usage convention, which ``--ctx-tracker`` does not give)."""
     cause: tuple[str, ...] = ()
-    """The catalogue entries (:data:`ctxsim.trackers.CATALOGUE`) whose bug this one is: a likely cause naming any
-    other entry for it is wrong (``benchmarks/bench_causes.py`` counts them). Empty: no entry carries this bug."""
+    """The catalogue entries (:data:`ctxsim.trackers.catalogue.CATALOGUE`) whose bug this one is: a likely
+    cause naming any other entry for it is wrong (``benchmarks/bench_causes.py`` counts them). Empty: no entry
+    carries this bug."""
     reading: Reading | None = None
     """What a tracker mutant's numbers are where it fails, when a reading says it and no :attr:`cause` does (a
     likely cause must name it); None: no reading does."""

@@ -19,8 +19,8 @@ from typing import Any
 
 from claude_agent_sdk import AssistantMessage, SystemMessage
 
-from ..world import Quantity, in_quantity
-from ._base import TrackerWorld, tracker_name
+from ...world import Quantity, in_quantity
+from .._base import TrackerWorld, tracker_name
 
 __all__ = ["Gauge"]
 

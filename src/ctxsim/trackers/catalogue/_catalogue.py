@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..reference import ContextTracker
-from ..world import Quantity, Session, auto_compact_threshold, autocompact_point, model_window
-from ._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory, TrackerWorld, make_tracker
+from ...reference import ContextTracker
+from ...world import Quantity, Session, auto_compact_threshold, autocompact_point, model_window
+from .._base import FromRatio, RawDicts, ResultsOnly, Tracker, TrackerFactory, TrackerWorld, make_tracker
+from .._readings import Reading
 from ._designs import ArbiterTracker, ContextEstimator, NonAdditiveContextManager, mala
 from ._gauge import Gauge
-from ._readings import Reading
 from ._survey import (
     DEFAULT_WINDOW,
     AutocompactGauge,
@@ -157,7 +157,7 @@ def _gauge(quantity: Quantity, *, shows: Quantity | None = None, cap: float | No
     """The reference shown as ``quantity`` of the window and autocompact point the world gives the model in force,
     but for one wrong idea: ``shows`` (the quantity it really computes), ``window_of`` (the window it takes for a
     model), ``threshold_of`` (the point it takes for a window), ``cap`` (pegged there), ``counts`` (the mutant of
-    the reference whose tokens it shows, :data:`~ctxsim.trackers.mutants.MUTANTS`)."""
+    the reference whose tokens it shows, :data:`~ctxsim.trackers.catalogue.mutants.MUTANTS`)."""
     def make(world: TrackerWorld = TrackerWorld()) -> Gauge:  # noqa: B008  (a frozen default world)
         windows = None if window_of is None else (lambda model: window_of(world, model))
         points = None if threshold_of is None else (lambda window: threshold_of(world, window))
