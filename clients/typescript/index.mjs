@@ -149,6 +149,7 @@ export async function serve(scenario, options = {}) {
       }
     }
     if (cli) env.CTXSIM_CLI = cli;
+    else delete env.CTXSIM_CLI;  // empty is unset, as for serve's wrapper
     const estimates = path.join(dir, "estimates.jsonl");
     const argv = ["serve", String(scenario), "--json", "--timeout", String(serveTimeoutS),
                   ...(judge ? ["--judge", estimates] : []), ...args];
@@ -163,18 +164,17 @@ export async function serve(scenario, options = {}) {
     });
     const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const wait = timeoutError(startTimeoutMs, `ctxsim serve ${scenario} printed no settings`);
+    const died = async () => {
+      const end = await exited;
+      await new Promise((r) => setTimeout(r, 50));  // the rest of its stderr
+      const said = stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : "";
+      throw new CtxsimError(end.error ? `ctxsim: cannot run ${ctxsim}: ${end.error.message}`
+        : `ctxsim: ctxsim serve ${scenario} exited (${end.status ?? end.signal}) before printing its settings${said}`);
+    };
     let first;
     try {
-      first = await Promise.race([
-        lines.next(),
-        exited.then(async (end) => {
-          await new Promise((r) => setTimeout(r, 50));  // the rest of its stderr
-          const why = end.error ? `cannot run ${ctxsim}: ${end.error.message}`
-            : `ctxsim serve ${scenario} exited (${end.status ?? end.signal}) before printing its settings`;
-          throw new CtxsimError(`ctxsim: ${why}${stderr.trim() ? `: ${stderr.trim().split("\n").slice(-3).join(" | ")}` : ""}`);
-        }),
-        wait.promise,
-      ]);
+      first = await Promise.race([lines.next(), died(), wait.promise]);
+      if (first.done) await died();
     } catch (error) {
       child.kill("SIGKILL");
       throw error;
