@@ -40,9 +40,10 @@ from ..wire import Observation
 from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
+from ._notice import bundled_cli_notice
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
-from ._serve_shapes import GO_ON, TurnEnds, autocompact_window, client_model, is_model_query, live_twin
+from ._serve_shapes import TurnEnds, autocompact_window, client_model, is_model_query, live_twin, twin_changes
 
 if TYPE_CHECKING:
     from ..scenario import SessionScenario
@@ -62,6 +63,10 @@ FRAMES_PATH = "/ctxsim/frames"
 TURN_PATH = "/ctxsim/turn"
 """Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
 
+
+BUNDLED_MARK = "bundled-cli"
+"""The file serve's CLI wrapper leaves in serve's directory when it runs the CLI bundled with the Python SDK, no
+``CTXSIM_CLI`` naming another: serve then says so, once (:meth:`ScenarioServer.say_bundled_cli`)."""
 
 FAST = "-E -s -S"
 """How serve runs its hook and CLI wrapper (standard library only): no site, no user site, no ``PYTHON*`` variables,
@@ -217,7 +222,8 @@ class ScenarioServer(Server):
         reason = session_serve_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
-        twin = live_twin(scenario)
+        twin, self.changes = twin_changes(scenario)
+        """What the live twin changed for this scenario, one phrase a change (empty: the scenario is played)."""
         self.split = twin is not None
         """Whether what is played is the scenario's live twin (:func:`live_twin`: queries split where a call ends
         the turn), whose points and prompts the settings and the truth give."""
@@ -234,6 +240,7 @@ class ScenarioServer(Server):
                        else _observations(scenario.session, scenario.partial))
         self._dir: Path | None = None
         self._posts: list[int] | None = None
+        self._said_cli = False
 
     @property
     def _config(self) -> Path | None:
@@ -258,13 +265,26 @@ class ScenarioServer(Server):
             extra = f" --settings {shlex.quote(str(settings))}"
         wrapper = root / "bin" / "claude"
         wrapper.parent.mkdir()
-        cli = shlex.quote(str(bundled_cli_path()))  # the client's own CLI where it names it in CTXSIM_CLI
-        wrapper.write_text(f"#!/bin/sh\nexec {python} {FAST} {_file('_wrap')} {frames} {key} "
+        # the CLI the client names in CTXSIM_CLI, else the one serve's own CTXSIM_CLI names, else the bundled one,
+        # which the wrapper marks as run so that serve says so
+        named = os.environ.get("CTXSIM_CLI", "")
+        cli = shlex.quote(shutil.which(named) or os.path.abspath(named) if named else str(bundled_cli_path()))
+        mark = "" if named else f"[ -n \"$CTXSIM_CLI\" ] || : > {shlex.quote(str(root / BUNDLED_MARK))}\n"
+        wrapper.write_text(f"#!/bin/sh\n{mark}exec {python} {FAST} {_file('_wrap')} {frames} {key} "
                            f"\"${{CTXSIM_CLI:-{cli}}}\"{extra} \"$@\"\n")
         wrapper.chmod(0o700)
 
+    def say_bundled_cli(self) -> None:
+        """Once, on stderr, where serve's CLI wrapper ran the CLI bundled with the Python SDK (no ``CTXSIM_CLI``
+        named another): which CLI that is, and how a client of another SDK runs its own."""
+        if self._said_cli or self._dir is None or not (self._dir / BUNDLED_MARK).exists():
+            return
+        self._said_cli = True
+        print(bundled_cli_notice(), file=sys.stderr, flush=True)
+
     def __exit__(self, *exc: object) -> None:
         try:
+            self.say_bundled_cli()
             self._posts = self.post_tokens()
         finally:
             if self._dir is not None:
@@ -297,6 +317,7 @@ class ScenarioServer(Server):
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
                 "ctxsim: expected {\"event\": HOOK EVENT} for a scenario whose turns serve ends")}}, 400)
         assert isinstance(self.responder, _Refusing)
+        self.say_bundled_cli()
         return JSONResponse(self.turns.answer(event, self.responder.main_served))
 
     async def _frames(self, request: Request) -> Response:
@@ -309,6 +330,7 @@ class ScenarioServer(Server):
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
                 "ctxsim: expected {\"frames\": [stream-json objects]} for a scenario with faults")}}, 400)
+        self.say_bundled_cli()
         faulted = self.faults.fault(frames)
         for number, keyed in self.faults.points.items():
             self.points[number] = keyed
@@ -352,11 +374,8 @@ class ScenarioServer(Server):
         return {"scenario": self.scenario.name, "env": env,
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
-                **({"twin": f"the scenario in the live CLI's shapes, as needed: a query split where a main-chain "
-                            f"call ends the turn, each part after the first a query of its own prompted {GO_ON!r}; "
-                            f"a closing answer for a subagent whose last call calls a tool; a reset a /clear query "
-                            f"of its own; an automatic compaction after a single call a /compact query; a switch of "
-                            f"model a /model query. The truth lists the twin's points"} if self.split else {}),
+                **({"twin": f"{'; '.join(self.changes)} (the main chain's calls and their usage are the "
+                            f"scenario's; the truth lists the twin's points)"} if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment(),
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}
