@@ -65,8 +65,7 @@ TURN_PATH = "/ctxsim/turn"
 
 
 BUNDLED_MARK = "bundled-cli"
-"""The file serve's CLI wrapper leaves in serve's directory when it runs the CLI bundled with the Python SDK, no
-``CTXSIM_CLI`` naming another: serve then says so, once (:meth:`ScenarioServer.say_bundled_cli`)."""
+"""What serve's CLI wrapper leaves in its directory once it ran the bundled CLI (no CTXSIM_CLI named one)."""
 
 FAST = "-E -s -S"
 """How serve runs its hook and CLI wrapper (standard library only): no site, no user site, no ``PYTHON*`` variables,
@@ -254,7 +253,8 @@ class ScenarioServer(Server):
         return self
 
     def _write_wrapper(self, root: Path) -> None:
-        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI."""
+        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI. It runs
+        the CLI named in the client's ``CTXSIM_CLI``, else in serve's, else the bundled one, marking that it did."""
         python, key = shlex.quote(sys.executable), shlex.quote(self.key)
         frames = shlex.quote(self.api.base_url + FRAMES_PATH) if self.faults is not None else "-"
         extra = ""
@@ -265,8 +265,6 @@ class ScenarioServer(Server):
             extra = f" --settings {shlex.quote(str(settings))}"
         wrapper = root / "bin" / "claude"
         wrapper.parent.mkdir()
-        # the CLI the client names in CTXSIM_CLI, else the one serve's own CTXSIM_CLI names, else the bundled one,
-        # which the wrapper marks as run so that serve says so
         named = os.environ.get("CTXSIM_CLI", "")
         cli = shlex.quote(shutil.which(named) or os.path.abspath(named) if named else str(bundled_cli_path()))
         mark = "" if named else f"[ -n \"$CTXSIM_CLI\" ] || : > {shlex.quote(str(root / BUNDLED_MARK))}\n"
@@ -275,12 +273,10 @@ class ScenarioServer(Server):
         wrapper.chmod(0o700)
 
     def say_bundled_cli(self) -> None:
-        """Once, on stderr, where serve's CLI wrapper ran the CLI bundled with the Python SDK (no ``CTXSIM_CLI``
-        named another): which CLI that is, and how a client of another SDK runs its own."""
-        if self._said_cli or self._dir is None or not (self._dir / BUNDLED_MARK).exists():
-            return
-        self._said_cli = True
-        print(bundled_cli_notice(), file=sys.stderr, flush=True)
+        """Say :func:`bundled_cli_notice` on stderr, once, after the CLI wrapper ran the bundled CLI."""
+        if not self._said_cli and self._dir is not None and (self._dir / BUNDLED_MARK).exists():
+            self._said_cli = True
+            print(bundled_cli_notice(), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc: object) -> None:
         try:
