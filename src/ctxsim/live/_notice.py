@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from ..processes import printable
 from ..wire import captured_versions, installed_cli_version, version_key
 
-__all__ = ["NOTICE_TIMEOUT", "bundled_cli_notice", "release_notice", "render_as_named_cli"]
+__all__ = ["BUNDLED_MARK", "NOTICE_TIMEOUT", "bundled_cli_notice", "release_notice", "render_as_named_cli"]
 
 NOTICE_TIMEOUT = 10.0
 """Seconds :func:`release_notice` waits for ``$CTXSIM_CLI --version`` (the bundled CLI's version is read from a
@@ -73,6 +73,11 @@ def render_as_named_cli(env: Mapping[str, str] | None = None) -> str | None:
     except (LiveError, ValueError):
         return None
     return version
+
+
+BUNDLED_MARK = "bundled-cli"
+"""What ``ctxsim serve``'s CLI wrapper leaves in serve's directory once it ran the bundled CLI, no ``CTXSIM_CLI``
+naming another: serve then says :func:`bundled_cli_notice`."""
 
 
 def bundled_cli_notice() -> str:

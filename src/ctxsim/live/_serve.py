@@ -40,7 +40,7 @@ from ..wire import Observation
 from ..world import QUANTITY_NAMES, Call, Compaction, Quantity, Session, Text, Truth, system_prefix
 from ._api import ApiRequest, FakeMessagesAPI, Reply
 from ._claude import bundled_cli_path, cli_env, read_transcripts
-from ._notice import bundled_cli_notice
+from ._notice import BUNDLED_MARK, bundled_cli_notice
 from ._scenarios import SessionModel, _observations, keyed_points, live_skip_reason
 from ._serve_faults import LiveFaults
 from ._serve_shapes import TurnEnds, autocompact_window, client_model, is_model_query, live_twin, twin_changes
@@ -63,9 +63,6 @@ FRAMES_PATH = "/ctxsim/frames"
 TURN_PATH = "/ctxsim/turn"
 """Where the hook serve gives the CLI asks whether the turn ends (``POST``, the server's credential)."""
 
-
-BUNDLED_MARK = "bundled-cli"
-"""What serve's CLI wrapper leaves in its directory once it ran the bundled CLI (no CTXSIM_CLI named one)."""
 
 FAST = "-E -s -S"
 """How serve runs its hook and CLI wrapper (standard library only): no site, no user site, no ``PYTHON*`` variables,
