@@ -20,7 +20,8 @@ export interface ServeSettings {
   /** One per query, each sent once the previous query's result came. */
   prompts: string[];
   include_partial_messages: boolean;
-  permission_mode: string;
+  /** The scenario's tool calls are inert (`true`, a file that does not exist): serve has the CLI run them all. */
+  permission_mode: "bypassPermissions";
   truth_url: string;
   /** What a tracker may know of its world (CTXSIM_WINDOW, CTXSIM_USAGE, ...), as for stream: trackers. */
   world: Record<string, string>;
@@ -154,8 +155,8 @@ export declare class Served {
   /** The Agent SDK's options that play the scenario (model, env, permission mode, partial messages, no settings
    *  files, pathToClaudeCodeExecutable where serve hands out its wrapper), `extra` last. */
   sdkOptions<T extends object = {}>(extra?: T): {
-    model: string; env: Record<string, string>; permissionMode: string; allowDangerouslySkipPermissions: boolean;
-    includePartialMessages: boolean; settingSources: []; pathToClaudeCodeExecutable?: string;
+    model: string; env: Record<string, string>; permissionMode: "bypassPermissions";
+    allowDangerouslySkipPermissions: boolean; includePartialMessages: boolean; settingSources: []; pathToClaudeCodeExecutable?: string;
   } & T;
   /** Writes the estimates file serve judges. */
   writeEstimates(estimates: PointMatcher | Estimate[]): void;
@@ -171,12 +172,13 @@ export declare class Served {
  *  printed its settings; a CtxsimError when it cannot start or prints none in time. */
 export declare function serve(scenario: string, options?: ServeOptions): Promise<Served>;
 
-/** An SDK message, as far as the matcher reads it. */
+/** An SDK message (any of what query() yields): the matcher reads its `type`, `subtype`, `message.id` and
+ *  `event.type`. */
 export interface SdkMessageLike {
   type: string;
   subtype?: string;
-  message?: { id?: string };
-  event?: { type?: string };
+  message?: unknown;
+  event?: unknown;
 }
 
 /** Maps the SDK's messages to serve's points: feed it every message with the tracker's estimate after it. */

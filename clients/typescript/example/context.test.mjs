@@ -10,7 +10,7 @@ test("the tracker is right at every point of missing-usage-some-blocks", async (
     let tokens = null;  // the tracker under test: the last main-chain call's usage
     for await (const m of query({ prompt: server.settings.prompts[0], options: server.sdkOptions() })) {
       const u = m.type === "assistant" && !m.parent_tool_use_id ? m.message.usage : null;
-      if (u) tokens = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+      if (u) tokens = u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
       matcher.observe(m, tokens);
     }
     assertVerdict(await server.judge(matcher), { ok: true });
