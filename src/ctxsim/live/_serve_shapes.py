@@ -245,7 +245,8 @@ def twin_changes(scenario: SessionScenario) -> tuple[SessionScenario | None, lis
         queries.append(replace(query, prompt=prompt, steps=tuple(part)))
     if queries == list(scenario.session.queries) and built is None:
         return None, []
-    return replace(scenario, session=replace(scenario.session, queries=tuple(queries))), changes
+    twin = replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
+    return twin, changes or ["each query's model set as the live CLI shows a switch of model"]
 
 
 SUBAGENT_CLOSE_OUTPUT = 20
