@@ -37,7 +37,7 @@ from _bench import mark, print_table
 from ctxsim.corpus import find_scenario
 from ctxsim.live import _api
 from ctxsim.live._claude import LiveClaude
-from ctxsim.live._serve_shapes import live_twin
+from ctxsim.live._twins import live_twin
 from ctxsim.runner import run_scenario
 from ctxsim.scenario import SessionScenario, load_scenario
 from ctxsim.serve import ScenarioServer, ServedPoints, play_served

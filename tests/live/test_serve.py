@@ -108,7 +108,7 @@ def test_a_scenario_the_live_cli_cannot_play_is_refused_saying_why(tmp_path: Pat
 
 
 def test_an_automatic_compaction_after_a_single_call_is_asked_for_in_the_twin_keeping_its_points() -> None:
-    from ctxsim.live._serve_shapes import COMPACT_PROMPT, live_twin
+    from ctxsim.live._twins import COMPACT_PROMPT, live_twin
     from ctxsim.world import Compaction
 
     original = scenario("compaction")
@@ -124,7 +124,7 @@ def test_an_automatic_compaction_after_a_single_call_is_asked_for_in_the_twin_ke
 
 
 def test_serve_places_the_clis_autocompact_point_between_the_prompts_that_must_and_must_not_compact() -> None:
-    from ctxsim.live._serve_shapes import AUTOCOMPACT_RESERVE, autocompact_window, compaction_reason
+    from ctxsim.live._twins import AUTOCOMPACT_RESERVE, autocompact_window, compaction_reason
     from ctxsim.world import Call, Compaction, Query, Session, Text, ToolUse
 
     def call(prompt: int, tool: bool = False) -> Call:
@@ -537,7 +537,7 @@ def servable_session_scenarios() -> list[str]:
 @pytest.mark.live
 @pytest.mark.parametrize("name", servable_session_scenarios())
 def test_a_served_scenarios_verdict_is_the_in_process_verdict_for_the_same_tracker(name: str) -> None:
-    from ctxsim.live._serve_shapes import live_twin
+    from ctxsim.live._twins import live_twin
     from ctxsim.runner import run_scenario
     from ctxsim.trackers.catalogue.mutants import MUTANTS
 
@@ -624,8 +624,7 @@ def test_a_client_that_disconnects_mid_stream_or_never_comes_leaves_serve_to_end
 
 def test_a_live_twin_keeps_the_main_chains_calls_and_their_truth_and_is_in_the_clis_shape() -> None:
     from ctxsim.corpus import bundled_scenarios
-    from ctxsim.live._serve_recorded import recorded_twin
-    from ctxsim.live._serve_shapes import GO_ON, live_twin
+    from ctxsim.live._twins import GO_ON, live_twin, recorded_twin
     from ctxsim.world import Call, ConversationReset
 
     twins = 0

@@ -1,17 +1,19 @@
 // The whole agent through `ctxsim serve` on the shapes the live CLI makes itself: a /compact, a subagent (in the
 // scenario's live twin), a stream fault applied by serve's CLI wrapper; and a planted summing bug judged wrong, with
-// its likely cause. The agent maps the SDK's messages to serve's points with src/ctxsim-serve.mjs.
+// its likely cause. The agent maps the SDK's messages to serve's points with ctxsim-client, which also points serve's
+// CLI wrapper at the SDK's own CLI without being told.
+import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { runAgent } from "../src/agent.mjs";
-import { PointMatcher, assertVerdict } from "../src/ctxsim-serve.mjs";
-import { ROOT, serve } from "../fixtures/ctxsim.mjs";
+import { PointMatcher, assertVerdict, serve } from "ctxsim-client";
+import { ROOT } from "../fixtures/ctxsim.mjs";
 
-// The CLI the SDK carries: the one serve's wrapper runs when told (CTXSIM_CLI), so the agent's own CLI plays it.
-const SDK_CLI = path.join(ROOT, "node_modules", "@anthropic-ai", `claude-agent-sdk-${process.platform}-${process.arch}`,
-                          "claude");
+// The release of the CLI the SDK carries, read from its package: the one that must play behind serve's wrapper.
+const SDK_CLI_VERSION = JSON.parse(fs.readFileSync(
+  path.join(ROOT, "node_modules", "@anthropic-ai", "claude-agent-sdk", "package.json"), "utf8")).claudeCodeVersion;
 
 /** A tracker with the bug most gauges had first: the usage of every assistant message summed. */
 class SumsEveryMessage {
@@ -25,23 +27,22 @@ class SumsEveryMessage {
 
 async function played(scenario, tracker) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ctxsim-ts-served-"));
-  const estimates = path.join(dir, "estimates.jsonl");
-  const server = await serve(scenario, ["--judge", estimates]);
+  const server = await serve(scenario, { projectDir: ROOT, env: { CTXSIM_CLI: "" } });  // nobody names the CLI
   try {
     const { settings } = server;
     for (const sub of ["home", "project"]) fs.mkdirSync(path.join(dir, sub));
-    const truth = await (await fetch(settings.truth_url, { headers: { "x-api-key": settings.env.ANTHROPIC_API_KEY } })).json();
+    const truth = await server.truth();
     const run = await runAgent({
       prompts: settings.prompts, model: settings.model, cwd: path.join(dir, "project"), tracker,
       includePartialMessages: settings.include_partial_messages, permissionMode: settings.permission_mode,
       pathToClaudeCodeExecutable: settings.cli_path,
-      env: { PATH: process.env.PATH, HOME: path.join(dir, "home"), CTXSIM_CLI: SDK_CLI, ...settings.env },
+      env: server.cliEnv({ HOME: path.join(dir, "home") }),
     });
+    const init = run.messages.find((m) => m.type === "system" && m.subtype === "init");
     const matcher = new PointMatcher(truth);
     run.messages.forEach((message, i) => matcher.observe(message, run.estimates[i]));
-    fs.writeFileSync(estimates, matcher.jsonLines());
-    const { result, stderr } = await server.stop();
-    return { result, missing: matcher.missing(), settings, stderr };
+    const result = await server.judge(matcher);
+    return { result, missing: matcher.missing(), settings, stderr: result.stderr, version: init?.claude_code_version };
   } finally {
     server.kill();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -53,9 +54,11 @@ for (const [scenario, shape] of [["statusline-stuck-after-compact", "a /compact"
                                  ["b19-subagent-line-as-latest", "a subagent, in its live twin"],
                                  ["b25-error-result-zeroed-usage", "a stream fault, through serve's wrapper"]]) {
   test(`the agent's tracker is right on ${scenario} (${shape}) through ctxsim serve`, async () => {
-    const { result, missing, stderr } = await played(scenario);
+    const { result, missing, stderr, settings, version } = await played(scenario);
     if (missing.length) throw new Error(`points never reached: ${missing.join(", ")}\n${stderr}`);
     assertVerdict(result, { ok: true });
+    if (settings.cli_path) assert.equal(version, SDK_CLI_VERSION, "the SDK's own CLI played behind serve's wrapper");
+    assert.doesNotMatch(stderr, /CTXSIM_CLI/, "serve did not fall back to the CLI bundled with the Python SDK");
   });
 }
 

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
         read_transcripts as read_transcripts,
     )
     from ._notice import (
+        BUNDLED_MARK as BUNDLED_MARK,
         NOTICE_TIMEOUT as NOTICE_TIMEOUT,
+        bundled_cli_notice as bundled_cli_notice,
         release_notice as release_notice,
         render_as_named_cli as render_as_named_cli,
     )
@@ -49,7 +51,8 @@ if TYPE_CHECKING:
         run_scenario_live as run_scenario_live,
         tracker_skip_reason as tracker_skip_reason,
     )
-    from ._serve_shapes import (
+    from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
+    from ._twins import (
         AUTOCOMPACT_RESERVE as AUTOCOMPACT_RESERVE,
         GO_ON as GO_ON,
         TurnEnds as TurnEnds,
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
         client_model as client_model,
         is_model_query as is_model_query,
         live_twin as live_twin,
+        twin_changes as twin_changes,
     )
-    from ._tap import FrameEdit as FrameEdit, FrameTap as FrameTap
 
 __getattr__, __dir__ = lazy_face(globals(), stable=("LiveClaude", "live_skip_reason"))

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from ..processes import printable
 from ..wire import captured_versions, installed_cli_version, version_key
 
-__all__ = ["NOTICE_TIMEOUT", "release_notice", "render_as_named_cli"]
+__all__ = ["BUNDLED_MARK", "NOTICE_TIMEOUT", "bundled_cli_notice", "release_notice", "render_as_named_cli"]
 
 NOTICE_TIMEOUT = 10.0
 """Seconds :func:`release_notice` waits for ``$CTXSIM_CLI --version`` (the bundled CLI's version is read from a
@@ -73,3 +73,21 @@ def render_as_named_cli(env: Mapping[str, str] | None = None) -> str | None:
     except (LiveError, ValueError):
         return None
     return version
+
+
+BUNDLED_MARK = "bundled-cli"
+"""What ``ctxsim serve``'s CLI wrapper leaves in serve's directory once it ran the bundled CLI, no ``CTXSIM_CLI``
+naming another: serve then says :func:`bundled_cli_notice`."""
+
+
+def bundled_cli_notice() -> str:
+    """The line ``ctxsim serve`` says once its CLI wrapper ran the CLI bundled with the Python ``claude-agent-sdk``,
+    no ``CTXSIM_CLI`` naming another: which CLI that is, and how a client of another SDK runs its own."""
+    from ._claude import bundled_cli_path
+
+    version = installed_cli_version() or "?"
+    return printable(f"ctxsim: serve: the CLI wrapper (cli_path) runs Claude Code {version}, the "
+                     f"CLI bundled with the Python claude-agent-sdk ({bundled_cli_path()}): neither the client's "
+                     f"environment nor serve's names one in CTXSIM_CLI; to run your SDK's own CLI (the TypeScript SDK "
+                     f"carries one), set CTXSIM_CLI to its path, for serve or in the environment the client gives the "
+                     f"CLI (ctxsim-client sets it to the Agent SDK's own)")

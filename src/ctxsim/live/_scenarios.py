@@ -26,7 +26,7 @@ from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, SubagentCompaction, SubagentStart, ToolUse
 from ._api import ApiRequest, Reply
 from ._claude import LiveClaude
-from ._serve_shapes import compaction_reason, is_model_query, window_reason
+from ._twins import compaction_reason, is_model_query, window_reason
 
 if TYPE_CHECKING:
     from ..runner import ScenarioRun

@@ -1,5 +1,5 @@
 """A client of ``ctxsim serve`` on the Python SDK: the settings passed on to the real CLI, and the SDK's messages
-mapped to serve's observation points (what ``examples/ts-agent``'s ``PointMatcher`` does in TypeScript).
+mapped to serve's observation points (what ``PointMatcher`` of the TypeScript client, ``clients/typescript``, does).
 
 :func:`play_served` plays a :class:`~ctxsim.serve.ScenarioServer`'s scenario through :class:`~ctxsim.live.LiveClaude`
 as a user of serve would: the settings' model, environment, CLI (``cli_path``) and prompts, one after another.

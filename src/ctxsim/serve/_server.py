@@ -34,13 +34,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..live import (
-    GO_ON,
+    BUNDLED_MARK,
     ApiRequest,
     FakeMessagesAPI,
     Reply,
     SessionModel,
     TurnEnds,
     autocompact_window,
+    bundled_cli_notice,
     bundled_cli_path,
     cli_env,
     client_model,
@@ -49,6 +50,7 @@ from ..live import (
     live_skip_reason,
     live_twin,
     read_transcripts,
+    twin_changes,
 )
 from ..runner import ScenarioRun
 from ..trackers import TrackerWorld
@@ -219,7 +221,8 @@ class ScenarioServer(Server):
         reason = session_serve_reason(scenario)
         if reason is not None:
             raise ValueError(f"ctxsim: serve: scenario {scenario.name!r} cannot be played to a live CLI: {reason}")
-        twin = live_twin(scenario)
+        twin, self.changes = twin_changes(scenario)
+        """What the live twin changed for this scenario, one phrase a change (empty: the scenario is played)."""
         self.split = twin is not None
         """Whether what is played is the scenario's live twin (:func:`live_twin`: queries split where a call ends
         the turn), whose points and prompts the settings and the truth give."""
@@ -237,6 +240,7 @@ class ScenarioServer(Server):
         self.points = [keyed_points(script) for script in self.rendition.stream]
         self._dir: Path | None = None
         self._posts: list[int] | None = None
+        self._said_cli = False
 
     @property
     def _config(self) -> Path | None:
@@ -250,7 +254,8 @@ class ScenarioServer(Server):
         return self
 
     def _write_wrapper(self, root: Path) -> None:
-        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI."""
+        """The CLI wrapper (``bin/claude``) and, for the turns, the settings with the hooks it hands the CLI. It runs
+        the CLI named in the client's ``CTXSIM_CLI``, else in serve's, else the bundled one, marking that it did."""
         python, key = shlex.quote(sys.executable), shlex.quote(self.key)
         frames = shlex.quote(self.api.base_url + FRAMES_PATH) if self.faults is not None else "-"
         extra = ""
@@ -261,13 +266,22 @@ class ScenarioServer(Server):
             extra = f" --settings {shlex.quote(str(settings))}"
         wrapper = root / "bin" / "claude"
         wrapper.parent.mkdir()
-        cli = shlex.quote(str(bundled_cli_path()))  # the client's own CLI where it names it in CTXSIM_CLI
-        wrapper.write_text(f"#!/bin/sh\nexec {python} {FAST} {_file('_wrap')} {frames} {key} "
+        named = os.environ.get("CTXSIM_CLI", "")
+        cli = shlex.quote(shutil.which(named) or os.path.abspath(named) if named else str(bundled_cli_path()))
+        mark = "" if named else f"[ -n \"$CTXSIM_CLI\" ] || : > {shlex.quote(str(root / BUNDLED_MARK))}\n"
+        wrapper.write_text(f"#!/bin/sh\n{mark}exec {python} {FAST} {_file('_wrap')} {frames} {key} "
                            f"\"${{CTXSIM_CLI:-{cli}}}\"{extra} \"$@\"\n")
         wrapper.chmod(0o700)
 
+    def say_bundled_cli(self) -> None:
+        """Say :func:`bundled_cli_notice` on stderr, once, after the CLI wrapper ran the bundled CLI."""
+        if not self._said_cli and self._dir is not None and (self._dir / BUNDLED_MARK).exists():
+            self._said_cli = True
+            print(bundled_cli_notice(), file=sys.stderr, flush=True)
+
     def __exit__(self, *exc: object) -> None:
         try:
+            self.say_bundled_cli()
             self._posts = self.post_tokens()
         finally:
             if self._dir is not None:
@@ -300,6 +314,7 @@ class ScenarioServer(Server):
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
                 "ctxsim: expected {\"event\": HOOK EVENT} for a scenario whose turns serve ends")}}, 400)
         assert isinstance(self.responder, _Refusing)
+        self.say_bundled_cli()
         return JSONResponse(self.turns.answer(event, self.responder.main_served))
 
     async def _frames(self, request: Request) -> Response:
@@ -312,6 +327,7 @@ class ScenarioServer(Server):
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"type": "error", "error": {"type": "invalid_request_error", "message": (
                 "ctxsim: expected {\"frames\": [stream-json objects]} for a scenario with faults")}}, 400)
+        self.say_bundled_cli()
         faulted = self.faults.fault(frames)
         for number, keyed in self.faults.points.items():
             self.points[number] = keyed
@@ -355,11 +371,8 @@ class ScenarioServer(Server):
         return {"scenario": self.scenario.name, "env": env,
                 "model": model,
                 "prompts": [q.prompt for q in session.queries], "include_partial_messages": self.scenario.partial,
-                **({"twin": f"the scenario in the live CLI's shapes, as needed: a query split where a main-chain "
-                            f"call ends the turn, each part after the first a query of its own prompted {GO_ON!r}; "
-                            f"a closing answer for a subagent whose last call calls a tool; a reset a /clear query "
-                            f"of its own; an automatic compaction after a single call a /compact query; a switch of "
-                            f"model a /model query. The truth lists the twin's points"} if self.split else {}),
+                **({"twin": f"{'; '.join(self.changes)} (the main chain's calls and their usage are the "
+                            f"scenario's; the truth lists the twin's points)"} if self.split else {}),
                 "permission_mode": "bypassPermissions", "truth_url": self.api.base_url + TRUTH_PATH,
                 "world": TrackerWorld.of(session).environment(),
                 **({"cli_path": str(self.cli_path)} if self.cli_path is not None else {})}

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..world import Call, ConversationReset, Query, Step, Text, Thinking, ToolResult, ToolUse
+from ...world import Call, ConversationReset, Query, Step, Text, Thinking, ToolResult, ToolUse
 
 Block = Text | Thinking | ToolUse
 
 if TYPE_CHECKING:
-    from ..scenario import SessionScenario
+    from ...scenario import SessionScenario
 
 __all__ = ["recorded_twin"]
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult
-from ._serve_recorded import recorded_twin
+from ...world import Call, Compaction, ConversationReset, Query, Session, Step, Text, ToolResult
+from ._recorded import recorded_twin
 
 if TYPE_CHECKING:
-    from ..scenario import SessionScenario
+    from ...scenario import SessionScenario
 
 ONE_MILLION = 1_000_000
 """The larger of the two windows the live CLI gives a model."""
@@ -35,7 +35,7 @@ ONE_M = "[1m]"
 """The model id's suffix that gives the CLI a 1,000,000 window (``CLAUDE_CODE_DISABLE_1M_CONTEXT`` takes it back)."""
 
 __all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "GO_ON", "STOP_REASON", "TurnEnds", "autocompact_window",
-           "client_model", "compaction_reason", "live_twin", "window_reason"]
+           "client_model", "compaction_reason", "live_twin", "twin_changes", "window_reason"]
 
 AUTOCOMPACT_RESERVE = 33_000
 """The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
@@ -207,13 +207,35 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
     whose own points are still under the model before it (:func:`_model_queries`). The twin has a result where each
     added query ends, a point of its own. A recorded stream's twin is built from what it shows first
     (:func:`recorded_twin`). None: the scenario is in the CLI's shape already."""
+    return twin_changes(scenario)[0]
+
+
+def twin_changes(scenario: SessionScenario) -> tuple[SessionScenario | None, list[str]]:
+    """:func:`live_twin` of ``scenario``, and what it changed for this scenario: one phrase a change, naming the
+    query (the scenario's number) and the step, as each change was made (empty when there is no twin)."""
     built = recorded_twin(scenario)  # a recorded stream: the session it shows, built
+    changes: list[str] = []
+    if built is not None:
+        clears = sum(q.prompt == CLEAR_PROMPT for q in built.session.queries)
+        changes.append(f"the recorded stream served as the session it shows, its {len(built.session.queries)} "
+                       f"queries built from their recorded calls and usage"
+                       + ("" if not clears else f", the one that only starts a new session a {CLEAR_PROMPT} query"
+                          if clears == 1 else f", each of the {clears} that only start a new session a {CLEAR_PROMPT} "
+                          f"query"))
     scenario = built or scenario
     queries: list[Query] = []
-    asked = _model_queries(_asked_compactions(scenario.session), scenario.session.model)
-    closed = [part for q in asked for part in _clear_queries(_close_subagents(q))]
-    for query in closed:
+    asked = _model_queries(_asked_compactions(scenario.session, changes), scenario.session.model, changes)
+    closed = [(number, part) for number, q in asked
+              for part in _clear_queries(_close_subagents(q, number, changes), number, changes)]
+    for number, query in closed:
         ends = {id(c) for c in query.main_calls[:-1] if c.stop_reason != "tool_use"}
+        if ends:
+            at = [str(n) for n, c in enumerate(query.main_calls, 1) if id(c) in ends]
+            which = (f"its call {at[0]}, which ends" if len(at) == 1 else
+                     f"each of its calls {', '.join(at)}, which end" if len(at) <= 4 else
+                     f"each of its calls {at[0]}, {at[1]}, ... {at[-1]} ({len(at)} calls), which end")
+            changes.append(f"query {number} split after {which} the turn (no tool call) before its last: each part "
+                           f"after the first a query of its own prompted {GO_ON!r}")
         prompt, part = query.prompt, []
         for step in query.steps:
             part.append(step)
@@ -222,17 +244,19 @@ def live_twin(scenario: SessionScenario) -> SessionScenario | None:
                 prompt, part = GO_ON, []
         queries.append(replace(query, prompt=prompt, steps=tuple(part)))
     if queries == list(scenario.session.queries) and built is None:
-        return None
-    return replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
+        return None, []
+    twin = replace(scenario, session=replace(scenario.session, queries=tuple(queries)))
+    return twin, changes or ["each query's model set as the live CLI shows a switch of model"]
 
 
 SUBAGENT_CLOSE_OUTPUT = 20
 """The output tokens of the closing answer :func:`_close_subagents` gives a subagent."""
 
 
-def _close_subagents(query: Query) -> Query:
-    """``query`` with a closing answer after each subagent chain whose last call calls a tool: a text call of the
-    same subagent and model, after its tool results, whose prompt is the last call's plus its output and results."""
+def _close_subagents(query: Query, number: int, changes: list[str]) -> Query:
+    """``query`` (the scenario's query ``number``) with a closing answer after each subagent chain whose last call
+    calls a tool: a text call of the same subagent and model, after its tool results, whose prompt is the last
+    call's plus its output and results; each said in ``changes``."""
     steps = list(query.steps)
     chains: dict[str, list[int]] = {}
     for at, step in enumerate(steps):
@@ -253,6 +277,8 @@ def _close_subagents(query: Query) -> Query:
             results += result.tokens
             after += 1
         grown = last.output_tokens + results  # cached up to the last call, its output and results written now
+        changes.append(f"query {number}: the subagent of {parent}, whose last call {last.message_id} calls a tool, "
+                       f"closed with an answer of its own")
         inserts.append((after, Call(min(3, grown), max(0, grown - 3), last.prompt, SUBAGENT_CLOSE_OUTPUT,
                                     (Text("Done."),), f"{last.message_id}_end", model=last.model,
                                     parent_tool_use_id=last.parent_tool_use_id)))
@@ -265,11 +291,15 @@ CLEAR_PROMPT = "/clear"
 """The prompt that makes the CLI reset the conversation."""
 
 
-def _clear_queries(query: Query) -> list[Query]:
-    """``query`` as the live CLI plays its resets: each a ``/clear`` query of its own, the steps before it the
-    query's first part, those after it a query with the same prompt."""
+def _clear_queries(query: Query, number: int, changes: list[str]) -> list[Query]:
+    """``query`` (the scenario's query ``number``) as the live CLI plays its resets: each a ``/clear`` query of its
+    own, the steps before it the query's first part, those after it a query with the same prompt; said in
+    ``changes``."""
     if query.prompt.strip() == CLEAR_PROMPT or not any(isinstance(s, ConversationReset) for s in query.steps):
         return [query]
+    resets = sum(isinstance(s, ConversationReset) for s in query.steps)
+    changes.append(f"query {number}: its {'reset' if resets == 1 else f'{resets} resets'} a {CLEAR_PROMPT} query of "
+                   f"its own, the query's prompt sent again after it")
     out: list[Query] = []
     part: list[Step] = []
     for step in query.steps:
@@ -285,20 +315,23 @@ def _clear_queries(query: Query) -> list[Query]:
     return out
 
 
-def _asked_compactions(session: Session) -> list[Query]:
+def _asked_compactions(session: Session, changes: list[str]) -> list[tuple[int, Query]]:
     """``session``'s queries, each that starts with an automatic compaction the live CLI would not make on its own
     (a single main-chain call before it, :func:`_calls_before`) split in two: a :data:`COMPACT_PROMPT` query holding
     the compaction as the client asks for it (``trigger: manual``, its sizes the scenario's) and the query's other
-    steps, under its own prompt. The context before and after the compaction, and so the truth, is the same."""
-    out: list[Query] = []
-    for query in session.queries:
+    steps, under its own prompt. The context before and after the compaction, and so the truth, is the same. Each
+    query with the scenario's number; each split said in ``changes``."""
+    out: list[tuple[int, Query]] = []
+    for number, query in enumerate(session.queries, 1):
         first = query.steps[0] if query.steps else None
         if (isinstance(first, Compaction) and first.trigger == "auto" and len(query.steps) > 1
                 and _calls_before(session, first)[0] == 1):
-            out.append(replace(query, prompt=COMPACT_PROMPT, steps=(replace(first, trigger="manual"),)))
-            out.append(replace(query, steps=query.steps[1:]))
+            changes.append(f"query {number}'s automatic compaction, after a single call, asked for: a "
+                           f"{COMPACT_PROMPT} query of its own before the query's other steps")
+            out.append((number, replace(query, prompt=COMPACT_PROMPT, steps=(replace(first, trigger="manual"),))))
+            out.append((number, replace(query, steps=query.steps[1:])))
         else:
-            out.append(query)
+            out.append((number, query))
     return out
 
 
@@ -311,22 +344,28 @@ def is_model_query(query: Query) -> bool:
     return not query.steps and query.prompt.split(maxsplit=1)[:1] == [MODEL_PROMPT]
 
 
-def _model_queries(queries: list[Query], model: str) -> list[Query]:
+def _model_queries(queries: list[tuple[int, Query]], model: str,
+                   changes: list[str]) -> list[tuple[int, Query]]:
     """``queries`` with each switch of model as the live CLI shows one to an SDK client: a :data:`MODEL_PROMPT`
     query whose own init and result still carry the model before it (the CLI writes its init before the command
     runs; the next query's says the new model), the next query on the new one; a query the scenario runs on
-    another model without such a query gets one before it. The main chain's calls are untouched."""
-    out: list[Query] = []
+    another model without such a query gets one before it (said in ``changes``). The main chain's calls are
+    untouched."""
+    out: list[tuple[int, Query]] = []
     in_force, switched = model, None
-    for query in queries:
+    for number, query in queries:
         if is_model_query(query):
             switched = query.model or query.prompt.split(maxsplit=1)[1].strip()
-            out.append(replace(query, model=None))
+            if query.model is not None and query.model != in_force:
+                changes.append(f"query {number} ({query.prompt!r}): its own init and result under the model before "
+                               f"it, {in_force}, as the CLI writes them; the next query's on {switched}")
+            out.append((number, replace(query, model=None)))
             continue
         wanted = query.model or switched
         if wanted is not None and wanted != in_force and switched is None:
-            out.append(Query(f"{MODEL_PROMPT} {wanted}", ()))
+            changes.append(f"a '{MODEL_PROMPT} {wanted}' query added before query {number}, which runs on {wanted}")
+            out.append((number, Query(f"{MODEL_PROMPT} {wanted}", ())))
         in_force = wanted or in_force
-        out.append(replace(query, model=wanted) if wanted is not None and wanted != query.model else query)
+        out.append((number, replace(query, model=wanted) if wanted is not None and wanted != query.model else query))
         switched = None
     return out
