@@ -39,7 +39,7 @@ export type PointAfter =
   | { type: "result"; query: number }
   | { type: "compact_boundary"; query: number; n: number }
   | { type: "stream_event"; event: "message_stop"; query: number; n: number }
-  | { type: "system"; subtype: "init"; query: number; n: number };
+  | { type: "conversation_reset"; query: number; n: number };
 
 /** The truth at one observation point: a tracker is right within `low`..`high` (± the scenario's tolerance). */
 export interface TruthPoint {

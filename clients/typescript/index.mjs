@@ -309,7 +309,7 @@ function afterKey(after) {
     case "result": return `${after.query} result`;
     case "compact_boundary": return `${after.query} compact_boundary ${after.n}`;
     case "stream_event": return `${after.query} message_stop ${after.n}`;
-    case "system": return `${after.query} init ${after.n}`;
+    case "conversation_reset": return `${after.query} conversation_reset ${after.n}`;
     default: return `unknown ${JSON.stringify(after)}`;
   }
 }
@@ -338,7 +338,7 @@ export class PointMatcher {
     if (m.type === "assistant" && m.message?.id) return `${q} assistant ${m.message.id} ${this.#count(`a ${m.message.id}`)}`;
     if (m.type === "result") return `${q} result`;
     if (m.type === "system" && m.subtype === "compact_boundary") return `${q} compact_boundary ${this.#count("c")}`;
-    if (m.type === "system" && m.subtype === "init") return `${q} init ${this.#count("i")}`;
+    if (m.type === "conversation_reset") return `${q} conversation_reset ${this.#count("r")}`;
     if (m.type === "stream_event" && m.event?.type === "message_stop") return `${q} message_stop ${this.#count("s")}`;
     return null;
   }

@@ -12,7 +12,7 @@ const TRUTH = {
   points: [
     point("q1 call 1", { type: "assistant", query: 1, message_id: "msg_a", n: 2 }),
     point("q1 result", { type: "result", query: 1 }),
-    point("q2 reset", { type: "system", subtype: "init", query: 2, n: 1 }),
+    point("q2 reset", { type: "conversation_reset", query: 2, n: 1 }),
     point("q2 compaction", { type: "compact_boundary", query: 2, n: 1 }),
     point("q2 call 1", { type: "stream_event", event: "message_stop", query: 2, n: 1 }),
   ],
@@ -26,7 +26,8 @@ test("a point closes at the n-th message of its call, each query counted from it
   assert.deepEqual(matcher.observe(assistant("msg_a"), 11), { point: "q1 call 1", estimate: 11 });
   assert.deepEqual(matcher.observe({ type: "result" }, 12), { point: "q1 result", estimate: 12 });
   assert.deepEqual(matcher.missing(), ["q2 reset", "q2 compaction", "q2 call 1"]);
-  assert.deepEqual(matcher.observe({ type: "system", subtype: "init" }, undefined), { point: "q2 reset", estimate: null });
+  assert.deepEqual(matcher.observe({ type: "conversation_reset" }, undefined), { point: "q2 reset", estimate: null });
+  assert.equal(matcher.observe({ type: "system", subtype: "init" }, 4), null);    // the new session's init: no point
   matcher.observe({ type: "system", subtype: "compact_boundary" }, 5);
   matcher.observe({ type: "stream_event", event: { type: "message_start" } }, 6);
   matcher.observe({ type: "stream_event", event: { type: "message_stop" } }, 7);
