@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import anyio
 from claude_agent_sdk import ClaudeSDKClient
@@ -17,12 +17,15 @@ from ..sdk import FakeTransport, client_message
 from ..trackers import (
     AnyTracker,
     AsyncTracker,
+    Feeding,
     FromRatio,
+    NotATracker,
     PointTracker,
     PointTrackerError,
     RawDicts,
     ResultsOnly,
     Tracker,
+    feeding,
     is_token_count,
     tracker_name,
     user_traceback,
@@ -81,12 +84,13 @@ def _yielded(script: Script) -> list[Frame]:
 class _Probe:
     """Feeds one tracker and records its estimate at each observation point."""
 
-    def __init__(self, tracker: Tracker | AsyncTracker, report: Report) -> None:
+    def __init__(self, tracker: Tracker | AsyncTracker, report: Report, fed: Feeding) -> None:
         self.tracker = tracker
         self.report = report
-        self.observe_frame: Callable[[Any, dict[str, Any]], object] | None = getattr(tracker, "observe_frame", None)
+        self.observe_frame: Callable[[Any, dict[str, Any]], object] | None = (
+            getattr(tracker, "observe_frame") if fed.fed == "frames" else None)  # noqa: B009 (fed frames: it has one)
         """Set for a tracker fed the raw stream-json line with each message (:class:`RawDicts`)."""
-        self.judged_at: frozenset[str] | None = getattr(tracker, "judged_at", None)
+        self.judged_at = fed.judged_at
         self.seen: set[int] = set()
         report.quantity = judged_quantity(tracker, report.session)
         report.declared = getattr(tracker, "quantity", None)
@@ -207,6 +211,15 @@ def _rendition(session: Session, scripts: Iterable[Script] | None, faults: Fault
                      played=lambda: render(session, include_partial_messages=partial))
 
 
+def _feeding(tracker: object) -> Feeding:
+    """How ``tracker`` is fed (:func:`ctxsim.trackers.feeding`, asked once a run); an object that is no tracker is
+    fed messages, and the run reports where it fails."""
+    try:
+        return feeding(tracker)
+    except NotATracker:
+        return Feeding("messages", getattr(tracker, "judged_at", None))
+
+
 class RunOptions(TypedDict, total=False):
     """The keywords of a tracker run, said once: :func:`arun_tracker` takes them (its defaults are theirs), and
     :func:`run_tracker`, :func:`assert_tracks` and :func:`assert_tracks_async` pass them on unchanged, so the four
@@ -248,12 +261,12 @@ async def arun_tracker(
     surface rendered once for the whole run; ``scripts`` and ``faults`` are then not given.
     """
     world = _rendition(session, scripts, faults, rendition, include_partial_messages)
-    if isinstance(tracker, PointTracker):
-        report = Report(tracker_name(tracker), session, tolerance)
-        return await anyio.to_thread.run_sync(partial(_run_points, tracker, world, report))
-    transport = FakeTransport(session, scripts=world.stream, include_partial_messages=include_partial_messages)
+    fed = _feeding(tracker)
     report = Report(tracker_name(tracker), session, tolerance)
-    probe = _Probe(tracker, report)
+    if fed.fed == "points":
+        return await anyio.to_thread.run_sync(partial(_run_points, cast(PointTracker, tracker), world, report))
+    transport = FakeTransport(session, scripts=world.stream, include_partial_messages=include_partial_messages)
+    probe = _Probe(cast("Tracker | AsyncTracker", tracker), report, fed)
     progress = Progress(report, len(transport.scripts), silence_timeout)
     client = ClaudeSDKClient(transport=transport)
     try:
@@ -319,9 +332,10 @@ def run_tracker_parsed(tracker: AnyTracker, session: Session, scripts: Iterable[
     event loop here: an async tracker that waits on one stops the run (the report's ``crash`` says so).
     """
     report = Report(tracker_name(tracker), session, tolerance)
-    if isinstance(tracker, PointTracker):  # judged at the transcript's points: the stream is not read
-        return _run_points(tracker, _rendition(session, (), faults, rendition), report)
-    probe = _Probe(tracker, report)
+    fed = _feeding(tracker)
+    if fed.fed == "points":  # judged at the transcript's points: the stream is not read
+        return _run_points(cast(PointTracker, tracker), _rendition(session, (), faults, rendition), report)
+    probe = _Probe(cast("Tracker | AsyncTracker", tracker), report, fed)
     try:
         for script in scripts:
             for frame in script.frames:

@@ -273,11 +273,10 @@ def _worst(report: Report) -> int:
 
 
 def _reads(factory: AnyTrackerFactory) -> frozenset[str]:
-    """The surfaces a tracker from ``factory`` reads: a statusline command the transcript and payload, any other
-    tracker the SDK stream."""
-    probe = make_tracker(factory)
-    command = callable(getattr(probe, "estimate_points", None))
-    return frozenset({"transcript", "statusline"}) if command else frozenset({"sdk"})
+    """The surfaces a tracker from ``factory`` reads (:func:`ctxsim.trackers.feeding`)."""
+    from ..trackers import feeding
+
+    return feeding(make_tracker(factory)).reads
 
 
 def _faults(factory: AnyTrackerFactory, reads: frozenset[str]) -> list[str]:

@@ -22,6 +22,7 @@ from claude_agent_sdk import AssistantMessage, ResultMessage, StreamEvent
 from .._sync import run_blocking
 from ..check import Point, Report, Tracker, tracker_name
 from ..processes import described
+from ..trackers import feeding
 from ..wire import Observation, Script, render
 from ..world import Call, Compaction, ConversationReset, Session, SubagentCompaction, SubagentStart, ToolUse
 from ._api import ApiRequest, Reply
@@ -115,10 +116,11 @@ def tracker_skip_reason(tracker: object) -> str | None:
     """Why ``tracker`` cannot be judged live, or None when it can: a statusline command, a tracker fed raw lines, or
     one whose ``live_skip`` says why (the character counter of seed 002 reads tool results' text, which the live
     CLI's inert tools replace)."""
-    if callable(getattr(tracker, "estimate_points", None)):
+    fed = feeding(tracker).fed
+    if fed == "points":
         return ("it reads the transcript and statusline payload ctxsim renders at each point, not the SDK's "
                 "messages of a live run")
-    if getattr(tracker, "observe_frame", None) is not None:
+    if fed == "frames":
         return "it is fed the raw stream-json lines, and the live backend hands it the SDK's messages only"
     declared = getattr(tracker, "live_skip", "")  # a tracker that says why the live CLI cannot show it its world
     return declared if isinstance(declared, str) and declared else None

@@ -251,7 +251,7 @@ def judgement(scenario: SessionScenario, tracker: TrackerSpec | str) -> Judgemen
     skip = None
     if scenario.ctx_tracker == "skip":
         skip = f"expect.ctx_tracker: skip (line {scenario.lines.get('expect.ctx_tracker', 1)})"
-    elif spec.command and scenario.recording is not None:
+    elif spec.feeding.fed == "points" and scenario.recording is not None:
         skip = ("the scenario plays a recorded stream; a statusline command reads the transcript and payload ctxsim "
                 "renders from a simulated session, which a recording does not give")
     elif (why := scenario.not_judged(spec.reads)) is not None:

@@ -17,7 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ..check import Point
 from ..sdk import client_message
-from ..trackers import TrackerFactory
+from ..trackers import TrackerFactory, feeding
 from ..wire import Frame, Observation, Renderer
 from ..world import Call, Query, Session, SessionBuilder, SubagentStart, Truth
 
@@ -38,6 +38,8 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
             super().__init__()
             self.sessions = 0
             self.tracker = make_tracker()
+            self.frames = feeding(self.tracker).fed == "frames"
+            """Whether the tracker is fed each message's stream-json line (:func:`ctxsim.trackers.feeding`)."""
             self._new_session()
 
         # plumbing ------------------------------------------------------------------------------------------------
@@ -69,8 +71,8 @@ def tracker_state_machine(make_tracker: TrackerFactory, *, tolerance: int = 0, w
             message = client_message(data)
             if message is None:
                 return
-            if hasattr(self.tracker, "observe_frame"):
-                self.tracker.observe_frame(message, data)
+            if self.frames:
+                getattr(self.tracker, "observe_frame")(message, data)  # noqa: B009 (fed frames: it has one)
             else:
                 self.tracker.observe(message)
 

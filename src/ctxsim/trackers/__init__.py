@@ -37,6 +37,13 @@ if TYPE_CHECKING:
         ratio_hint as ratio_hint,
         user_traceback as user_traceback,
     )
+    from ._feeding import (
+        ESTIMATES as ESTIMATES,
+        Fed as Fed,
+        Feeding as Feeding,
+        NotATracker as NotATracker,
+        feeding as feeding,
+    )
     from ._readings import (
         AUTOCOMPACT_SHARE as AUTOCOMPACT_SHARE,
         KEYS as KEYS,

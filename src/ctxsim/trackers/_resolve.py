@@ -15,12 +15,13 @@ import importlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from ..processes import described, join_spec, split_spec, unstartable
 from ._base import AnyTrackerFactory, TrackerWorld, make_tracker, takes_world, tracker_name
 from ._command import SPEC_OPTIONS as COMMAND_OPTIONS, CommandTracker, parse_command_spec
+from ._feeding import Feeding, NotATracker, feeding
 from ._stream import SPEC_OPTIONS as STREAM_OPTIONS, StreamTracker, parse_stream_spec
 from .catalogue import CATALOGUE
 
@@ -47,11 +48,20 @@ class TrackerSpec:
     factory: AnyTrackerFactory
     catalogued: bool = False
     """True for an entry of :data:`ctxsim.trackers.catalogue.CATALOGUE`."""
+    feeding: Feeding = field(default=cast("Feeding", None), compare=False)
+    """How the trackers it makes are fed, what they read and where they are judged (:func:`ctxsim.trackers.feeding`
+    of one made: decided once, whichever door names the tracker); worked out from :attr:`factory` when not given."""
+
+    def __post_init__(self) -> None:
+        if self.feeding is None:
+            object.__setattr__(self, "feeding", feeding(make_tracker(self.factory)))
 
     @property
     def fed_messages(self) -> AnyTrackerFactory | None:
-        """:attr:`factory` when it makes a tracker fed SDK messages (what a restart loop can run), else None."""
-        return None if self.command or self.stream else self.factory
+        """:attr:`factory` when it makes a tracker a restart loop can feed the SDK's message objects, else None: not
+        one fed points, nor a stream tracker's process (it reads stream-json lines; :class:`~ctxsim.trackers.RawDicts`
+        rebuilds the line from the message)."""
+        return None if self.feeding.fed == "points" or self.stream else self.factory
 
     @property
     def stream(self) -> bool:
@@ -61,9 +71,10 @@ class TrackerSpec:
 
     @property
     def reads(self) -> frozenset[str]:
-        """The surfaces its input carries (:data:`ctxsim.surfaces.SURFACES`): a statusline command reads the payload
-        and the transcript files, any other tracker the SDK stream."""
-        return frozenset({"statusline", "transcript"}) if self.command else frozenset({"sdk"})
+        """The surfaces its input carries (:data:`ctxsim.surfaces.SURFACES`; :attr:`Feeding.reads
+        <ctxsim.trackers.Feeding.reads>`): a tracker fed points (a statusline command) reads the payload and the
+        transcript files, any other the SDK stream."""
+        return self.feeding.reads
 
     @property
     def command(self) -> bool:
@@ -175,7 +186,7 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
             made.env = {**made.env, **passed}
             return made
 
-        return TrackerSpec(spec, stream.name, cast(AnyTrackerFactory, fresh))  # make_tracker tells it the world
+        return TrackerSpec(spec, stream.name, cast(AnyTrackerFactory, fresh), feeding=feeding(stream))
     if _is_command(spec):
         try:
             tracker = parse_command_spec(spec)
@@ -184,7 +195,7 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
         if tracker.cwd != "home":
             _startable(tracker.command, str(tracker.cwd))
         tracker.env = {**tracker.env, **passed}
-        return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker))
+        return TrackerSpec(spec, tracker.name, lambda: _fresh(tracker), feeding=feeding(tracker))
     entry, factory = load_named(spec, CATALOGUE, error=TrackerSpecError, noun="in the catalogue",
                                 what="factory", example="mypackage.tracking:MyTracker",
                                 kind="class or function that makes a tracker", search=search)
@@ -198,11 +209,11 @@ def resolve(spec: str, *, search: Sequence[str] = (), env: Mapping[str, str] | N
     except Exception as exc:
         how = "with world=TrackerWorld()" if takes_world(factory) else "without arguments"
         raise TrackerSpecError(f"{spec}() raised {described(exc)} (the factory is called {how})") from None
-    missing = [m for m in ("observe", "context_tokens") if not callable(getattr(tracker, m, None))]
-    if missing:
-        raise TrackerSpecError(f"{spec}() made a {type(tracker).__name__}, which has no {' or '.join(missing)}(): a "
-                               f"tracker has observe(message) and context_tokens()")
-    return TrackerSpec(spec, tracker_name(tracker), factory)
+    try:
+        fed = feeding(tracker)
+    except NotATracker as exc:
+        raise TrackerSpecError(f"{spec}() made {exc}") from None
+    return TrackerSpec(spec, tracker_name(tracker), factory, feeding=fed)
 
 
 def anchored_spec(spec: str, cwd: str | os.PathLike[str]) -> str:
