@@ -51,7 +51,7 @@ def compile_trackers(into: Path) -> dict[str, str]:
 def judge(spec: str, report: Path) -> tuple[float, int]:
     """Seconds ``ctxsim judge SPEC`` takes over the corpus, and the points it judged."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ctxsim", "judge", spec, "--json", str(report)], capture_output=True,
+    subprocess.run([sys.executable, "-m", "ctxsim.cli", "judge", spec, "--json", str(report)], capture_output=True,
                    check=False)
     seconds = time.perf_counter() - start
     rows = [json.loads(line) for line in report.read_text().splitlines()]

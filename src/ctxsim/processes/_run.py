@@ -1,6 +1,8 @@
 """Running a statusline command as a bounded, tidy child: its output capped, its whole tree reaped.
 
-:func:`run_command` starts ``/bin/sh -c COMMAND`` in a process group of its own, feeds it its stdin and reads its
+:func:`run_command` starts ``/bin/sh -c COMMAND`` in a process group of its own (a plain command, words naming a
+program found on ``PATH`` and its arguments with nothing the shell would read, is started without the shell: the
+same program, arguments and environment, one process start fewer), feeds it its stdin and reads its
 stdout and stderr, each up to :data:`OUTPUT_LIMIT` bytes; it returns once the shell itself has exited (not when its
 pipes close: a background child that keeps stdout open does not hold the point), the deadline passed, the output
 went over the limit, or ``stop()`` said so (the run was interrupted). Whatever the command left behind is then
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
@@ -336,6 +340,34 @@ def _reap(pids: set[int], deadline: float) -> None:
 # --- running one command ----------------------------------------------------------------------------------------
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+(?: +[A-Za-z0-9_@%+=:,./-]+)*")
+"""A command the shell would only split into words: no quoting, expansion, redirection or operator."""
+
+
+def argv_of(command: str, env: Mapping[str, str], cwd: str | Path) -> list[str]:
+    """What to start for ``command``: its words when it is plain (:data:`_PLAIN`) and its program is found (on the
+    environment's ``PATH``, or as a path from ``cwd``) and starts on its own (a binary, or a script with ``#!``; the
+    shell runs a script without one itself), else ``/bin/sh -c COMMAND``."""
+    words = command.strip().split(" ") if _PLAIN.fullmatch(command.strip()) else []
+    if words and "=" not in words[0]:
+        program = words[0]
+        found = (os.path.join(cwd, program) if "/" in program else
+                 shutil.which(program, path=env.get("PATH", os.defpath)))
+        if found and os.path.isfile(found) and os.access(found, os.X_OK) and _starts_alone(found):
+            return [found if "/" not in program else program, *words[1:]]
+    return ["/bin/sh", "-c", command]
+
+
+def _starts_alone(path: str) -> bool:
+    """True for a file the kernel runs itself: an ELF binary or a ``#!`` script."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4)
+    except OSError:
+        return False
+    return head.startswith((b"#!", b"\x7fELF"))
+
+
 def run_command(command: str, *, stdin: bytes, env: Mapping[str, str], cwd: str | Path, timeout: float,
                 stop: Callable[[], bool] | None = None, limit: int = OUTPUT_LIMIT) -> Outcome:
     """Run ``command`` through ``/bin/sh -c`` as the module's docstring says; raises ``OSError`` when it cannot
@@ -343,7 +375,7 @@ def run_command(command: str, *, stdin: bytes, env: Mapping[str, str], cwd: str 
     token = uuid.uuid4().hex
     starting()
     try:
-        process = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        process = subprocess.Popen(argv_of(command, env, cwd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, cwd=cwd, env={**env, TOKEN_ENV: token},
                                    start_new_session=True)
     except BaseException:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         autocompact_window as autocompact_window,
         client_model as client_model,
         compaction_reason as compaction_reason,
+        is_model_query as is_model_query,
         live_twin as live_twin,
         twin_changes as twin_changes,
         window_reason as window_reason,

@@ -35,7 +35,7 @@ ONE_M = "[1m]"
 """The model id's suffix that gives the CLI a 1,000,000 window (``CLAUDE_CODE_DISABLE_1M_CONTEXT`` takes it back)."""
 
 __all__ = ["AUTOCOMPACT_RESERVE", "COMPACT_PROMPT", "GO_ON", "STOP_REASON", "TurnEnds", "autocompact_window",
-           "client_model", "compaction_reason", "live_twin", "twin_changes", "window_reason"]
+           "client_model", "compaction_reason", "is_model_query", "live_twin", "twin_changes", "window_reason"]
 
 AUTOCOMPACT_RESERVE = 33_000
 """The CLI's autocompact point lies this far under its window: 20,000 kept for the summary's output and a 13,000
