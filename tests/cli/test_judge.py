@@ -17,10 +17,10 @@ COUNTING = "stream:n=0; while read -r a; do n=$((n+1)); echo $n; done"
 def test_judge_prints_the_report_and_exits_0_for_a_tracker_that_does_what_the_scenarios_expect(
         capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a tracker under test of the SDK stream: the reference's code, not the catalogued reference
-    (tmp_path / "mine.py").write_text("from ctxsim.reference import ContextTracker\n\n\n"
+    (tmp_path / "judge_mine.py").write_text("from ctxsim.reference import ContextTracker\n\n\n"
                                       "def make(world):\n    return ContextTracker(world=world)\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["judge", "mine:make", B01, "b04-summing-every-row"]) == 0
+    assert main(["judge", "judge_mine:make", B01, "b04-summing-every-row"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("# ContextTracker, judged by ctxsim\n")
     # b04's fault is real only in transcript files: as under pytest, a tracker of the SDK stream is not judged there

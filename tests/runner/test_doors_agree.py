@@ -154,8 +154,11 @@ def _through_serve(files: list[Path], specs: list[TrackerSpec]) -> tuple[set[Key
             estimates = {points[p.observation.label].index: p.estimate if p.shown is None else p.shown
                          for p in run.report.points}
             judged = server.verdict(estimates, tracker=spec.name, quantity=run.report.declared)
-            mine.add(verdict.key()[3:])
-            theirs.add(judged.key()[3:])
+            # a served file carries the estimates, not the statusline payload a command read: where Claude Code's
+            # own payload is wrong, only the in-process run can say so, so a command's likely cause is left out
+            shown = slice(3, 5) if spec.feeding.fed == "points" else slice(3, None)
+            mine.add(verdict.key()[shown])
+            theirs.add(judged.key()[shown])
     return mine, theirs, resets
 
 

@@ -43,11 +43,11 @@ def test_the_reference_ranks_first_over_the_corpus_and_generated_streams() -> No
 
 def test_ctxsim_score_with_my_tracker(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "mine.py").write_text("from ctxsim.reference import ContextTracker\n"
+    (tmp_path / "score_mine.py").write_text("from ctxsim.reference import ContextTracker\n"
                                       "class Mine(ContextTracker):\n    name = 'mine'\n")
     monkeypatch.chdir(tmp_path)
     files = [str(SCENARIOS / f"{n}.yaml") for n in SMALL]
-    assert main(["score", *files, "--tracker", "mine:Mine", "--tracker", "arbiter-msgid"]) == 0
+    assert main(["score", *files, "--tracker", "score_mine:Mine", "--tracker", "arbiter-msgid"]) == 0
     out = capsys.readouterr().out
     lines = [[w for w in line.split() if w != "(yours)"] for line in out.splitlines()[2:]]
     rows = [line[1] for line in lines]
