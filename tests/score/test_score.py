@@ -41,6 +41,19 @@ def test_the_reference_ranks_first_over_the_corpus_and_generated_streams() -> No
     assert lines[1].split()[:3] == ["#", "tracker", "runs"] and lines[2].split()[:2] == ["1", "reference"]
 
 
+def test_two_trackers_one_name_would_call_are_both_scored_named_apart(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in ("score_first", "score_second"):  # two factories making trackers both named 'twin'
+        (tmp_path / f"{module}.py").write_text("from ctxsim import ContextTracker\n"
+                                               "class Twin(ContextTracker):\n    name = 'twin'\n")
+    monkeypatch.chdir(tmp_path)
+    files = [str(SCENARIOS / f"{n}.yaml") for n in SMALL]
+    assert main(["score", *files, "--tracker", "score_first:Twin", "--tracker", "score_second:Twin"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    named = {word for row in rows for word in row if word.startswith("twin")}
+    assert named == {"twin", "twin[score_second:Twin]"}
+
+
 def test_ctxsim_score_with_my_tracker(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "score_mine.py").write_text("from ctxsim.reference import ContextTracker\n"

@@ -139,6 +139,7 @@ def _configure_score(parser: argparse.ArgumentParser) -> None:
 
 def _score(args: argparse.Namespace) -> int:
     from ..corpus import BUNDLED
+    from ..runner import named_apart
     from ..scenario import SessionScenario
     from ..score import score
     from ..trackers.catalogue import CATALOGUE
@@ -156,12 +157,11 @@ def _score(args: argparse.Namespace) -> int:
     scenarios = [s for s in map(_load, files) if isinstance(s, SessionScenario)]
     trackers: list[TrackerSpec | tuple[str, AnyTrackerFactory]] = [(name, entry.factory)
                                                                    for name, entry in CATALOGUE.items()]
-    yours = []
-    for spec in args.tracker:
-        resolved = _resolve_tracker(spec, env=args.env)
-        if resolved.name not in CATALOGUE:
-            trackers.append(resolved)
-            yours.append(resolved.name)
+    given = [resolved for resolved in (_resolve_tracker(spec, env=args.env) for spec in args.tracker)
+             if not resolved.catalogued]
+    mine = named_apart(given, list(CATALOGUE))  # two trackers one name would call: both kept, named apart
+    trackers += mine
+    yours = [resolved.name for resolved in mine]
     board = score(scenarios, trackers, fuzz=args.fuzz, seed=args.seed, progress=sys.stderr, yours=yours)
     print(board.table())
     write_reports(args, board.verdicts, "ctxsim score")
