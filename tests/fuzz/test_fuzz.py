@@ -65,6 +65,22 @@ def test_the_command_writes_the_counterexample(tmp_path: Path, monkeypatch: pyte
                                         "--examples 300 (backend inprocess).")
 
 
+def test_the_fuzz_prints_the_verdict_every_door_gives_on_the_counterexample(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["fuzz", "--tracker", "every-row-totals", "--examples", "60", "--out", "found.yaml"]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert main(["judge", "every-row-totals", "found.yaml", "--json", "judged.json"]) == 1
+    capsys.readouterr()
+    judged = json.loads((tmp_path / "judged.json").read_text().splitlines()[0])
+    assert judged["status"] == "unmet" and judged["outcome"] == "off"
+    assert printed[0] == f"ctxsim fuzz: every-row-totals on found.yaml: {judged['does']}"
+    first = judged["first"]
+    assert f"first failing point: #{first['index']} {first['point']} (found.yaml:" in "\n".join(printed)
+
+
 def test_the_printed_reproduction_runs_exactly_the_file_at_its_tolerance_beside_a_broken_project(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import shlex

@@ -83,10 +83,27 @@ def _fuzz(args: argparse.Namespace) -> int:
         path = write_scenario(result, args.out or Path(f"ctxsim-fuzz-{safe}.yaml"), reproduction)
     except FileNotWritten as exc:  # a full disk, a read-only directory: the counterexample is printed instead
         return printed_instead(result.report, result.scenario, exc)
-    print(f"{result.report}\n\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
+    print(_judged_counterexample(path, spec, result.report))
+    print(f"\nctxsim fuzz: {spec.name} fails after {result.examples} streams {result.timing()}; "
           f"the shrunk counterexample is {path} (tolerance ±{args.tolerance:,} tokens)")
     print(f"reproduce it, from any directory: {reproduce_command(path, reproduction)}")
     return 1
+
+
+def _judged_counterexample(path: Path, spec: TrackerSpec, found: str) -> str:
+    """The runner's verdict on the counterexample written at ``path``, as pytest, ``ctxsim run`` and ``ctxsim judge``
+    give it on that file (its timeline, likely causes and diagnosis); where the runner does not find the tracker off
+    there (``found``: what the fuzz saw), that is said, with what the fuzz saw."""
+    from ..runner import explain, judgement
+    from ..scenario import SessionScenario, load_scenario
+
+    scenario = load_scenario(path)
+    verdict = judgement(scenario, spec).run() if isinstance(scenario, SessionScenario) else None
+    if verdict is None or verdict.run is None or verdict.run.failure.kind != "off":
+        does = "is not judged" if verdict is None else verdict.does
+        return (f"{found}\nctxsim: fuzz: judged as a scenario, {spec.name} {does} on {path}: the runner does not "
+                f"reproduce the failure the fuzz saw above")
+    return explain(verdict.run, f"ctxsim fuzz: {spec.name} on {path}: {verdict.does}")
 
 
 def _configure_catalogue(parser: argparse.ArgumentParser) -> None:
