@@ -43,6 +43,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -74,6 +75,9 @@ __all__ = ["DEFAULT_TIMEOUT", "SPEC_OPTIONS", "WORLD_VARIABLES", "CommandTracker
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds a command may run at one point before it is killed (the slowest shipped tool takes under one)."""
+SERIAL_BELOW = 0.01
+"""Seconds: a command whose first point took less runs its points one after another (measured with a compiled
+statusline, whose points take about 2 ms: two worker threads made the judgement slower, not faster)."""
 
 
 def _default_workers() -> int:
@@ -171,8 +175,9 @@ class CommandTracker:
         transcript = rendition.transcript(self.cli_version)
         payloads = rendition.payloads(self.cli_version, with_context_window=self.context_window,
                                       compaction=self.after_compaction)
-        runs = [_PointRun(i, point.observation, payloads[i], world_environment(session, point.observation.window,
-                                                                                self.cli_version))
+        told: dict[int, dict[str, str]] = {}  # the world's variables, by the window in force
+        runs = [_PointRun(i, point.observation, payloads[i], told.setdefault(
+                    point.observation.window, world_environment(session, point.observation.window, self.cli_version)))
                 for i, point in enumerate(transcript.points) if point.observation.label in wanted]
         lines = {path: [json.dumps(row, separators=(",", ":")) + "\n" for row in file.rows]
                  for path, file in transcript.files.items()}  # each row serialized once, not once per point
@@ -283,10 +288,11 @@ class CommandTracker:
 
     def _in_parallel(self, one: Callable[[_PointRun], Estimate], runs: list[_PointRun], cancel: threading.Event,
                      stop: Callable[[], bool]) -> list[Estimate]:
-        """``one(run)`` for every run on :attr:`workers` threads; on the first error the points not yet started are
-        dropped and the error of the earliest failing point is raised (every point before it has started, so which
-        one that is does not depend on timing). An interrupt here (Ctrl-C) sets ``cancel``: every running command
-        is killed at once (``stop()`` tells them), and the interrupt goes on."""
+        """``one(run)`` for every run on :attr:`workers` threads (one after another where the first point took less
+        than :data:`SERIAL_BELOW`: a native program's point is over before a thread would help); on the first error
+        the points not yet started are dropped and the error of the earliest failing point is raised (every point
+        before it has started, so which one that is does not depend on timing). An interrupt here (Ctrl-C) sets
+        ``cancel``: every running command is killed at once (``stop()`` tells them), and the interrupt goes on."""
         if self.workers == 1 or len(runs) <= 1:
             return [one(run) for run in runs]
         failed = threading.Event()
@@ -303,14 +309,23 @@ class CommandTracker:
                 raise
 
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ctxsim-cmd")
+        futures: list[Future[Estimate]] = []
+
+        def over(seconds: float) -> bool:
+            done, not_done = wait(futures, seconds, return_when=FIRST_EXCEPTION)
+            return not not_done or any(not f.cancelled() and f.exception() is not None for f in done)
+
+        rest: list[Estimate] = []
         try:
-            futures: list[Future[Estimate]] = [pool.submit(guarded, run) for run in runs]
-
-            def over(seconds: float) -> bool:
-                done, not_done = wait(futures, seconds, return_when=FIRST_EXCEPTION)
-                return not not_done or any(not f.cancelled() and f.exception() is not None for f in done)
-
+            started = time.monotonic()
+            futures.append(pool.submit(guarded, runs[0]))
             wait_in_slices(over)  # sliced: a Ctrl-C delivered to a worker's thread still reaches this one at once
+            first = futures[0]
+            if first.exception() is None and time.monotonic() - started < SERIAL_BELOW:
+                rest = [one(run) for run in runs[1:]]  # as fast as a process start: threads would cost more
+            else:
+                futures += [pool.submit(guarded, run) for run in runs[1:]]
+                wait_in_slices(over)
         except BaseException:
             cancel.set()
             raise
@@ -322,7 +337,7 @@ class CommandTracker:
             if error is not None and not isinstance(error, _Skipped):
                 raise error
             out.append(future.result() if future.done() and not future.cancelled() and error is None else None)
-        return out
+        return out + rest
 
 
 class _Skipped(Exception):
